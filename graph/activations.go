@@ -1,0 +1,233 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// The scalar functions of the elementwise operators and of the recurrent
+// operators' activations, each with its first and second derivative.
+
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+var (
+	actTanh = &activation{name: "Tanh",
+		f:  math.Tanh,
+		d:  func(x float64) float64 { t := math.Tanh(x); return 1 - t*t },
+		dd: func(x float64) float64 { t := math.Tanh(x); return -2 * t * (1 - t*t) },
+	}
+	actSigmoid = &activation{name: "Sigmoid",
+		f:  sigmoid,
+		d:  func(x float64) float64 { s := sigmoid(x); return s * (1 - s) },
+		dd: func(x float64) float64 { s := sigmoid(x); return s * (1 - s) * (1 - 2*s) },
+	}
+	actRelu = &activation{name: "Relu",
+		f: func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return 0
+		},
+		d: func(x float64) float64 {
+			if x > 0 {
+				return 1
+			}
+			return 0
+		},
+		dd: zero,
+	}
+	actExp = &activation{name: "Exp", f: math.Exp, d: math.Exp, dd: math.Exp}
+	actLog = &activation{name: "Log",
+		f:  math.Log,
+		d:  func(x float64) float64 { return 1 / x },
+		dd: func(x float64) float64 { return -1 / (x * x) },
+	}
+	actNeg = &activation{name: "Neg",
+		f:  func(x float64) float64 { return -x },
+		d:  func(float64) float64 { return -1 },
+		dd: zero,
+	}
+	actSoftsign = &activation{name: "Softsign",
+		f: func(x float64) float64 { return x / (1 + math.Abs(x)) },
+		d: func(x float64) float64 { a := 1 + math.Abs(x); return 1 / (a * a) },
+		dd: func(x float64) float64 {
+			a := 1 + math.Abs(x)
+			s := 1.0
+			if x < 0 {
+				s = -1
+			}
+			return -2 * s / (a * a * a)
+		},
+	}
+	actSoftplus = &activation{name: "Softplus",
+		f: func(x float64) float64 {
+			if x > 0 {
+				return x + math.Log1p(math.Exp(-x))
+			}
+			return math.Log1p(math.Exp(x))
+		},
+		d:  sigmoid,
+		dd: func(x float64) float64 { s := sigmoid(x); return s * (1 - s) },
+	}
+)
+
+func zero(float64) float64 { return 0 }
+
+func actLeakyRelu(alpha float64) *activation {
+	return &activation{name: "LeakyRelu",
+		f: func(x float64) float64 {
+			if x < 0 {
+				return alpha * x
+			}
+			return x
+		},
+		d: func(x float64) float64 {
+			if x < 0 {
+				return alpha
+			}
+			return 1
+		},
+		dd: zero,
+	}
+}
+
+func actThresholdedRelu(alpha float64) *activation {
+	return &activation{name: "ThresholdedRelu",
+		f: func(x float64) float64 {
+			if x > alpha {
+				return x
+			}
+			return 0
+		},
+		d: func(x float64) float64 {
+			if x > alpha {
+				return 1
+			}
+			return 0
+		},
+		dd: zero,
+	}
+}
+
+func actScaledTanh(alpha, beta float64) *activation {
+	return &activation{name: "ScaledTanh",
+		f: func(x float64) float64 { return alpha * math.Tanh(beta*x) },
+		d: func(x float64) float64 { t := math.Tanh(beta * x); return alpha * beta * (1 - t*t) },
+		dd: func(x float64) float64 {
+			t := math.Tanh(beta * x)
+			return -2 * alpha * beta * beta * t * (1 - t*t)
+		},
+	}
+}
+
+func actHardSigmoid(alpha, beta float64) *activation {
+	return &activation{name: "HardSigmoid",
+		f: func(x float64) float64 { return math.Max(0, math.Min(1, alpha*x+beta)) },
+		d: func(x float64) float64 {
+			if v := alpha*x + beta; v > 0 && v < 1 {
+				return alpha
+			}
+			return 0
+		},
+		dd: zero,
+	}
+}
+
+func actElu(alpha float64) *activation {
+	return &activation{name: "Elu",
+		f: func(x float64) float64 {
+			if x < 0 {
+				return alpha * (math.Exp(x) - 1)
+			}
+			return x
+		},
+		d: func(x float64) float64 {
+			if x < 0 {
+				return alpha * math.Exp(x)
+			}
+			return 1
+		},
+		dd: func(x float64) float64 {
+			if x < 0 {
+				return alpha * math.Exp(x)
+			}
+			return 0
+		},
+	}
+}
+
+// actAffine is alpha*x + beta; with alpha 1 and beta 0 it is the identity.
+func actAffine(alpha, beta float64) *activation {
+	return &activation{name: "Affine",
+		f:  func(x float64) float64 { return alpha*x + beta },
+		d:  func(float64) float64 { return alpha },
+		dd: zero,
+	}
+}
+
+// actClip limits x to [lo, hi]; its derivative is 1 inside and 0 outside.
+func actClip(lo, hi float64) *activation {
+	return &activation{name: "Clip",
+		f: func(x float64) float64 { return math.Min(math.Max(x, lo), hi) },
+		d: func(x float64) float64 {
+			if x < lo || x > hi {
+				return 0
+			}
+			return 1
+		},
+		dd: zero,
+	}
+}
+
+// recurrentActivation returns the activation a recurrent operator names in
+// its activations attribute. alphas and betas are consumed in order by the
+// activations that take a parameter, skipping those that take none (ONNX
+// Runtime's reading); *ai and *bi are advanced accordingly. Names are
+// matched without regard to case.
+func recurrentActivation(name string, alphas, betas []float64, ai, bi *int) (*activation, error) {
+	take := func(list []float64, i *int, def float64) float64 {
+		if *i < len(list) {
+			v := list[*i]
+			*i++
+			return v
+		}
+		return def
+	}
+	switch strings.ToLower(name) {
+	case "tanh":
+		return actTanh, nil
+	case "sigmoid":
+		return actSigmoid, nil
+	case "relu":
+		return actRelu, nil
+	case "softsign":
+		return actSoftsign, nil
+	case "softplus":
+		return actSoftplus, nil
+	case "leakyrelu":
+		return actLeakyRelu(take(alphas, ai, 0.01)), nil
+	case "thresholdedrelu":
+		return actThresholdedRelu(take(alphas, ai, 1)), nil
+	case "elu":
+		return actElu(take(alphas, ai, 1)), nil
+	case "scaledtanh":
+		a := take(alphas, ai, 1)
+		return actScaledTanh(a, take(betas, bi, 1)), nil
+	case "hardsigmoid":
+		a := take(alphas, ai, 0.2)
+		return actHardSigmoid(a, take(betas, bi, 0.5)), nil
+	case "affine":
+		a := take(alphas, ai, 1)
+		return actAffine(a, take(betas, bi, 0)), nil
+	}
+	return nil, attrErr("unknown activation %q", name)
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,82 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors wrapped by the errors this package returns; test for them
+// with errors.Is.
+var (
+	// ErrUnsupportedOp: the model uses an operator (or operator domain) that
+	// the graph does not implement.
+	ErrUnsupportedOp = errors.New("unsupported operator")
+	// ErrAttr: an attribute is missing, of the wrong kind, or has a value the
+	// operator does not accept.
+	ErrAttr = errors.New("bad attribute")
+	// ErrShape: an input does not have the shape or rank the operator needs.
+	ErrShape = errors.New("shape mismatch")
+	// ErrInput: the values given to Run do not match the graph's inputs.
+	ErrInput = errors.New("bad input")
+	// ErrNotDifferentiable: an integer value is computed from the parameters
+	// or the float inputs, which the graph cannot differentiate or fold.
+	ErrNotDifferentiable = errors.New("not differentiable")
+)
+
+// NodeError is an error about one node of the graph.
+type NodeError struct {
+	Node   string // the node's name, or its first output when it has none
+	OpType string
+	Err    error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("node %q (%s): %v", e.Node, e.OpType, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// ErrorList is a list of errors found in one pass, so that a model with
+// several problems is reported in one run.
+type ErrorList []error
+
+// Err returns nil for an empty list, the only error for a list of one, and
+// the list itself otherwise.
+func (l ErrorList) Err() error {
+	switch len(l) {
+	case 0:
+		return nil
+	case 1:
+		return l[0]
+	}
+	return l
+}
+
+// Error lists every error, one per line after the first.
+func (l ErrorList) Error() string {
+	switch len(l) {
+	case 0:
+		return "no errors"
+	case 1:
+		return l[0].Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems:", len(l))
+	for _, e := range l {
+		b.WriteString("\n\t")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is and errors.As look into every error of the list.
+func (l ErrorList) Unwrap() []error { return l }
+
+func attrErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrAttr, fmt.Sprintf(format, args...))
+}
+
+func shapeErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrShape, fmt.Sprintf(format, args...))
+}

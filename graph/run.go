@@ -1,0 +1,79 @@
+package graph
+
+import "fmt"
+
+// State holds the buffers of one evaluation of a Program. Buffers are
+// allocated once, so running a State again allocates nothing. A State must
+// not be used by two goroutines at once.
+type State struct {
+	p    *Program
+	vals []*Tensor
+}
+
+// NewState allocates the buffers for running p.
+func (p *Program) NewState() *State {
+	s := &State{p: p, vals: make([]*Tensor, len(p.slots))}
+	for i, sl := range p.slots {
+		if sl.kind == slotConst {
+			s.vals[i] = sl.c
+		} else {
+			s.vals[i] = &Tensor{DType: Float, Shape: sl.shape}
+		}
+	}
+	for _, st := range p.steps {
+		s.vals[st.out].F = make([]float64, numel(p.slots[st.out].shape))
+	}
+	return s
+}
+
+// Forward evaluates the program with parameter vector theta (length
+// Graph.NumParams) and the inputs it was compiled for (same shapes, and the
+// same values for integer inputs). The returned tensors belong to the State
+// and are overwritten by the next call; theta and inputs are only read, and
+// must not change while the outputs are in use.
+func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
+	p := s.p
+	g := p.g
+	if len(theta) != len(g.theta) {
+		return nil, fmt.Errorf("graph: %w: parameter vector has length %d, the model has %d parameters", ErrInput, len(theta), len(g.theta))
+	}
+	if len(inputs) != len(p.inputs) {
+		return nil, fmt.Errorf("graph: %w: %d inputs given, the program was compiled for %d", ErrInput, len(inputs), len(p.inputs))
+	}
+	for i, t := range inputs {
+		if !sameShape(t.Shape, p.inputs[i]) {
+			return nil, fmt.Errorf("graph: %w: input %q has shape %v, the program was compiled for %v", ErrInput, g.Inputs[i].Name, t.Shape, p.inputs[i])
+		}
+	}
+	for i, sl := range p.slots {
+		switch sl.kind {
+		case slotParam:
+			pr := g.params[sl.index]
+			s.vals[i].F = theta[pr.Offset : pr.Offset+pr.Size]
+		case slotInput:
+			s.vals[i].F = inputs[sl.index].F
+		}
+	}
+	for i, sl := range p.slots {
+		if sl.kind == slotView {
+			s.vals[i].F = s.vals[sl.index].F
+		}
+	}
+	ins := make([]*Tensor, 0, 8)
+	for _, st := range p.steps {
+		ins = ins[:0]
+		for _, j := range st.in {
+			ins = append(ins, s.vals[j])
+		}
+		st.k.forward(s.vals[st.out], ins)
+	}
+	outs := make([]*Tensor, len(p.outputs))
+	for i, v := range p.outputs {
+		if v.isStatic() {
+			outs[i] = v.t
+		} else {
+			outs[i] = s.vals[v.slot]
+		}
+	}
+	return outs, nil
+}
