@@ -24,18 +24,39 @@ func (c *compiler) transpose(v *value, perm []int) *value {
 // slice takes count[a] positions along each axis a, from starts[a] in
 // strides of steps[a] (which may be negative).
 func (c *compiler) slice(v *value, starts, steps, count []int) *value {
-	if sameShape(count, v.dims()) {
-		unit := true
-		for a := range starts {
-			if starts[a] != 0 || steps[a] != 1 {
-				unit = false
-			}
-		}
-		if unit {
-			return v
-		}
+	if off, ok := contiguous(v.dims(), starts, steps, count); ok {
+		return c.viewAt(v, count, off)
 	}
 	return c.emit(&mapK{idx: sliceMap(v.dims(), starts, steps, count)}, count, v)
+}
+
+// contiguous reports whether a slice selects one contiguous run of
+// elements, and its offset. Call an axis whole when the slice keeps all of
+// it in order. The run is contiguous when every axis after the last
+// non-whole one j is whole, j is taken with step 1, and every axis before
+// j keeps one position.
+func contiguous(shape, starts, steps, count []int) (int, bool) {
+	whole := func(a int) bool {
+		return count[a] == shape[a] && starts[a] == 0 && (steps[a] == 1 || count[a] <= 1)
+	}
+	j := len(shape) - 1
+	for j >= 0 && whole(j) {
+		j--
+	}
+	if j >= 0 && count[j] > 1 && steps[j] != 1 {
+		return 0, false
+	}
+	for a := 0; a < j; a++ {
+		if count[a] != 1 {
+			return 0, false
+		}
+	}
+	off := 0
+	st := stridesOf(shape)
+	for a := range shape {
+		off += starts[a] * st[a]
+	}
+	return off, true
 }
 
 // sliceAxis takes positions [from, to) of one axis.
@@ -151,11 +172,17 @@ func (c *compiler) matmul(a, b *value) (*value, error) {
 		return nil, shapeErr("MatMul of shapes %v and %v: batch dimensions do not broadcast", as, bs)
 	}
 	ka := &matmulK{m: m, k: k, n: n}
-	ma := broadcastMap(aa[:len(aa)-2], batch)
-	mb := broadcastMap(bb[:len(bb)-2], batch)
-	for i := 0; i < numel(batch); i++ {
-		ka.ia = append(ka.ia, at(ma, i)*m*k)
-		ka.ib = append(ka.ib, at(mb, i)*k*n)
+	if len(bb) == 2 && sameShape(aa[:len(aa)-2], batch) {
+		// B is shared by every batch entry: one product of all rows of A.
+		ka.m = numel(batch) * m
+		ka.ia, ka.ib = []int{0}, []int{0}
+	} else {
+		ma := broadcastMap(aa[:len(aa)-2], batch)
+		mb := broadcastMap(bb[:len(bb)-2], batch)
+		for i := 0; i < numel(batch); i++ {
+			ka.ia = append(ka.ia, at(ma, i)*m*k)
+			ka.ib = append(ka.ib, at(mb, i)*k*n)
+		}
 	}
 	shape := append(append([]int(nil), batch...), m, n)
 	out := c.emit(ka, shape, a, b)
@@ -168,6 +195,28 @@ func (c *compiler) matmul(a, b *value) (*value, error) {
 		return c.view(out, append(append([]int(nil), batch...), m)), nil
 	}
 	return out, nil
+}
+
+// matmulAdd is matmul(a, b) + d, fused into one kernel when d broadcasts
+// to the product's shape.
+func (c *compiler) matmulAdd(a, b, d *value) (*value, error) {
+	y, err := c.matmul(a, b)
+	if err != nil {
+		return nil, err
+	}
+	shape, ok := broadcastShape(y.dims(), d.dims())
+	if !ok {
+		return nil, shapeErr("cannot add shape %v to the product's %v", d.dims(), y.dims())
+	}
+	last := c.p.steps[len(c.p.steps)-1]
+	mk, isMM := last.k.(*matmulK)
+	if y.isStatic() || !isMM || last.out != y.slot || !sameShape(shape, y.dims()) || mk.add {
+		return c.binary(opAdd, y, d)
+	}
+	mk.add = true
+	mk.addIdx = broadcastMap(d.dims(), shape)
+	c.p.steps[len(c.p.steps)-1].in = append(last.in, c.slotOf(d))
+	return y, nil
 }
 
 // softmax computes softmax (or log-softmax) along one axis.

@@ -47,6 +47,7 @@ type slot struct {
 	kind  slotKind
 	shape []int
 	index int     // slotParam: index into Graph.Params; slotInput: index into Graph.Inputs; slotView: root slot
+	off   int     // slotView: offset of the view's first element in its root
 	c     *Tensor // slotConst
 }
 
@@ -67,6 +68,7 @@ type Program struct {
 	g       *Graph
 	slots   []slot
 	steps   []step
+	live    []bool // slots some output needs (after prune)
 	outputs []*value
 	inputs  [][]int // the shapes the program was compiled for, per graph input
 }
@@ -171,6 +173,12 @@ func (p *Program) prune() {
 		}
 	}
 	p.steps = steps
+	for i, sl := range p.slots {
+		if sl.kind == slotView && !needed[sl.index] {
+			needed[i] = false
+		}
+	}
+	p.live = needed
 }
 
 func (c *compiler) lowerNode(n *Node) error {
@@ -279,16 +287,31 @@ func (c *compiler) view(v *value, shape []int) *value {
 	if numel(shape) != numel(v.dims()) {
 		panic(fmt.Sprintf("graph: view of %v as %v", v.dims(), shape))
 	}
+	return c.viewAt(v, shape, 0)
+}
+
+// viewAt returns the numel(shape) elements of v from offset off, as a
+// tensor of that shape sharing v's data.
+func (c *compiler) viewAt(v *value, shape []int, off int) *value {
+	n := numel(shape)
 	if v.isStatic() {
 		t := *v.t
 		t.Shape = append([]int(nil), shape...)
+		if t.DType == Float {
+			t.F = t.F[off : off+n]
+		} else {
+			t.I = t.I[off : off+n]
+		}
 		return staticValue(&t)
 	}
 	root := v.slot
-	if c.p.slots[root].kind == slotView {
-		root = c.p.slots[root].index
+	if sl := c.p.slots[root]; sl.kind == slotView {
+		root, off = sl.index, off+sl.off
 	}
-	return c.newSlot(slot{kind: slotView, shape: shape, index: root})
+	if off == 0 && sameShape(shape, v.dims()) && root == v.slot {
+		return v
+	}
+	return c.newSlot(slot{kind: slotView, shape: shape, index: root, off: off})
 }
 
 // checkInputs validates the values given for the graph inputs against

@@ -20,6 +20,10 @@ type kernel interface {
 	// keepsInt reports whether the kernel maps Int inputs to an Int
 	// result (data movement and integer arithmetic at compile time).
 	keepsInt() bool
+	// Derivative rules; see kernels_diff.go.
+	jvp(dout *Tensor, in, din []*Tensor, out *Tensor)
+	vjp(gin, in []*Tensor, out, g *Tensor)
+	vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor)
 }
 
 // mapK moves data: out[i] = in[idx[i]]. It implements Transpose, Slice,
@@ -36,11 +40,12 @@ func (k *mapK) forward(out *Tensor, in []*Tensor) {
 		}
 		return
 	}
-	src := in[0].F
-	dst := out.F
-	for i, j := range k.idx {
-		dst[i] = src[j]
-	}
+	src, dst := in[0].F, out.F
+	parallelFor(len(dst), func(lo, hi int) {
+		for i, j := range k.idx[lo:hi] {
+			dst[lo+i] = src[j]
+		}
+	})
 }
 
 // concatK joins its inputs along one axis. outer is the product of the
@@ -113,7 +118,13 @@ func (k *binK) forward(out *Tensor, in []*Tensor) {
 		return
 	}
 	a, b, c := in[0].F, in[1].F, out.F
+	parallelFor(len(c), func(lo, hi int) { k.forwardRange(a, b, c, lo, hi) })
+}
+
+// forwardRange computes elements [lo, hi) of the float result.
+func (k *binK) forwardRange(a, b, c []float64, lo, hi int) {
 	if k.ia == nil && k.ib == nil {
+		a, b, c = a[lo:hi], b[lo:hi], c[lo:hi]
 		switch k.op {
 		case opAdd:
 			for i := range c {
@@ -136,19 +147,19 @@ func (k *binK) forward(out *Tensor, in []*Tensor) {
 	}
 	switch k.op {
 	case opAdd:
-		for i := range c {
+		for i := lo; i < hi; i++ {
 			c[i] = a[at(k.ia, i)] + b[at(k.ib, i)]
 		}
 	case opSub:
-		for i := range c {
+		for i := lo; i < hi; i++ {
 			c[i] = a[at(k.ia, i)] - b[at(k.ib, i)]
 		}
 	case opMul:
-		for i := range c {
+		for i := lo; i < hi; i++ {
 			c[i] = a[at(k.ia, i)] * b[at(k.ib, i)]
 		}
 	case opDiv:
-		for i := range c {
+		for i := lo; i < hi; i++ {
 			c[i] = a[at(k.ia, i)] / b[at(k.ib, i)]
 		}
 	}
@@ -176,38 +187,57 @@ func (k *unaryK) keepsInt() bool { return false }
 
 func (k *unaryK) forward(out *Tensor, in []*Tensor) {
 	f := k.a.f
-	src := in[0].F
-	for i := range out.F {
-		out.F[i] = f(src[i])
-	}
+	src, dst := in[0].F, out.F
+	parallelFor(len(dst), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst[i] = f(src[i])
+		}
+	})
 }
 
 // matmulK is a batch of matrix products C[b] = A[ia[b]] B[ib[b]] with
 // A[.] of size m×k and B[.] of size k×n, all row-major and contiguous.
+// When add is set, a third input D broadcast to C's shape (through addIdx,
+// nil when D has C's shape) is added: C = A B + D.
 type matmulK struct {
 	m, k, n int
 	ia, ib  []int // offsets of each batch's A and B, in elements
+	add     bool
+	addIdx  []int32
 }
 
 func (k *matmulK) keepsInt() bool { return false }
 
 func (k *matmulK) forward(out *Tensor, in []*Tensor) {
 	a, b := in[0].F, in[1].F
+	beta := 0.0
+	if k.add {
+		if k.addIdx == nil {
+			copy(out.F, in[2].F)
+		} else {
+			d := in[2].F
+			for i, j := range k.addIdx {
+				out.F[i] = d[j]
+			}
+		}
+		beta = 1
+	}
 	for bi := range k.ia {
-		gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], b[k.ib[bi]:], 0, out.F[bi*k.m*k.n:])
+		gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], b[k.ib[bi]:], beta, out.F[bi*k.m*k.n:])
 	}
 }
 
 // gemm computes C = alpha op(A) op(B) + beta C for row-major contiguous
-// matrices, where op(A) is m×k and op(B) is k×n.
+// matrices, where op(A) is m×k and op(B) is k×n. Skinny products (k or n
+// at most 2, as in an input projection of one feature or a one-output
+// head) use a direct loop, which is several times faster there than
+// blocked BLAS; the rest go to gonum's Dgemm.
 func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta float64, c []float64) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if k == 0 {
-		for i := range c[:m*n] {
-			c[i] *= beta
-		}
+	if k == 0 || n <= 2 || k <= 2 {
+		gemmSmall(transA, transB, m, n, k, alpha, a, b, beta, c)
 		return
 	}
 	ta, tb := blas.NoTrans, blas.NoTrans
@@ -219,6 +249,56 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		tb, ldb = blas.Trans, k
 	}
 	blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+}
+
+// gemmSmall is gemm by direct loops, for skinny shapes.
+func gemmSmall(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta float64, c []float64) {
+	// Strides of op(A)(i, p) and op(B)(p, j).
+	ai, ap := k, 1
+	if transA {
+		ai, ap = 1, m
+	}
+	bp, bj := n, 1
+	if transB {
+		bp, bj = 1, k
+	}
+	if n == 1 && !transA && bp == 1 {
+		// Matrix times vector: one dot product per row.
+		b = b[:k]
+		for i := 0; i < m; i++ {
+			row := a[i*k : i*k+k]
+			s := 0.0
+			for p, v := range row {
+				s += v * b[p]
+			}
+			if beta == 0 {
+				c[i] = alpha * s
+			} else {
+				c[i] = beta*c[i] + alpha*s
+			}
+		}
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*n : i*n+n]
+		if beta == 0 {
+			clear(row)
+		} else if beta != 1 {
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		for p := 0; p < k; p++ {
+			av := alpha * a[i*ai+p*ap]
+			if av == 0 {
+				continue
+			}
+			bo := p * bp
+			for j := range row {
+				row[j] += av * b[bo+j*bj]
+			}
+		}
+	}
 }
 
 // softmaxK computes softmax (or log-softmax) over the middle axis of a
@@ -256,3 +336,5 @@ func (k *softmaxK) forward(out *Tensor, in []*Tensor) {
 		}
 	}
 }
+
+func exp(x float64) float64 { return math.Exp(x) }

@@ -243,12 +243,14 @@ func lowerRecurrent(c *compiler, n *Node, in []*value, kind rnnKind) ([]*value, 
 		if kind == kindLSTM {
 			dir.cell = l.initialState(c0, d)
 		}
-		xw, err := c.matmul(xflat, dir.wT)
+		var xw *value
+		if dir.xBias != nil {
+			xw, err = c.matmulAdd(xflat, dir.wT, dir.xBias)
+		} else {
+			xw, err = c.matmul(xflat, dir.wT)
+		}
 		if err != nil {
 			return nil, err
-		}
-		if dir.xBias != nil {
-			xw = c.mustBinary(opAdd, xw, dir.xBias)
 		}
 		y := make([]*value, T)
 		for s := 0; s < T; s++ {
@@ -425,11 +427,11 @@ func (dr *rnnDir) project(xw, h, rT *value) *value {
 	if isZero(h) {
 		return xw
 	}
-	hr, err := c.matmul(h, rT)
+	v, err := c.matmulAdd(h, rT, xw)
 	if err != nil {
 		panic(err)
 	}
-	return c.mustBinary(opAdd, xw, hr)
+	return v
 }
 
 // activate clips a pre-activation when clip is set, then applies f.

@@ -8,6 +8,8 @@ import "fmt"
 type State struct {
 	p    *Program
 	vals []*Tensor
+	ins  []*Tensor
+	d    *diffState
 }
 
 // NewState allocates the buffers for running p.
@@ -24,6 +26,11 @@ func (p *Program) NewState() *State {
 		s.vals[st.out].F = make([]float64, numel(p.slots[st.out].shape))
 	}
 	return s
+}
+
+// viewOf returns the part of its root's data that a view slot covers.
+func (sl *slot) viewOf(root []float64) []float64 {
+	return root[sl.off : sl.off+numel(sl.shape)]
 }
 
 // Forward evaluates the program with parameter vector theta (length
@@ -55,17 +62,16 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 		}
 	}
 	for i, sl := range p.slots {
-		if sl.kind == slotView {
-			s.vals[i].F = s.vals[sl.index].F
+		if sl.kind == slotView && p.live[i] {
+			s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
 		}
 	}
-	ins := make([]*Tensor, 0, 8)
 	for _, st := range p.steps {
-		ins = ins[:0]
+		s.ins = s.ins[:0]
 		for _, j := range st.in {
-			ins = append(ins, s.vals[j])
+			s.ins = append(s.ins, s.vals[j])
 		}
-		st.k.forward(s.vals[st.out], ins)
+		st.k.forward(s.vals[st.out], s.ins)
 	}
 	outs := make([]*Tensor, len(p.outputs))
 	for i, v := range p.outputs {

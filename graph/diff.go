@@ -1,0 +1,231 @@
+package graph
+
+import "fmt"
+
+// Derivatives of a Program with respect to the parameter vector theta.
+//
+// The three passes compose into what the hvp package needs:
+//
+//	gradient:       Forward, then Backward with g = dL/dy
+//	J v:            ForwardTangent
+//	H v (exact):    ForwardTangent, then BackwardTangent with g = dL/dy and
+//	                dg = d²L/dy² · dy (forward-over-reverse)
+//	Gauss-Newton v: ForwardTangent, then Backward with g = d²L/dy² · dy
+//
+// Only slots that depend on a parameter carry tangents and cotangents.
+
+// activeSlots marks the slots that depend on some parameter.
+func (p *Program) activeSlots() []bool {
+	act := make([]bool, len(p.slots))
+	views := map[int][]int{}
+	for i, sl := range p.slots {
+		if sl.kind == slotView {
+			views[sl.index] = append(views[sl.index], i)
+		}
+	}
+	set := func(i int) {
+		act[i] = true
+		for _, v := range views[i] {
+			act[v] = true
+		}
+	}
+	for i, sl := range p.slots {
+		if sl.kind == slotParam {
+			set(i)
+		}
+	}
+	for _, st := range p.steps {
+		for _, j := range st.in {
+			if act[j] {
+				set(st.out)
+				break
+			}
+		}
+	}
+	return act
+}
+
+// diffState holds the derivative buffers of a State, made on first use.
+type diffState struct {
+	active []bool
+	tan    []*Tensor // tangents
+	cot    []*Tensor // cotangents
+	dcot   []*Tensor // tangents of the cotangents
+	gin    []*Tensor
+	dgin   []*Tensor
+	din    []*Tensor
+}
+
+// buffers returns a slot-indexed set of tensors for the active slots:
+// steps' outputs get their own storage, views share their root's.
+func (s *State) buffers() []*Tensor {
+	p := s.p
+	ts := make([]*Tensor, len(p.slots))
+	for i, sl := range p.slots {
+		if s.d.active[i] {
+			ts[i] = &Tensor{DType: Float, Shape: sl.shape}
+		}
+	}
+	for _, st := range p.steps {
+		if ts[st.out] != nil {
+			ts[st.out].F = make([]float64, numel(p.slots[st.out].shape))
+		}
+	}
+	for i, sl := range p.slots {
+		if sl.kind == slotView && ts[i] != nil && p.live[i] {
+			ts[i].F = sl.viewOf(ts[sl.index].F)
+		}
+	}
+	return ts
+}
+
+func (s *State) diff() *diffState {
+	if s.d == nil {
+		s.d = &diffState{active: s.p.activeSlots()}
+	}
+	return s.d
+}
+
+// bindParams points the parameter slots (and their views) of ts at vec.
+func (s *State) bindParams(ts []*Tensor, vec []float64) {
+	p := s.p
+	for i, sl := range p.slots {
+		if sl.kind == slotParam {
+			pr := p.g.params[sl.index]
+			ts[i].F = vec[pr.Offset : pr.Offset+pr.Size]
+		}
+	}
+	for i, sl := range p.slots {
+		if sl.kind == slotView && ts[i] != nil && p.live[i] && p.slots[sl.index].kind == slotParam {
+			ts[i].F = sl.viewOf(ts[sl.index].F)
+		}
+	}
+}
+
+// ForwardTangent evaluates the program like Forward and also the output
+// tangents along direction v of the parameters (J v, one tensor per
+// output; nil for an output that does not depend on the parameters). The
+// returned tensors belong to the State.
+func (s *State) ForwardTangent(theta, v []float64, inputs []*Tensor) (outs, douts []*Tensor, err error) {
+	if len(v) != len(theta) {
+		return nil, nil, fmt.Errorf("graph: %w: direction has length %d, want %d", ErrInput, len(v), len(theta))
+	}
+	outs, err = s.Forward(theta, inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := s.diff()
+	if d.tan == nil {
+		d.tan = s.buffers()
+	}
+	s.bindParams(d.tan, v)
+	for _, st := range s.p.steps {
+		if !d.active[st.out] {
+			continue
+		}
+		d.din = d.din[:0]
+		s.ins = s.ins[:0]
+		for _, j := range st.in {
+			d.din = append(d.din, d.tan[j])
+			s.ins = append(s.ins, s.vals[j])
+		}
+		st.k.jvp(d.tan[st.out], s.ins, d.din, s.vals[st.out])
+	}
+	douts = make([]*Tensor, len(s.p.outputs))
+	for i, o := range s.p.outputs {
+		if !o.isStatic() && d.active[o.slot] {
+			douts[i] = d.tan[o.slot]
+		}
+	}
+	return outs, douts, nil
+}
+
+// Backward accumulates into grad (length NumParams) the gradient of
+// sum_o <g[o], y_o> with respect to theta, where y_o are the outputs of
+// the last Forward or ForwardTangent of this State: the vector-Jacobian
+// product J^T g. A nil g[o] counts as zero; a non-nil one must have the
+// output's shape.
+func (s *State) Backward(g []*Tensor, grad []float64) error {
+	return s.backward(g, nil, grad, nil)
+}
+
+// BackwardTangent is Backward for cotangents g, and also accumulates into
+// hv the derivative of J^T g along the direction v of the last
+// ForwardTangent, when g itself changes along v by dg:
+//
+//	hv += J^T dg + (D_v J^T) g.
+//
+// With g = dL/dy and dg = d²L/dy² (J v) this is the exact Hessian-vector
+// product of the loss L(y(theta)).
+func (s *State) BackwardTangent(g, dg []*Tensor, grad, hv []float64) error {
+	if s.d == nil || s.d.tan == nil {
+		return fmt.Errorf("graph: BackwardTangent needs a ForwardTangent first")
+	}
+	return s.backward(g, dg, grad, hv)
+}
+
+func (s *State) backward(g, dg []*Tensor, grad, hv []float64) error {
+	p := s.p
+	if len(grad) != len(p.g.theta) || (dg != nil && len(hv) != len(p.g.theta)) {
+		return fmt.Errorf("graph: %w: gradient buffers must have length %d", ErrInput, len(p.g.theta))
+	}
+	if len(g) != len(p.outputs) || (dg != nil && len(dg) != len(p.outputs)) {
+		return fmt.Errorf("graph: %w: %d output cotangents for %d outputs", ErrInput, len(g), len(p.outputs))
+	}
+	d := s.diff()
+	if d.cot == nil {
+		d.cot = s.buffers()
+	}
+	prepare := func(ts []*Tensor, vec []float64, seeds []*Tensor) error {
+		for _, st := range p.steps {
+			if ts[st.out] != nil {
+				clear(ts[st.out].F)
+			}
+		}
+		s.bindParams(ts, vec)
+		for i, o := range p.outputs {
+			if seeds[i] == nil || o.isStatic() || !d.active[o.slot] {
+				continue
+			}
+			if seeds[i].Len() != numel(o.shape) || len(seeds[i].F) != numel(o.shape) {
+				return fmt.Errorf("graph: %w: cotangent %d has shape %v, output has %v", ErrInput, i, seeds[i].Shape, o.shape)
+			}
+			dst := ts[o.slot].F
+			for j, v := range seeds[i].F {
+				dst[j] += v
+			}
+		}
+		return nil
+	}
+	if err := prepare(d.cot, grad, g); err != nil {
+		return err
+	}
+	if dg != nil {
+		if d.dcot == nil {
+			d.dcot = s.buffers()
+		}
+		if err := prepare(d.dcot, hv, dg); err != nil {
+			return err
+		}
+	}
+	for i := len(p.steps) - 1; i >= 0; i-- {
+		st := p.steps[i]
+		if !d.active[st.out] {
+			continue
+		}
+		d.gin, d.dgin, d.din, s.ins = d.gin[:0], d.dgin[:0], d.din[:0], s.ins[:0]
+		for _, j := range st.in {
+			s.ins = append(s.ins, s.vals[j])
+			d.gin = append(d.gin, d.cot[j])
+			if dg != nil {
+				d.dgin = append(d.dgin, d.dcot[j])
+				d.din = append(d.din, d.tan[j])
+			}
+		}
+		st.k.vjp(d.gin, s.ins, s.vals[st.out], d.cot[st.out])
+		if dg != nil {
+			st.k.vjpTangent(d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,452 @@
+package graph
+
+// Derivative rules of the kernels, for forward-over-reverse Hessian-vector
+// products. For a kernel y = k(x_1..x_n) with input tangents dx_i (nil
+// means zero), output cotangent g = dL/dy and its tangent dg:
+//
+//	jvp:        dy    = sum_i J_i dx_i
+//	vjp:        gx_i += J_i^T g
+//	vjpTangent: dgx_i += J_i^T dg + (D_dx J_i^T) g
+//
+// where D_dx is the directional derivative along the input tangents. The
+// last term vanishes for kernels linear in their inputs (mapK, concatK,
+// add, sub). Gradient slices (gin, dgin) are nil for inputs that need no
+// gradient; rules accumulate with +=.
+
+// --- mapK: y[i] = x[idx[i]] ---
+
+func (k *mapK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	if din[0] == nil {
+		clear(dout.F)
+		return
+	}
+	k.forward(dout, din)
+}
+
+// vjp: gx[idx[i]] += g[i]
+func (k *mapK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	if gin[0] == nil {
+		return
+	}
+	gx := gin[0].F
+	for i, j := range k.idx {
+		gx[j] += g.F[i]
+	}
+}
+
+func (k *mapK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(dgin, in, out, dg)
+}
+
+// --- concatK: y = [x_1, ..., x_n] along an axis ---
+
+func (k *concatK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	off := 0
+	for o := 0; o < k.outer; o++ {
+		for j := range in {
+			c := k.chunk[j]
+			if din[j] == nil {
+				clear(dout.F[off : off+c])
+			} else {
+				copy(dout.F[off:off+c], din[j].F[o*c:(o+1)*c])
+			}
+			off += c
+		}
+	}
+}
+
+// vjp: gx_j += the chunk of g that x_j occupies.
+func (k *concatK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	off := 0
+	for o := 0; o < k.outer; o++ {
+		for j := range in {
+			c := k.chunk[j]
+			if gin[j] != nil {
+				dst := gin[j].F[o*c : (o+1)*c]
+				for i, v := range g.F[off : off+c] {
+					dst[i] += v
+				}
+			}
+			off += c
+		}
+	}
+}
+
+func (k *concatK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(dgin, in, out, dg)
+}
+
+// --- binK: y = a op b with broadcasting ---
+
+// jvp:
+//
+//	add: dy = da + db        sub: dy = da - db
+//	mul: dy = da b + a db    div: dy = da/b - a db/b²
+func (k *binK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	a, b := in[0].F, in[1].F
+	da, db := din[0], din[1]
+	y := dout.F
+	clear(y)
+	if da != nil {
+		switch k.op {
+		case opAdd, opSub:
+			for i := range y {
+				y[i] += da.F[at(k.ia, i)]
+			}
+		case opMul:
+			for i := range y {
+				y[i] += da.F[at(k.ia, i)] * b[at(k.ib, i)]
+			}
+		case opDiv:
+			for i := range y {
+				y[i] += da.F[at(k.ia, i)] / b[at(k.ib, i)]
+			}
+		}
+	}
+	if db != nil {
+		switch k.op {
+		case opAdd:
+			for i := range y {
+				y[i] += db.F[at(k.ib, i)]
+			}
+		case opSub:
+			for i := range y {
+				y[i] -= db.F[at(k.ib, i)]
+			}
+		case opMul:
+			for i := range y {
+				y[i] += a[at(k.ia, i)] * db.F[at(k.ib, i)]
+			}
+		case opDiv:
+			for i := range y {
+				bv := b[at(k.ib, i)]
+				y[i] -= a[at(k.ia, i)] * db.F[at(k.ib, i)] / (bv * bv)
+			}
+		}
+	}
+}
+
+// vjp:
+//
+//	add: ga += g, gb += g         sub: ga += g, gb -= g
+//	mul: ga += g b, gb += g a     div: ga += g/b, gb -= g a/b²
+//
+// summed over the broadcast positions.
+func (k *binK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	a, b := in[0].F, in[1].F
+	if ga := gin[0]; ga != nil {
+		switch k.op {
+		case opAdd, opSub:
+			for i, v := range g.F {
+				ga.F[at(k.ia, i)] += v
+			}
+		case opMul:
+			for i, v := range g.F {
+				ga.F[at(k.ia, i)] += v * b[at(k.ib, i)]
+			}
+		case opDiv:
+			for i, v := range g.F {
+				ga.F[at(k.ia, i)] += v / b[at(k.ib, i)]
+			}
+		}
+	}
+	if gb := gin[1]; gb != nil {
+		switch k.op {
+		case opAdd:
+			for i, v := range g.F {
+				gb.F[at(k.ib, i)] += v
+			}
+		case opSub:
+			for i, v := range g.F {
+				gb.F[at(k.ib, i)] -= v
+			}
+		case opMul:
+			for i, v := range g.F {
+				gb.F[at(k.ib, i)] += v * a[at(k.ia, i)]
+			}
+		case opDiv:
+			for i, v := range g.F {
+				bv := b[at(k.ib, i)]
+				gb.F[at(k.ib, i)] -= v * a[at(k.ia, i)] / (bv * bv)
+			}
+		}
+	}
+}
+
+// vjpTangent: the vjp applied to dg, plus for the nonlinear operators
+//
+//	mul: dga += g db,                  dgb += g da
+//	div: dga -= g db/b²,               dgb += -g da/b² + 2 g a db/b³
+func (k *binK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(dgin, in, out, dg)
+	if k.op == opAdd || k.op == opSub {
+		return
+	}
+	a, b := in[0].F, in[1].F
+	da, db := din[0], din[1]
+	if dga := dgin[0]; dga != nil && db != nil {
+		switch k.op {
+		case opMul:
+			for i, v := range g.F {
+				dga.F[at(k.ia, i)] += v * db.F[at(k.ib, i)]
+			}
+		case opDiv:
+			for i, v := range g.F {
+				bv := b[at(k.ib, i)]
+				dga.F[at(k.ia, i)] -= v * db.F[at(k.ib, i)] / (bv * bv)
+			}
+		}
+	}
+	if dgb := dgin[1]; dgb != nil {
+		switch k.op {
+		case opMul:
+			if da != nil {
+				for i, v := range g.F {
+					dgb.F[at(k.ib, i)] += v * da.F[at(k.ia, i)]
+				}
+			}
+		case opDiv:
+			for i, v := range g.F {
+				bi := at(k.ib, i)
+				bv := b[bi]
+				s := 0.0
+				if da != nil {
+					s -= da.F[at(k.ia, i)] / (bv * bv)
+				}
+				if db != nil {
+					s += 2 * a[at(k.ia, i)] * db.F[bi] / (bv * bv * bv)
+				}
+				dgb.F[bi] += v * s
+			}
+		}
+	}
+}
+
+// --- unaryK: y = f(x) ---
+
+// jvp: dy = f'(x) dx
+func (k *unaryK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	if din[0] == nil {
+		clear(dout.F)
+		return
+	}
+	d := k.a.d
+	x, dx := in[0].F, din[0].F
+	for i := range dout.F {
+		dout.F[i] = d(x[i]) * dx[i]
+	}
+}
+
+// vjp: gx += f'(x) g
+func (k *unaryK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	if gin[0] == nil {
+		return
+	}
+	d := k.a.d
+	x := in[0].F
+	for i, v := range g.F {
+		gin[0].F[i] += d(x[i]) * v
+	}
+}
+
+// vjpTangent: dgx += f'(x) dg + f”(x) dx g
+func (k *unaryK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	if dgin[0] == nil {
+		return
+	}
+	d, dd := k.a.d, k.a.dd
+	x := in[0].F
+	dgx := dgin[0].F
+	for i, v := range dg.F {
+		dgx[i] += d(x[i]) * v
+	}
+	if din[0] != nil {
+		dx := din[0].F
+		for i, v := range g.F {
+			dgx[i] += dd(x[i]) * dx[i] * v
+		}
+	}
+}
+
+// --- matmulK: C = A B per batch ---
+
+// jvp: dC = dA B + A dB (+ dD)
+func (k *matmulK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	if k.add && din[2] != nil {
+		d := din[2].F
+		for i := range dout.F {
+			dout.F[i] = d[at(k.addIdx, i)]
+		}
+	} else {
+		clear(dout.F)
+	}
+	a, b := in[0].F, in[1].F
+	mn := k.m * k.n
+	for bi := range k.ia {
+		c := dout.F[bi*mn:]
+		if din[0] != nil {
+			gemm(false, false, k.m, k.n, k.k, 1, din[0].F[k.ia[bi]:], b[k.ib[bi]:], 1, c)
+		}
+		if din[1] != nil {
+			gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], din[1].F[k.ib[bi]:], 1, c)
+		}
+	}
+}
+
+// vjp: gA += gC B^T, gB += A^T gC (, gD += gC)
+func (k *matmulK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	if k.add && gin[2] != nil {
+		for i, v := range g.F {
+			gin[2].F[at(k.addIdx, i)] += v
+		}
+	}
+	a, b := in[0].F, in[1].F
+	mn := k.m * k.n
+	for bi := range k.ia {
+		gc := g.F[bi*mn:]
+		if gin[0] != nil {
+			gemm(false, true, k.m, k.k, k.n, 1, gc, b[k.ib[bi]:], 1, gin[0].F[k.ia[bi]:])
+		}
+		if gin[1] != nil {
+			gemm(true, false, k.k, k.n, k.m, 1, a[k.ia[bi]:], gc, 1, gin[1].F[k.ib[bi]:])
+		}
+	}
+}
+
+// vjpTangent: dgA += dgC B^T + gC dB^T, dgB += A^T dgC + dA^T gC
+func (k *matmulK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(dgin, in, out, dg)
+	mn := k.m * k.n
+	for bi := range k.ia {
+		gc := g.F[bi*mn:]
+		if dgin[0] != nil && din[1] != nil {
+			gemm(false, true, k.m, k.k, k.n, 1, gc, din[1].F[k.ib[bi]:], 1, dgin[0].F[k.ia[bi]:])
+		}
+		if dgin[1] != nil && din[0] != nil {
+			gemm(true, false, k.k, k.n, k.m, 1, din[0].F[k.ia[bi]:], gc, 1, dgin[1].F[k.ib[bi]:])
+		}
+	}
+}
+
+// --- softmaxK: y = softmax(x) or log softmax(x) along one axis ---
+
+// lane calls f for each softmax lane with its base offset and stride.
+func (k *softmaxK) lanes(f func(base, stride int)) {
+	for o := 0; o < k.outer; o++ {
+		for j := 0; j < k.inner; j++ {
+			f(o*k.n*k.inner+j, k.inner)
+		}
+	}
+}
+
+// jvp: softmax dy = y ⊙ (dx - <y, dx>); log-softmax dy = dx - <p, dx>, p = exp(y)
+func (k *softmaxK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+	if din[0] == nil {
+		clear(dout.F)
+		return
+	}
+	y, dx, dy := out.F, din[0].F, dout.F
+	k.lanes(func(base, st int) {
+		s := 0.0
+		for i := 0; i < k.n; i++ {
+			s += k.prob(y[base+i*st]) * dx[base+i*st]
+		}
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			if k.log {
+				dy[p] = dx[p] - s
+			} else {
+				dy[p] = y[p] * (dx[p] - s)
+			}
+		}
+	})
+}
+
+// prob is the probability of an output value.
+func (k *softmaxK) prob(y float64) float64 {
+	if k.log {
+		return exp(y)
+	}
+	return y
+}
+
+// vjp: softmax gx += y ⊙ (g - <y, g>); log-softmax gx += g - p sum(g)
+func (k *softmaxK) vjp(gin, in []*Tensor, out, g *Tensor) {
+	if gin[0] == nil {
+		return
+	}
+	y, gv, gx := out.F, g.F, gin[0].F
+	k.lanes(func(base, st int) {
+		s := 0.0
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			if k.log {
+				s += gv[p]
+			} else {
+				s += y[p] * gv[p]
+			}
+		}
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			if k.log {
+				gx[p] += gv[p] - exp(y[p])*s
+			} else {
+				gx[p] += y[p] * (gv[p] - s)
+			}
+		}
+	})
+}
+
+// vjpTangent, with dy the output tangent (from jvp):
+//
+//	softmax:     dgx += dy ⊙ (g - s) + y ⊙ (dg - ds),  s = <y, g>, ds = <dy, g> + <y, dg>
+//	log-softmax: dgx += dg - p sum(dg) - (p ⊙ dy) sum(g)
+func (k *softmaxK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	if dgin[0] == nil {
+		return
+	}
+	if din[0] == nil {
+		k.vjp(dgin, in, out, dg)
+		return
+	}
+	y, dx, gv, dgv, dgx := out.F, din[0].F, g.F, dg.F, dgin[0].F
+	dy := make([]float64, k.n)
+	k.lanes(func(base, st int) {
+		// Recompute this lane's output tangent.
+		s := 0.0
+		for i := 0; i < k.n; i++ {
+			s += k.prob(y[base+i*st]) * dx[base+i*st]
+		}
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			if k.log {
+				dy[i] = dx[p] - s
+			} else {
+				dy[i] = y[p] * (dx[p] - s)
+			}
+		}
+		if k.log {
+			sg, sdg := 0.0, 0.0
+			for i := 0; i < k.n; i++ {
+				sg += gv[base+i*st]
+				sdg += dgv[base+i*st]
+			}
+			for i := 0; i < k.n; i++ {
+				p := base + i*st
+				pr := exp(y[p])
+				dgx[p] += dgv[p] - pr*sdg - pr*dy[i]*sg
+			}
+			return
+		}
+		sy, ds := 0.0, 0.0
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			sy += y[p] * gv[p]
+			ds += dy[i]*gv[p] + y[p]*dgv[p]
+		}
+		for i := 0; i < k.n; i++ {
+			p := base + i*st
+			dgx[p] += dy[i]*(gv[p]-sy) + y[p]*(dgv[p]-ds)
+		}
+	})
+}
