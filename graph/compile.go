@@ -76,6 +76,9 @@ type Program struct {
 // Graph returns the graph the program was compiled from.
 func (p *Program) Graph() *Graph { return p.g }
 
+// NumOutputs returns the number of outputs, as in Graph.Outputs.
+func (p *Program) NumOutputs() int { return len(p.outputs) }
+
 // NumSteps returns the number of kernel applications in one forward pass.
 func (p *Program) NumSteps() int { return len(p.steps) }
 

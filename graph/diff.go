@@ -72,7 +72,8 @@ func (s *State) buffers() []*Tensor {
 		}
 	}
 	for i, sl := range p.slots {
-		if sl.kind == slotView && ts[i] != nil && p.live[i] {
+		// Views of parameters are bound with them, in bindParams.
+		if sl.kind == slotView && ts[i] != nil && p.live[i] && p.slots[sl.index].kind != slotParam {
 			ts[i].F = sl.viewOf(ts[sl.index].F)
 		}
 	}

@@ -1,0 +1,376 @@
+package hvp
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// Batch is one part of the data: a compiled program, its inputs, and for
+// one of its outputs the target and weight of every element (DESIGN
+// section 2). An element with weight 0 is not a loss term (a padded step,
+// a step past a sequence's end, a deleted block).
+type Batch struct {
+	Program *graph.Program
+	Inputs  []*graph.Tensor
+	// Output is the index of the program output the loss reads.
+	Output int
+	// Target and Weight have one entry per element of that output, in its
+	// row-major order.
+	Target []float64
+	Weight []float64
+}
+
+// Objective is the weighted loss
+//
+//	L(theta; w) = sum over batches, sum over elements e of w_e l(y_e, f_e(theta)),
+//
+// with its gradient, exact Hessian-vector products and Gauss-Newton-vector
+// products. Batches are evaluated in parallel on up to Workers goroutines
+// (GOMAXPROCS when 0); sums are formed in a fixed order, so results do not
+// depend on the number of workers. An Objective caches per-worker buffers:
+// its methods must not be called concurrently.
+type Objective struct {
+	Loss    Loss
+	Batches []Batch
+	Workers int
+
+	mu      sync.Mutex
+	workers []*worker
+}
+
+// worker holds one goroutine's evaluation buffers.
+type worker struct {
+	states map[*graph.Program]*graph.State
+	seeds  map[seedKey]seeds
+}
+
+type seedKey struct {
+	p      *graph.Program
+	output int
+}
+
+// seeds are output cotangents (g) and their tangents (dg), set only at the
+// output the loss reads.
+type seeds struct{ g, dg []*graph.Tensor }
+
+func (w *worker) state(p *graph.Program) *graph.State {
+	s, ok := w.states[p]
+	if !ok {
+		s = p.NewState()
+		w.states[p] = s
+	}
+	return s
+}
+
+// seedBuffers returns the cotangent lists for output o of p.
+func (w *worker) seedBuffers(p *graph.Program, o int, shape []int) (g, dg []*graph.Tensor) {
+	k := seedKey{p, o}
+	s, ok := w.seeds[k]
+	if !ok {
+		n := p.NumOutputs()
+		s = seeds{make([]*graph.Tensor, n), make([]*graph.Tensor, n)}
+		s.g[o] = graph.NewFloat(shape, nil)
+		s.dg[o] = graph.NewFloat(shape, nil)
+		w.seeds[k] = s
+	}
+	return s.g, s.dg
+}
+
+func (o *Objective) nworkers() int {
+	n := o.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(n, len(o.Batches)))
+}
+
+func (o *Objective) worker(i int) *worker {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.workers) <= i {
+		o.workers = append(o.workers, &worker{states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
+	}
+	return o.workers[i]
+}
+
+// chunks is how many partial sums a reduction over batches uses. It is
+// fixed, independent of the number of workers, so that the order of
+// floating-point additions, and thus the result, is always the same.
+const chunks = 64
+
+// reduce runs f on every batch, spread over the workers, with each chunk
+// of consecutive batches accumulating into its own vector of length n;
+// then it adds the chunks in order into dst (overwritten) and returns the
+// sum of the scalars f returned.
+func (o *Objective) reduce(ctx context.Context, dst []float64, f func(w *worker, b *Batch, acc []float64) (float64, error)) (float64, error) {
+	nb := len(o.Batches)
+	nc := min(chunks, nb)
+	acc := make([][]float64, nc)
+	vals := make([]float64, nc)
+	errs := make([]error, nc)
+	next := make(chan int, nc)
+	for c := 0; c < nc; c++ {
+		next <- c
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for wi := 0; wi < o.nworkers(); wi++ {
+		w := o.worker(wi)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				if err := ctx.Err(); err != nil {
+					errs[c] = err
+					continue
+				}
+				acc[c] = make([]float64, len(dst))
+				lo, hi := c*nb/nc, (c+1)*nb/nc
+				for i := lo; i < hi; i++ {
+					v, err := f(w, &o.Batches[i], acc[c])
+					if err != nil {
+						errs[c] = fmt.Errorf("hvp: batch %d: %w", i, err)
+						break
+					}
+					vals[c] += v
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	clear(dst)
+	total := 0.0
+	for c := 0; c < nc; c++ {
+		if errs[c] != nil {
+			return 0, errs[c]
+		}
+		total += vals[c]
+		for j, v := range acc[c] {
+			dst[j] += v
+		}
+	}
+	return total, nil
+}
+
+// terms evaluates the loss terms of batch b at outputs f: their sum, and
+// for each element the weighted first derivative into g and, when df is
+// given, the weighted second derivative times df into dg.
+func (o *Objective) terms(b *Batch, f, df, g, dg []float64) (float64, error) {
+	if len(b.Target) != len(f) || len(b.Weight) != len(f) {
+		return 0, fmt.Errorf("targets (%d) and weights (%d) do not match the output's %d elements", len(b.Target), len(b.Weight), len(f))
+	}
+	sum := 0.0
+	for e, w := range b.Weight {
+		if w == 0 {
+			g[e] = 0
+			if dg != nil {
+				dg[e] = 0
+			}
+			continue
+		}
+		v, d1, d2 := o.Loss.eval(b.Target[e], f[e])
+		sum += w * v
+		g[e] = w * d1
+		if dg != nil {
+			if df != nil {
+				dg[e] = w * d2 * df[e]
+			} else {
+				dg[e] = 0
+			}
+		}
+	}
+	return sum, nil
+}
+
+func checkLen(name string, v []float64, p int) error {
+	if len(v) != p {
+		return fmt.Errorf("hvp: %s has length %d, the model has %d parameters", name, len(v), p)
+	}
+	return nil
+}
+
+func (o *Objective) numParams() int {
+	if len(o.Batches) == 0 {
+		return 0
+	}
+	return o.Batches[0].Program.Graph().NumParams()
+}
+
+// Value returns L(theta; w).
+func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error) {
+	if err := checkLen("theta", theta, o.numParams()); err != nil {
+		return 0, err
+	}
+	return o.reduce(ctx, nil, func(w *worker, b *Batch, _ []float64) (float64, error) {
+		outs, err := w.state(b.Program).Forward(theta, b.Inputs)
+		if err != nil {
+			return 0, err
+		}
+		f := outs[b.Output].F
+		g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+		return o.terms(b, f, nil, g[b.Output].F, nil)
+	})
+}
+
+// Gradient writes dL/dtheta into grad and returns L(theta; w).
+func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float64, error) {
+	p := o.numParams()
+	if err := checkLen("theta", theta, p); err != nil {
+		return 0, err
+	}
+	if err := checkLen("grad", grad, p); err != nil {
+		return 0, err
+	}
+	return o.reduce(ctx, grad, func(w *worker, b *Batch, acc []float64) (float64, error) {
+		return o.batchGradient(w, b, theta, b.Weight, acc)
+	})
+}
+
+// batchGradient adds batch b's gradient, with weights wt, into acc and
+// returns its loss.
+func (o *Objective) batchGradient(w *worker, b *Batch, theta, wt, acc []float64) (float64, error) {
+	st := w.state(b.Program)
+	outs, err := st.Forward(theta, b.Inputs)
+	if err != nil {
+		return 0, err
+	}
+	g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+	bw := *b
+	bw.Weight = wt
+	loss, err := o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil)
+	if err != nil {
+		return 0, err
+	}
+	return loss, st.Backward(g, acc)
+}
+
+// HVP writes the exact Hessian-vector product H v into hv, where H is the
+// Hessian of L(.; w) at theta (forward-over-reverse differentiation, no
+// finite differences).
+func (o *Objective) HVP(ctx context.Context, theta, v, hv []float64) error {
+	return o.curvature(ctx, theta, v, hv, false)
+}
+
+// GNVP writes the Gauss-Newton-vector product G v = J^T D J v into gv,
+// where J is the Jacobian of the outputs and D the diagonal of second
+// derivatives of the weighted loss in the outputs (positive
+// semi-definite for both losses).
+func (o *Objective) GNVP(ctx context.Context, theta, v, gv []float64) error {
+	return o.curvature(ctx, theta, v, gv, true)
+}
+
+func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaussNewton bool) error {
+	p := o.numParams()
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{"theta", theta}, {"v", v}, {"result", out}} {
+		if err := checkLen(c.name, c.v, p); err != nil {
+			return err
+		}
+	}
+	_, err := o.reduce(ctx, out, func(w *worker, b *Batch, acc []float64) (float64, error) {
+		st := w.state(b.Program)
+		outs, douts, err := st.ForwardTangent(theta, v, b.Inputs)
+		if err != nil {
+			return 0, err
+		}
+		var df []float64
+		if douts[b.Output] != nil {
+			df = douts[b.Output].F
+		}
+		g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+		if _, err := o.terms(b, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+			return 0, err
+		}
+		if gaussNewton {
+			return 0, st.Backward(dg, acc)
+		}
+		scratch := make([]float64, p)
+		return 0, st.BackwardTangent(g, dg, scratch, acc)
+	})
+	return err
+}
+
+// Job asks for the gradient of part of the loss: batch Batch with weights
+// Weight (nil means the batch's own weights).
+type Job struct {
+	Batch  int
+	Weight []float64
+}
+
+// Gradients computes, for every job, the gradient of that job's loss into
+// out[i] (allocated when nil) and its loss into losses[i] (when non-nil).
+// One backward pass per job, parallel over jobs: with one batch per
+// sequence this gives all per-sequence gradients.
+func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, out [][]float64, losses []float64) error {
+	p := o.numParams()
+	if err := checkLen("theta", theta, p); err != nil {
+		return err
+	}
+	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
+		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
+	}
+	next := make(chan int, len(jobs))
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for wi := 0; wi < max(1, min(o.nworkersFor(len(jobs)), len(jobs))); wi++ {
+		w := o.worker(wi)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				j := jobs[i]
+				if j.Batch < 0 || j.Batch >= len(o.Batches) {
+					errs[i] = fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
+					continue
+				}
+				b := &o.Batches[j.Batch]
+				wt := j.Weight
+				if wt == nil {
+					wt = b.Weight
+				}
+				if out[i] == nil {
+					out[i] = make([]float64, p)
+				} else {
+					clear(out[i])
+				}
+				loss, err := o.batchGradient(w, b, theta, wt, out[i])
+				if err != nil {
+					errs[i] = fmt.Errorf("hvp: job %d (batch %d): %w", i, j.Batch, err)
+					continue
+				}
+				if losses != nil {
+					losses[i] = loss
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *Objective) nworkersFor(n int) int {
+	w := o.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return min(w, n)
+}
