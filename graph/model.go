@@ -130,7 +130,7 @@ type Attr struct {
 type Node struct {
 	Name    string
 	OpType  string
-	Domain  string // "" or "ai.onnx" for the default domain
+	Domain  string // "" for the default ONNX domain
 	Inputs  []string
 	Outputs []string
 	Attrs   map[string]Attr
@@ -217,7 +217,8 @@ func New(opset int, inputs, outputs []ValueInfo, nodes []*Node, init map[string]
 	return g, nil
 }
 
-// toposort orders nodes so that every input is produced before it is used.
+// toposort orders nodes so that every input is produced before it is
+// used (Kahn's algorithm, keeping the file order among ready nodes).
 func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*Node, error) {
 	avail := map[string]bool{"": true}
 	for _, in := range inputs {
@@ -232,53 +233,65 @@ func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*No
 			producer[o] = true
 		}
 	}
-	var out []*Node
-	done := make([]bool, len(nodes))
-	for len(out) < len(nodes) {
-		progress := false
-		for i, n := range nodes {
-			if done[i] {
-				continue
-			}
-			ready := true
-			for _, in := range n.Inputs {
-				if !avail[in] {
-					ready = false
-					break
-				}
-			}
-			if !ready {
-				continue
-			}
-			done[i] = true
-			progress = true
-			out = append(out, n)
-			for _, o := range n.Outputs {
-				if o != "" {
-					avail[o] = true
-				}
+	waiting := make([]int, len(nodes)) // inputs not yet available, per node
+	users := map[string][]int{}        // nodes waiting for a value
+	var ready []int
+	for i, n := range nodes {
+		seen := map[string]bool{}
+		for _, in := range n.Inputs {
+			if !avail[in] && !seen[in] {
+				seen[in] = true
+				waiting[i]++
+				users[in] = append(users[in], i)
 			}
 		}
-		if !progress {
-			var errs ErrorList
-			for i, n := range nodes {
-				if done[i] {
-					continue
-				}
-				for _, in := range n.Inputs {
-					if !avail[in] && !producer[in] {
-						errs = append(errs, &NodeError{Node: n.label(), OpType: n.OpType,
-							Err: fmt.Errorf("input %q is not a graph input, an initializer or any node's output", in)})
-					}
-				}
-			}
-			if len(errs) == 0 {
-				errs = append(errs, fmt.Errorf("graph: the nodes form a cycle"))
-			}
-			return out, errs.Err()
+		if waiting[i] == 0 {
+			ready = append(ready, i)
 		}
 	}
-	return out, nil
+	out := make([]*Node, 0, len(nodes))
+	for len(ready) > 0 {
+		// Take the earliest ready node in file order.
+		k := 0
+		for j := range ready {
+			if ready[j] < ready[k] {
+				k = j
+			}
+		}
+		i := ready[k]
+		ready = append(ready[:k], ready[k+1:]...)
+		out = append(out, nodes[i])
+		for _, o := range nodes[i].Outputs {
+			if o == "" || avail[o] {
+				continue
+			}
+			avail[o] = true
+			for _, u := range users[o] {
+				if waiting[u]--; waiting[u] == 0 {
+					ready = append(ready, u)
+				}
+			}
+		}
+	}
+	if len(out) == len(nodes) {
+		return out, nil
+	}
+	var errs ErrorList
+	for i, n := range nodes {
+		if waiting[i] == 0 {
+			continue
+		}
+		for _, in := range n.Inputs {
+			if !avail[in] && !producer[in] {
+				errs = append(errs, &NodeError{Node: n.label(), OpType: n.OpType,
+					Err: fmt.Errorf("input %q is not a graph input, an initializer or any node's output", in)})
+			}
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("graph: the nodes form a cycle"))
+	}
+	return out, errs.Err()
 }
 
 // collectParams makes every Float initializer that some output depends on

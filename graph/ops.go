@@ -112,8 +112,13 @@ func checkNode(n *Node, opset int) error {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return fmt.Errorf("%w: operator domain %q is not supported (only the default ONNX domain)", ErrUnsupportedOp, n.Domain)
 	}
-	for name, a := range n.Attrs {
-		if a.Kind == AttrGraph {
+	names := make([]string, 0, len(n.Attrs))
+	for name := range n.Attrs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if n.Attrs[name].Kind == AttrGraph {
 			return fmt.Errorf("%w: attribute %q is a subgraph; control flow (Loop, Scan, If) is not supported: export the recurrent layer as an RNN, LSTM or GRU operator", ErrUnsupportedOp, name)
 		}
 	}

@@ -1,0 +1,76 @@
+package onnx_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/onnx"
+)
+
+// recurrentModel is x -> nodes -> an LSTM reading value "seq" with the
+// given layout attribute (-1 for none) -> y.
+func recurrentModel(t *testing.T, dims []any, layout int64, nodes ...pb) []byte {
+	t.Helper()
+	var attrs []pb
+	attrs = append(attrs, attrInt("hidden_size", 2))
+	if layout >= 0 {
+		attrs = append(attrs, attrInt("layout", layout))
+	}
+	nodes = append(nodes, nodePB("LSTM", "lstm", list("seq", "W", "R"), list("y"), attrs...))
+	return modelPB(14, graphPB(nodes,
+		pbs(valueInfoPB("lengths", 7, 3), valueInfoPB("x", 1, dims...)),
+		pbs(valueInfoPB("y", 1)),
+		pbs(floatsPB("W", []int64{1, 8, 2}, make([]float32, 16)...), floatsPB("R", []int64{1, 8, 2}, make([]float32, 16)...))))
+}
+
+func TestDetectLayout(t *testing.T) {
+	t.Parallel()
+	identity := nodePB("Identity", "id", list("x"), list("seq"))
+	transpose := nodePB("Transpose", "tr", list("x"), list("seq"), attrInts("perm", 1, 0, 2))
+	for _, tc := range []struct {
+		name   string
+		model  []byte
+		want   onnx.Layout
+		reason string
+	}{
+		{"names batch time", recurrentModel(t, []any{"batch", "time", 2}, -1, identity), onnx.BatchFirst, "dimension names [batch time 2]"},
+		{"names T N", recurrentModel(t, []any{"T", "N", 2}, 1, identity), onnx.TimeFirst, "dimension names [T N 2]"},
+		{"names Batch_Size", recurrentModel(t, []any{"Batch_Size", "s1", 2}, -1, identity), onnx.BatchFirst, "dimension names [Batch_Size s1 2]"},
+		{"names seq", recurrentModel(t, []any{"seq_len", 4, 2}, 1, identity), onnx.TimeFirst, "dimension names"},
+		{"layout 0", recurrentModel(t, []any{5, 3, 2}, 0, identity), onnx.TimeFirst, `the input feeds LSTM node "lstm" (layout 0)`},
+		{"no layout attribute", recurrentModel(t, []any{5, 3, 2}, -1, identity), onnx.TimeFirst, `LSTM node "lstm" (layout 0)`},
+		{"layout 1", recurrentModel(t, []any{5, 3, 2}, 1, identity), onnx.BatchFirst, `LSTM node "lstm" (layout 1)`},
+		{"contradictory names", recurrentModel(t, []any{"batch", "batch", 2}, 1, identity), onnx.BatchFirst, `LSTM node "lstm" (layout 1)`},
+		{"unknown names", recurrentModel(t, []any{"s0", "s1", 2}, 0, transpose), onnx.BatchFirst, `Transpose [1 0 2] before LSTM node "lstm" (layout 0)`},
+		{"transpose into layout 1", recurrentModel(t, []any{5, 3, 2}, 1, transpose), onnx.TimeFirst, "Transpose [1 0 2] before LSTM"},
+		{"gather then transpose", recurrentModel(t, []any{5, 3, 2}, 0,
+			nodePB("Shape", "shape", list("x"), list("s")),
+			nodePB("Gather", "sort", list("x", "lengths"), list("xs")),
+			nodePB("Transpose", "tr", list("xs"), list("seq"), attrInts("perm", 1, 0, 2))), onnx.BatchFirst, "Transpose [1 0 2] before LSTM"},
+		{"other transpose", recurrentModel(t, []any{5, 3, 2}, 0,
+			nodePB("Transpose", "tr", list("x"), list("seq"), attrInts("perm", 0, 2, 1))), onnx.Unknown, `Transpose node "tr" with perm [0 2 1]`},
+		{"no recurrent node", modelPB(14, graphPB(pbs(nodePB("Relu", "r", list("x"), list("y"))),
+			pbs(valueInfoPB("x", 1, 5, 3, 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no RNN, LSTM or GRU node reads the input"},
+		{"rank 2", modelPB(14, graphPB(pbs(nodePB("Relu", "r", list("x"), list("y"))),
+			pbs(valueInfoPB("x", 1, "batch", 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no float input of rank 3"},
+	} {
+		g, err := onnx.Decode(tc.model)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		got, reason := onnx.DetectLayout(g)
+		if got != tc.want || !strings.Contains(reason, tc.reason) {
+			t.Errorf("%s: got %v (%s), want %v (%s)", tc.name, got, reason, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestLayoutString(t *testing.T) {
+	t.Parallel()
+	for l, want := range map[onnx.Layout]string{onnx.BatchFirst: "batch-first", onnx.TimeFirst: "time-first", onnx.Unknown: "unknown"} {
+		if got := l.String(); got != want {
+			t.Errorf("%d: got %q, want %q", int(l), got, want)
+		}
+	}
+}
