@@ -12,13 +12,24 @@ import (
 	"github.com/spf13/pflag"
 )
 
+const inspectUsage = `usage: audit inspect --model m.onnx
+
+Describe a model: its inputs and outputs with shapes and detected layout,
+the operators it uses, its parameter tensors (the flat vector the audit
+differentiates) and a trial run on a small batch.
+
+Flags:
+%s
+Examples:
+  audit inspect --model examples/synthetic/model.onnx
+  audit inspect --model lstm.onnx --layout time-first
+`
+
 func inspect(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	model := fs.String("model", "", "the ONNX model file (required)")
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "usage: audit inspect --model m.onnx\n\nDescribe a model: inputs and outputs with shapes and detected layout,\noperators, parameter tensors and their total count.\n\nFlags:\n%s\nExample:\n  audit inspect --model examples/synthetic/model.onnx\n", fs.FlagUsages())
-	}
+	fs.Usage = func() { fmt.Fprintf(stdout, inspectUsage, fs.FlagUsages()) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fs.Usage()
@@ -44,13 +55,13 @@ func describe(w io.Writer, path string, g *graph.Graph) error {
 	layout, why := onnx.DetectLayout(g)
 	fmt.Fprintf(w, "Model %s (ONNX opset %d)\n\n", path, g.Opset)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Inputs\ttype\tshape\t")
+	fmt.Fprintln(tw, "Inputs\ttype\tshape")
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", in.Name, in.Elem, in.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", in.Name, in.Elem, in.ShapeString())
 	}
-	fmt.Fprintln(tw, "Outputs\t\t\t")
+	fmt.Fprintln(tw, "Outputs\t\t")
 	for _, o := range g.Outputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", o.Name, o.Elem, o.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", o.Name, o.Elem, o.ShapeString())
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nLayout: %s", layout)
@@ -66,10 +77,82 @@ func describe(w io.Writer, path string, g *graph.Graph) error {
 	fmt.Fprintf(w, "\nOperators (%d nodes): %s\n", len(g.Nodes), strings.Join(ops, ", "))
 
 	fmt.Fprintf(w, "\nParameters: %d in %d tensors\n", g.NumParams(), len(g.Params()))
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  \toffset\tsize\tshape\tname\t")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\tused as")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  \t%d\t%d\t%v\t%s\t\n", p.Offset, p.Size, p.Shape, p.Name)
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, usedAs(g, p.Name))
 	}
-	return tw.Flush()
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nTrial run: %s\n", trialRun(g, layout))
+	return nil
+}
+
+// inputRoles names the inputs of the operators whose parameters users
+// recognise.
+var inputRoles = map[string][]string{
+	"RNN":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
+	"GRU":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
+	"LSTM":   {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"},
+	"Gemm":   {"A", "B", "C"},
+	"MatMul": {"A", "B"},
+}
+
+// usedAs says which node first uses a parameter, and as which input.
+func usedAs(g *graph.Graph, name string) string {
+	for _, n := range g.Nodes {
+		for i, in := range n.Inputs {
+			if in != name {
+				continue
+			}
+			role := fmt.Sprintf("input %d", i)
+			if r := inputRoles[n.OpType]; i < len(r) {
+				role = r[i]
+			}
+			return fmt.Sprintf("%s %s of %s", n.OpType, role, n.Label())
+		}
+	}
+	return ""
+}
+
+// trialRun evaluates the model on a small batch of zeros (2 sequences of
+// 5 steps) when the input shapes allow it, and says what came out.
+func trialRun(g *graph.Graph, layout onnx.Layout) string {
+	const batch, steps = 2, 5
+	var inputs []*graph.Tensor
+	for _, in := range g.Inputs {
+		dims := make([]int, len(in.Dims))
+		for i, d := range in.Dims {
+			switch {
+			case d.Value >= 0:
+				dims[i] = d.Value
+			case i == 0 && (layout == onnx.BatchFirst || len(in.Dims) == 1):
+				dims[i] = batch
+			case i == 1 && layout == onnx.BatchFirst, i == 0 && layout == onnx.TimeFirst:
+				dims[i] = steps
+			case i == 1 && layout == onnx.TimeFirst:
+				dims[i] = batch
+			default:
+				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+			}
+		}
+		if dt, _ := in.Elem.DType(); dt == graph.Int {
+			t := graph.NewInt(dims, nil)
+			for i := range t.I {
+				t.I[i] = steps // sequence lengths
+			}
+			inputs = append(inputs, t)
+		} else {
+			inputs = append(inputs, graph.NewFloat(dims, nil))
+		}
+	}
+	outs, err := g.Run(nil, inputs)
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	var parts []string
+	for i, o := range outs {
+		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
+	}
+	return fmt.Sprintf("%d sequences of %d steps give %s", batch, steps, strings.Join(parts, ", "))
 }

@@ -65,8 +65,7 @@ var errHelp = errors.New("help requested")
 
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
-		return usagef("no command given")
+		return usagef("no command given (run 'audit --help')")
 	}
 	switch args[0] {
 	case "inspect":
