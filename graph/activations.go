@@ -19,14 +19,18 @@ func sigmoid(x float64) float64 {
 
 var (
 	actTanh = &activation{name: "Tanh",
-		f:  math.Tanh,
-		d:  func(x float64) float64 { t := math.Tanh(x); return 1 - t*t },
-		dd: func(x float64) float64 { t := math.Tanh(x); return -2 * t * (1 - t*t) },
+		f:   math.Tanh,
+		d:   func(x float64) float64 { t := math.Tanh(x); return 1 - t*t },
+		dd:  func(x float64) float64 { t := math.Tanh(x); return -2 * t * (1 - t*t) },
+		dy:  func(t float64) float64 { return 1 - t*t },
+		ddy: func(t float64) float64 { return -2 * t * (1 - t*t) },
 	}
 	actSigmoid = &activation{name: "Sigmoid",
-		f:  sigmoid,
-		d:  func(x float64) float64 { s := sigmoid(x); return s * (1 - s) },
-		dd: func(x float64) float64 { s := sigmoid(x); return s * (1 - s) * (1 - 2*s) },
+		f:   sigmoid,
+		d:   func(x float64) float64 { s := sigmoid(x); return s * (1 - s) },
+		dd:  func(x float64) float64 { s := sigmoid(x); return s * (1 - s) * (1 - 2*s) },
+		dy:  func(s float64) float64 { return s * (1 - s) },
+		ddy: func(s float64) float64 { return s * (1 - s) * (1 - 2*s) },
 	}
 	actRelu = &activation{name: "Relu",
 		f: func(x float64) float64 {
@@ -43,7 +47,8 @@ var (
 		},
 		dd: zero,
 	}
-	actExp = &activation{name: "Exp", f: math.Exp, d: math.Exp, dd: math.Exp}
+	actExp = &activation{name: "Exp", f: math.Exp, d: math.Exp, dd: math.Exp,
+		dy: func(y float64) float64 { return y }, ddy: func(y float64) float64 { return y }}
 	actLog = &activation{name: "Log",
 		f:  math.Log,
 		d:  func(x float64) float64 { return 1 / x },

@@ -47,13 +47,15 @@ func (p *Program) activeSlots() []bool {
 
 // diffState holds the derivative buffers of a State, made on first use.
 type diffState struct {
-	active []bool
-	tan    []*Tensor // tangents
-	cot    []*Tensor // cotangents
-	dcot   []*Tensor // tangents of the cotangents
-	gin    []*Tensor
-	dgin   []*Tensor
-	din    []*Tensor
+	active   []bool
+	tanValid bool      // tan holds the tangents of the last Tangent
+	cotValid bool      // cot holds the cotangents of the last Backward
+	tan      []*Tensor // tangents
+	cot      []*Tensor // cotangents
+	dcot     []*Tensor // tangents of the cotangents
+	gin      []*Tensor
+	dgin     []*Tensor
+	din      []*Tensor
 }
 
 // buffers returns a slot-indexed set of tensors for the active slots:
@@ -108,12 +110,22 @@ func (s *State) bindParams(ts []*Tensor, vec []float64) {
 // output; nil for an output that does not depend on the parameters). The
 // returned tensors belong to the State.
 func (s *State) ForwardTangent(theta, v []float64, inputs []*Tensor) (outs, douts []*Tensor, err error) {
-	if len(v) != len(theta) {
-		return nil, nil, fmt.Errorf("graph: %w: direction has length %d, want %d", ErrInput, len(v), len(theta))
-	}
-	outs, err = s.Forward(theta, inputs)
-	if err != nil {
+	if outs, err = s.Forward(theta, inputs); err != nil {
 		return nil, nil, err
+	}
+	douts, err = s.Tangent(v)
+	return outs, douts, err
+}
+
+// Tangent computes the output tangents J v at the point of the last
+// Forward of this State (same theta and inputs, which must not have
+// changed since). Many directions can be taken from one Forward.
+func (s *State) Tangent(v []float64) ([]*Tensor, error) {
+	if !s.ran {
+		return nil, fmt.Errorf("graph: Tangent needs a Forward first")
+	}
+	if len(v) != len(s.p.g.theta) {
+		return nil, fmt.Errorf("graph: %w: direction has length %d, want %d", ErrInput, len(v), len(s.p.g.theta))
 	}
 	d := s.diff()
 	if d.tan == nil {
@@ -132,100 +144,126 @@ func (s *State) ForwardTangent(theta, v []float64, inputs []*Tensor) (outs, dout
 		}
 		st.k.jvp(d.tan[st.out], s.ins, d.din, s.vals[st.out])
 	}
-	douts = make([]*Tensor, len(s.p.outputs))
+	d.tanValid = true
+	douts := make([]*Tensor, len(s.p.outputs))
 	for i, o := range s.p.outputs {
 		if !o.isStatic() && d.active[o.slot] {
 			douts[i] = d.tan[o.slot]
 		}
 	}
-	return outs, douts, nil
-}
-
-// Backward accumulates into grad (length NumParams) the gradient of
-// sum_o <g[o], y_o> with respect to theta, where y_o are the outputs of
-// the last Forward or ForwardTangent of this State: the vector-Jacobian
-// product J^T g. A nil g[o] counts as zero; a non-nil one must have the
-// output's shape.
-func (s *State) Backward(g []*Tensor, grad []float64) error {
-	return s.backward(g, nil, grad, nil)
+	return douts, nil
 }
 
 // BackwardTangent is Backward for cotangents g, and also accumulates into
-// hv the derivative of J^T g along the direction v of the last
-// ForwardTangent, when g itself changes along v by dg:
+// hv the derivative of J^T g along the direction v of the last Tangent
+// (or ForwardTangent), when g itself changes along v by dg:
 //
 //	hv += J^T dg + (D_v J^T) g.
 //
 // With g = dL/dy and dg = d²L/dy² (J v) this is the exact Hessian-vector
 // product of the loss L(y(theta)).
 func (s *State) BackwardTangent(g, dg []*Tensor, grad, hv []float64) error {
-	if s.d == nil || s.d.tan == nil {
-		return fmt.Errorf("graph: BackwardTangent needs a ForwardTangent first")
-	}
-	return s.backward(g, dg, grad, hv)
-}
-
-func (s *State) backward(g, dg []*Tensor, grad, hv []float64) error {
-	p := s.p
-	if len(grad) != len(p.g.theta) || (dg != nil && len(hv) != len(p.g.theta)) {
-		return fmt.Errorf("graph: %w: gradient buffers must have length %d", ErrInput, len(p.g.theta))
-	}
-	if len(g) != len(p.outputs) || (dg != nil && len(dg) != len(p.outputs)) {
-		return fmt.Errorf("graph: %w: %d output cotangents for %d outputs", ErrInput, len(g), len(p.outputs))
-	}
-	d := s.diff()
-	if d.cot == nil {
-		d.cot = s.buffers()
-	}
-	prepare := func(ts []*Tensor, vec []float64, seeds []*Tensor) error {
-		for _, st := range p.steps {
-			if ts[st.out] != nil {
-				clear(ts[st.out].F)
-			}
-		}
-		s.bindParams(ts, vec)
-		for i, o := range p.outputs {
-			if seeds[i] == nil || o.isStatic() || !d.active[o.slot] {
-				continue
-			}
-			if seeds[i].Len() != numel(o.shape) || len(seeds[i].F) != numel(o.shape) {
-				return fmt.Errorf("graph: %w: cotangent %d has shape %v, output has %v", ErrInput, i, seeds[i].Shape, o.shape)
-			}
-			dst := ts[o.slot].F
-			for j, v := range seeds[i].F {
-				dst[j] += v
-			}
-		}
-		return nil
-	}
-	if err := prepare(d.cot, grad, g); err != nil {
+	if err := s.Backward(g, grad); err != nil {
 		return err
 	}
-	if dg != nil {
-		if d.dcot == nil {
-			d.dcot = s.buffers()
-		}
-		if err := prepare(d.dcot, hv, dg); err != nil {
-			return err
-		}
+	return s.SecondOrder(dg, hv)
+}
+
+// SecondOrder is the second half of BackwardTangent: it accumulates
+// J^T dg + (D_v J^T) g into hv, reusing the cotangents g of the last
+// Backward and the tangents of the last Tangent of this State. For many
+// directions at one point, run Forward and Backward once, then Tangent
+// and SecondOrder per direction.
+func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
+	p := s.p
+	d := s.diff()
+	if !d.tanValid || !d.cotValid {
+		return fmt.Errorf("graph: SecondOrder needs a Tangent and a Backward first")
+	}
+	if len(hv) != len(p.g.theta) {
+		return fmt.Errorf("graph: %w: result has length %d, want %d", ErrInput, len(hv), len(p.g.theta))
+	}
+	if d.dcot == nil {
+		d.dcot = s.buffers()
+	}
+	if err := s.seed(d.dcot, hv, dg); err != nil {
+		return err
 	}
 	for i := len(p.steps) - 1; i >= 0; i-- {
 		st := p.steps[i]
 		if !d.active[st.out] {
 			continue
 		}
-		d.gin, d.dgin, d.din, s.ins = d.gin[:0], d.dgin[:0], d.din[:0], s.ins[:0]
+		d.dgin, d.din, s.ins = d.dgin[:0], d.din[:0], s.ins[:0]
+		for _, j := range st.in {
+			s.ins = append(s.ins, s.vals[j])
+			d.dgin = append(d.dgin, d.dcot[j])
+			d.din = append(d.din, d.tan[j])
+		}
+		st.k.vjpTangent(d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
+	}
+	return nil
+}
+
+// Backward accumulates into grad (length NumParams) the gradient of
+// sum_o <g[o], y_o> with respect to theta, where y_o are the outputs of
+// the last Forward of this State: the vector-Jacobian product J^T g. A
+// nil g[o] counts as zero; a non-nil one must have the output's shape.
+func (s *State) Backward(g []*Tensor, grad []float64) error {
+	p := s.p
+	if !s.ran {
+		return fmt.Errorf("graph: Backward needs a Forward first")
+	}
+	if len(grad) != len(p.g.theta) {
+		return fmt.Errorf("graph: %w: gradient has length %d, want %d", ErrInput, len(grad), len(p.g.theta))
+	}
+	d := s.diff()
+	if d.cot == nil {
+		d.cot = s.buffers()
+	}
+	d.cotValid = false
+	if err := s.seed(d.cot, grad, g); err != nil {
+		return err
+	}
+	for i := len(p.steps) - 1; i >= 0; i-- {
+		st := p.steps[i]
+		if !d.active[st.out] {
+			continue
+		}
+		d.gin, s.ins = d.gin[:0], s.ins[:0]
 		for _, j := range st.in {
 			s.ins = append(s.ins, s.vals[j])
 			d.gin = append(d.gin, d.cot[j])
-			if dg != nil {
-				d.dgin = append(d.dgin, d.dcot[j])
-				d.din = append(d.din, d.tan[j])
-			}
 		}
 		st.k.vjp(d.gin, s.ins, s.vals[st.out], d.cot[st.out])
-		if dg != nil {
-			st.k.vjpTangent(d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
+	}
+	d.cotValid = true
+	return nil
+}
+
+// seed zeroes the step buffers of ts, points its parameter slots at vec
+// (where the parameter cotangents accumulate) and adds the output seeds.
+func (s *State) seed(ts []*Tensor, vec []float64, seeds []*Tensor) error {
+	p := s.p
+	if len(seeds) != len(p.outputs) {
+		return fmt.Errorf("graph: %w: %d output cotangents for %d outputs", ErrInput, len(seeds), len(p.outputs))
+	}
+	for _, st := range p.steps {
+		if ts[st.out] != nil {
+			clear(ts[st.out].F)
+		}
+	}
+	s.bindParams(ts, vec)
+	for i, o := range p.outputs {
+		if seeds[i] == nil || o.isStatic() || !s.d.active[o.slot] {
+			continue
+		}
+		if len(seeds[i].F) != numel(o.shape) {
+			return fmt.Errorf("graph: %w: cotangent %d has shape %v, output has %v", ErrInput, i, seeds[i].Shape, o.shape)
+		}
+		dst := ts[o.slot].F
+		for j, v := range seeds[i].F {
+			dst[j] += v
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -174,10 +175,22 @@ func at(idx []int32, i int) int {
 }
 
 // activation is a scalar function with its first and second derivatives,
-// all as functions of the input x.
+// all as functions of the input x. When dy and ddy are set they give the
+// same derivatives from the output y = f(x), which is much cheaper for
+// tanh, sigmoid and exp (no exponential to recompute); the derivative
+// rules then use them.
 type activation struct {
 	name     string
 	f, d, dd func(x float64) float64
+	dy, ddy  func(y float64) float64
+}
+
+// derivs returns functions of (x, y) for the first and second derivative.
+func (a *activation) derivs() (d, dd func(x, y float64) float64) {
+	if a.dy != nil {
+		return func(_, y float64) float64 { return a.dy(y) }, func(_, y float64) float64 { return a.ddy(y) }
+	}
+	return func(x, _ float64) float64 { return a.d(x) }, func(x, _ float64) float64 { return a.dd(x) }
 }
 
 // unaryK applies an activation elementwise.
@@ -230,8 +243,10 @@ func (k *matmulK) forward(out *Tensor, in []*Tensor) {
 // gemm computes C = alpha op(A) op(B) + beta C for row-major contiguous
 // matrices, where op(A) is m×k and op(B) is k×n. Skinny products (k or n
 // at most 2, as in an input projection of one feature or a one-output
-// head) use a direct loop, which is several times faster there than
-// blocked BLAS; the rest go to gonum's Dgemm.
+// head) use a direct loop. With AVX2 and FMA the rest run on the
+// assembly kernel of gemm_amd64.s (op(A) read through strides, so a
+// transposed A costs nothing; a transposed B is copied, B being the small
+// operand in every product of the graph); otherwise on gonum's Dgemm.
 func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta float64, c []float64) {
 	if m == 0 || n == 0 {
 		return
@@ -240,15 +255,80 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		gemmSmall(transA, transB, m, n, k, alpha, a, b, beta, c)
 		return
 	}
-	ta, tb := blas.NoTrans, blas.NoTrans
-	lda, ldb := k, n
+	if !useAVX2 || alpha != 1 || m < 4 || n < 4 {
+		ta, tb := blas.NoTrans, blas.NoTrans
+		lda, ldb := k, n
+		if transA {
+			ta, lda = blas.Trans, m
+		}
+		if transB {
+			tb, ldb = blas.Trans, k
+		}
+		blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+		return
+	}
+	switch beta {
+	case 0:
+		clear(c[:m*n])
+	case 1:
+	default:
+		for i := range c[:m*n] {
+			c[i] *= beta
+		}
+	}
+	aRow, aInner := k, 1
 	if transA {
-		ta, lda = blas.Trans, m
+		aRow, aInner = 1, m
 	}
 	if transB {
-		tb, ldb = blas.Trans, k
+		buf := scratchPool.Get().(*[]float64)
+		if cap(*buf) < k*n {
+			*buf = make([]float64, k*n)
+		}
+		bt := (*buf)[:k*n]
+		for j := 0; j < n; j++ {
+			for p := 0; p < k; p++ {
+				bt[p*n+j] = b[j*k+p]
+			}
+		}
+		gemmNN(m, n, k, a, aRow, aInner, bt, n, c, n)
+		scratchPool.Put(buf)
+		return
 	}
-	blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+	gemmNN(m, n, k, a, aRow, aInner, b, n, c, n)
+}
+
+var scratchPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// gemmNN adds A B to C, with A(i, p) = a[i*aRow + p*aInner] and B, C
+// row-major. The 4×4-aligned block runs on the AVX2 kernel, the edges in
+// Go.
+func gemmNN(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int) {
+	m4, n4 := m&^3, n&^3
+	if m4 > 0 && n4 > 0 {
+		// The kernel does not check bounds; these do.
+		_ = a[(m4-1)*aRow+(k-1)*aInner]
+		_ = b[(k-1)*ldb+n4-1]
+		_ = c[(m4-1)*ldc+n4-1]
+		gemmAVX2(m4, n4, k, a, aRow, aInner, b, ldb, c, ldc)
+	}
+	for i := 0; i < m; i++ {
+		j0 := n4
+		if i >= m4 {
+			j0 = 0
+		}
+		if j0 == n {
+			continue
+		}
+		row := c[i*ldc+j0 : i*ldc+n]
+		for p := 0; p < k; p++ {
+			av := a[i*aRow+p*aInner]
+			bp := b[p*ldb+j0 : p*ldb+n]
+			for j, bv := range bp {
+				row[j] += av * bv
+			}
+		}
+	}
 }
 
 // gemmSmall is gemm by direct loops, for skinny shapes.
@@ -261,6 +341,26 @@ func gemmSmall(transA, transB bool, m, n, k int, alpha float64, a, b []float64, 
 	bp, bj := n, 1
 	if transB {
 		bp, bj = 1, k
+	}
+	if n == 1 && transA {
+		// c += A^T b with A stored k×m: an axpy per row of A.
+		if beta == 0 {
+			clear(c[:m])
+		} else if beta != 1 {
+			for i := range c[:m] {
+				c[i] *= beta
+			}
+		}
+		for p := 0; p < k; p++ {
+			bv := alpha * b[p]
+			if bv == 0 {
+				continue
+			}
+			for i, av := range a[p*m : p*m+m] {
+				c[i] += av * bv
+			}
+		}
+		return
 	}
 	if n == 1 && !transA && bp == 1 {
 		// Matrix times vector: one dot product per row.

@@ -230,11 +230,21 @@ func (k *unaryK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 		clear(dout.F)
 		return
 	}
-	d := k.a.d
-	x, dx := in[0].F, din[0].F
-	for i := range dout.F {
-		dout.F[i] = d(x[i]) * dx[i]
+	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
+	if k.a == actTanh {
+		parallelFor(len(dy), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dy[i] = (1 - y[i]*y[i]) * dx[i]
+			}
+		})
+		return
 	}
+	d, _ := k.a.derivs()
+	parallelFor(len(dy), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dy[i] = d(x[i], y[i]) * dx[i]
+		}
+	})
 }
 
 // vjp: gx += f'(x) g
@@ -242,11 +252,21 @@ func (k *unaryK) vjp(gin, in []*Tensor, out, g *Tensor) {
 	if gin[0] == nil {
 		return
 	}
-	d := k.a.d
-	x := in[0].F
-	for i, v := range g.F {
-		gin[0].F[i] += d(x[i]) * v
+	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
+	if k.a == actTanh {
+		parallelFor(len(gv), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				gx[i] += (1 - y[i]*y[i]) * gv[i]
+			}
+		})
+		return
 	}
+	d, _ := k.a.derivs()
+	parallelFor(len(gv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gx[i] += d(x[i], y[i]) * gv[i]
+		}
+	})
 }
 
 // vjpTangent: dgx += f'(x) dg + f”(x) dx g
@@ -254,21 +274,52 @@ func (k *unaryK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	if dgin[0] == nil {
 		return
 	}
-	d, dd := k.a.d, k.a.dd
-	x := in[0].F
-	dgx := dgin[0].F
-	for i, v := range dg.F {
-		dgx[i] += d(x[i]) * v
-	}
+	x, y, gv, dgv, dgx := in[0].F, out.F, g.F, dg.F, dgin[0].F
+	var dx []float64
 	if din[0] != nil {
-		dx := din[0].F
-		for i, v := range g.F {
-			dgx[i] += dd(x[i]) * dx[i] * v
-		}
+		dx = din[0].F
 	}
+	if k.a == actTanh && dx != nil {
+		// f' = 1 - y², f'' = -2 y (1 - y²)
+		parallelFor(len(gv), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				d1 := 1 - y[i]*y[i]
+				dgx[i] += d1 * (dgv[i] - 2*y[i]*dx[i]*gv[i])
+			}
+		})
+		return
+	}
+	d, dd := k.a.derivs()
+	parallelFor(len(gv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := d(x[i], y[i]) * dgv[i]
+			if dx != nil {
+				v += dd(x[i], y[i]) * dx[i] * gv[i]
+			}
+			dgx[i] += v
+		}
+	})
 }
 
 // --- matmulK: C = A B per batch ---
+
+// zeroTangent reports whether a tangent is absent or, for a small one,
+// all zero. Along a unit direction of the parameters most weight tangents
+// are exactly zero, and their products need not be formed.
+func zeroTangent(t *Tensor) bool {
+	if t == nil {
+		return true
+	}
+	if len(t.F) > 4096 {
+		return false
+	}
+	for _, v := range t.F {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // jvp: dC = dA B + A dB (+ dD)
 func (k *matmulK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
@@ -281,13 +332,14 @@ func (k *matmulK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 		clear(dout.F)
 	}
 	a, b := in[0].F, in[1].F
+	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
 	mn := k.m * k.n
 	for bi := range k.ia {
 		c := dout.F[bi*mn:]
-		if din[0] != nil {
+		if da {
 			gemm(false, false, k.m, k.n, k.k, 1, din[0].F[k.ia[bi]:], b[k.ib[bi]:], 1, c)
 		}
-		if din[1] != nil {
+		if db {
 			gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], din[1].F[k.ib[bi]:], 1, c)
 		}
 	}
@@ -317,12 +369,13 @@ func (k *matmulK) vjp(gin, in []*Tensor, out, g *Tensor) {
 func (k *matmulK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	k.vjp(dgin, in, out, dg)
 	mn := k.m * k.n
+	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
-		if dgin[0] != nil && din[1] != nil {
+		if dgin[0] != nil && db {
 			gemm(false, true, k.m, k.k, k.n, 1, gc, din[1].F[k.ib[bi]:], 1, dgin[0].F[k.ia[bi]:])
 		}
-		if dgin[1] != nil && din[0] != nil {
+		if dgin[1] != nil && da {
 			gemm(true, false, k.k, k.n, k.m, 1, din[0].F[k.ia[bi]:], gc, 1, dgin[1].F[k.ib[bi]:])
 		}
 	}

@@ -10,6 +10,7 @@ type State struct {
 	vals []*Tensor
 	ins  []*Tensor
 	d    *diffState
+	ran  bool // a Forward has run
 }
 
 // NewState allocates the buffers for running p.
@@ -66,6 +67,9 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 			s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
 		}
 	}
+	if s.d != nil {
+		s.d.tanValid, s.d.cotValid = false, false
+	}
 	for _, st := range p.steps {
 		s.ins = s.ins[:0]
 		for _, j := range st.in {
@@ -73,6 +77,7 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 		}
 		st.k.forward(s.vals[st.out], s.ins)
 	}
+	s.ran = true
 	outs := make([]*Tensor, len(p.outputs))
 	for i, v := range p.outputs {
 		if v.isStatic() {

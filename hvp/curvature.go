@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/graph"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -76,7 +77,9 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 
 // Dense forms the P×P curvature matrix column by column (C e_j for every
 // unit vector, columns spread over the workers), symmetrised as
-// (C + C^T)/2 to remove rounding asymmetry.
+// (C + C^T)/2 to remove rounding asymmetry. Each worker runs the forward
+// and first-order backward passes of every batch once and then, per
+// column, only the tangent and second-order passes.
 func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
 	P := o.numParams()
 	if err := checkLen("theta", theta, P); err != nil {
@@ -91,30 +94,10 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 	errs := make([]error, o.nworkersFor(P))
 	var wg sync.WaitGroup
 	for wi := range errs {
-		w := o.worker(wi)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := make([]float64, P)
-			scratch := make([]float64, P)
-			for j := range next {
-				if errs[wi] != nil {
-					continue
-				}
-				if err := ctx.Err(); err != nil {
-					errs[wi] = err
-					continue
-				}
-				e[j] = 1
-				col := cols[j*P : (j+1)*P]
-				for bi := range o.Batches {
-					if err := o.batchCurvature(w, &o.Batches[bi], c, theta, e, col, scratch); err != nil {
-						errs[wi] = fmt.Errorf("hvp: batch %d: %w", bi, err)
-						break
-					}
-				}
-				e[j] = 0
-			}
+			errs[wi] = o.denseColumns(ctx, c, theta, next, cols)
 		}()
 	}
 	wg.Wait()
@@ -130,6 +113,86 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 		}
 	}
 	return m, nil
+}
+
+// denseColumns computes the columns it takes from next into cols.
+func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64) error {
+	P := len(theta)
+	type prepared struct {
+		st    *graph.State
+		g, dg []*graph.Tensor
+		f     []float64
+	}
+	bs := make([]prepared, len(o.Batches))
+	scratch := make([]float64, P)
+	var err error
+	for i := range o.Batches {
+		b := &o.Batches[i]
+		pb := &bs[i]
+		pb.st = b.Program.NewState()
+		outs, ferr := pb.st.Forward(theta, b.Inputs)
+		if ferr != nil {
+			err = fmt.Errorf("hvp: batch %d: %w", i, ferr)
+			break
+		}
+		shape := outs[b.Output].Shape
+		pb.g = make([]*graph.Tensor, b.Program.NumOutputs())
+		pb.dg = make([]*graph.Tensor, b.Program.NumOutputs())
+		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
+		pb.f = outs[b.Output].F
+		if _, err = o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+			break
+		}
+		if c == Hessian {
+			if err = pb.st.Backward(pb.g, scratch); err != nil {
+				break
+			}
+		}
+	}
+	e := make([]float64, P)
+	for j := range next {
+		if err != nil {
+			continue // drain
+		}
+		if err = ctx.Err(); err != nil {
+			continue
+		}
+		e[j] = 1
+		col := cols[j*P : (j+1)*P]
+		for i := range o.Batches {
+			b, pb := &o.Batches[i], &bs[i]
+			douts, terr := pb.st.Tangent(e)
+			if terr != nil {
+				err = fmt.Errorf("hvp: batch %d: %w", i, terr)
+				break
+			}
+			dg := pb.dg[b.Output].F
+			if douts[b.Output] == nil {
+				clear(dg)
+			} else {
+				df := douts[b.Output].F
+				for k, w := range b.Weight {
+					if w == 0 {
+						dg[k] = 0
+						continue
+					}
+					_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+					dg[k] = w * d2 * df[k]
+				}
+			}
+			if c == GaussNewton {
+				err = pb.st.Backward(pb.dg, col)
+			} else {
+				err = pb.st.SecondOrder(pb.dg, col)
+			}
+			if err != nil {
+				err = fmt.Errorf("hvp: batch %d: %w", i, err)
+				break
+			}
+		}
+		e[j] = 0
+	}
+	return err
 }
 
 // TraceEstimate estimates trace(C) by Hutchinson's method with n

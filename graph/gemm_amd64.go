@@ -1,0 +1,12 @@
+package graph
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the assembly kernel; it needs AVX2 and FMA.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// gemmAVX2 adds A B to C for a block of m×n (both multiples of 4); see
+// gemm_amd64.s. It does not check bounds: gemmNN does.
+//
+//go:noescape
+func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int)

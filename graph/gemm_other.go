@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package graph
+
+const useAVX2 = false
+
+func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int) {
+	panic("graph: gemmAVX2 without amd64")
+}

@@ -1,0 +1,101 @@
+package hvp_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/graph/graphtest"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx"
+)
+
+// paperData builds the paper-size problem: the vanilla RNN with 20 hidden
+// units (481 parameters) and n sequences of T = 10 steps from the paper's
+// AR process, as one batch (whole) and as one batch per sequence (parts).
+func paperData(b *testing.B, n int) (whole, parts *hvp.Objective, theta []float64) {
+	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const T = 10
+	r := rand.New(rand.NewPCG(1, 2))
+	x := graph.NewFloat([]int{n, T, 1}, nil)
+	y := make([]float64, n*T)
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for t := 0; t < T; t++ {
+			v := 1 + 2*r.NormFloat64()
+			x.F[i*T+t] = v
+			s = 0.9*s + v
+			y[i*T+t] = s + 0.1*float64(t+1)*r.NormFloat64()
+		}
+	}
+	w := make([]float64, n*T)
+	for i := range w {
+		w[i] = 1
+	}
+	p, err := g.Compile([]*graph.Tensor{x})
+	if err != nil {
+		b.Fatal(err)
+	}
+	whole = &hvp.Objective{Batches: []hvp.Batch{{Program: p, Inputs: []*graph.Tensor{x}, Target: y, Weight: w}}}
+	parts = &hvp.Objective{}
+	var p1 *graph.Program
+	for i := 0; i < n; i++ {
+		xi := graph.NewFloat([]int{1, T, 1}, x.F[i*T:(i+1)*T])
+		if p1 == nil {
+			if p1, err = g.Compile([]*graph.Tensor{xi}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		parts.Batches = append(parts.Batches, hvp.Batch{Program: p1, Inputs: []*graph.Tensor{xi}, Target: y[i*T : (i+1)*T], Weight: w[i*T : (i+1)*T]})
+	}
+	return whole, parts, g.Theta()
+}
+
+func BenchmarkGradientPaper(b *testing.B) {
+	whole, _, theta := paperData(b, 1000)
+	grad := make([]float64, len(theta))
+	for b.Loop() {
+		if _, err := whole.Gradient(context.Background(), theta, grad); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHVPPaper(b *testing.B) {
+	whole, _, theta := paperData(b, 1000)
+	v := randUnit(rand.New(rand.NewPCG(1, 1)), len(theta))
+	hv := make([]float64, len(theta))
+	for b.Loop() {
+		if err := whole.HVP(context.Background(), theta, v, hv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPerSequenceGradientsPaper(b *testing.B) {
+	_, parts, theta := paperData(b, 1000)
+	jobs := make([]hvp.Job, len(parts.Batches))
+	for i := range jobs {
+		jobs[i] = hvp.Job{Batch: i}
+	}
+	out := make([][]float64, len(jobs))
+	for b.Loop() {
+		if err := parts.Gradients(context.Background(), theta, jobs, out, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDenseHessianPaper(b *testing.B) {
+	whole, _, theta := paperData(b, 1000)
+	for b.Loop() {
+		if _, err := whole.Dense(context.Background(), hvp.Hessian, theta); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
