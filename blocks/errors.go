@@ -1,0 +1,160 @@
+package blocks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Sentinel errors wrapped by the errors of this package; test for them with
+// errors.Is. Their text does not appear in messages: each error says in its
+// own words what is wrong and what to do.
+var (
+	// ErrEmptyFile: the file has no header line.
+	ErrEmptyFile = errors.New("empty file")
+	// ErrNoRows: the file has a header but no data rows.
+	ErrNoRows = errors.New("no data rows")
+	// ErrSyntax: the file is not well-formed CSV: a row with the wrong
+	// number of fields, a stray quote, or a separator other than a comma.
+	// Errors from encoding/csv are wrapped too, so errors.Is(err,
+	// csv.ErrFieldCount) and errors.As(err, **csv.ParseError) work.
+	ErrSyntax = errors.New("malformed CSV")
+	// ErrColumn: the columns asked for do not fit the header: a column that
+	// is not there, a name used twice, a column given two roles, or no
+	// feature column left.
+	ErrColumn = errors.New("bad column choice")
+	// ErrMissing: a cell that must hold a value is empty or holds a
+	// missing-value marker such as NaN, NA or null.
+	ErrMissing = errors.New("missing value")
+	// ErrNumber: a cell that must hold a number holds text, an infinite
+	// value or a number out of the float64 range.
+	ErrNumber = errors.New("not a finite number")
+	// ErrDuplicateStep: two rows of one sequence have the same step.
+	ErrDuplicateStep = errors.New("duplicate step")
+	// ErrFeatures: the feature columns do not match the model or the
+	// training file (CheckFeatures, CheckCompatible).
+	ErrFeatures = errors.New("feature columns do not match")
+	// ErrTargets: the target columns or the shift of a test file do not
+	// match the training file (CheckCompatible).
+	ErrTargets = errors.New("target columns do not match")
+	// ErrTooMany: reading stopped after Options.MaxErrors problems. It is
+	// the last error of an ErrorList.
+	ErrTooMany = errors.New("too many problems")
+	// ErrScheme: a block scheme cannot be built (NewScheme, ParseKind).
+	ErrScheme = errors.New("bad block scheme")
+)
+
+// DataError is a problem with one place of a data file.
+type DataError struct {
+	File   string // the file name as given to Read or ReadFile
+	Line   int    // 1-based line of the file, the header being line 1; 0 for the whole file
+	Column string // the column's name from the header; "" when not about one column
+	Err    error  // what is wrong and what to do; wraps a sentinel of this package
+}
+
+// Error formats the error as "file:line: column "c": message", leaving out
+// the parts that are not known.
+func (e *DataError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, ": column %q", e.Column)
+	}
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString("unknown problem")
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *DataError) Unwrap() error { return e.Err }
+
+// ErrorList is the list of problems found in one read of a file, in line
+// order, so that a file with several problems is fixed in one go. When the
+// list was cut short, its last error wraps ErrTooMany.
+type ErrorList []*DataError
+
+// Err returns nil for an empty list, the only error for a list of one, and
+// the list itself otherwise.
+func (l ErrorList) Err() error {
+	switch len(l) {
+	case 0:
+		return nil
+	case 1:
+		return l[0]
+	}
+	return l
+}
+
+// Error lists every error, one per line after the first.
+func (l ErrorList) Error() string {
+	switch len(l) {
+	case 0:
+		return "no errors"
+	case 1:
+		return l[0].Error()
+	}
+	var b strings.Builder
+	n := len(l)
+	if errors.Is(l[n-1], ErrTooMany) {
+		fmt.Fprintf(&b, "%d problems, and more:", n-1)
+	} else {
+		fmt.Fprintf(&b, "%d problems:", n)
+	}
+	for _, e := range l {
+		b.WriteString("\n\t")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is and errors.As look into every error of the list;
+// errors.As(err, &de) with de a *DataError finds the first problem.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// sortLines sorts the list by line, keeping the order of errors on the same
+// line.
+func (l ErrorList) sortLines() {
+	slices.SortStableFunc(l, func(a, b *DataError) int { return a.Line - b.Line })
+}
+
+// problem is an error whose message is written for the user and which wraps
+// one sentinel (and possibly a cause, such as a *csv.ParseError) without
+// printing them.
+type problem struct {
+	msg  string
+	errs []error
+}
+
+func (p *problem) Error() string   { return p.msg }
+func (p *problem) Unwrap() []error { return p.errs }
+
+// newProblem returns an error that prints as the formatted message and
+// wraps kind (a sentinel) and the non-nil causes.
+func newProblem(kind error, causes []error, format string, args ...any) error {
+	errs := []error{kind}
+	for _, c := range causes {
+		if c != nil {
+			errs = append(errs, c)
+		}
+	}
+	return &problem{msg: fmt.Sprintf(format, args...), errs: errs}
+}
+
+// fail is newProblem without causes.
+func fail(kind error, format string, args ...any) error {
+	return newProblem(kind, nil, format, args...)
+}

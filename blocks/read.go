@@ -1,0 +1,601 @@
+package blocks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The command-line flags that messages tell the user to use. They must match
+// the flags of cmd/audit.
+const (
+	flagID       = "--id"
+	flagTime     = "--time"
+	flagTargets  = "--target"
+	flagFeatures = "--features"
+	flagShift    = "--shift"
+)
+
+// DefaultMaxErrors is the number of problems Read reports before it stops.
+const DefaultMaxErrors = 10
+
+// Options says which columns of a file hold what. The zero value (or a nil
+// *Options) reads the default layout: id, t, y, and every other column a
+// feature. Names are matched exactly (case matters) after trimming spaces.
+type Options struct {
+	IDCol   string   // the sequence id column; "" means "id"
+	TimeCol string   // the step column; "" means "t"
+	Targets []string // the target columns; empty means ["y"]
+	// Features are the feature columns, in the order the model takes
+	// them. Empty means every column that is not the id, step or a target
+	// column, in file order. A target column may be a feature only with a
+	// non-zero Shift (the current value as input, a later one as target);
+	// the step column may be a feature; the id column may not.
+	Features []string
+	// OptionalTargets lets a file have none of the target columns (a test
+	// file without labels): it is then read without targets. A file that
+	// has some but not all of them is still an error. Leave it false for
+	// training files.
+	OptionalTargets bool
+	// Shift takes the target of row t from row t+Shift of the same
+	// sequence (positions, not step values), so that a model that
+	// forecasts the next value can be read with Shift = 1 from a file whose
+	// row t holds the value observed at step t. Rows for which t+Shift is
+	// outside the sequence have no target. Negative values look back.
+	Shift int
+	// MaxErrors is the number of problems reported before reading stops;
+	// 0 or less means DefaultMaxErrors.
+	MaxErrors int
+}
+
+// ReadFile reads a dataset from the CSV file at path; see Read. The path as
+// given names the file in messages.
+func ReadFile(path string, opts *Options) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("blocks: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path, opts)
+}
+
+// Read reads a dataset in long CSV format from r (see "CSV format" in the
+// package documentation); name is the file name used in the Dataset and in
+// messages. Any bytes give a dataset or an error, never a panic.
+//
+// The error lists every problem found, up to opts.MaxErrors, in line order:
+// a *DataError for one problem, an ErrorList for several. Each *DataError
+// names the file, the line and the column and wraps one of ErrEmptyFile,
+// ErrNoRows, ErrSyntax, ErrColumn, ErrMissing, ErrNumber, ErrDuplicateStep
+// or ErrTooMany. An error of the underlying reader is returned in a
+// *DataError that wraps it.
+func Read(r io.Reader, name string, opts *Options) (*Dataset, error) {
+	o, err := resolve(opts)
+	if err != nil {
+		return nil, &DataError{File: name, Err: err}
+	}
+	p := &parser{name: name, o: o, max: o.MaxErrors}
+	d := p.read(r)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// resolve fills in the defaults of opts and trims the names.
+func resolve(opts *Options) (Options, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.IDCol = orDefault(strings.TrimSpace(o.IDCol), "id")
+	o.TimeCol = orDefault(strings.TrimSpace(o.TimeCol), "t")
+	if len(o.Targets) == 0 {
+		o.Targets = []string{"y"}
+	}
+	if o.MaxErrors <= 0 {
+		o.MaxErrors = DefaultMaxErrors
+	}
+	var err error
+	if o.Targets, err = trimNames(o.Targets, "target", flagTargets); err != nil {
+		return o, err
+	}
+	if o.Features, err = trimNames(o.Features, "feature", flagFeatures); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// trimNames returns a trimmed copy of names and refuses empty names.
+func trimNames(names []string, role, flag string) ([]string, error) {
+	if names == nil {
+		return nil, nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.TrimSpace(n)
+		if out[i] == "" {
+			return nil, fail(ErrColumn, "%s column %d of %d has an empty name: check %s", role, i+1, len(names), flag)
+		}
+	}
+	return out, nil
+}
+
+// parser holds the state of one Read.
+type parser struct {
+	name    string
+	o       Options
+	max     int
+	errs    ErrorList
+	stopped bool // reading stopped after more than max problems
+
+	header     []string
+	headerLine int
+	idCol      int
+	timeCol    int
+	featCols   []int
+	targCols   []int // nil when the file has no targets
+	defaultFt  bool  // features were not chosen by the user
+	targetName []string
+}
+
+// row is one good data row: its sequence, step and line. Its values are
+// at the row's index in parser-local flat arrays.
+type row struct {
+	seq  int
+	step float64
+	line int
+}
+
+// add records a problem and reports whether reading may go on.
+func (p *parser) add(line int, col string, err error) bool {
+	p.errs = append(p.errs, &DataError{File: p.name, Line: line, Column: col, Err: err})
+	if len(p.errs) > p.max {
+		p.stopped = true
+	}
+	return !p.stopped
+}
+
+// err returns the problems found, sorted by line and cut to max.
+func (p *parser) err() error {
+	p.errs.sortLines()
+	if len(p.errs) > p.max {
+		next := p.errs[p.max]
+		p.errs = append(p.errs[:p.max], &DataError{File: p.name, Line: next.Line, Err: fail(ErrTooMany,
+			"stopped after %d problems: fix these and read the file again", p.max)})
+	}
+	return p.errs.Err()
+}
+
+var bom = []byte("\ufeff")
+
+func (p *parser) read(in io.Reader) *Dataset {
+	br := bufio.NewReader(in)
+	if b, _ := br.Peek(len(bom)); bytes.Equal(b, bom) {
+		br.Discard(len(bom))
+	}
+	cr := csv.NewReader(br)
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+
+	rec, err := cr.Read()
+	switch {
+	case err == io.EOF:
+		p.add(0, "", fail(ErrEmptyFile,
+			"the file is empty: it needs a header line naming the columns, such as %s,%s,x1,%s",
+			p.o.IDCol, p.o.TimeCol, p.o.Targets[0]))
+		return nil
+	case err != nil:
+		p.readErr(err, nil)
+		return nil
+	}
+	p.headerLine, _ = cr.FieldPos(0)
+	p.header = make([]string, len(rec))
+	for i, f := range rec {
+		p.header[i] = strings.TrimSpace(f)
+	}
+	if !p.columns() {
+		return nil
+	}
+
+	d := len(p.featCols)
+	k := len(p.targCols)
+	var (
+		rows    []row
+		xs, ys  []float64
+		seqOf   = map[string]int{}
+		ids     []string
+		seqRows [][]int
+	)
+	for !p.stopped {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !p.readErr(err, rec) {
+				break
+			}
+			continue
+		}
+		line, _ := cr.FieldPos(0)
+		if blank(rec) {
+			if !p.add(line, "", fail(ErrMissing, "the row is empty (%d empty fields): delete it", len(rec))) {
+				break
+			}
+			continue
+		}
+		id := strings.TrimSpace(rec[p.idCol])
+		if id == "" {
+			l, _ := cr.FieldPos(p.idCol)
+			p.add(l, p.o.IDCol, fail(ErrMissing, "empty cell: every row needs a sequence id"))
+			continue
+		}
+		step, ok := p.number(cr, rec, p.timeCol, p.o.TimeCol, roleTime)
+		if !ok {
+			continue
+		}
+		n := len(xs)
+		for _, c := range p.featCols {
+			v, ok1 := p.number(cr, rec, c, p.header[c], roleFeature)
+			if ok = ok1; !ok {
+				break
+			}
+			xs = append(xs, v)
+		}
+		if !ok {
+			xs = xs[:n]
+			continue
+		}
+		m := len(ys)
+		for _, c := range p.targCols {
+			v, ok1 := p.number(cr, rec, c, p.header[c], roleTarget)
+			if ok = ok1; !ok {
+				break
+			}
+			ys = append(ys, v)
+		}
+		if !ok {
+			xs, ys = xs[:n], ys[:m]
+			continue
+		}
+		s, seen := seqOf[id]
+		if !seen {
+			s = len(ids)
+			seqOf[id] = s
+			ids = append(ids, id)
+			seqRows = append(seqRows, nil)
+		}
+		seqRows[s] = append(seqRows[s], len(rows))
+		rows = append(rows, row{seq: s, step: step, line: line})
+	}
+	if p.stopped {
+		return nil
+	}
+	if len(rows) == 0 {
+		if len(p.errs) == 0 {
+			p.add(p.headerLine, "", fail(ErrNoRows,
+				"no data rows: the file has only the header line (%s)", listNames(p.header)))
+		}
+		return nil
+	}
+
+	ds := &Dataset{
+		File:     p.name,
+		IDCol:    p.o.IDCol,
+		TimeCol:  p.o.TimeCol,
+		Features: make([]string, d),
+		Targets:  p.targetName,
+		Shift:    p.o.Shift,
+		Seqs:     make([]*Sequence, len(ids)),
+	}
+	for i, c := range p.featCols {
+		ds.Features[i] = p.header[c]
+	}
+	for s, idx := range seqRows {
+		slices.SortStableFunc(idx, func(a, b int) int {
+			switch {
+			case rows[a].step < rows[b].step:
+				return -1
+			case rows[a].step > rows[b].step:
+				return 1
+			}
+			return 0
+		})
+		for t := 1; t < len(idx); t++ {
+			a, b := rows[idx[t-1]], rows[idx[t]]
+			if a.step == b.step {
+				p.add(b.line, p.o.TimeCol, fail(ErrDuplicateStep,
+					"step %s of sequence %q is also on line %d: steps within a sequence must be unique; remove one of the rows or give it another id",
+					formatStep(b.step), ids[s], a.line))
+			}
+		}
+		T := len(idx)
+		seq := &Sequence{
+			ID:    ids[s],
+			Steps: make([]float64, T),
+			Lines: make([]int, T),
+			X:     make([][]float64, T),
+		}
+		if k > 0 {
+			seq.Y = make([][]float64, T)
+		}
+		for t, r := range idx {
+			seq.Steps[t] = rows[r].step
+			seq.Lines[t] = rows[r].line
+			seq.X[t] = xs[r*d : (r+1)*d : (r+1)*d]
+			if u := t + p.o.Shift; k > 0 && u >= 0 && u < T {
+				ru := idx[u]
+				seq.Y[t] = ys[ru*k : (ru+1)*k : (ru+1)*k]
+			}
+		}
+		ds.Seqs[s] = seq
+	}
+	if len(p.errs) > 0 {
+		return nil
+	}
+	return ds
+}
+
+// readErr records an error returned by csv.Reader.Read and reports whether
+// reading may go on.
+func (p *parser) readErr(err error, rec []string) bool {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		p.add(0, "", fmt.Errorf("reading the file: %w", err))
+		p.stopped = true
+		return false
+	}
+	line := pe.StartLine
+	where := ""
+	if pe.Line != pe.StartLine {
+		where = fmt.Sprintf(" (in the field that starts here; found on line %d)", pe.Line)
+	}
+	switch {
+	case errors.Is(pe.Err, csv.ErrFieldCount):
+		return p.add(line, "", newProblem(ErrSyntax, []error{err},
+			"the row has %s, the header has %d (%s): every row needs one value per column",
+			plural(len(rec), "field"), len(p.header), listNames(p.header)))
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		return p.add(line, "", newProblem(ErrSyntax, []error{err},
+			`malformed CSV at byte %d of line %d%s: a quote (") inside a field that does not start with one: quote the whole field and double the quotes inside it, as in "a ""b"" c"`,
+			pe.Column, pe.Line, where))
+	case errors.Is(pe.Err, csv.ErrQuote):
+		return p.add(line, "", newProblem(ErrSyntax, []error{err},
+			`malformed CSV at byte %d of line %d%s: a quoted field is not closed, or has text after its closing quote: check the quotes`,
+			pe.Column, pe.Line, where))
+	}
+	return p.add(line, "", newProblem(ErrSyntax, []error{err}, "malformed CSV: %v", err))
+}
+
+// columns resolves the column choice against the header, recording every
+// problem, and reports whether the rows can be read.
+func (p *parser) columns() bool {
+	h := p.header
+	line := p.headerLine
+	if len(h) == 1 && strings.ContainsAny(h[0], ";\t|") {
+		p.add(line, "", fail(ErrSyntax,
+			"the header is a single field %q: the file seems to use another separator than a comma; rnnaudit reads comma-separated files only, so convert the file",
+			h[0]))
+		return false
+	}
+	ok := true
+	bad := func(col string, format string, args ...any) {
+		p.add(line, col, fail(ErrColumn, format, args...))
+		ok = false
+	}
+	index := map[string]int{}
+	for i, name := range h {
+		if name == "" {
+			continue
+		}
+		if j, dup := index[name]; dup {
+			bad(name, "the header names two columns %q (fields %d and %d): rename one", name, j+1, i+1)
+			continue
+		}
+		index[name] = i
+	}
+	find := func(name, role, flag string) int {
+		if i, found := index[name]; found {
+			return i
+		}
+		hint := ""
+		for _, n := range h {
+			if strings.EqualFold(n, name) {
+				hint = fmt.Sprintf(" (did you mean %q? names are case-sensitive)", n)
+				break
+			}
+		}
+		bad(name, "no such column%s; the file has %s: name the %s column with %s",
+			hint, listNames(h), role, flag)
+		return -1
+	}
+
+	o := p.o
+	if o.IDCol == o.TimeCol {
+		bad(o.IDCol, "the same column is the id and the step column: name them with %s and %s", flagID, flagTime)
+		return false
+	}
+	p.idCol = find(o.IDCol, "id", flagID)
+	p.timeCol = find(o.TimeCol, "step", flagTime)
+
+	// Targets.
+	present := 0
+	for _, t := range o.Targets {
+		if _, found := index[t]; found {
+			present++
+		}
+	}
+	if present > 0 || !o.OptionalTargets {
+		seen := map[string]bool{}
+		for _, t := range o.Targets {
+			switch {
+			case seen[t]:
+				bad(t, "named twice as a target column: check %s", flagTargets)
+			case t == o.IDCol || t == o.TimeCol:
+				bad(t, "the %s column cannot be a target: name the target with %s", roleName(t, o), flagTargets)
+			default:
+				if c := find(t, "target", flagTargets); c >= 0 {
+					p.targCols = append(p.targCols, c)
+					p.targetName = append(p.targetName, t)
+				}
+			}
+			seen[t] = true
+		}
+	}
+
+	// Features.
+	if len(o.Features) > 0 {
+		seen := map[string]bool{}
+		for _, f := range o.Features {
+			switch {
+			case seen[f]:
+				bad(f, "named twice as a feature column: check %s", flagFeatures)
+			case f == o.IDCol:
+				bad(f, "the id column cannot be a feature: ids are names, not numbers; choose the features with %s", flagFeatures)
+			case o.Shift == 0 && slices.Contains(p.targetName, f):
+				bad(f, "the column is both a feature and the target, so the model would see the answer: drop it from %s, or use %s 1 to forecast the next value", flagFeatures, flagShift)
+			default:
+				if c := find(f, "feature", flagFeatures); c >= 0 {
+					p.featCols = append(p.featCols, c)
+				}
+			}
+			seen[f] = true
+		}
+	} else {
+		p.defaultFt = true
+		for i, name := range h {
+			if i == p.idCol || i == p.timeCol || slices.Contains(p.targCols, i) ||
+				name == o.IDCol || name == o.TimeCol || slices.Contains(o.Targets, name) {
+				continue
+			}
+			if name == "" {
+				bad("", "field %d of the header is empty (a trailing comma?): name the column, or choose the features with %s", i+1, flagFeatures)
+				continue
+			}
+			if index[name] != i {
+				continue // a duplicate, reported above
+			}
+			p.featCols = append(p.featCols, i)
+		}
+		if ok && len(p.featCols) == 0 {
+			bad("", "no feature column: the file has only %s; add feature columns or choose them with %s", listNames(h), flagFeatures)
+		}
+	}
+	return ok
+}
+
+// roleName names the role of a column that is the id or step column.
+func roleName(name string, o Options) string {
+	if name == o.IDCol {
+		return "id"
+	}
+	return "step"
+}
+
+// Roles of a numeric cell, for messages.
+const (
+	roleTime = iota
+	roleFeature
+	roleTarget
+)
+
+// number parses field c of rec as a finite float64, recording the problem
+// when it is not one.
+func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role int) (float64, bool) {
+	text := strings.TrimSpace(rec[c])
+	v, err := strconv.ParseFloat(text, 64)
+	if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		return v, true
+	}
+	line, _ := cr.FieldPos(c)
+	var prob error
+	switch {
+	case isMissing(text):
+		what := "empty cell"
+		if text != "" {
+			what = fmt.Sprintf("missing value %q", text)
+		}
+		switch role {
+		case roleTime:
+			prob = fail(ErrMissing, "%s: every row needs a step", what)
+		case roleFeature:
+			prob = fail(ErrMissing, "%s: fill it in; rnnaudit does not impute missing values", what)
+		default:
+			prob = fail(ErrMissing, "%s: fill it in (rnnaudit does not impute missing values); a test file without labels may leave out the target columns", what)
+		}
+	case math.IsInf(v, 0) && err == nil:
+		prob = fail(ErrNumber, "%q is infinite: only finite values are allowed", text)
+	case errors.Is(err, strconv.ErrRange):
+		prob = fail(ErrNumber, "%q is out of the range of float64 numbers: rescale the column", text)
+	default:
+		hint := "write a number such as 1.5 or -2e-3"
+		if _, err := strconv.ParseFloat(strings.Replace(text, ",", ".", 1), 64); err == nil {
+			hint = "write the decimal separator as a point (1.5, not 1,5)"
+		} else if role == roleTime {
+			hint = "steps must be numbers (integers or decimals); convert dates or times to numbers, such as days since the start"
+		} else if role == roleFeature && p.defaultFt {
+			hint += fmt.Sprintf("; if the column is not a feature, choose the features with %s", flagFeatures)
+		}
+		prob = fail(ErrNumber, "%q is not a number: %s", text, hint)
+	}
+	p.add(line, col, prob)
+	return 0, false
+}
+
+// blank reports whether every field of a row is empty or spaces.
+func blank(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// isMissing reports whether a (trimmed) cell is empty or a common
+// missing-value marker.
+func isMissing(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "nan", "-nan", "+nan", "na", "n/a", "nil", "null", "none", "?", "-", ".":
+		return true
+	}
+	return false
+}
+
+// listNames returns "a, b, c", eliding the middle of long lists.
+func listNames(names []string) string {
+	const most = 12
+	quoted := func(ns []string) string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			if n == "" {
+				n = `""`
+			}
+			out[i] = n
+		}
+		return strings.Join(out, ", ")
+	}
+	if len(names) <= most {
+		return quoted(names)
+	}
+	return fmt.Sprintf("%s, …, %s (%d columns)", quoted(names[:most-2]), quoted(names[len(names)-2:]), len(names))
+}
+
+// formatStep prints a step value as short as possible (3, 2.5, 1e+09).
+func formatStep(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
