@@ -1,0 +1,274 @@
+package audit
+
+import (
+	"math"
+	"slices"
+)
+
+// limits are the intervals of every evaluated point.
+type limits struct {
+	lo, up   []float64
+	nlo, nup []float64
+	m        []int
+}
+
+// intervalsFor computes the jackknife+ limits of every point from the
+// perturbed predictions preds[b][p] and the residual entries (restricted
+// to the blocks keep accepts when keep is non-nil). In a self-audit a
+// point's own sequence's residuals are left out.
+func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) bool) limits {
+	n := len(r.points)
+	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	chunks := (n + 255) / 256
+	vms := make([][]float64, r.workers)
+	vps := make([][]float64, r.workers)
+	_ = r.parallel(chunks, func(w, c int) error {
+		for p := c * 256; p < min(n, (c+1)*256); p++ {
+			pt := r.points[p]
+			vm, vp := vms[w][:0], vps[w][:0]
+			for _, e := range r.entries[pt.f] {
+				if (r.self && e.seq == pt.seq) || (keep != nil && !keep(e.blk)) {
+					continue
+				}
+				f := preds[e.blk][p]
+				vm = append(vm, f-e.r)
+				vp = append(vp, f+e.r)
+			}
+			l.lo[p], l.up[p] = jackknifePlus(alpha, vm, vp)
+			l.m[p] = len(vp)
+			vms[w], vps[w] = vm, vp
+		}
+		return nil
+	})
+	return l
+}
+
+// intervals fills the result's sequences, summary and calibration.
+func (r *run) intervals(preds [][]float64) {
+	alpha := r.opt.Alpha
+	l := r.intervalsFor(alpha, preds, nil)
+	// Naive in-sample intervals: prediction ± the per-(row, horizon)
+	// quantile of the training residuals at theta_hat.
+	halfw := map[forecast]float64{}
+	for f, v := range r.naive {
+		halfw[f] = upperQuantile(alpha, v)
+	}
+	l.nlo, l.nup = make([]float64, len(r.points)), make([]float64, len(r.points))
+	for p, pt := range r.points {
+		q, ok := halfw[pt.f]
+		if !ok {
+			q = math.Inf(1)
+		}
+		l.nlo[p], l.nup[p] = pt.pred-q, pt.pred+q
+	}
+	// Sequences.
+	seqs := make([]SequenceResult, r.eval.Len())
+	for i, s := range r.eval.Seqs {
+		seqs[i].ID = s.ID
+	}
+	for p, pt := range r.points {
+		s := r.eval.Seqs[pt.seq]
+		st := StepResult{Row: pt.f.T, Step: s.Steps[pt.f.T], Horizon: pt.f.H, Prediction: pt.pred,
+			Lower: l.lo[p], Upper: l.up[p], NaiveLower: l.nlo[p], NaiveUpper: l.nup[p], M: l.m[p]}
+		if pt.has {
+			y := pt.y
+			st.Target = &y
+		}
+		seqs[pt.seq].Steps = append(seqs[pt.seq].Steps, st)
+	}
+	r.res.Sequences = seqs
+	r.res.Summary = r.summary(l)
+	if r.res.Summary != nil {
+		r.res.Calibration = r.calibration(preds)
+	}
+}
+
+// summary computes the metrics of DESIGN section 6 over the labelled
+// points; nil when there are none.
+func (r *run) summary(l limits) *Summary {
+	alpha := r.opt.Alpha
+	maxRow := 0
+	labelled := 0
+	for _, pt := range r.points {
+		if pt.has {
+			labelled++
+			maxRow = max(maxRow, pt.f.T)
+		}
+	}
+	if labelled == 0 {
+		return nil
+	}
+	s := &Summary{Alpha: alpha, Points: labelled}
+	nrow := maxRow + 1
+	cov, cnt := make([]float64, nrow), make([]float64, nrow)
+	lens, lcnt := make([]float64, nrow), make([]float64, nrow)
+	ncov, nlens, nlcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
+	seqOK := map[int]bool{}
+	var sse, covered, lenSum, lenN, score, ncovered, nlenSum, nlenN float64
+	low, high := r.opt.Low, r.opt.High
+	var tl, th Threshold
+	for p, pt := range r.points {
+		if !pt.has {
+			continue
+		}
+		y, lo, up := pt.y, l.lo[p], l.up[p]
+		t := pt.f.T
+		in := lo <= y && y <= up
+		if _, seen := seqOK[pt.seq]; !seen {
+			seqOK[pt.seq] = true
+		}
+		if !in {
+			seqOK[pt.seq] = false
+			cnt[t]++
+		} else {
+			covered++
+			cov[t]++
+			cnt[t]++
+		}
+		sse += (y - pt.pred) * (y - pt.pred)
+		if !math.IsInf(lo, 0) && !math.IsInf(up, 0) {
+			lenSum += up - lo
+			lenN++
+			lens[t] += up - lo
+			lcnt[t]++
+			sc := up - lo
+			if y < lo {
+				sc += 2 / alpha * (lo - y)
+			}
+			if y > up {
+				sc += 2 / alpha * (y - up)
+			}
+			score += sc
+		} else {
+			s.Infinite++
+		}
+		nlo, nup := l.nlo[p], l.nup[p]
+		if nlo <= y && y <= nup {
+			ncovered++
+			ncov[t]++
+		}
+		if !math.IsInf(nlo, 0) && !math.IsInf(nup, 0) {
+			nlenSum += nup - nlo
+			nlenN++
+			nlens[t] += nup - nlo
+			nlcnt[t]++
+		}
+		if low != nil {
+			flag, real := lo < *low, y < *low
+			tally(&tl, flag, real)
+		}
+		if high != nil {
+			flag, real := up > *high, y > *high
+			tally(&th, flag, real)
+		}
+	}
+	n := float64(labelled)
+	s.Coverage = covered / n
+	s.RMSE = math.Sqrt(sse / n)
+	s.MeanLength = ratio(lenSum, lenN)
+	s.IntervalScore = ratio(score, lenN)
+	joint := 0
+	for _, ok := range seqOK {
+		if ok {
+			joint++
+		}
+	}
+	s.JointCoverage = float64(joint) / float64(len(seqOK))
+	s.CoveragePerStep = make([]float64, nrow)
+	s.LengthPerStep = make([]float64, nrow)
+	s.Naive = NaiveSummary{Coverage: ncovered / n, MeanLength: ratio(nlenSum, nlenN),
+		CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
+	s.GapPerStep = make([]float64, nrow)
+	for t := 0; t < nrow; t++ {
+		s.CoveragePerStep[t] = ratio(cov[t], cnt[t])
+		s.LengthPerStep[t] = ratio(lens[t], lcnt[t])
+		s.Naive.CoveragePerStep[t] = ratio(ncov[t], cnt[t])
+		s.Naive.LengthPerStep[t] = ratio(nlens[t], nlcnt[t])
+		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
+	}
+	s.Gap = s.MeanLength - s.Naive.MeanLength
+	if low != nil {
+		tl.Threshold = *low
+		finish(&tl)
+		s.Audit.Low = &tl
+	}
+	if high != nil {
+		th.Threshold = *high
+		finish(&th)
+		s.Audit.High = &th
+	}
+	return s
+}
+
+func tally(t *Threshold, flag, real bool) {
+	if flag {
+		t.Flagged++
+		if real {
+			t.True++
+		}
+	}
+	if real {
+		t.Actual++
+	}
+}
+
+func finish(t *Threshold) {
+	t.Precision = ratio(float64(t.True), float64(t.Flagged))
+	t.Recall = ratio(float64(t.True), float64(t.Actual))
+}
+
+// ratio is a/b, NaN when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// calibrationAlphas is the grid of the calibration curve.
+var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
+
+// calibrationMax bounds the number of labelled points the calibration
+// curve is computed on (evenly spaced), to keep its cost small.
+const calibrationMax = 4000
+
+// calibration computes coverage against nominal level over the alpha grid
+// from the same residuals and perturbed predictions.
+func (r *run) calibration(preds [][]float64) []CalibrationPoint {
+	var lab []int
+	for p, pt := range r.points {
+		if pt.has {
+			lab = append(lab, p)
+		}
+	}
+	stride := max(1, (len(lab)+calibrationMax-1)/calibrationMax)
+	hits := make([]float64, len(calibrationAlphas))
+	total := 0.0
+	for i := 0; i < len(lab); i += stride {
+		p := lab[i]
+		pt := r.points[p]
+		var vm, vp []float64
+		for _, e := range r.entries[pt.f] {
+			if r.self && e.seq == pt.seq {
+				continue
+			}
+			f := preds[e.blk][p]
+			vm = append(vm, f-e.r)
+			vp = append(vp, f+e.r)
+		}
+		slices.Sort(vm)
+		slices.Sort(vp)
+		total++
+		for a, alpha := range calibrationAlphas {
+			lo, up := limitsSorted(alpha, vm, vp)
+			if lo <= pt.y && pt.y <= up {
+				hits[a]++
+			}
+		}
+	}
+	out := make([]CalibrationPoint, len(calibrationAlphas))
+	for a, alpha := range calibrationAlphas {
+		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], total)}
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package audit
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestQuantileRules pins the ranks of DESIGN section 5 at the edges: m too
+// small for a finite limit, exact products such as 0.9 × 10, and ties.
+func TestQuantileRules(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		alpha      float64
+		m          int
+		upRank     int
+		lowRank    int
+		lower, upp float64 // limits for V- = V+ = 1..m
+	}{
+		{0.1, 1, 2, 0, -inf, inf},
+		{0.1, 8, 9, 0, -inf, inf}, // (0.9)(9) = 8.1 -> 9 > m: infinite; 0.9 -> 0: infinite
+		{0.1, 9, 9, 1, 1, 9},      // (0.9)(10) = 9 exactly, (0.1)(10) = 1 exactly
+		{0.1, 10, 10, 1, 1, 10},   // 9.9 -> 10; 1.1 -> 1
+		{0.1, 19, 18, 2, 2, 18},   // 18 exactly; 2 exactly
+		{0.05, 19, 19, 1, 1, 19},  // 19 exactly (0.95 is just below in binary); 1 exactly
+		{0.05, 18, 19, 0, -inf, inf},
+		{0.25, 3, 3, 1, 1, 3},
+		{0.2, 4, 4, 1, 1, 4},
+	} {
+		if got := upperRank(tc.alpha, tc.m); got != tc.upRank {
+			t.Errorf("alpha %g m %d: upper rank %d, want %d", tc.alpha, tc.m, got, tc.upRank)
+		}
+		if got := lowerRank(tc.alpha, tc.m); got != tc.lowRank {
+			t.Errorf("alpha %g m %d: lower rank %d, want %d", tc.alpha, tc.m, got, tc.lowRank)
+		}
+		v := make([]float64, tc.m)
+		for i := range v {
+			v[i] = float64(tc.m - i) // reversed, so the selection must sort
+		}
+		lo, up := jackknifePlus(tc.alpha, slices.Clone(v), slices.Clone(v))
+		if lo != tc.lower || up != tc.upp {
+			t.Errorf("alpha %g m %d: limits [%g, %g], want [%g, %g]", tc.alpha, tc.m, lo, up, tc.lower, tc.upp)
+		}
+	}
+	// Ties: the k-th smallest with repeated values.
+	v := []float64{3, 1, 2, 2, 2, 5, 1}
+	for k, want := range []float64{1, 1, 2, 2, 2, 3, 5} {
+		if got := kthSmallest(slices.Clone(v), k+1); got != want {
+			t.Errorf("ties: %d-th smallest %g, want %g", k+1, got, want)
+		}
+	}
+	// kthSmallest agrees with sorting on random data with many ties.
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + r.IntN(60)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(7))
+		}
+		s := slices.Sorted(slices.Values(v))
+		k := 1 + r.IntN(n)
+		if got := kthSmallest(slices.Clone(v), k); got != s[k-1] {
+			t.Fatalf("%v: %d-th smallest %g, want %g", v, k, got, s[k-1])
+		}
+	}
+}

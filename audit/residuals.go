@@ -1,0 +1,230 @@
+package audit
+
+import (
+	"math"
+	"sync"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// parallel runs f(k) for k in [0, n) on the run's workers, each with its
+// own index w; it stops early when the context is cancelled and returns the
+// first error.
+func (r *run) parallel(n int, f func(w, k int) error) error {
+	next := make(chan int, n)
+	for k := 0; k < n; k++ {
+		next <- k
+	}
+	close(next)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < min(r.workers, max(n, 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				mu.Lock()
+				stop := first != nil
+				mu.Unlock()
+				if stop {
+					continue
+				}
+				err := r.ctx.Err()
+				if err == nil {
+					err = f(w, k)
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// states caches one evaluation state per program for one worker.
+type states map[*graph.Program]*graph.State
+
+func (s states) get(p *graph.Program) *graph.State {
+	st, ok := s[p]
+	if !ok {
+		st = p.NewState()
+		s[p] = st
+	}
+	return st
+}
+
+// residuals computes the leave-one-block-out residuals (DESIGN section 5):
+// for every block b and every training forecast in its evaluation region,
+// |y - f(x; theta_-b)| with a real forward pass; and the in-sample
+// residuals |y - f(x; theta_hat)| for the naive intervals.
+func (r *run) residuals() error {
+	partOf := make([]int, r.train.Len())
+	for pi, gr := range r.parts {
+		partOf[gr.seqs[0]] = pi
+	}
+	// Unperturbed outputs of every part.
+	base := make([][]float64, len(r.parts))
+	ws := make([]states, r.workers)
+	for w := range ws {
+		ws[w] = states{}
+	}
+	err := r.parallel(len(r.parts), func(w, k int) error {
+		gr := r.parts[k]
+		outs, err := ws[w].get(gr.prog).Forward(r.theta, gr.in)
+		if err != nil {
+			return err
+		}
+		base[k] = append([]float64(nil), outs[0].F...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.naive = map[forecast][]float64{}
+	for k, gr := range r.parts {
+		for _, f := range r.io.forecasts(gr.T) {
+			q := r.io.index(1, gr.T, 0, f.T, f.H)
+			if gr.weight[q] != 0 {
+				r.naive[f] = append(r.naive[f], math.Abs(gr.target[q]-base[k][q]))
+			}
+		}
+	}
+
+	bl := r.scheme.Blocks
+	type blockRes struct {
+		entries []entry
+		keys    []forecast
+		shift   float64
+		count   int
+	}
+	results := make([]blockRes, len(bl))
+	thetas := make([][]float64, r.workers)
+	done := 0
+	var mu sync.Mutex
+	err = r.parallel(len(bl), func(w, k int) error {
+		if thetas[w] == nil {
+			thetas[w] = make([]float64, len(r.theta))
+		}
+		th := thetas[w]
+		for j := range th {
+			th[j] = r.theta[j] + r.delta[k][j]
+		}
+		res := &results[k]
+		for _, sp := range bl[k].Region(r.train) {
+			pi := partOf[sp.Seq]
+			gr := r.parts[pi]
+			outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
+			if err != nil {
+				return err
+			}
+			for _, f := range r.io.forecasts(gr.T) {
+				row := f.T + f.H
+				q := r.io.index(1, gr.T, 0, f.T, f.H)
+				if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
+					continue
+				}
+				y := outs[0].F[q]
+				res.entries = append(res.entries, entry{blk: k, seq: sp.Seq, r: math.Abs(gr.target[q] - y)})
+				res.keys = append(res.keys, f)
+				res.shift += math.Abs(y - base[pi][q])
+				res.count++
+			}
+		}
+		mu.Lock()
+		done++
+		r.opt.progress("leave-one-block-out residuals", done, len(bl))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.entries = map[forecast][]entry{}
+	shifts := make([]float64, len(bl))
+	for k, res := range results {
+		for j, e := range res.entries {
+			r.entries[res.keys[j]] = append(r.entries[res.keys[j]], e)
+		}
+		if res.count > 0 {
+			shifts[k] = res.shift / float64(res.count)
+		}
+	}
+	r.mostInfluential(shifts)
+	return nil
+}
+
+// mostInfluential lists the ten blocks with the largest parameter change.
+func (r *run) mostInfluential(shifts []float64) {
+	d := &r.res.Diag
+	idx := make([]int, len(d.InfluenceNorms))
+	for i := range idx {
+		idx[i] = i
+	}
+	sortByDesc(idx, d.InfluenceNorms)
+	for _, k := range idx[:min(10, len(idx))] {
+		d.Influential = append(d.Influential, InfluenceEntry{Block: r.scheme.Blocks[k].Label, Norm: d.InfluenceNorms[k], PredShift: shifts[k]})
+	}
+}
+
+func sortByDesc(idx []int, key []float64) {
+	// Insertion-stable order: larger key first, ties by index.
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && (key[idx[j]] > key[idx[j-1]] || (key[idx[j]] == key[idx[j-1]] && idx[j] < idx[j-1])); j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+}
+
+// perturbedPredictions evaluates the evaluation set with theta_hat +
+// deltas[k] for every k: out[k][p] is the prediction of point p.
+func (r *run) perturbedPredictions(deltas [][]float64, thetas [][]float64) ([][]float64, error) {
+	out := make([][]float64, len(deltas)+len(thetas))
+	ws := make([]states, r.workers)
+	bufs := make([][]float64, r.workers)
+	for w := range ws {
+		ws[w] = states{}
+		bufs[w] = make([]float64, len(r.theta))
+	}
+	// Positions of the points in each group's output.
+	byGroup := make([][]int, len(r.evalGroups))
+	for p, pt := range r.points {
+		byGroup[pt.group] = append(byGroup[pt.group], p)
+	}
+	var mu sync.Mutex
+	done := 0
+	total := len(out)
+	err := r.parallel(total, func(w, k int) error {
+		th := bufs[w]
+		if k < len(deltas) {
+			for j := range th {
+				th[j] = r.theta[j] + deltas[k][j]
+			}
+		} else {
+			copy(th, thetas[k-len(deltas)])
+		}
+		pred := make([]float64, len(r.points))
+		for gi, gr := range r.evalGroups {
+			outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
+			if err != nil {
+				return err
+			}
+			for _, p := range byGroup[gi] {
+				pred[p] = outs[0].F[r.points[p].pos]
+			}
+		}
+		out[k] = pred
+		mu.Lock()
+		done++
+		r.opt.progress("intervals", done, total)
+		mu.Unlock()
+		return nil
+	})
+	return out, err
+}
