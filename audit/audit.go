@@ -53,6 +53,7 @@ type run struct {
 	points     []point
 	workers    int
 	phaseStart time.Time
+	base       *newtonEig // Hessian of the full loss at theta_hat, for re-training
 }
 
 // entry is one leave-one-block-out residual: of training sequence seq,

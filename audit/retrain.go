@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
 
@@ -151,24 +152,132 @@ func (r *run) exactResiduals(pick []int, exact [][]float64) (map[forecast][]entr
 	return out, err
 }
 
-// refit minimises L(.; w_-b) from theta_hat (b < 0: the full loss).
-func (r *run) refit(b int) (theta []float64, iters int, gradNorm float64, err error) {
+// blockObjective is the loss without block b (b < 0: the full loss).
+func (r *run) blockObjective(b int) *hvp.Objective {
 	obj := r.objective(r.groups)
-	if b >= 0 {
-		blk := r.scheme.Blocks[b]
-		for gi, gr := range r.groups {
-			w := slices.Clone(gr.weight)
-			B := len(gr.seqs)
-			for bi, i := range gr.seqs {
-				for _, f := range r.io.forecasts(gr.T) {
-					if blk.Deletes(i, f.T, f.H) {
-						w[r.io.index(B, gr.T, bi, f.T, f.H)] = 0
-					}
+	if b < 0 {
+		return obj
+	}
+	blk := r.scheme.Blocks[b]
+	for gi, gr := range r.groups {
+		w := slices.Clone(gr.weight)
+		B := len(gr.seqs)
+		for bi, i := range gr.seqs {
+			for _, f := range r.io.forecasts(gr.T) {
+				if blk.Deletes(i, f.T, f.H) {
+					w[r.io.index(B, gr.T, bi, f.T, f.H)] = 0
 				}
 			}
-			obj.Batches[gi].Weight = w
+		}
+		obj.Batches[gi].Weight = w
+	}
+	return obj
+}
+
+// refit minimises L(.; w_-b) from theta_hat (b < 0: the full loss): with
+// Newton steps on the dense Hessian when the model is small enough for the
+// exact solver, with L-BFGS otherwise.
+func (r *run) refit(b int) (theta []float64, iters int, gradNorm float64, err error) {
+	obj := r.blockObjective(b)
+	if r.g.NumParams() <= AutoExactMax {
+		return r.newton(obj)
+	}
+	return r.lbfgs(obj)
+}
+
+// newtonEig is an eigendecomposition of a Hessian, the Newton matrix.
+type newtonEig struct {
+	vals []float64
+	vecs *mat.Dense
+}
+
+func (r *run) hessianEig(obj *hvp.Objective, theta []float64) (*newtonEig, error) {
+	h, err := obj.Dense(r.ctx, hvp.Hessian, theta)
+	if err != nil {
+		return nil, err
+	}
+	var e mat.EigenSym
+	if !e.Factorize(h, true) {
+		return nil, fmt.Errorf("audit: exact re-training: eigendecomposition failed")
+	}
+	ne := &newtonEig{vals: e.Values(nil), vecs: &mat.Dense{}}
+	e.VectorsTo(ne.vecs)
+	return ne, nil
+}
+
+// step returns -(|H| + mu I)^-1 g, a descent direction for any mu > 0.
+func (ne *newtonEig) step(g []float64, mu float64) []float64 {
+	P := len(g)
+	var t mat.VecDense
+	t.MulVec(ne.vecs.T(), mat.NewVecDense(P, g))
+	for i := 0; i < P; i++ {
+		t.SetVec(i, -t.AtVec(i)/(math.Abs(ne.vals[i])+mu))
+	}
+	var s mat.VecDense
+	s.MulVec(ne.vecs, &t)
+	return s.RawVector().Data
+}
+
+// newton minimises obj from theta_hat: Newton steps with |eigenvalues| +
+// mu (saddle-free, so always a descent direction) and backtracking; the
+// Hessian is recomputed when the gradient stops falling fast. It stops at
+// a gradient norm of 1e-10 times the typical block gradient, or when no
+// step decreases the loss any more (converged to rounding).
+func (r *run) newton(obj *hvp.Objective) ([]float64, int, float64, error) {
+	theta := slices.Clone(r.theta)
+	P := len(theta)
+	g := make([]float64, P)
+	tol := 1e-10 * math.Max(r.res.Diag.BlockGradMedian, 1e-300)
+	ne := r.base
+	if ne == nil {
+		var err error
+		if ne, err = r.hessianEig(obj, theta); err != nil {
+			return nil, 0, 0, err
+		}
+		r.base = ne
+	}
+	mu := 1e-10 * math.Max(math.Abs(ne.vals[0]), math.Abs(ne.vals[P-1]))
+	loss, err := obj.Gradient(r.ctx, theta, g)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	it := 0
+	for ; it < 200 && norm(g) > tol; it++ {
+		s := ne.step(g, mu)
+		accepted := false
+		for a := 1.0; a > 1e-6; a /= 2 {
+			next := make([]float64, P)
+			for i := range next {
+				next[i] = theta[i] + a*s[i]
+			}
+			l, err := obj.Value(r.ctx, next)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			if l < loss {
+				theta, loss, accepted = next, l, true
+				break
+			}
+		}
+		if !accepted {
+			break // no decrease left: at the minimum to rounding
+		}
+		before := norm(g)
+		if _, err := obj.Gradient(r.ctx, theta, g); err != nil {
+			return nil, 0, 0, err
+		}
+		if norm(g) > 0.25*before {
+			// Slow: the Newton matrix is stale; take the Hessian here.
+			if ne, err = r.hessianEig(obj, theta); err != nil {
+				return nil, 0, 0, err
+			}
 		}
 	}
+	return theta, it, norm(g), nil
+}
+
+// lbfgs minimises obj from theta_hat with L-BFGS (large models).
+func (r *run) lbfgs(obj *hvp.Objective) ([]float64, int, float64, error) {
 	var ferr error
 	grad := make([]float64, len(r.theta))
 	scale := math.Max(r.res.Diag.BlockGradMedian, 1e-12)
@@ -219,5 +328,3 @@ func cosine(a, b []float64) float64 {
 	}
 	return s / (na * nb)
 }
-
-var _ = hvp.Exact
