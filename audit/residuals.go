@@ -55,6 +55,7 @@ func (s states) get(p *graph.Program) *graph.State {
 	st, ok := s[p]
 	if !ok {
 		st = p.NewState()
+		st.SetSerial(true) // the audit's workers already run in parallel
 		s[p] = st
 	}
 	return st

@@ -271,7 +271,7 @@ func (c *compiler) emit(k kernel, shape []int, in ...*value) *value {
 			}
 			out = NewFloat(shape, nil)
 		}
-		k.forward(out, ts)
+		k.forward(nil, out, ts)
 		return staticValue(out)
 	}
 	st := step{k: k, node: c.node.label()}

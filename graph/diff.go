@@ -142,7 +142,7 @@ func (s *State) Tangent(v []float64) ([]*Tensor, error) {
 			d.din = append(d.din, d.tan[j])
 			s.ins = append(s.ins, s.vals[j])
 		}
-		st.k.jvp(d.tan[st.out], s.ins, d.din, s.vals[st.out])
+		st.k.jvp(&s.x, d.tan[st.out], s.ins, d.din, s.vals[st.out])
 	}
 	d.tanValid = true
 	douts := make([]*Tensor, len(s.p.outputs))
@@ -200,7 +200,7 @@ func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
 			d.dgin = append(d.dgin, d.dcot[j])
 			d.din = append(d.din, d.tan[j])
 		}
-		st.k.vjpTangent(d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
+		st.k.vjpTangent(&s.x, d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
 	}
 	return nil
 }
@@ -235,7 +235,7 @@ func (s *State) Backward(g []*Tensor, grad []float64) error {
 			s.ins = append(s.ins, s.vals[j])
 			d.gin = append(d.gin, d.cot[j])
 		}
-		st.k.vjp(d.gin, s.ins, s.vals[st.out], d.cot[st.out])
+		st.k.vjp(&s.x, d.gin, s.ins, s.vals[st.out], d.cot[st.out])
 	}
 	d.cotValid = true
 	return nil

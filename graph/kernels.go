@@ -17,14 +17,14 @@ import (
 type kernel interface {
 	// forward writes the result into out, whose shape and backing are
 	// already allocated.
-	forward(out *Tensor, in []*Tensor)
+	forward(ex *exec, out *Tensor, in []*Tensor)
 	// keepsInt reports whether the kernel maps Int inputs to an Int
 	// result (data movement and integer arithmetic at compile time).
 	keepsInt() bool
 	// Derivative rules; see kernels_diff.go.
-	jvp(dout *Tensor, in, din []*Tensor, out *Tensor)
-	vjp(gin, in []*Tensor, out, g *Tensor)
-	vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor)
+	jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor)
+	vjp(ex *exec, gin, in []*Tensor, out, g *Tensor)
+	vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor)
 }
 
 // mapK moves data: out[i] = in[idx[i]]. It implements Transpose, Slice,
@@ -33,7 +33,7 @@ type mapK struct{ idx []int32 }
 
 func (k *mapK) keepsInt() bool { return true }
 
-func (k *mapK) forward(out *Tensor, in []*Tensor) {
+func (k *mapK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	if out.DType == Int {
 		src := in[0].I
 		for i, j := range k.idx {
@@ -42,7 +42,7 @@ func (k *mapK) forward(out *Tensor, in []*Tensor) {
 		return
 	}
 	src, dst := in[0].F, out.F
-	parallelFor(len(dst), func(lo, hi int) {
+	ex.parallelFor(len(dst), func(lo, hi int) {
 		for i, j := range k.idx[lo:hi] {
 			dst[lo+i] = src[j]
 		}
@@ -59,7 +59,7 @@ type concatK struct {
 
 func (k *concatK) keepsInt() bool { return true }
 
-func (k *concatK) forward(out *Tensor, in []*Tensor) {
+func (k *concatK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	off := 0
 	for o := 0; o < k.outer; o++ {
 		for j, t := range in {
@@ -96,7 +96,7 @@ type binK struct {
 
 func (k *binK) keepsInt() bool { return true }
 
-func (k *binK) forward(out *Tensor, in []*Tensor) {
+func (k *binK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	if out.DType == Int {
 		a, b := in[0].I, in[1].I
 		for i := range out.I {
@@ -119,7 +119,7 @@ func (k *binK) forward(out *Tensor, in []*Tensor) {
 		return
 	}
 	a, b, c := in[0].F, in[1].F, out.F
-	parallelFor(len(c), func(lo, hi int) { k.forwardRange(a, b, c, lo, hi) })
+	ex.parallelFor(len(c), func(lo, hi int) { k.forwardRange(a, b, c, lo, hi) })
 }
 
 // forwardRange computes elements [lo, hi) of the float result.
@@ -198,10 +198,10 @@ type unaryK struct{ a *activation }
 
 func (k *unaryK) keepsInt() bool { return false }
 
-func (k *unaryK) forward(out *Tensor, in []*Tensor) {
+func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	f := k.a.f
 	src, dst := in[0].F, out.F
-	parallelFor(len(dst), func(lo, hi int) {
+	ex.parallelFor(len(dst), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst[i] = f(src[i])
 		}
@@ -221,7 +221,7 @@ type matmulK struct {
 
 func (k *matmulK) keepsInt() bool { return false }
 
-func (k *matmulK) forward(out *Tensor, in []*Tensor) {
+func (k *matmulK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	a, b := in[0].F, in[1].F
 	beta := 0.0
 	if k.add {
@@ -410,7 +410,7 @@ type softmaxK struct {
 
 func (k *softmaxK) keepsInt() bool { return false }
 
-func (k *softmaxK) forward(out *Tensor, in []*Tensor) {
+func (k *softmaxK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	x, y := in[0].F, out.F
 	for o := 0; o < k.outer; o++ {
 		for j := 0; j < k.inner; j++ {

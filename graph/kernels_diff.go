@@ -15,16 +15,16 @@ package graph
 
 // --- mapK: y[i] = x[idx[i]] ---
 
-func (k *mapK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *mapK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if din[0] == nil {
 		clear(dout.F)
 		return
 	}
-	k.forward(dout, din)
+	k.forward(ex, dout, din)
 }
 
 // vjp: gx[idx[i]] += g[i]
-func (k *mapK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *mapK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if gin[0] == nil {
 		return
 	}
@@ -34,13 +34,13 @@ func (k *mapK) vjp(gin, in []*Tensor, out, g *Tensor) {
 	}
 }
 
-func (k *mapK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
-	k.vjp(dgin, in, out, dg)
+func (k *mapK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(ex, dgin, in, out, dg)
 }
 
 // --- concatK: y = [x_1, ..., x_n] along an axis ---
 
-func (k *concatK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *concatK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	off := 0
 	for o := 0; o < k.outer; o++ {
 		for j := range in {
@@ -56,7 +56,7 @@ func (k *concatK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 }
 
 // vjp: gx_j += the chunk of g that x_j occupies.
-func (k *concatK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *concatK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	off := 0
 	for o := 0; o < k.outer; o++ {
 		for j := range in {
@@ -72,8 +72,8 @@ func (k *concatK) vjp(gin, in []*Tensor, out, g *Tensor) {
 	}
 }
 
-func (k *concatK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
-	k.vjp(dgin, in, out, dg)
+func (k *concatK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(ex, dgin, in, out, dg)
 }
 
 // --- binK: y = a op b with broadcasting ---
@@ -82,7 +82,7 @@ func (k *concatK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 //
 //	add: dy = da + db        sub: dy = da - db
 //	mul: dy = da b + a db    div: dy = da/b - a db/b²
-func (k *binK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *binK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	a, b := in[0].F, in[1].F
 	da, db := din[0], din[1]
 	y := dout.F
@@ -132,7 +132,7 @@ func (k *binK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 //	mul: ga += g b, gb += g a     div: ga += g/b, gb -= g a/b²
 //
 // summed over the broadcast positions.
-func (k *binK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *binK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	a, b := in[0].F, in[1].F
 	if ga := gin[0]; ga != nil {
 		switch k.op {
@@ -177,8 +177,8 @@ func (k *binK) vjp(gin, in []*Tensor, out, g *Tensor) {
 //
 //	mul: dga += g db,                  dgb += g da
 //	div: dga -= g db/b²,               dgb += -g da/b² + 2 g a db/b³
-func (k *binK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
-	k.vjp(dgin, in, out, dg)
+func (k *binK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(ex, dgin, in, out, dg)
 	if k.op == opAdd || k.op == opSub {
 		return
 	}
@@ -225,14 +225,14 @@ func (k *binK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 // --- unaryK: y = f(x) ---
 
 // jvp: dy = f'(x) dx
-func (k *unaryK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if din[0] == nil {
 		clear(dout.F)
 		return
 	}
 	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
 	if k.a == actTanh {
-		parallelFor(len(dy), func(lo, hi int) {
+		ex.parallelFor(len(dy), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				dy[i] = (1 - y[i]*y[i]) * dx[i]
 			}
@@ -240,7 +240,7 @@ func (k *unaryK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 		return
 	}
 	d, _ := k.a.derivs()
-	parallelFor(len(dy), func(lo, hi int) {
+	ex.parallelFor(len(dy), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dy[i] = d(x[i], y[i]) * dx[i]
 		}
@@ -248,13 +248,13 @@ func (k *unaryK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 }
 
 // vjp: gx += f'(x) g
-func (k *unaryK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if gin[0] == nil {
 		return
 	}
 	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
 	if k.a == actTanh {
-		parallelFor(len(gv), func(lo, hi int) {
+		ex.parallelFor(len(gv), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				gx[i] += (1 - y[i]*y[i]) * gv[i]
 			}
@@ -262,7 +262,7 @@ func (k *unaryK) vjp(gin, in []*Tensor, out, g *Tensor) {
 		return
 	}
 	d, _ := k.a.derivs()
-	parallelFor(len(gv), func(lo, hi int) {
+	ex.parallelFor(len(gv), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			gx[i] += d(x[i], y[i]) * gv[i]
 		}
@@ -270,7 +270,7 @@ func (k *unaryK) vjp(gin, in []*Tensor, out, g *Tensor) {
 }
 
 // vjpTangent: dgx += f'(x) dg + f”(x) dx g
-func (k *unaryK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	if dgin[0] == nil {
 		return
 	}
@@ -281,7 +281,7 @@ func (k *unaryK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	}
 	if k.a == actTanh && dx != nil {
 		// f' = 1 - y², f'' = -2 y (1 - y²)
-		parallelFor(len(gv), func(lo, hi int) {
+		ex.parallelFor(len(gv), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				d1 := 1 - y[i]*y[i]
 				dgx[i] += d1 * (dgv[i] - 2*y[i]*dx[i]*gv[i])
@@ -290,7 +290,7 @@ func (k *unaryK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
 		return
 	}
 	d, dd := k.a.derivs()
-	parallelFor(len(gv), func(lo, hi int) {
+	ex.parallelFor(len(gv), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v := d(x[i], y[i]) * dgv[i]
 			if dx != nil {
@@ -322,7 +322,7 @@ func zeroTangent(t *Tensor) bool {
 }
 
 // jvp: dC = dA B + A dB (+ dD)
-func (k *matmulK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if k.add && din[2] != nil {
 		d := din[2].F
 		for i := range dout.F {
@@ -346,7 +346,7 @@ func (k *matmulK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
 }
 
 // vjp: gA += gC B^T, gB += A^T gC (, gD += gC)
-func (k *matmulK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if k.add && gin[2] != nil {
 		for i, v := range g.F {
 			gin[2].F[at(k.addIdx, i)] += v
@@ -366,8 +366,8 @@ func (k *matmulK) vjp(gin, in []*Tensor, out, g *Tensor) {
 }
 
 // vjpTangent: dgA += dgC B^T + gC dB^T, dgB += A^T dgC + dA^T gC
-func (k *matmulK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
-	k.vjp(dgin, in, out, dg)
+func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(ex, dgin, in, out, dg)
 	mn := k.m * k.n
 	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
 	for bi := range k.ia {
@@ -393,7 +393,7 @@ func (k *softmaxK) lanes(f func(base, stride int)) {
 }
 
 // jvp: softmax dy = y ⊙ (dx - <y, dx>); log-softmax dy = dx - <p, dx>, p = exp(y)
-func (k *softmaxK) jvp(dout *Tensor, in, din []*Tensor, out *Tensor) {
+func (k *softmaxK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if din[0] == nil {
 		clear(dout.F)
 		return
@@ -424,7 +424,7 @@ func (k *softmaxK) prob(y float64) float64 {
 }
 
 // vjp: softmax gx += y ⊙ (g - <y, g>); log-softmax gx += g - p sum(g)
-func (k *softmaxK) vjp(gin, in []*Tensor, out, g *Tensor) {
+func (k *softmaxK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if gin[0] == nil {
 		return
 	}
@@ -454,12 +454,12 @@ func (k *softmaxK) vjp(gin, in []*Tensor, out, g *Tensor) {
 //
 //	softmax:     dgx += dy ⊙ (g - s) + y ⊙ (dg - ds),  s = <y, g>, ds = <dy, g> + <y, dg>
 //	log-softmax: dgx += dg - p sum(dg) - (p ⊙ dy) sum(g)
-func (k *softmaxK) vjpTangent(dgin, in, din []*Tensor, out, g, dg *Tensor) {
+func (k *softmaxK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	if dgin[0] == nil {
 		return
 	}
 	if din[0] == nil {
-		k.vjp(dgin, in, out, dg)
+		k.vjp(ex, dgin, in, out, dg)
 		return
 	}
 	y, dx, gv, dgv, dgx := out.F, din[0].F, g.F, dg.F, dgin[0].F

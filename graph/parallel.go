@@ -9,12 +9,18 @@ import (
 // not worth handing to another goroutine.
 const parallelGrain = 8192
 
+// exec is how a State runs its kernels. A nil *exec, or one with serial
+// set, keeps all work on the calling goroutine.
+type exec struct {
+	serial bool
+}
+
 // parallelFor calls f on disjoint ranges [lo, hi) covering [0, n), on up to
-// GOMAXPROCS goroutines when n is large. f must write only to positions in
-// its own range.
-func parallelFor(n int, f func(lo, hi int)) {
+// GOMAXPROCS goroutines when n is large and the State is not serial. f must
+// write only to positions in its own range.
+func (ex *exec) parallelFor(n int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
-	if w < 2 || n < 2*parallelGrain {
+	if ex == nil || ex.serial || w < 2 || n < 2*parallelGrain {
 		f(0, n)
 		return
 	}

@@ -11,7 +11,13 @@ type State struct {
 	ins  []*Tensor
 	d    *diffState
 	ran  bool // a Forward has run
+	x    exec
 }
+
+// SetSerial keeps every kernel of this State on the calling goroutine.
+// Use it when several States already run in parallel, so that large
+// kernels do not split their work again.
+func (s *State) SetSerial(serial bool) { s.x.serial = serial }
 
 // NewState allocates the buffers for running p.
 func (p *Program) NewState() *State {
@@ -75,7 +81,7 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 		for _, j := range st.in {
 			s.ins = append(s.ins, s.vals[j])
 		}
-		st.k.forward(s.vals[st.out], s.ins)
+		st.k.forward(&s.x, s.vals[st.out], s.ins)
 	}
 	s.ran = true
 	outs := make([]*Tensor, len(p.outputs))

@@ -97,7 +97,7 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[wi] = o.denseColumns(ctx, c, theta, next, cols)
+			errs[wi] = o.denseColumns(ctx, c, theta, next, cols, len(errs) > 1)
 		}()
 	}
 	wg.Wait()
@@ -116,7 +116,7 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 }
 
 // denseColumns computes the columns it takes from next into cols.
-func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64) error {
+func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64, serial bool) error {
 	P := len(theta)
 	type prepared struct {
 		st    *graph.State
@@ -130,6 +130,7 @@ func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float
 		b := &o.Batches[i]
 		pb := &bs[i]
 		pb.st = b.Program.NewState()
+		pb.st.SetSerial(serial)
 		outs, ferr := pb.st.Forward(theta, b.Inputs)
 		if ferr != nil {
 			err = fmt.Errorf("hvp: batch %d: %w", i, ferr)

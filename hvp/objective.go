@@ -42,8 +42,11 @@ type Objective struct {
 	workers []*worker
 }
 
-// worker holds one goroutine's evaluation buffers.
+// worker holds one goroutine's evaluation buffers. When the objective
+// runs several workers, their States are serial: the parallelism is across
+// batches, not inside kernels.
 type worker struct {
+	serial bool
 	states map[*graph.Program]*graph.State
 	seeds  map[seedKey]seeds
 }
@@ -61,6 +64,7 @@ func (w *worker) state(p *graph.Program) *graph.State {
 	s, ok := w.states[p]
 	if !ok {
 		s = p.NewState()
+		s.SetSerial(w.serial)
 		w.states[p] = s
 	}
 	return s
@@ -92,7 +96,11 @@ func (o *Objective) worker(i int) *worker {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for len(o.workers) <= i {
-		o.workers = append(o.workers, &worker{states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
+		w := o.Workers
+		if w <= 0 {
+			w = runtime.GOMAXPROCS(0)
+		}
+		o.workers = append(o.workers, &worker{serial: w > 1 && len(o.Batches) > 1, states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
 	}
 	return o.workers[i]
 }
