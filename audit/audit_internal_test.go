@@ -1,0 +1,274 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/graph/graphtest"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx"
+)
+
+// randomData returns n sequences of lengths in [minT, maxT] with d
+// features; targets are the model's outputs plus noise when g is given.
+func randomData(t *testing.T, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
+	t.Helper()
+	d := g.Inputs[0].Dims[2].Value
+	r := rand.New(rand.NewPCG(seed, 5))
+	ds := &blocks.Dataset{File: name, IDCol: "id", TimeCol: "t", Targets: []string{"y"}}
+	for j := 0; j < d; j++ {
+		ds.Features = append(ds.Features, fmt.Sprintf("x%d", j+1))
+	}
+	for i := 0; i < n; i++ {
+		T := minT + r.IntN(maxT-minT+1)
+		s := &blocks.Sequence{ID: fmt.Sprintf("s%02d", i)}
+		for k := 0; k < T; k++ {
+			x := make([]float64, d)
+			for j := range x {
+				x[j] = r.NormFloat64()
+			}
+			s.Steps = append(s.Steps, float64(k+1))
+			s.X = append(s.X, x)
+			s.Y = append(s.Y, []float64{0})
+		}
+		ds.Seqs = append(ds.Seqs, s)
+	}
+	// Targets: the model's own forecast plus noise, so residuals are real.
+	io, err := newModelIO(g, layout, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ds.Seqs {
+		outs, err := g.Run(nil, io.inputs([]*blocks.Sequence{s}, s.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range s.Y {
+			s.Y[k][0] = outs[0].F[io.index(1, s.Len(), 0, k, 0)] + 0.3*r.NormFloat64()
+		}
+	}
+	return ds
+}
+
+func fixtureModel(t *testing.T, name string) *graph.Graph {
+	t.Helper()
+	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), name+".onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// newRun prepares a run up to the block gradients.
+func newRun(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt Options) *run {
+	t.Helper()
+	o, err := opt.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{ctx: context.Background(), opt: o, g: g, train: train, eval: train, self: true, theta: g.Theta(), workers: 2, res: &Result{}}
+	if r.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+		t.Fatal(err)
+	}
+	if r.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
+		t.Fatal(err)
+	}
+	if r.groups, err = r.makeGroups(train, false); err != nil {
+		t.Fatal(err)
+	}
+	if r.parts, err = r.makeGroups(train, true); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestBlockGradientsAddUp: the block gradients of each scheme add up as
+// the loss does (DESIGN sections 2 and 3): sequence blocks and interval
+// blocks each partition the loss terms, so both sums equal the full
+// gradient; a nested block deletes the union of its sequence and its
+// interval.
+func TestBlockGradientsAddUp(t *testing.T) {
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 9, 2, 4, 7, 1)
+	ctx := context.Background()
+	full := make([]float64, g.NumParams())
+	rs := newRun(t, g, train, Options{Layout: BatchFirst})
+	if _, err := rs.objective(rs.groups).Gradient(ctx, rs.theta, full); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(gs [][]float64) []float64 {
+		s := make([]float64, len(full))
+		for _, g := range gs {
+			addTo(s, g, 1)
+		}
+		return s
+	}
+	close := func(what string, a, b []float64) {
+		t.Helper()
+		d := make([]float64, len(a))
+		for i := range a {
+			d[i] = a[i] - b[i]
+		}
+		if norm(d) > 1e-10*norm(b) {
+			t.Errorf("%s: differs by %.3g (|b| = %.3g)", what, norm(d), norm(b))
+		}
+	}
+	gs, err := rs.blockGradients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	close("sum of sequence-block gradients vs gradient", sum(gs), full)
+
+	ri := newRun(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2})
+	gi, err := ri.blockGradients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gi) != 4 {
+		t.Fatalf("%d interval blocks, want 4 (max length 7, K 2)", len(gi))
+	}
+	close("sum of interval-block gradients vs gradient", sum(gi), full)
+
+	rn := newRun(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2})
+	gn, err := rn.blockGradients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nested (i, j) = loss of sequence i plus loss of interval j minus
+	// their intersection, computed here by weights directly.
+	parts := rn.objective(rn.parts)
+	for k, b := range rn.scheme.Blocks[:5] {
+		want := make([]float64, len(full))
+		for pi, gr := range rn.parts {
+			w := make([]float64, len(gr.weight))
+			for _, f := range rn.io.forecasts(gr.T) {
+				q := rn.io.index(1, gr.T, 0, f.T, f.H)
+				if b.Deletes(gr.seqs[0], f.T, f.H) {
+					w[q] = gr.weight[q]
+				}
+			}
+			out := [][]float64{nil}
+			if err := parts.Gradients(ctx, rn.theta, []hvp.Job{{Batch: pi, Weight: w}}, out, nil); err != nil {
+				t.Fatal(err)
+			}
+			addTo(want, out[0], 1)
+		}
+		close(fmt.Sprintf("nested block %s", b.Label), gn[k], want)
+	}
+}
+
+// TestSelfAudit: without test data every training point's interval uses
+// the residuals of the other sequences only.
+func TestSelfAudit(t *testing.T) {
+	g := fixtureModel(t, "rnn_tanh_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 12, 2, 5, 5, 2)
+	res, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.SelfAudit || res.Summary == nil {
+		t.Fatalf("self audit: %v, summary %v", res.SelfAudit, res.Summary)
+	}
+	for _, s := range res.Sequences {
+		for _, st := range s.Steps {
+			if st.M != 11 {
+				t.Fatalf("sequence %s row %d: %d residuals, want 11 (the other sequences)", s.ID, st.Row, st.M)
+			}
+		}
+	}
+}
+
+// TestDeterministic: the same inputs give the same result, to the bit,
+// whatever the number of workers.
+func TestDeterministic(t *testing.T) {
+	g := fixtureModel(t, "lstm_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 10, 2, 3, 6, 3)
+	test := randomData(t, "test", g, BatchFirst, 6, 2, 3, 8, 4)
+	var first string
+	for _, w := range []int{1, 2, 3} {
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Diag.Phases {
+			res.Diag.Phases[i].Seconds = 0
+		}
+		got := fmt.Sprintf("%+v %+v", res.Summary, res.Diag)
+		for _, sq := range res.Sequences {
+			for _, st := range sq.Steps {
+				y := math.NaN()
+				if st.Target != nil {
+					y = *st.Target
+				}
+				got += fmt.Sprint(sq.ID, st.Row, st.Horizon, st.Prediction, st.Lower, st.Upper, st.NaiveLower, st.NaiveUpper, st.M, y)
+			}
+		}
+		if first == "" {
+			first = got
+		} else if got != first {
+			t.Fatalf("workers %d: result differs from the first run", w)
+		}
+	}
+}
+
+// TestRunErrors: clear errors for options and data that cannot work.
+func TestRunErrors(t *testing.T) {
+	g := fixtureModel(t, "rnn_tanh_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 5, 2, 4, 4, 5)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"no layout", Options{}, "layout is not known"},
+		{"alpha", Options{Layout: BatchFirst, Alpha: 0.7}, "alpha 0.7"},
+		{"interval without K", Options{Layout: BatchFirst, Blocks: blocks.Intervals}, "block length"},
+		{"thresholds", Options{Layout: BatchFirst, Low: ptr(5), High: ptr(4)}, "low threshold 5"},
+		{"params", Options{Layout: BatchFirst, Params: "nothing*"}, "no parameter matches"},
+		{"solver", Options{Layout: BatchFirst, Solver: "magic"}, "unknown solver"},
+	} {
+		_, err := Run(ctx, g, train, nil, &tc.opt)
+		if err == nil || !contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to mention %q", tc.name, err, tc.want)
+		}
+	}
+	// A dataset with the wrong number of features.
+	bad := *train
+	bad.Features = []string{"x1"}
+	seqs := make([]*blocks.Sequence, len(train.Seqs))
+	for i, s := range train.Seqs {
+		c := *s
+		c.X = make([][]float64, len(s.X))
+		for k := range s.X {
+			c.X[k] = s.X[k][:1]
+		}
+		seqs[i] = &c
+	}
+	bad.Seqs = seqs
+	if _, err := Run(ctx, g, &bad, nil, &Options{Layout: BatchFirst}); err == nil || !contains(err.Error(), "3 features") {
+		t.Errorf("feature mismatch: error %v", err)
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0))
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
