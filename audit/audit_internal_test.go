@@ -271,4 +271,3 @@ func indexOf(s, sub string) int {
 	}
 	return -1
 }
-
