@@ -271,3 +271,52 @@ func indexOf(s, sub string) int {
 	}
 	return -1
 }
+
+// TestSolversAndSchemes: exact and conjugate-gradient solves give the
+// same intervals; LiSSA and the interval and nested schemes run end to end
+// with sensible output.
+func TestSolversAndSchemes(t *testing.T) {
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	ctx := context.Background()
+	base := Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05}
+	ex, err := Run(ctx, g, train, test, &Options{Layout: base.Layout, Curvature: base.Curvature, Damping: base.Damping, Solver: Exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := Run(ctx, g, train, test, &Options{Layout: base.Layout, Curvature: base.Curvature, Damping: base.Damping, Solver: CG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CG estimates the trace (so lambda) by Hutchinson's method; compare
+	// the intervals relative to their width, loosely.
+	for i := range ex.Sequences {
+		for j, a := range ex.Sequences[i].Steps {
+			b := cg.Sequences[i].Steps[j]
+			if math.IsInf(a.Upper, 0) || math.IsInf(a.Lower, 0) {
+				if a.Upper != b.Upper || a.Lower != b.Lower {
+					t.Fatalf("infinite limits differ: %v vs %v", a, b)
+				}
+				continue
+			}
+			w := a.Upper - a.Lower
+			if math.Abs(a.Upper-b.Upper) > 0.02*w || math.Abs(a.Lower-b.Lower) > 0.02*w {
+				t.Fatalf("sequence %d step %d: exact [%g, %g], cg [%g, %g]", i, j, a.Lower, a.Upper, b.Lower, b.Upper)
+			}
+		}
+	}
+	for _, opt := range []Options{
+		{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.5, Solver: LiSSA},
+		{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2},
+		{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 3},
+	} {
+		res, err := Run(ctx, g, train, test, &opt)
+		if err != nil {
+			t.Fatalf("%+v: %v", opt, err)
+		}
+		if res.Summary == nil || !(res.Summary.Coverage > 0.3) || res.Summary.Points == 0 {
+			t.Errorf("%s/%s: implausible summary %+v", opt.Solver, res.Setting.Blocks, res.Summary)
+		}
+	}
+}
