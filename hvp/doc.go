@@ -1,0 +1,21 @@
+// Package hvp computes the weighted training loss of a model and its
+// curvature, and applies the inverse of the damped curvature to many
+// vectors (DESIGN sections 2 and 4).
+//
+// An Objective is L(theta; w) = sum_e w_e l(y_e, f_e(theta)) over batches
+// of compiled programs (one per group of equal-length sequences, or one per
+// sequence for per-sequence gradients). It gives the value, the gradient,
+// exact Hessian-vector products (forward-over-reverse, no finite
+// differences), Gauss-Newton-vector products, per-job gradients (one
+// backward pass per sequence or per weighted part of one) and the dense
+// curvature matrix. Batches run in parallel with sums formed in a fixed
+// order, so results do not depend on the number of workers.
+//
+// Solve returns (C + lambda I)^-1 b for many right-hand sides with the
+// exact method (one eigendecomposition, applied as a matrix product),
+// conjugate gradients, or the paper's LiSSA recursion with blockwise batch
+// sampling. The damping is relative to the mean eigenvalue, lambda = rho
+// trace(C) / P, and the Report says what was used and how well it
+// converged, with plain-language warnings when the damped curvature is
+// indefinite.
+package hvp
