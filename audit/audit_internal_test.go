@@ -320,3 +320,54 @@ func TestSolversAndSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestModelShapes runs the audit on models of every supported form and
+// checks the forecasts it lists.
+func TestModelShapes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		model    string
+		layout   Layout
+		perStep  bool
+		horizons int
+	}{
+		{"lstm_last_bf", BatchFirst, false, 1},
+		{"gru_2l_tf", TimeFirst, true, 1},
+		{"lstm_packed_bf", BatchFirst, true, 1},
+		{"gru_horizon3_bf", BatchFirst, true, 3},
+		{"rnn_bidir_bf", BatchFirst, true, 1},
+	} {
+		g := fixtureModel(t, tc.model)
+		io, err := newModelIO(g, tc.layout, g.Inputs[0].Dims[2].Value)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.model, err)
+		}
+		if io.perStep != tc.perStep || io.K != tc.horizons {
+			t.Errorf("%s: per step %v, %d horizons; want %v, %d", tc.model, io.perStep, io.K, tc.perStep, tc.horizons)
+		}
+		train := randomData(t, "train", g, tc.layout, 10, 0, 3, 6, 21)
+		test := randomData(t, "test", g, tc.layout, 4, 0, 3, 6, 22)
+		res, err := Run(ctx, g, train, test, &Options{Layout: tc.layout})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.model, err)
+		}
+		for i, s := range res.Sequences {
+			T := test.Seqs[i].Len()
+			want := T * tc.horizons
+			if !tc.perStep {
+				want = 1
+			}
+			if len(s.Steps) != want {
+				t.Errorf("%s: sequence %s has %d forecasts, want %d", tc.model, s.ID, len(s.Steps), want)
+			}
+			for _, st := range s.Steps {
+				if st.Row+st.Horizon < T && st.Target == nil {
+					t.Errorf("%s: forecast at row %d horizon %d lacks its known target", tc.model, st.Row, st.Horizon)
+				}
+				if st.M == 0 && !math.IsInf(st.Upper, 1) {
+					t.Errorf("%s: no residuals but a finite upper limit", tc.model)
+				}
+			}
+		}
+	}
+}
