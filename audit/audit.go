@@ -223,7 +223,7 @@ func (r *run) describe() {
 	res.Setting = Setting{
 		Alpha: o.Alpha, Blocks: r.scheme.Kind.String(), NumBlocks: len(r.scheme.Blocks),
 		Solver: string(r.solverName()), Curvature: o.Curvature.String(), Damping: o.Damping,
-		Loss: o.Loss.String(), Seed: o.Seed,
+		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: r.train.File, TrainSeqs: r.train.Len(), TestSeqs: r.eval.Len(),
 		Notes: r.scheme.Notes, Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
@@ -314,7 +314,7 @@ func (r *run) makeGroups(d *blocks.Dataset, parts bool) ([]*group, error) {
 
 // objective makes an hvp objective over groups.
 func (r *run) objective(groups []*group) *hvp.Objective {
-	o := &hvp.Objective{Loss: r.opt.Loss, Workers: r.workers}
+	o := &hvp.Objective{Loss: r.opt.Loss, Workers: r.workers, Ridge: r.opt.Ridge}
 	for _, gr := range groups {
 		o.Batches = append(o.Batches, hvp.Batch{Program: gr.prog, Inputs: gr.in, Target: gr.target, Weight: gr.weight})
 	}

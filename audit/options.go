@@ -55,6 +55,12 @@ type Options struct {
 	Curvature   hvp.Curvature
 	Damping     float64 // rho, relative to the mean eigenvalue; 0 means hvp.DefaultDamping
 	Loss        hvp.Loss
+	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained
+	// with, in the units of the summed loss (weight decay). The trained
+	// parameters are stationary for the penalised loss, so its curvature
+	// (H + Ridge I) and its gradient are the ones to use; block gradients
+	// are unchanged. 0 for a model trained on the loss alone.
+	Ridge float64
 	// Params restricts the parameters (graph.ParamPattern syntax); ""
 	// means every parameter.
 	Params string

@@ -45,6 +45,7 @@ type Setting struct {
 	Curvature     string   `json:"curvature"`
 	Damping       float64  `json:"damping"`
 	Loss          string   `json:"loss"`
+	Ridge         float64  `json:"ridge,omitempty"`
 	Seed          uint64   `json:"seed"`
 	TrainFile     string   `json:"train_file"`
 	TestFile      string   `json:"test_file,omitempty"`

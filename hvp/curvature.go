@@ -38,6 +38,12 @@ func (o *Objective) Apply(ctx context.Context, c Curvature, theta, v, out []floa
 func (o *Objective) applyJobs(w *worker, c Curvature, theta []float64, jobs []Job, scale float64, v, out []float64) error {
 	clear(out)
 	scratch := make([]float64, len(theta))
+	defer func() {
+		// The sampled curvature estimates the whole, ridge included.
+		for i, x := range v {
+			out[i] += o.Ridge * x
+		}
+	}()
 	for _, j := range jobs {
 		b := o.Batches[j.Batch]
 		if j.Weight != nil {
@@ -111,6 +117,7 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 		for j := i; j < P; j++ {
 			m.SetSym(i, j, (cols[j*P+i]+cols[i*P+j])/2)
 		}
+		m.SetSym(i, i, m.At(i, i)+o.Ridge)
 	}
 	return m, nil
 }

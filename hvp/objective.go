@@ -37,6 +37,11 @@ type Objective struct {
 	Loss    Loss
 	Batches []Batch
 	Workers int
+	// Ridge is the coefficient r of an L2 penalty (r/2)|theta|^2 that the
+	// model was trained with (weight decay, in the units of the summed
+	// loss). It is part of Value, Gradient and the curvature (r I), but of
+	// no job's gradient: no block of data owns it.
+	Ridge float64
 
 	mu      sync.Mutex
 	workers []*worker
@@ -208,12 +213,12 @@ func (o *Objective) numParams() int {
 	return o.Batches[0].Program.Graph().NumParams()
 }
 
-// Value returns L(theta; w).
+// Value returns L(theta; w) (plus the ridge penalty).
 func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error) {
 	if err := checkLen("theta", theta, o.numParams()); err != nil {
 		return 0, err
 	}
-	return o.reduce(ctx, nil, func(w *worker, b *Batch, _ []float64) (float64, error) {
+	v, err := o.reduce(ctx, nil, func(w *worker, b *Batch, _ []float64) (float64, error) {
 		outs, err := w.state(b.Program).Forward(theta, b.Inputs)
 		if err != nil {
 			return 0, err
@@ -222,9 +227,14 @@ func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error)
 		g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
 		return o.terms(b, f, nil, g[b.Output].F, nil)
 	})
+	if o.Ridge != 0 {
+		v += o.Ridge / 2 * dot(theta, theta)
+	}
+	return v, err
 }
 
-// Gradient writes dL/dtheta into grad and returns L(theta; w).
+// Gradient writes dL/dtheta into grad and returns L(theta; w) (both with
+// the ridge penalty).
 func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float64, error) {
 	p := o.numParams()
 	if err := checkLen("theta", theta, p); err != nil {
@@ -233,9 +243,16 @@ func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float6
 	if err := checkLen("grad", grad, p); err != nil {
 		return 0, err
 	}
-	return o.reduce(ctx, grad, func(w *worker, b *Batch, acc []float64) (float64, error) {
+	v, err := o.reduce(ctx, grad, func(w *worker, b *Batch, acc []float64) (float64, error) {
 		return o.batchGradient(w, b, theta, b.Weight, acc)
 	})
+	if o.Ridge != 0 && err == nil {
+		for i, t := range theta {
+			grad[i] += o.Ridge * t
+		}
+		v += o.Ridge / 2 * dot(theta, theta)
+	}
+	return v, err
 }
 
 // batchGradient adds batch b's gradient, with weights wt, into acc and
@@ -281,6 +298,13 @@ func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaus
 			return err
 		}
 	}
+	defer func() {
+		if o.Ridge != 0 {
+			for i, x := range v {
+				out[i] += o.Ridge * x
+			}
+		}
+	}()
 	_, err := o.reduce(ctx, out, func(w *worker, b *Batch, acc []float64) (float64, error) {
 		st := w.state(b.Program)
 		outs, douts, err := st.ForwardTangent(theta, v, b.Inputs)

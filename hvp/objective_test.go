@@ -200,3 +200,63 @@ func TestGaussNewtonMatchesJacobian(t *testing.T) {
 	}
 	_ = graph.Float
 }
+
+// TestRidge: with a ridge penalty (r/2)|theta|^2 the value, gradient,
+// Hessian-vector product and dense curvature include it, and job
+// gradients do not.
+func TestRidge(t *testing.T) {
+	ctx := context.Background()
+	fx := fixtureByName(t, "gru_1l_bf")
+	o, theta := fixtureObjective(t, fx, hvp.SquaredError, 31)
+	P := len(theta)
+	g0 := make([]float64, P)
+	l0, _ := o.Gradient(ctx, theta, g0)
+	o.Ridge = 0.7
+	g1 := make([]float64, P)
+	l1, _ := o.Gradient(ctx, theta, g1)
+	if math.Abs(l1-l0-0.35*dot(theta, theta)) > 1e-9*l1 {
+		t.Errorf("loss with ridge %g, without %g", l1, l0)
+	}
+	for i := range g1 {
+		if math.Abs(g1[i]-g0[i]-0.7*theta[i]) > 1e-12*(1+math.Abs(g1[i])) {
+			t.Fatalf("gradient[%d] = %g, want %g", i, g1[i], g0[i]+0.7*theta[i])
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	v := randUnit(r, P)
+	hv := make([]float64, P)
+	if err := o.HVP(ctx, theta, v, hv); err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-5
+	gp, gm := make([]float64, P), make([]float64, P)
+	o.Gradient(ctx, axpy(h, v, theta), gp)
+	o.Gradient(ctx, axpy(-h, v, theta), gm)
+	fd := make([]float64, P)
+	for j := range fd {
+		fd[j] = (gp[j] - gm[j]) / (2 * h)
+	}
+	if e := relErr(hv, fd, 1e-8); e > 1e-6 {
+		t.Errorf("Hv with ridge differs from finite differences by %.3g", e)
+	}
+	m, err := o.Dense(ctx, hvp.Hessian, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < P; i += 17 {
+		e := make([]float64, P)
+		e[i] = 1
+		col := make([]float64, P)
+		o.HVP(ctx, theta, e, col)
+		if math.Abs(m.At(i, i)-col[i]) > 1e-9*(1+math.Abs(col[i])) {
+			t.Errorf("dense H[%d][%d] = %g, H e_i gives %g", i, i, m.At(i, i), col[i])
+		}
+	}
+	jg := [][]float64{nil}
+	if err := o.Gradients(ctx, theta, []hvp.Job{{Batch: 0}}, jg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if relErr(jg[0], g0, 1e-300) > 1e-12 {
+		t.Error("a job's gradient includes the ridge penalty")
+	}
+}

@@ -474,7 +474,15 @@ def run_case(spec, checks_fail):
     if margin < 1e-7:
         fail("a target lies within 1e-7 of a limit")
     if spec["self_audit"]:
-        checks["self_audit_own_entries_left_out"] = True
+        # m at every point = (training sequences longer than t) - 1, checked
+        # above point by point: the point's own entry is left out.
+        checks["self_audit_points_with_own_entry_left_out"] = len(points)
+    # Sign of the Newton step: deleting block i should raise its own loss
+    # (always, to first order, when C + lambda I is positive definite).
+    with torch.no_grad():
+        up_frac = sum(1 for i in range(n)
+                      if float(seq_loss(i, thetas[i])) > float(seq_loss(i, theta0))) / n
+    checks["fraction_blocks_own_loss_raised"] = up_frac
 
     for p in points:
         for k in ("lower", "upper", "naive_lower", "naive_upper", "naive_half_width"):
@@ -505,6 +513,8 @@ def run_case(spec, checks_fail):
         "block_grad_norms": [float(v) for v in G.norm(dim=1)],
         "delta_norms": [float(v) for v in D.norm(dim=1)],
         "m_per_row": [sum(1 for q in train if q[1].shape[0] > t) for t in range(nrow)],
+        "ranks": {str(m): {"lower": lower_rank(alpha, m), "upper": upper_rank(alpha, m)}
+                  for m in sorted({p["m"] for p in points})},
         "points": points,
         "metrics": metrics,
         "checks": checks,
