@@ -230,7 +230,7 @@ var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.
 
 // calibrationMax bounds the number of labelled points the calibration
 // curve is computed on (evenly spaced), to keep its cost small.
-const calibrationMax = 4000
+const calibrationMax = 2000
 
 // calibration computes coverage against nominal level over the alpha grid
 // from the same residuals and perturbed predictions.

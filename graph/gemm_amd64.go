@@ -10,3 +10,9 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int)
+
+// tanhAVX2 sets dst[i] = tanh(src[i]) for the first len(src)&^3 elements;
+// see tanh_amd64.s. len(dst) must be at least that.
+//
+//go:noescape
+func tanhAVX2(dst, src []float64)

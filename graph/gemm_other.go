@@ -7,3 +7,5 @@ const useAVX2 = false
 func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int) {
 	panic("graph: gemmAVX2 without amd64")
 }
+
+func tanhAVX2(dst, src []float64) { panic("graph: tanhAVX2 without amd64") }

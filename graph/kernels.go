@@ -201,6 +201,10 @@ func (k *unaryK) keepsInt() bool { return false }
 func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	f := k.a.f
 	src, dst := in[0].F, out.F
+	if k.a == actTanh {
+		ex.parallelFor(len(dst), func(lo, hi int) { tanhTo(dst[lo:hi], src[lo:hi]) })
+		return
+	}
 	ex.parallelFor(len(dst), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst[i] = f(src[i])
@@ -241,9 +245,9 @@ func (k *matmulK) forward(ex *exec, out *Tensor, in []*Tensor) {
 }
 
 // gemm computes C = alpha op(A) op(B) + beta C for row-major contiguous
-// matrices, where op(A) is m×k and op(B) is k×n. Skinny products (k or n
-// at most 2, as in an input projection of one feature or a one-output
-// head) use a direct loop. With AVX2 and FMA the rest run on the
+// matrices, where op(A) is m×k and op(B) is k×n. Skinny products (n at
+// most 2, as in a one-output head, or k at most 2 without the AVX2
+// kernel) use a direct loop. With AVX2 and FMA the rest run on the
 // assembly kernel of gemm_amd64.s (op(A) read through strides, so a
 // transposed A costs nothing; a transposed B is copied, B being the small
 // operand in every product of the graph); otherwise on gonum's Dgemm.
@@ -251,7 +255,7 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 	if m == 0 || n == 0 {
 		return
 	}
-	if k == 0 || n <= 2 || k <= 2 {
+	if k == 0 || n <= 2 || (k <= 2 && !(useAVX2 && m >= 4)) {
 		gemmSmall(transA, transB, m, n, k, alpha, a, b, beta, c)
 		return
 	}
