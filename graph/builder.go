@@ -215,6 +215,7 @@ func (c *compiler) matmulAdd(a, b, d *value) (*value, error) {
 	}
 	mk.add = true
 	mk.addIdx = broadcastMap(d.dims(), shape)
+	mk.addRow = mk.addIdx != nil && numel(d.dims()) == mk.n && len(d.dims()) >= 1 && d.dims()[len(d.dims())-1] == mk.n
 	c.p.steps[len(c.p.steps)-1].in = append(last.in, c.slotOf(d))
 	return y, nil
 }

@@ -221,6 +221,7 @@ type matmulK struct {
 	ia, ib  []int // offsets of each batch's A and B, in elements
 	add     bool
 	addIdx  []int32
+	addRow  bool // the addend is one row of n values repeated for every row
 }
 
 func (k *matmulK) keepsInt() bool { return false }
@@ -229,10 +230,14 @@ func (k *matmulK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	a, b := in[0].F, in[1].F
 	beta := 0.0
 	if k.add {
-		if k.addIdx == nil {
-			copy(out.F, in[2].F)
-		} else {
-			d := in[2].F
+		switch d := in[2].F; {
+		case k.addIdx == nil:
+			copy(out.F, d)
+		case k.addRow:
+			for o := 0; o < len(out.F); o += k.n {
+				copy(out.F[o:o+k.n], d)
+			}
+		default:
 			for i, j := range k.addIdx {
 				out.F[i] = d[j]
 			}
@@ -253,6 +258,10 @@ func (k *matmulK) forward(ex *exec, out *Tensor, in []*Tensor) {
 // operand in every product of the graph); otherwise on gonum's Dgemm.
 func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta float64, c []float64) {
 	if m == 0 || n == 0 {
+		return
+	}
+	if useAVX2 && n <= 2 && m >= 4 && k > 0 && alpha == 1 {
+		gemmPadded(transA, transB, m, n, k, a, b, beta, c)
 		return
 	}
 	if k == 0 || n <= 2 || (k <= 2 && !(useAVX2 && m >= 4)) {
@@ -285,11 +294,7 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		aRow, aInner = 1, m
 	}
 	if transB {
-		buf := scratchPool.Get().(*[]float64)
-		if cap(*buf) < k*n {
-			*buf = make([]float64, k*n)
-		}
-		bt := (*buf)[:k*n]
+		bt, buf := scratch(k * n)
 		for j := 0; j < n; j++ {
 			for p := 0; p < k; p++ {
 				bt[p*n+j] = b[j*k+p]
@@ -303,6 +308,54 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 }
 
 var scratchPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// scratch returns a pooled buffer of n elements (contents undefined) and
+// the handle to put back.
+func scratch(n int) ([]float64, *[]float64) {
+	buf := scratchPool.Get().(*[]float64)
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n], buf
+}
+
+// gemmPadded runs a product with one or two output columns on the AVX2
+// kernel by padding op(B) and C to four columns: four times the
+// arithmetic at many times the speed of the scalar loop.
+func gemmPadded(transA, transB bool, m, n, k int, a, b []float64, beta float64, c []float64) {
+	bp, hb := scratch(k * 4)
+	cp, hc := scratch(m * 4)
+	clear(bp)
+	for p := 0; p < k; p++ {
+		for j := 0; j < n; j++ {
+			if transB {
+				bp[p*4+j] = b[j*k+p]
+			} else {
+				bp[p*4+j] = b[p*n+j]
+			}
+		}
+	}
+	clear(cp)
+	if beta != 0 {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				cp[i*4+j] = beta * c[i*n+j]
+			}
+		}
+	}
+	aRow, aInner := k, 1
+	if transA {
+		aRow, aInner = 1, m
+	}
+	gemmNN(m, 4, k, a, aRow, aInner, bp, 4, cp, 4)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c[i*n+j] = cp[i*4+j]
+		}
+	}
+	scratchPool.Put(hb)
+	scratchPool.Put(hc)
+}
 
 // gemmNN adds A B to C, with A(i, p) = a[i*aRow + p*aInner] and B, C
 // row-major. The 4×4-aligned block runs on the AVX2 kernel, the edges in

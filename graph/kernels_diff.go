@@ -325,8 +325,14 @@ func zeroTangent(t *Tensor) bool {
 func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if k.add && din[2] != nil {
 		d := din[2].F
-		for i := range dout.F {
-			dout.F[i] = d[at(k.addIdx, i)]
+		if k.addRow {
+			for o := 0; o < len(dout.F); o += k.n {
+				copy(dout.F[o:o+k.n], d)
+			}
+		} else {
+			for i := range dout.F {
+				dout.F[i] = d[at(k.addIdx, i)]
+			}
 		}
 	} else {
 		clear(dout.F)
@@ -348,8 +354,17 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 // vjp: gA += gC B^T, gB += A^T gC (, gD += gC)
 func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if k.add && gin[2] != nil {
-		for i, v := range g.F {
-			gin[2].F[at(k.addIdx, i)] += v
+		gd := gin[2].F
+		if k.addRow {
+			for o := 0; o < len(g.F); o += k.n {
+				for j, v := range g.F[o : o+k.n] {
+					gd[j] += v
+				}
+			}
+		} else {
+			for i, v := range g.F {
+				gd[at(k.addIdx, i)] += v
+			}
 		}
 	}
 	a, b := in[0].F, in[1].F
