@@ -88,14 +88,8 @@ func (r *run) residuals() error {
 	if err != nil {
 		return err
 	}
-	r.naive = map[forecast][]float64{}
-	for k, gr := range r.parts {
-		for _, f := range r.io.forecasts(gr.T) {
-			q := r.io.index(1, gr.T, 0, f.T, f.H)
-			if gr.weight[q] != 0 {
-				r.naive[f] = append(r.naive[f], math.Abs(gr.target[q]-base[k][q]))
-			}
-		}
+	if err := r.inSample(); err != nil {
+		return err
 	}
 
 	bl := r.scheme.Blocks
@@ -158,6 +152,31 @@ func (r *run) residuals() error {
 		}
 	}
 	r.mostInfluential(shifts)
+	return nil
+}
+
+// inSample computes the in-sample residuals |y - f(x; theta_hat)| of the
+// naive intervals from the same batched forward passes as the evaluated
+// predictions, so that in a self-audit a point's own residual and its
+// |y - prediction| are the same float.
+func (r *run) inSample() error {
+	r.naive = map[forecast][]float64{}
+	for _, gr := range r.groups {
+		s := gr.prog.NewState()
+		outs, err := s.Forward(r.theta, gr.in)
+		if err != nil {
+			return err
+		}
+		B := len(gr.seqs)
+		for b := range gr.seqs {
+			for _, f := range r.io.forecasts(gr.T) {
+				q := r.io.index(B, gr.T, b, f.T, f.H)
+				if gr.weight[q] != 0 {
+					r.naive[f] = append(r.naive[f], math.Abs(gr.target[q]-outs[0].F[q]))
+				}
+			}
+		}
+	}
 	return nil
 }
 
