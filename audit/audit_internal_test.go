@@ -371,3 +371,32 @@ func TestModelShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnlabelledTest: a test set without targets gets intervals at every
+// forecast and no summary.
+func TestUnlabelledTest(t *testing.T) {
+	g := fixtureModel(t, "rnn_tanh_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 10, 0, 4, 6, 31)
+	test := randomData(t, "test", g, BatchFirst, 3, 0, 5, 5, 32)
+	test.Targets = nil
+	for _, s := range test.Seqs {
+		s.Y = nil
+	}
+	res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary != nil || res.Calibration != nil {
+		t.Errorf("unlabelled test data: summary %+v, calibration %v", res.Summary, res.Calibration)
+	}
+	for _, s := range res.Sequences {
+		if len(s.Steps) != 5 {
+			t.Fatalf("sequence %s: %d forecasts, want 5", s.ID, len(s.Steps))
+		}
+		for _, st := range s.Steps {
+			if st.Target != nil || !(st.Lower <= st.Upper) {
+				t.Errorf("forecast %+v", st)
+			}
+		}
+	}
+}
