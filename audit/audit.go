@@ -499,7 +499,8 @@ func (r *run) solve(grads [][]float64) error {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("The model is not at a stationary point of its training loss: the total gradient is %.2g times the typical block gradient. Influence estimates assume a trained (converged) model; train longer or check that the data and loss match the training.", d.Stationarity))
 	}
 	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA}[r.solverName()]
-	opts := &hvp.Options{Method: method, Curvature: r.opt.Curvature, Damping: r.opt.Damping, Seed: r.opt.Seed}
+	opts := &hvp.Options{Method: method, Curvature: r.opt.Curvature, Damping: r.opt.Damping, Seed: r.opt.Seed,
+		Progress: func(done, total int) { r.opt.progress("curvature and solve", done, total) }}
 	obj := whole
 	if method == hvp.LiSSA {
 		obj = r.objective(r.parts)

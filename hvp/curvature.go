@@ -87,6 +87,10 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 // and first-order backward passes of every batch once and then, per
 // column, only the tangent and second-order passes.
 func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
+	return o.dense(ctx, c, theta, nil)
+}
+
+func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) (*mat.SymDense, error) {
 	P := o.numParams()
 	if err := checkLen("theta", theta, P); err != nil {
 		return nil, err
@@ -99,11 +103,22 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 	close(next)
 	errs := make([]error, o.nworkersFor(P))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	tick := func() {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		done++
+		progress(done, P)
+		mu.Unlock()
+	}
 	for wi := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[wi] = o.denseColumns(ctx, c, theta, next, cols, len(errs) > 1)
+			errs[wi] = o.denseColumns(ctx, c, theta, next, cols, len(errs) > 1, tick)
 		}()
 	}
 	wg.Wait()
@@ -123,7 +138,7 @@ func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*m
 }
 
 // denseColumns computes the columns it takes from next into cols.
-func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64, serial bool) error {
+func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64, serial bool, tick func()) error {
 	P := len(theta)
 	type prepared struct {
 		st    *graph.State
@@ -199,6 +214,7 @@ func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float
 			}
 		}
 		e[j] = 0
+		tick()
 	}
 	return err
 }

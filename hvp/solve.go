@@ -65,6 +65,11 @@ type Options struct {
 	// Seed makes the random choices (trace vectors, LiSSA samples)
 	// reproducible.
 	Seed uint64
+
+	// Progress, when set, is called as the work advances: columns of the
+	// dense curvature for Exact, right-hand sides for CG and LiSSA. It is
+	// called from one goroutine at a time.
+	Progress func(done, total int)
 }
 
 // DefaultDamping is rho when Options.Damping is 0.
@@ -149,7 +154,7 @@ func (rep *Report) setDamping(P int) {
 
 func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, rho float64, opt *Options, rep *Report) ([][]float64, error) {
 	P := o.numParams()
-	c, err := o.Dense(ctx, opt.Curvature, theta)
+	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +304,9 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 		out[j] = x
 		rep.Iterations[j] = it
 		rep.Residuals[j] = norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
+		if opt.Progress != nil {
+			opt.Progress(j+1, len(rhs))
+		}
 		if it >= maxIter && rep.Residuals[j] > tol {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("conjugate gradients did not reach tolerance %.1g on right-hand side %d after %d iterations (residual %.2g)", tol, j, it, rep.Residuals[j]))
 		}
