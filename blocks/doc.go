@@ -55,7 +55,7 @@
 // sentinel (ErrSyntax, ErrColumn, ErrMissing, ErrNumber, ...) for
 // errors.Is, and CSV syntax errors also wrap the *csv.ParseError of
 // encoding/csv. Messages name the command-line flags that choose columns
-// (--id, --time, --target, --features, --shift).
+// (--id-col, --time-col, --target, --features, --shift).
 //
 // CheckFeatures compares the feature columns with the number of inputs
 // the model takes, and CheckCompatible compares a test file's columns

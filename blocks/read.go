@@ -17,8 +17,8 @@ import (
 // The command-line flags that messages tell the user to use. They must match
 // the flags of cmd/audit.
 const (
-	flagID       = "--id"
-	flagTime     = "--time"
+	flagID       = "--id-col"
+	flagTime     = "--time-col"
 	flagTargets  = "--target"
 	flagFeatures = "--features"
 	flagShift    = "--shift"

@@ -29,11 +29,11 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	model := fs.String("model", "", "the ONNX model file (required)")
+	layoutFlag := fs.String("layout", "auto", "auto, batch-first or time-first (for the trial run)")
 	fs.Usage = func() { fmt.Fprintf(stdout, inspectUsage, fs.FlagUsages()) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
-			return errHelp
+			return errHelp // pflag has printed the usage
 		}
 		return usagef("inspect: %v", err)
 	}
@@ -43,16 +43,30 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 	if *model == "" {
 		return usagef("inspect: --model is required")
 	}
+	var layout onnx.Layout
+	switch strings.ToLower(*layoutFlag) {
+	case "auto", "":
+	case "batch-first":
+		layout = onnx.BatchFirst
+	case "time-first":
+		layout = onnx.TimeFirst
+	default:
+		return usagef("inspect: --layout %q: choose auto, batch-first or time-first", *layoutFlag)
+	}
 	g, err := onnx.Load(*model)
 	if err != nil {
 		return err
 	}
-	return describe(stdout, *model, g)
+	return describe(stdout, *model, g, layout)
 }
 
-// describe writes the inspect report of g.
-func describe(w io.Writer, path string, g *graph.Graph) error {
-	layout, why := onnx.DetectLayout(g)
+// describe writes the inspect report of g; a known layout overrides the
+// detected one.
+func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) error {
+	why := "given by --layout"
+	if layout == onnx.Unknown {
+		layout, why = onnx.DetectLayout(g)
+	}
 	fmt.Fprintf(w, "Model %s (ONNX opset %d)\n\n", path, g.Opset)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Inputs\ttype\tshape")

@@ -1,26 +1,28 @@
-// Command audit tells how far to trust a recurrent model: from an ONNX
-// export and its training data it gives every forecast a jackknife+
-// confidence interval, and reports how well those intervals cover.
-//
-// Usage:
-//
-//	audit inspect --model m.onnx
-//
-// inspect prints the model's inputs and outputs with their shapes and
-// detected layout, the operators it uses, and its parameter tensors.
-//
-// Exit status: 0 on success, 2 on bad usage, 1 on any other error.
 package main
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+//go:embed doc.go
+var docSource string
+
+// usage is the command's doc comment (doc.go), the text of --help.
+func usage() string {
+	_, after, _ := strings.Cut(docSource, "/*\n")
+	text, _, _ := strings.Cut(after, "*/")
+	return text
 }
 
 // usageError marks errors in how the command was called (exit status 2).
@@ -32,47 +34,52 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-const topUsage = `usage: audit <command> [flags]
-
-Commands:
-  inspect   describe a model: inputs, outputs, layout, operators, parameters
-
-Run 'audit <command> --help' for the flags of a command.
-
-Examples:
-  audit inspect --model examples/synthetic/model.onnx
-`
-
-// run executes the command line and returns the exit status.
+// run executes the command line and returns the exit status: 0 on
+// success (and for --help), 2 for a usage error, 1 for any other error.
 func run(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args, stdout, stderr)
 	var ue *usageError
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errHelp):
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "audit: %v\n", err)
+		printError(stderr, err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "audit: %v\n", err)
+		printError(stderr, err)
 		return 1
 	}
+}
+
+// printError writes err to w as "audit: message": one line, or one line
+// per problem for a data file with several problems. Anything after the
+// first line of another error (such as a stack trace) is left out.
+func printError(w io.Writer, err error) {
+	var list blocks.ErrorList
+	msg := err.Error()
+	if !errors.As(err, &list) {
+		msg, _, _ = strings.Cut(msg, "\n")
+	}
+	if !strings.HasPrefix(msg, "audit: ") {
+		msg = "audit: " + msg
+	}
+	fmt.Fprintln(w, msg)
 }
 
 var errHelp = errors.New("help requested")
 
 func dispatch(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("no command given (run 'audit --help')")
+	if len(args) > 0 {
+		switch args[0] {
+		case "inspect":
+			return inspect(args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, usage())
+			return errHelp
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usagef("unknown command %q: the commands are inspect, or flags only to run an audit (run 'audit --help')", args[0])
+		}
 	}
-	switch args[0] {
-	case "inspect":
-		return inspect(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, topUsage)
-		return errHelp
-	}
-	return usagef("unknown command %q (run 'audit --help')", args[0])
+	return auditCmd(args, stdout, stderr)
 }

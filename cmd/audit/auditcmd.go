@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/reports"
+)
+
+// flags are the flags of an audit, bound to a FlagSet by newFlagSet.
+type flags struct {
+	model, data, test, config string
+	idCol, timeCol, target    string
+	features                  []string
+	shift                     int
+	layout                    string
+	alpha                     float64
+	blocks                    string
+	blockLength               int
+	solver, curvature         string
+	damping, ridge            float64
+	loss                      string
+	params                    string
+	low, high                 optFloat
+	retrain                   int
+	out                       []string
+	json                      string
+	seed                      uint64
+	quiet                     bool
+}
+
+// newFlagSet defines the audit flags on a new FlagSet that reports
+// errors instead of exiting.
+func newFlagSet(f *flags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("audit", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.StringVar(&f.model, "model", "", "the ONNX model (required)")
+	fs.StringVar(&f.data, "data", "", "the training data, CSV (required)")
+	fs.StringVar(&f.test, "test", "", "the test data, CSV (default: audit the training data)")
+	fs.StringVar(&f.config, "config", "", "read flags from this YAML file")
+	fs.StringVar(&f.idCol, "id-col", "id", "the sequence id column")
+	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
+	fs.StringVar(&f.target, "target", "y", "the target column")
+	fs.StringSliceVar(&f.features, "features", nil, "the feature columns, in model order (default: every other column)")
+	fs.IntVar(&f.shift, "shift", 0, "take the target of row t from row t+N")
+	fs.StringVar(&f.layout, "layout", "auto", "auto, batch-first or time-first")
+	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
+	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
+	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
+	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, cg or lissa")
+	fs.StringVar(&f.curvature, "curvature", "hessian", "hessian or gauss-newton")
+	fs.Float64Var(&f.damping, "damping", hvp.DefaultDamping, "damping relative to the mean eigenvalue")
+	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
+	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
+	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
+	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
+	fs.Var(&f.high, "high", "flag values whose interval reaches above this")
+	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
+	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json); repeatable")
+	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
+	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
+	return fs
+}
+
+// optFloat is a float flag that may be left unset.
+type optFloat struct{ v *float64 }
+
+func (o *optFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*o.v, 'g', -1, 64)
+}
+
+func (o *optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("not a finite number")
+	}
+	o.v = &v
+	return nil
+}
+
+func (o *optFloat) Type() string { return "float" }
+
+// output is one report to write.
+type output struct {
+	path   string
+	format reports.Format
+}
+
+// plan is a checked command line: what to read, how to audit, what to
+// write.
+type plan struct {
+	f       *flags
+	layout  onnx.Layout // Unknown: detect
+	read    blocks.Options
+	opt     audit.Options
+	outputs []output
+	command string
+}
+
+// auditCmd runs an audit.
+func auditCmd(args []string, stdout, stderr io.Writer) error {
+	p, err := parse(args)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, usage())
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.checkFiles(); err != nil {
+		return err
+	}
+
+	g, err := onnx.Load(p.f.model)
+	if err != nil {
+		return err
+	}
+	layout := p.layout
+	if layout == onnx.Unknown {
+		var why string
+		if layout, why = onnx.DetectLayout(g); layout == onnx.Unknown {
+			return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
+		}
+	}
+	p.opt.Layout = map[onnx.Layout]audit.Layout{onnx.BatchFirst: audit.BatchFirst, onnx.TimeFirst: audit.TimeFirst}[layout]
+
+	train, err := blocks.ReadFile(p.f.data, &p.read)
+	if err != nil {
+		return err
+	}
+	var test *blocks.Dataset
+	if p.f.test != "" {
+		ro := p.read
+		ro.Features, ro.Targets, ro.OptionalTargets = train.Features, train.Targets, true
+		if test, err = blocks.ReadFile(p.f.test, &ro); err != nil {
+			return err
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var prog *progress
+	if !p.f.quiet && isTerminal(stderr) {
+		prog = newProgress(stderr)
+		p.opt.Progress = prog.report
+	}
+	res, err := audit.Run(ctx, g, train, test, &p.opt)
+	if prog != nil {
+		prog.done()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New("interrupted")
+		}
+		return err
+	}
+
+	ro := &reports.Options{
+		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
+			Features: train.Features, Shift: train.Shift},
+		Command: p.command,
+	}
+	var written []string
+	for _, o := range p.outputs {
+		w, err := reports.WriteFile(o.path, o.format, res, ro)
+		if err != nil {
+			return err
+		}
+		written = append(written, w[0])
+		if len(w) > 1 {
+			written[len(written)-1] += fmt.Sprintf(" (charts in %s)", filepath.Dir(w[1]))
+		}
+	}
+	if p.f.quiet {
+		return nil
+	}
+	if err := reports.WriteSummary(stdout, res); err != nil {
+		return err
+	}
+	switch {
+	case len(written) > 0:
+		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
+	default:
+		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json).")
+	}
+	return nil
+}
+
+// parse reads the command line (and the config file it names) and checks
+// every flag and combination of flags, before any file is read.
+func parse(args []string) (*plan, error) {
+	f := &flags{}
+	fs := newFlagSet(f)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, usagef("%s (run 'audit --help')", tidyFlagError(fs, err))
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q: every input is given by a flag, such as --data %s (run 'audit --help')", fs.Arg(0), fs.Arg(0))
+	}
+	if f.config != "" {
+		if err := applyConfig(fs, f.config); err != nil {
+			return nil, err
+		}
+	}
+	p := &plan{f: f, command: commandLine(args)}
+	if err := p.check(fs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// check validates the flags and fills in the plan.
+func (p *plan) check(fs *pflag.FlagSet) error {
+	f := p.f
+	switch {
+	case f.model == "" && f.data == "":
+		return usagef("--model and --data are required: audit --model m.onnx --data train.csv --test test.csv --out report.html (run 'audit --help')")
+	case f.model == "":
+		return usagef("--model is required: the ONNX model to audit")
+	case f.data == "":
+		return usagef("--data is required: the training data the model was fitted to (CSV)")
+	}
+
+	switch strings.ToLower(f.layout) {
+	case "auto", "":
+		p.layout = onnx.Unknown
+	case "batch-first", "batch_first", "batchfirst":
+		p.layout = onnx.BatchFirst
+	case "time-first", "time_first", "timefirst":
+		p.layout = onnx.TimeFirst
+	default:
+		return usagef("--layout %q: choose auto, batch-first or time-first", f.layout)
+	}
+
+	if !(f.alpha > 0 && f.alpha < 0.5) {
+		return usagef("--alpha %g: must be between 0 and 0.5 (0.1 gives 90%% intervals)", f.alpha)
+	}
+	kind, err := blocks.ParseKind(f.blocks)
+	if err != nil {
+		return usagef("--blocks %q: choose sequence, interval or nested", f.blocks)
+	}
+	switch {
+	case fs.Changed("block-length") && kind == blocks.Sequences:
+		return usagef("--block-length applies to interval and nested blocks: add --blocks interval (or nested), or drop --block-length")
+	case kind != blocks.Sequences && !fs.Changed("block-length"):
+		return usagef("--blocks %s needs --block-length K, the number of steps per block", kind)
+	case kind != blocks.Sequences && f.blockLength < 1:
+		return usagef("--block-length %d: must be at least 1", f.blockLength)
+	}
+
+	solver := audit.Solver(strings.ToLower(f.solver))
+	switch solver {
+	case audit.Auto, audit.Exact, audit.CG, audit.LiSSA:
+	default:
+		return usagef("--solver %q: choose auto, exact, cg or lissa", f.solver)
+	}
+	var curv hvp.Curvature
+	switch strings.ToLower(f.curvature) {
+	case "hessian":
+		curv = hvp.Hessian
+	case "gauss-newton", "gauss_newton", "gaussnewton", "gn":
+		curv = hvp.GaussNewton
+	default:
+		return usagef("--curvature %q: choose hessian or gauss-newton", f.curvature)
+	}
+	if !(f.damping > 0) || math.IsInf(f.damping, 0) {
+		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDamping)
+	}
+	var loss hvp.Loss
+	switch strings.ToLower(f.loss) {
+	case "squared-error", "squared_error", "squared", "mse":
+		loss = hvp.SquaredError
+	case "cross-entropy", "cross_entropy", "binary-cross-entropy", "bce":
+		loss = hvp.BinaryCrossEntropy
+	default:
+		return usagef("--loss %q: choose squared-error or cross-entropy", f.loss)
+	}
+	if !(f.ridge >= 0) || math.IsInf(f.ridge, 0) {
+		return usagef("--ridge %g: must be zero or positive", f.ridge)
+	}
+	if f.low.v != nil && f.high.v != nil && *f.low.v >= *f.high.v {
+		return usagef("--low %g must be below --high %g", *f.low.v, *f.high.v)
+	}
+	if f.retrain < -1 {
+		return usagef("--retrain %d: give a number of blocks, or -1 for all", f.retrain)
+	}
+	if f.idCol == "" || f.timeCol == "" || f.target == "" {
+		return usagef("--id-col, --time-col and --target cannot be empty")
+	}
+
+	// Outputs.
+	seen := map[string]string{}
+	addOut := func(path string, format reports.Format, flag string) error {
+		if path == "" {
+			return usagef("%s needs a file name", flag)
+		}
+		key := filepath.Clean(path)
+		if prev, dup := seen[key]; dup {
+			return usagef("%s %s: the file is already written by %s", flag, path, prev)
+		}
+		seen[key] = flag
+		p.outputs = append(p.outputs, output{path, format})
+		return nil
+	}
+	for _, o := range f.out {
+		format, err := reports.FormatOf(o)
+		if err != nil {
+			return usagef("--out %s: the extension must be .html, .md or .json", o)
+		}
+		if err := addOut(o, format, "--out"); err != nil {
+			return err
+		}
+	}
+	if f.json != "" || fs.Changed("json") {
+		if err := addOut(f.json, reports.JSON, "--json"); err != nil {
+			return err
+		}
+	}
+	for _, in := range []struct{ flag, path string }{{"--model", f.model}, {"--data", f.data}, {"--test", f.test}} {
+		if in.path != "" {
+			if _, dup := seen[filepath.Clean(in.path)]; dup {
+				return usagef("%s %s is also an output file: it would be overwritten", in.flag, in.path)
+			}
+		}
+	}
+
+	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
+	p.opt = audit.Options{
+		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Curvature: curv,
+		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
+		Seed: f.seed, ModelPath: f.model,
+	}
+	return nil
+}
+
+// checkFiles checks that the input files can be read and the output
+// directories exist, before any heavy work.
+func (p *plan) checkFiles() error {
+	for _, in := range []struct{ flag, path string }{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}} {
+		if in.path == "" {
+			continue
+		}
+		st, err := os.Stat(in.path)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", in.flag, in.path, unwrapPath(err))
+		case st.IsDir():
+			return fmt.Errorf("%s %s: is a directory, not a file", in.flag, in.path)
+		}
+		fh, err := os.Open(in.path)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", in.flag, in.path, unwrapPath(err))
+		}
+		fh.Close()
+	}
+	for _, o := range p.outputs {
+		dir := filepath.Dir(o.path)
+		st, err := os.Stat(dir)
+		switch {
+		case err != nil:
+			return fmt.Errorf("cannot write %s: directory %s: %w", o.path, dir, unwrapPath(err))
+		case !st.IsDir():
+			return fmt.Errorf("cannot write %s: %s is not a directory", o.path, dir)
+		}
+		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
+			return fmt.Errorf("cannot write %s: it is a directory", o.path)
+		}
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError, which the
+// message already names.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// commandLine renders args as a shell command, for the report.
+func commandLine(args []string) string {
+	parts := []string{"audit"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+var badNumber = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (strconv\.Parse\w+: .*|.*)$`)
+
+// tidyFlagError rewrites pflag's messages in the command's words:
+// "--alpha "abc": not a number" for a bad value, and a suggestion for a
+// mistyped flag.
+func tidyFlagError(fs *pflag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := badNumber.FindStringSubmatch(msg); m != nil {
+		why := m[3]
+		if strings.HasPrefix(why, "strconv.") {
+			why = "not a number"
+			if t := fs.Lookup(strings.TrimLeft(strings.Fields(m[2])[0], "-")); t != nil && strings.Contains(t.Value.Type(), "int") {
+				why = "not a whole number"
+			}
+		}
+		return fmt.Sprintf("%s %q: %s", strings.Fields(m[2])[0], m[1], why)
+	}
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if s := closest(fs, name); s != "" {
+			return fmt.Sprintf("%s: did you mean --%s?", msg, s)
+		}
+	}
+	return msg
+}
+
+// closest returns the flag name within edit distance 2 of name, if any.
+func closest(fs *pflag.FlagSet, name string) string {
+	best, bestD := "", 3
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

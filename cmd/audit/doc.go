@@ -1,0 +1,106 @@
+/*
+Audit tells how far to trust a recurrent model. From an ONNX export of a
+trained RNN, LSTM or GRU and its training data, it gives every forecast a
+confidence interval (the blockwise infinitesimal jackknife+), measures how
+well the intervals cover on test data, and writes a report.
+
+Usage:
+
+	audit --model m.onnx --data train.csv [--test test.csv] [--out report.html] [flags]
+	audit inspect --model m.onnx [--layout batch-first|time-first]
+
+Without a command, audit runs an audit and prints a short summary. The
+inspect command describes a model: its inputs, outputs, layout, operators
+and parameters.
+
+Data are CSV files in long format: one row per (sequence, step), with an
+id column, a step column, feature columns and a target column, rows in any
+order.
+
+Data flags:
+
+	--model PATH        the ONNX model (required)
+	--data PATH         the training data the model was fitted to (required)
+	--test PATH         test data in the same format; without it the training
+	                    data are audited, leaving one sequence out
+	--id-col NAME       the sequence id column (default id)
+	--time-col NAME     the step column (default t)
+	--target NAME       the target column (default y)
+	--features A,B,...  the feature columns, in the order the model takes them
+	                    (default every other column)
+	--shift N           take the target of row t from row t+N of the sequence
+	                    (default 0; 1 for a model that forecasts the next value)
+	--layout L          auto, batch-first or time-first (default auto: read
+	                    from the model, see audit inspect)
+
+Method flags:
+
+	--alpha A           intervals aim at coverage 1-A and are guaranteed 1-2A,
+	                    0 < A < 0.5 (default 0.1)
+	--blocks S          what is left out together: sequence, interval or
+	                    nested (default sequence)
+	--block-length K    steps per interval block (interval and nested blocks)
+	--solver S          auto, exact, cg or lissa (default auto: exact up to
+	                    3000 parameters, cg above)
+	--curvature C       hessian or gauss-newton (default hessian)
+	--damping RHO       damping relative to the mean eigenvalue (default 0.01)
+	--loss L            the training loss: squared-error, or cross-entropy for
+	                    outputs that are probabilities (default squared-error)
+	--ridge R           the L2 penalty (R/2)|θ|² the model was trained with, in
+	                    units of the summed loss: PyTorch weight_decay w with a
+	                    loss averaged over N terms gives R = w·N (default 0)
+	--params PATTERNS   audit only the parameters whose names match these
+	                    comma-separated globs (default all)
+	--low X             flag the values whose interval reaches below X, and
+	                    report the precision and recall of that flag
+	--high X            the same above X
+	--retrain N         also re-train N blocks exactly and compare them with the
+	                    influence estimates (-1: every block; slow)
+	--seed N            random seed (default 1)
+
+Output flags:
+
+	--out PATH          write a report; the extension gives the format: .html
+	                    (one self-contained page), .md (with the charts in
+	                    PATH_files/) or .json; may be given several times
+	--json PATH         also write the JSON result to PATH
+	--quiet             print neither progress nor the summary
+	--config PATH       read flags from a YAML file whose keys are the flag
+	                    names (alpha: 0.05, features: [x1, x2]); paths in it
+	                    are relative to the file; flags given on the command
+	                    line win
+
+Progress goes to standard error while it is a terminal.
+
+Examples:
+
+Audit the bundled synthetic example and write an HTML report:
+
+	audit --model examples/synthetic/model_small.onnx \
+	      --data examples/synthetic/train_small.csv \
+	      --test examples/synthetic/test_small.csv --out report.html
+
+Flag values below 4 and above 10, with 95% intervals, and also write JSON:
+
+	audit --model m.onnx --data train.csv --test test.csv \
+	      --alpha 0.05 --low 4 --high 10 --out report.html --json result.json
+
+Leave out blocks of 5 steps of every sequence, for long sequences:
+
+	audit --model m.onnx --data train.csv --test test.csv \
+	      --blocks interval --block-length 5 --out report.md
+
+Name the columns, and check influence against exact re-training of 10 blocks:
+
+	audit --model m.onnx --data visits.csv --test new.csv --id-col patient \
+	      --time-col day --target glucose --features dose,meal --retrain 10 \
+	      --out report.html
+
+Keep the settings in a file:
+
+	audit --config audit.yaml --out report.html
+
+Exit status: 0 on success, 2 on bad usage (unknown flag, missing or
+contradictory options), 1 on any other error.
+*/
+package main

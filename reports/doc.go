@@ -1,0 +1,86 @@
+// Package reports renders an audit.Result as an HTML page, a Markdown page
+// with SVG charts, a JSON document or a few lines of text (DESIGN section
+// 7: nothing below this package knows about reports).
+//
+// WriteFile writes one report in the format its file name asks for
+// (FormatOf); WriteHTML, WriteMarkdown, WriteJSON and WriteSummary write to
+// an io.Writer. The reports lead with a plain-language headline ("90%
+// intervals covered 89.3% of 10,000 test values; flagged ‘below 4’ with
+// 81.0% precision") and a verdict on the coverage, then give the tables
+// and charts: coverage and interval width per step against the 1-alpha
+// and 1-2alpha lines, the calibration curve, fan charts of a few
+// sequences with the thresholds and flagged steps, the influence
+// diagnostics and the re-training comparison.
+//
+// # Safety
+//
+// Every string that comes from the model or the data (file names,
+// sequence ids, column and tensor names, block labels) is escaped: by
+// html/template in HTML, by entities and backslashes in Markdown (so that
+// no renderer passes markup through), by gonum/plot's SVG backend in chart
+// text. The HTML page is self-contained: no scripts, no external
+// resources; the charts are inline SVG.
+//
+// # JSON format
+//
+// WriteJSON writes one object; the same Result gives the same bytes.
+// Numbers that are not finite (an unbounded limit, a precision when
+// nothing was flagged, a coverage at a step without targets) are written
+// as null. Per-step arrays are indexed by row of the sequence: index 0 is
+// each sequence's first row (smallest step value).
+//
+//	format          "rnnaudit.report"
+//	version         1 (changes only when a field changes meaning or goes)
+//	model           path, opset, layout ("batch-first" or "time-first"),
+//	                features, horizons, many_to_one, parameters (count),
+//	                parameter_tensors (names)
+//	settings        alpha, nominal_coverage (1-alpha), guaranteed_coverage
+//	                (1-2alpha), blocks, block_length, num_blocks, solver,
+//	                curvature, damping, loss, ridge, seed, train_file,
+//	                test_file, train_sequences, test_sequences, self_audit,
+//	                low and high (thresholds or null), columns {id, time,
+//	                target, features, shift}, notes
+//	summary         null without targets in the evaluated data, else:
+//	  coverage              fraction of labelled values inside their interval
+//	  coverage_per_step     the same per row
+//	  joint_coverage        fraction of sequences with every value covered
+//	  mean_length           mean upper-lower over the finite intervals
+//	  length_per_step       the same per row
+//	  infinite_intervals    how many intervals are unbounded
+//	  points                labelled values evaluated
+//	  rmse                  root mean squared error of the predictions
+//	  interval_score        Winkler score at alpha
+//	  alpha, nominal_coverage, guaranteed_coverage
+//	  audit.low, audit.high null when not asked for, else {threshold,
+//	                        precision, recall, flagged, true_positives,
+//	                        actual}: a value is flagged when lower < low
+//	                        (upper > high); precision = true_positives /
+//	                        flagged, recall = true_positives / actual
+//	  naive                 {coverage, coverage_per_step, mean_length,
+//	                        length_per_step} of the in-sample residual
+//	                        intervals, for comparison
+//	  length_gap, length_gap_per_step   jackknife+ minus naive width
+//	  verdict               {level: good|fair|poor, headline, text}
+//	calibration     [{alpha, nominal, coverage}] for alpha 0.05 to 0.5
+//	diagnostics     gradient_norm, block_gradient_median,
+//	                stationarity_ratio, lambda, trace, min_eigenvalue,
+//	                max_eigenvalue, max_iterations, max_residual,
+//	                influence_norms (one per block), most_influential
+//	                [{block, norm, prediction_shift}], warnings,
+//	                phases [{name, seconds}]
+//	retrain         present with --retrain: blocks, cosine, mean_cosine,
+//	                min_cosine, norm_ratio, prediction_change_correlation,
+//	                exact_coverage, influence_coverage, exact_mean_length,
+//	                influence_mean_length, iterations, final_gradient_norm
+//	sequences       [{id, steps: [step...]}] in file order, one step per
+//	                forecast, sorted by row then horizon:
+//	  t                     the step value from the data
+//	  horizon               0 for one output per step; h for the forecast of
+//	                        row t+h
+//	  prediction            the model's forecast
+//	  lower, upper          the jackknife+ interval; null when unbounded,
+//	                        with lower_unbounded / upper_unbounded: true
+//	  target, covered       present when the value is known
+//	  naive_lower, naive_upper  the in-sample residual interval
+//	  m                     leave-one-block-out residuals used
+package reports

@@ -1,0 +1,381 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// FormatName and FormatVersion identify the JSON format; the version
+// changes only when a field changes meaning or goes away (new fields may
+// appear in any version).
+const (
+	FormatName    = "rnnaudit.report"
+	FormatVersion = 1
+)
+
+// WriteJSON writes r as the JSON document described in the package
+// documentation ("JSON format"): indented, with one forecast per line in
+// "sequences". Infinite limits and NaN values (a precision with nothing
+// flagged, a coverage at a step without targets) are written as null. The
+// output depends only on r and o: the same result gives the same bytes.
+func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
+	doc := jsonDoc{
+		Format:  FormatName,
+		Version: FormatVersion,
+		Model: jsonModel{Path: r.Model.Path, Opset: r.Model.Opset, Layout: r.Model.Layout, Features: r.Model.Features,
+			Horizons: r.Model.Horizons, ManyToOne: r.Model.ManyToOne, Params: r.Model.Params,
+			ParamNames: orEmpty(r.Model.ParamNames)},
+		Settings:    jsonSettingsOf(r, o),
+		Summary:     jsonSummaryOf(r),
+		Calibration: jsonCalibrationOf(r.Calibration),
+		Diagnostics: jsonDiagOf(&r.Diag),
+		Retrain:     jsonRetrainOf(r.Retrain),
+	}
+	head, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	// head ends in "\n}"; the sequences go before the closing brace, one
+	// forecast per line.
+	var b bytes.Buffer
+	b.Write(head[:len(head)-2])
+	b.WriteString(",\n  \"sequences\": [")
+	for i, s := range r.Sequences {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		id, err := json.Marshal(s.ID)
+		if err != nil {
+			return fmt.Errorf("reports: %w", err)
+		}
+		fmt.Fprintf(&b, "\n    {\"id\": %s, \"steps\": [", id)
+		for k := range s.Steps {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			line, err := json.Marshal(jsonStepOf(&s.Steps[k]))
+			if err != nil {
+				return fmt.Errorf("reports: %w", err)
+			}
+			b.WriteString("\n      ")
+			b.Write(line)
+		}
+		if len(s.Steps) > 0 {
+			b.WriteString("\n    ")
+		}
+		b.WriteString("]}")
+	}
+	if len(r.Sequences) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("]\n}\n")
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}
+
+// fnum is a float64 that is written as null when it is not finite.
+type fnum float64
+
+// MarshalJSON writes null for NaN and infinities.
+func (f fnum) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(x)
+}
+
+func fnums(v []float64) []fnum {
+	if v == nil {
+		return []fnum{}
+	}
+	out := make([]fnum, len(v))
+	for i, x := range v {
+		out[i] = fnum(x)
+	}
+	return out
+}
+
+type jsonDoc struct {
+	Format      string           `json:"format"`
+	Version     int              `json:"version"`
+	Model       jsonModel        `json:"model"`
+	Settings    jsonSettings     `json:"settings"`
+	Summary     *jsonSummary     `json:"summary"`
+	Calibration []jsonCalibPoint `json:"calibration"`
+	Diagnostics jsonDiag         `json:"diagnostics"`
+	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
+}
+
+// jsonModel mirrors audit.ModelInfo, so that the JSON format does not
+// change with that type.
+type jsonModel struct {
+	Path       string   `json:"path"`
+	Opset      int      `json:"opset"`
+	Layout     string   `json:"layout"`
+	Features   int      `json:"features"`
+	Horizons   int      `json:"horizons"`
+	ManyToOne  bool     `json:"many_to_one"`
+	Params     int      `json:"parameters"`
+	ParamNames []string `json:"parameter_tensors"`
+}
+
+type jsonSettings struct {
+	Alpha          fnum     `json:"alpha"`
+	Nominal        fnum     `json:"nominal_coverage"`
+	Guaranteed     fnum     `json:"guaranteed_coverage"`
+	Blocks         string   `json:"blocks"`
+	BlockLength    int      `json:"block_length,omitempty"`
+	NumBlocks      int      `json:"num_blocks"`
+	Solver         string   `json:"solver"`
+	Curvature      string   `json:"curvature"`
+	Damping        fnum     `json:"damping"`
+	Loss           string   `json:"loss"`
+	Ridge          fnum     `json:"ridge"`
+	Seed           uint64   `json:"seed"`
+	TrainFile      string   `json:"train_file"`
+	TestFile       string   `json:"test_file,omitempty"`
+	TrainSequences int      `json:"train_sequences"`
+	TestSequences  int      `json:"test_sequences"`
+	SelfAudit      bool     `json:"self_audit"`
+	Low            *fnum    `json:"low"`
+	High           *fnum    `json:"high"`
+	Columns        *Columns `json:"columns,omitempty"`
+	Notes          []string `json:"notes"`
+}
+
+func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
+	st := r.Setting
+	s := jsonSettings{
+		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
+		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
+		Solver: st.Solver, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
+		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
+		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
+	}
+	if st.Low != nil {
+		v := fnum(*st.Low)
+		s.Low = &v
+	}
+	if st.High != nil {
+		v := fnum(*st.High)
+		s.High = &v
+	}
+	if o != nil {
+		s.Columns = o.Columns
+	}
+	return s
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type jsonSummary struct {
+	Coverage        fnum        `json:"coverage"`
+	CoveragePerStep []fnum      `json:"coverage_per_step"`
+	JointCoverage   fnum        `json:"joint_coverage"`
+	MeanLength      fnum        `json:"mean_length"`
+	LengthPerStep   []fnum      `json:"length_per_step"`
+	Infinite        int         `json:"infinite_intervals"`
+	Points          int         `json:"points"`
+	RMSE            fnum        `json:"rmse"`
+	IntervalScore   fnum        `json:"interval_score"`
+	Alpha           fnum        `json:"alpha"`
+	Audit           jsonAudit   `json:"audit"`
+	Naive           jsonNaive   `json:"naive"`
+	Gap             fnum        `json:"length_gap"`
+	GapPerStep      []fnum      `json:"length_gap_per_step"`
+	Nominal         fnum        `json:"nominal_coverage"`
+	Guaranteed      fnum        `json:"guaranteed_coverage"`
+	Verdict         jsonVerdict `json:"verdict"`
+}
+
+type jsonVerdict struct {
+	Level    string `json:"level"`
+	Headline string `json:"headline"`
+	Text     string `json:"text"`
+}
+
+type jsonAudit struct {
+	Low  *jsonThreshold `json:"low"`
+	High *jsonThreshold `json:"high"`
+}
+
+type jsonThreshold struct {
+	Threshold fnum `json:"threshold"`
+	Precision fnum `json:"precision"`
+	Recall    fnum `json:"recall"`
+	Flagged   int  `json:"flagged"`
+	True      int  `json:"true_positives"`
+	Actual    int  `json:"actual"`
+}
+
+type jsonNaive struct {
+	Coverage        fnum   `json:"coverage"`
+	CoveragePerStep []fnum `json:"coverage_per_step"`
+	MeanLength      fnum   `json:"mean_length"`
+	LengthPerStep   []fnum `json:"length_per_step"`
+}
+
+func jsonThresholdOf(t *audit.Threshold) *jsonThreshold {
+	if t == nil {
+		return nil
+	}
+	return &jsonThreshold{fnum(t.Threshold), fnum(t.Precision), fnum(t.Recall), t.Flagged, t.True, t.Actual}
+}
+
+func jsonSummaryOf(r *audit.Result) *jsonSummary {
+	s := r.Summary
+	if s == nil {
+		return nil
+	}
+	level, text := verdict(r)
+	return &jsonSummary{
+		Verdict:  jsonVerdict{Level: level, Headline: headline(r), Text: text},
+		Coverage: fnum(s.Coverage), CoveragePerStep: fnums(s.CoveragePerStep),
+		JointCoverage: fnum(s.JointCoverage),
+		MeanLength:    fnum(s.MeanLength), LengthPerStep: fnums(s.LengthPerStep),
+		Infinite: s.Infinite, Points: s.Points, RMSE: fnum(s.RMSE), IntervalScore: fnum(s.IntervalScore),
+		Alpha: fnum(s.Alpha),
+		Audit: jsonAudit{jsonThresholdOf(s.Audit.Low), jsonThresholdOf(s.Audit.High)},
+		Naive: jsonNaive{fnum(s.Naive.Coverage), fnums(s.Naive.CoveragePerStep),
+			fnum(s.Naive.MeanLength), fnums(s.Naive.LengthPerStep)},
+		Gap: fnum(s.Gap), GapPerStep: fnums(s.GapPerStep),
+		Nominal: fnum(1 - s.Alpha), Guaranteed: fnum(1 - 2*s.Alpha),
+	}
+}
+
+type jsonCalibPoint struct {
+	Alpha    fnum `json:"alpha"`
+	Nominal  fnum `json:"nominal"`
+	Coverage fnum `json:"coverage"`
+}
+
+func jsonCalibrationOf(c []audit.CalibrationPoint) []jsonCalibPoint {
+	out := make([]jsonCalibPoint, len(c))
+	for i, p := range c {
+		out[i] = jsonCalibPoint{fnum(p.Alpha), fnum(p.Nominal), fnum(p.Coverage)}
+	}
+	return out
+}
+
+type jsonDiag struct {
+	GradNorm        fnum            `json:"gradient_norm"`
+	BlockGradMedian fnum            `json:"block_gradient_median"`
+	Stationarity    fnum            `json:"stationarity_ratio"`
+	Lambda          fnum            `json:"lambda"`
+	Trace           fnum            `json:"trace"`
+	MinEig          fnum            `json:"min_eigenvalue"`
+	MaxEig          fnum            `json:"max_eigenvalue"`
+	Iterations      int             `json:"max_iterations"`
+	MaxResidual     fnum            `json:"max_residual"`
+	InfluenceNorms  []fnum          `json:"influence_norms"`
+	Influential     []jsonInfluence `json:"most_influential"`
+	Warnings        []string        `json:"warnings"`
+	Phases          []jsonPhase     `json:"phases"`
+}
+
+type jsonInfluence struct {
+	Block     string `json:"block"`
+	Norm      fnum   `json:"norm"`
+	PredShift fnum   `json:"prediction_shift"`
+}
+
+type jsonPhase struct {
+	Name    string `json:"name"`
+	Seconds fnum   `json:"seconds"`
+}
+
+func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
+	out := jsonDiag{
+		GradNorm: fnum(d.GradNorm), BlockGradMedian: fnum(d.BlockGradMedian), Stationarity: fnum(d.Stationarity),
+		Lambda: fnum(d.Lambda), Trace: fnum(d.Trace), MinEig: fnum(d.MinEig), MaxEig: fnum(d.MaxEig),
+		Iterations: d.Iterations, MaxResidual: fnum(d.MaxResidual),
+		InfluenceNorms: fnums(d.InfluenceNorms),
+		Influential:    make([]jsonInfluence, len(d.Influential)),
+		Warnings:       orEmpty(d.Warnings),
+		Phases:         make([]jsonPhase, len(d.Phases)),
+	}
+	for i, e := range d.Influential {
+		out.Influential[i] = jsonInfluence{e.Block, fnum(e.Norm), fnum(e.PredShift)}
+	}
+	for i, p := range d.Phases {
+		out.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
+	}
+	return out
+}
+
+type jsonRetrain struct {
+	Blocks            []string `json:"blocks"`
+	Cosine            []fnum   `json:"cosine"`
+	MeanCosine        fnum     `json:"mean_cosine"`
+	MinCosine         fnum     `json:"min_cosine"`
+	NormRatio         []fnum   `json:"norm_ratio"`
+	PredCorrelation   fnum     `json:"prediction_change_correlation"`
+	ExactCoverage     fnum     `json:"exact_coverage"`
+	InfluenceCoverage fnum     `json:"influence_coverage"`
+	ExactLength       fnum     `json:"exact_mean_length"`
+	InfluenceLength   fnum     `json:"influence_mean_length"`
+	Iterations        []int    `json:"iterations"`
+	FinalGrad         []fnum   `json:"final_gradient_norm"`
+}
+
+func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
+	if r == nil {
+		return nil
+	}
+	it := r.Iterations
+	if it == nil {
+		it = []int{}
+	}
+	return &jsonRetrain{
+		Blocks: orEmpty(r.Blocks), Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
+		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
+		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),
+		Iterations: it, FinalGrad: fnums(r.FinalGrad),
+	}
+}
+
+// jsonStep is one forecast. Keys with omitempty appear only when they
+// carry information.
+type jsonStep struct {
+	T              float64 `json:"t"`
+	Horizon        int     `json:"horizon"`
+	Prediction     fnum    `json:"prediction"`
+	Lower          fnum    `json:"lower"`
+	Upper          fnum    `json:"upper"`
+	LowerUnbounded bool    `json:"lower_unbounded,omitempty"`
+	UpperUnbounded bool    `json:"upper_unbounded,omitempty"`
+	Target         *fnum   `json:"target,omitempty"`
+	Covered        *bool   `json:"covered,omitempty"`
+	NaiveLower     fnum    `json:"naive_lower"`
+	NaiveUpper     fnum    `json:"naive_upper"`
+	M              int     `json:"m"`
+}
+
+func jsonStepOf(s *audit.StepResult) jsonStep {
+	j := jsonStep{
+		T: s.Step, Horizon: s.Horizon, Prediction: fnum(s.Prediction),
+		Lower: fnum(s.Lower), Upper: fnum(s.Upper),
+		LowerUnbounded: math.IsInf(s.Lower, -1), UpperUnbounded: math.IsInf(s.Upper, 1),
+		NaiveLower: fnum(s.NaiveLower), NaiveUpper: fnum(s.NaiveUpper), M: s.M,
+	}
+	if s.Target != nil {
+		y := fnum(*s.Target)
+		c := s.Lower <= *s.Target && *s.Target <= s.Upper
+		j.Target, j.Covered = &y, &c
+	}
+	return j
+}

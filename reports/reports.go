@@ -1,0 +1,203 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// Options add to a report what the audit.Result does not hold. A nil
+// *Options, or the zero value, is valid.
+type Options struct {
+	// Columns names the data columns the audit read (shown in the settings
+	// and written to the JSON); nil leaves them out.
+	Columns *Columns
+	// Command is the command line that produced the result, shown in the
+	// settings of the HTML and Markdown reports ("" leaves it out).
+	Command string
+	// FanCharts is the number of evaluated sequences drawn as fan charts;
+	// 0 means DefaultFanCharts, a negative value none.
+	FanCharts int
+}
+
+// Columns names the columns of the data files.
+type Columns struct {
+	ID       string   `json:"id"`              // the sequence id column
+	Time     string   `json:"time"`            // the step column
+	Target   string   `json:"target"`          // the target column
+	Features []string `json:"features"`        // the feature columns, in model order
+	Shift    int      `json:"shift,omitempty"` // target of row t taken from row t+Shift
+}
+
+// DefaultFanCharts is the number of fan charts when Options.FanCharts is 0.
+const DefaultFanCharts = 6
+
+func (o *Options) fans() int {
+	switch {
+	case o == nil || o.FanCharts == 0:
+		return DefaultFanCharts
+	case o.FanCharts < 0:
+		return 0
+	}
+	return o.FanCharts
+}
+
+// target is the name of the target column, or "value".
+func (o *Options) target() string {
+	if o == nil || o.Columns == nil || o.Columns.Target == "" {
+		return "value"
+	}
+	return o.Columns.Target
+}
+
+// Format is a report format.
+type Format int
+
+// Report formats.
+const (
+	// HTML is one self-contained page with inline SVG charts.
+	HTML Format = iota + 1
+	// Markdown is a page of tables with the charts as SVG files beside it.
+	Markdown
+	// JSON is the machine-readable result (see the package documentation).
+	JSON
+)
+
+// String returns "html", "markdown" or "json".
+func (f Format) String() string {
+	switch f {
+	case HTML:
+		return "html"
+	case Markdown:
+		return "markdown"
+	case JSON:
+		return "json"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ErrFormat is wrapped by the error of FormatOf for a file name whose
+// extension names no report format.
+var ErrFormat = errors.New("unknown report format")
+
+// FormatOf returns the format named by the extension of path: .html or
+// .htm, .md or .markdown, .json (in any case). Otherwise the error wraps
+// ErrFormat.
+func FormatOf(path string) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return HTML, nil
+	case ".md", ".markdown":
+		return Markdown, nil
+	case ".json":
+		return JSON, nil
+	}
+	return 0, fmt.Errorf("reports: %s: %w: the extension must be .html, .md or .json", path, ErrFormat)
+}
+
+// AssetDir returns the directory in which WriteFile puts the charts of a
+// Markdown report written to path: the file name without its extension,
+// followed by "_files" ("out/report.md" gives "out/report_files").
+func AssetDir(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + "_files"
+}
+
+// WriteFile writes the report of r to path in format f (FormatOf gives
+// the format a file name asks for). A Markdown report also writes its
+// charts as SVG files into AssetDir(path), which it creates. Each file is
+// written to a temporary file first and renamed, so that a failure leaves
+// no partial report. It returns the paths written, the report first.
+func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, error) {
+	var buf bytes.Buffer
+	var err error
+	var assets []File
+	switch f {
+	case HTML:
+		err = WriteHTML(&buf, r, o)
+	case JSON:
+		err = WriteJSON(&buf, r, o)
+	default:
+		return nil, fmt.Errorf("reports: %s: %w", path, ErrFormat)
+	case Markdown:
+		dir := AssetDir(path)
+		assets, err = WriteMarkdown(&buf, r, filepath.Base(dir), o)
+		if err == nil && len(assets) > 0 {
+			if err = os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("reports: %w", err)
+			}
+			for i := range assets {
+				assets[i].Name = filepath.Join(filepath.Dir(path), filepath.FromSlash(assets[i].Name))
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	written := []string{path}
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	for _, a := range assets {
+		if err := writeAtomic(a.Name, a.Data); err != nil {
+			return written, err
+		}
+		written = append(written, a.Name)
+	}
+	return written, nil
+}
+
+// File is a file that goes with a report: its name (a slash-separated
+// path relative to the report) and its contents.
+type File struct {
+	Name string // slash-separated, relative to the report's directory
+	Data []byte // the file's contents
+}
+
+// writeAtomic writes data to a temporary file beside path and renames it.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reports: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteSummary writes a few lines of plain text for a terminal: the
+// headline, the verdict on coverage, the other key numbers and every
+// warning.
+func WriteSummary(w io.Writer, r *audit.Result) error {
+	var b strings.Builder
+	b.WriteString(headline(r) + "\n")
+	_, v := verdict(r)
+	b.WriteString(v + "\n")
+	if s := subline(r); s != "" {
+		b.WriteString(s + "\n")
+	}
+	for _, x := range warnings(r) {
+		b.WriteString("warning: " + x + "\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}

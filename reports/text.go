@@ -1,0 +1,496 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// This file holds the plain-language text and the number formats that the
+// HTML and Markdown reports share. Every string here is plain text: the
+// renderers escape it for their format.
+
+// pct formats a fraction as a percentage with one decimal: 0.8934 gives
+// "89.3%". NaN gives "n/a".
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(100*x, 'f', 1, 64) + "%"
+}
+
+// pct0 formats a fraction as a whole percentage where that is exact enough
+// (0.9 gives "90%", 0.925 gives "92.5%").
+func pct0(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	v := 100 * x
+	if math.Abs(v-math.Round(v)) < 1e-9 {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+}
+
+// num formats a measurement with 4 significant digits, infinities as
+// "+∞"/"−∞" and NaN as "n/a".
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "n/a"
+	case math.IsInf(x, 1):
+		return "+∞"
+	case math.IsInf(x, -1):
+		return "−∞"
+	case x == 0:
+		return "0"
+	}
+	a := math.Abs(x)
+	if a >= 1e-3 && a < 1e6 {
+		s := strconv.FormatFloat(x, 'f', max(0, 3-int(math.Floor(math.Log10(a)))), 64)
+		if strings.Contains(s, ".") {
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
+		return s
+	}
+	return strconv.FormatFloat(x, 'e', 3, 64)
+}
+
+// step formats a step value as written in the data (3, 2.5).
+func step(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// seconds formats a duration in seconds.
+func seconds(s float64) string {
+	switch {
+	case s < 0.01:
+		return fmt.Sprintf("%.1f ms", 1000*s)
+	case s < 1:
+		return fmt.Sprintf("%.0f ms", 1000*s)
+	case s < 60:
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%dm %02.0fs", int(s)/60, math.Mod(s, 60))
+}
+
+// count formats an integer with thousands separators: 10000 gives
+// "10,000".
+func count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// plural returns "1 value", "2 values".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return count(n) + " " + noun + "s"
+}
+
+// modelName is the base name of the model file, or "the model".
+func modelName(r *audit.Result) string {
+	if r.Model.Path == "" {
+		return "the model"
+	}
+	return filepath.Base(r.Model.Path)
+}
+
+// evaluated says which data the metrics describe.
+func evaluated(r *audit.Result) string {
+	if r.SelfAudit {
+		return "training"
+	}
+	return "test"
+}
+
+// thresholdName is "below 4" or "above 10".
+func thresholdName(t *audit.Threshold, low bool) string {
+	if low {
+		return "below " + num(t.Threshold)
+	}
+	return "above " + num(t.Threshold)
+}
+
+// headline is the one-sentence answer at the top of a report, such as
+// "90% intervals covered 89.3% of 10,000 test values; flagged ‘below 4’
+// with 81.0% precision."
+func headline(r *audit.Result) string {
+	s := r.Summary
+	if s == nil {
+		n := 0
+		for _, q := range r.Sequences {
+			n += len(q.Steps)
+		}
+		return fmt.Sprintf("%s intervals for %s of %s; the %s data has no targets, so their coverage cannot be measured.",
+			pct0(r.Setting.NominalCover), plural(n, "forecast"), plural(len(r.Sequences), "sequence"), evaluated(r))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s intervals covered %s of %s %s values", pct0(1-s.Alpha), pct(s.Coverage), count(s.Points), evaluated(r))
+	for _, a := range []struct {
+		t   *audit.Threshold
+		low bool
+	}{{s.Audit.Low, true}, {s.Audit.High, false}} {
+		if a.t == nil {
+			continue
+		}
+		if a.t.Flagged == 0 {
+			fmt.Fprintf(&b, "; no value was flagged ‘%s’", thresholdName(a.t, a.low))
+			continue
+		}
+		fmt.Fprintf(&b, "; flagged ‘%s’ with %s precision", thresholdName(a.t, a.low), pct(a.t.Precision))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// Verdict levels, for the colour of the headline.
+const (
+	good = "good"
+	fair = "fair"
+	poor = "poor"
+	none = "none"
+)
+
+// verdict judges the coverage against its nominal level 1-alpha and its
+// guarantee 1-2alpha, allowing two binomial standard errors (at least one
+// percentage point) of sampling error. It returns a level and a sentence.
+func verdict(r *audit.Result) (level, text string) {
+	s := r.Summary
+	if s == nil {
+		return none, "Give labelled test data (a target column) to measure coverage."
+	}
+	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
+	tol := math.Max(0.01, 2*math.Sqrt(nominal*(1-nominal)/float64(max(1, s.Points))))
+	switch {
+	case s.Coverage > nominal+tol:
+		return good, fmt.Sprintf("Coverage is above the %s target: the intervals are on the safe side, perhaps wider than they need to be.", pct0(nominal))
+	case s.Coverage >= nominal-tol:
+		return good, fmt.Sprintf("Coverage is at the %s target (within sampling error).", pct0(nominal))
+	case s.Coverage >= floor-tol:
+		return fair, fmt.Sprintf("Coverage is below the %s target but not below the %s that the jackknife+ guarantees: the intervals are somewhat too narrow.", pct0(nominal), pct0(floor))
+	}
+	return poor, fmt.Sprintf("Coverage is below the %s that the jackknife+ guarantees: do not rely on these intervals; see the warnings and diagnostics.", pct0(floor))
+}
+
+// subline gives the other headline numbers in one sentence.
+func subline(r *audit.Result) string {
+	s := r.Summary
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("Mean interval width %s (in-sample residual intervals: %s, covering %s)",
+		num(s.MeanLength), num(s.Naive.MeanLength), pct(s.Naive.Coverage)))
+	parts = append(parts, fmt.Sprintf("RMSE of the predictions %s", num(s.RMSE)))
+	parts = append(parts, fmt.Sprintf("every step covered in %s of sequences", pct(s.JointCoverage)))
+	out := strings.Join(parts, "; ") + "."
+	if s.Infinite > 0 {
+		out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+	}
+	return out
+}
+
+// pluralIs returns "1 interval is", "3 intervals are".
+func pluralIs(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun + " is"
+	}
+	return count(n) + " " + noun + "s are"
+}
+
+// warnings are the audit's warnings as sentences: capitalised, with a
+// final period.
+func warnings(r *audit.Result) []string {
+	var out []string
+	for _, w := range r.Diag.Warnings {
+		out = append(out, sentence(w))
+	}
+	return out
+}
+
+// notes are the audit's notes on its settings, as sentences.
+func notes(r *audit.Result) []string {
+	var out []string
+	for _, n := range r.Setting.Notes {
+		out = append(out, sentence(n))
+	}
+	return out
+}
+
+// sentence capitalises the first letter of s and ends it with a period.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	s = string(unicode.ToUpper(r)) + s[n:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") && !strings.HasSuffix(s, "?") {
+		s += "."
+	}
+	return s
+}
+
+// fansLead explains the fan charts.
+func fansLead(r *audit.Result) string {
+	if r.Model.ManyToOne {
+		return "One forecast per sequence: its interval (bar), the prediction (square), the observed value (dot) and the thresholds (dashed); a triangle marks each interval that crosses a threshold. Unbounded limits are drawn to the edge of the chart."
+	}
+	return "Prediction (blue line), interval (shaded band), observed values (dots) and the thresholds (dashed); a triangle marks each step whose interval crosses a threshold. Unbounded limits are drawn to the edge of the chart."
+}
+
+// row is one line of a two-column table.
+type row struct{ Key, Value string }
+
+// summaryRows are the headline metrics.
+func summaryRows(r *audit.Result) []row {
+	s := r.Summary
+	if s == nil {
+		return nil
+	}
+	rows := []row{
+		{"Coverage", fmt.Sprintf("%s (target %s, guaranteed at least %s)", pct(s.Coverage), pct0(1-s.Alpha), pct0(1-2*s.Alpha))},
+		{"Joint coverage (every step of a sequence)", pct(s.JointCoverage)},
+		{"Mean interval width", num(s.MeanLength)},
+		{"Unbounded intervals", count(s.Infinite)},
+		{"Interval (Winkler) score", num(s.IntervalScore)},
+		{"RMSE of the predictions", num(s.RMSE)},
+		{"In-sample residual intervals: coverage", pct(s.Naive.Coverage)},
+		{"In-sample residual intervals: mean width", num(s.Naive.MeanLength)},
+		{"Width gap (jackknife+ − in-sample)", num(s.Gap)},
+		{"Values evaluated", fmt.Sprintf("%s in %s (%s data)", count(s.Points), plural(len(r.Sequences), "sequence"), evaluated(r))},
+	}
+	return rows
+}
+
+// auditRow is one line of the precision/recall table.
+type auditRow struct {
+	Flag, Precision, Recall, Flagged, True, Actual string
+}
+
+func auditRows(r *audit.Result) []auditRow {
+	if r.Summary == nil {
+		return nil
+	}
+	var out []auditRow
+	add := func(t *audit.Threshold, low bool) {
+		if t == nil {
+			return
+		}
+		var rule string
+		if low {
+			rule = fmt.Sprintf("lower limit < %s", num(t.Threshold))
+		} else {
+			rule = fmt.Sprintf("upper limit > %s", num(t.Threshold))
+		}
+		out = append(out, auditRow{
+			Flag:      fmt.Sprintf("%s (%s)", thresholdName(t, low), rule),
+			Precision: pct(t.Precision),
+			Recall:    pct(t.Recall),
+			Flagged:   count(t.Flagged),
+			True:      count(t.True),
+			Actual:    count(t.Actual),
+		})
+	}
+	add(r.Summary.Audit.Low, true)
+	add(r.Summary.Audit.High, false)
+	return out
+}
+
+// settingRows describe how the audit ran.
+func settingRows(r *audit.Result, o *Options) []row {
+	st := r.Setting
+	m := r.Model
+	model := fmt.Sprintf("%s (ONNX opset %d, %s, %s)", orDash(m.Path), m.Opset, m.Layout, plural(m.Features, "feature"))
+	out := []row{
+		{"Model", model},
+		{"Outputs", outputsText(m)},
+		{"Parameters", fmt.Sprintf("%s in %s: %s", count(m.Params), plural(len(m.ParamNames), "tensor"), strings.Join(m.ParamNames, ", "))},
+		{"Training data", fmt.Sprintf("%s (%s)", orDash(st.TrainFile), plural(st.TrainSeqs, "sequence"))},
+	}
+	if r.SelfAudit {
+		out = append(out, row{"Evaluated data", "the training data (self-audit, leave one sequence out)"})
+	} else {
+		out = append(out, row{"Test data", fmt.Sprintf("%s (%s)", orDash(st.TestFile), plural(st.TestSeqs, "sequence"))})
+	}
+	if o != nil && o.Columns != nil {
+		c := o.Columns
+		cols := fmt.Sprintf("sequence id: %s; step: %s; target: %s; features: %s", c.ID, c.Time, c.Target, strings.Join(c.Features, ", "))
+		if c.Shift != 0 {
+			cols += fmt.Sprintf(" (target shifted by %d rows)", c.Shift)
+		}
+		out = append(out, row{"Columns", cols})
+	}
+	blocks := fmt.Sprintf("%s blocks, %s", st.Blocks, plural(st.NumBlocks, "block"))
+	if st.BlockLength > 0 {
+		blocks = fmt.Sprintf("%s blocks of %s, %s", st.Blocks, plural(st.BlockLength, "step"), plural(st.NumBlocks, "block"))
+	}
+	out = append(out,
+		row{"Alpha", fmt.Sprintf("%s (target coverage %s, guaranteed %s)", num(st.Alpha), pct0(st.NominalCover), pct0(st.GuaranteedMin))},
+		row{"Blocks", blocks},
+		row{"Solver", fmt.Sprintf("%s, %s curvature, damping %s × mean eigenvalue", st.Solver, st.Curvature, num(st.Damping))},
+		row{"Loss", lossText(st)},
+		row{"Seed", strconv.FormatUint(st.Seed, 10)},
+	)
+	if st.Low != nil {
+		out = append(out, row{"Low threshold", num(*st.Low)})
+	}
+	if st.High != nil {
+		out = append(out, row{"High threshold", num(*st.High)})
+	}
+	if o != nil && o.Command != "" {
+		out = append(out, row{"Command", o.Command})
+	}
+	return out
+}
+
+func lossText(st audit.Setting) string {
+	if st.Ridge > 0 {
+		return fmt.Sprintf("%s + ridge penalty (%s/2)|θ|²", st.Loss, num(st.Ridge))
+	}
+	return st.Loss
+}
+
+func outputsText(m audit.ModelInfo) string {
+	switch {
+	case m.ManyToOne:
+		return "one forecast per sequence (many-to-one)"
+	case m.Horizons > 1:
+		return fmt.Sprintf("one forecast per step for each of %d horizons", m.Horizons)
+	}
+	return "one forecast per step"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// diagRows are the solver and stationarity diagnostics.
+func diagRows(r *audit.Result) []row {
+	d := r.Diag
+	out := []row{
+		{"Total gradient norm |∇L|", num(d.GradNorm)},
+		{"Median block gradient norm", num(d.BlockGradMedian)},
+		{"Stationarity ratio (should be small)", num(d.Stationarity)},
+		{"Damping λ", num(d.Lambda)},
+		{"Trace of the curvature", num(d.Trace)},
+	}
+	if !math.IsNaN(d.MinEig) || !math.IsNaN(d.MaxEig) {
+		out = append(out, row{"Eigenvalues", fmt.Sprintf("from %s to %s", num(d.MinEig), num(d.MaxEig))})
+	}
+	if d.Iterations > 0 {
+		out = append(out, row{"Solver iterations (most)", count(d.Iterations)})
+		out = append(out, row{"Largest relative residual", num(d.MaxResidual)})
+	}
+	if len(d.InfluenceNorms) > 0 {
+		lo, hi := minMax(d.InfluenceNorms)
+		out = append(out, row{"Influence |Δθ|", fmt.Sprintf("from %s to %s over %s", num(lo), num(hi), plural(len(d.InfluenceNorms), "block"))})
+	}
+	return out
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// influenceRow is one line of the most-influential table.
+type influenceRow struct{ Rank, Block, Norm, Shift string }
+
+func influenceRows(r *audit.Result) []influenceRow {
+	var out []influenceRow
+	for i, e := range r.Diag.Influential {
+		out = append(out, influenceRow{strconv.Itoa(i + 1), e.Block, num(e.Norm), num(e.PredShift)})
+	}
+	return out
+}
+
+// phaseRows are the phase times.
+func phaseRows(r *audit.Result) []row {
+	var out []row
+	total := 0.0
+	for _, p := range r.Diag.Phases {
+		out = append(out, row{p.Name, seconds(p.Seconds)})
+		total += p.Seconds
+	}
+	if len(out) > 0 {
+		out = append(out, row{"total", seconds(total)})
+	}
+	return out
+}
+
+// retrainRows summarise the re-training comparison.
+func retrainRows(r *audit.Result) []row {
+	rt := r.Retrain
+	if rt == nil {
+		return nil
+	}
+	return []row{
+		{"Blocks re-trained", count(len(rt.Blocks))},
+		{"Cosine of parameter changes (mean, lowest)", fmt.Sprintf("%s, %s", num(rt.MeanCosine), num(rt.MinCosine))},
+		{"Correlation of prediction changes", num(rt.PredCorrelation)},
+		{"Coverage with exact / influence parameters", fmt.Sprintf("%s / %s", pct(rt.ExactCoverage), pct(rt.InfluenceCoverage))},
+		{"Mean width with exact / influence parameters", widths(rt)},
+	}
+}
+
+// widths compares the mean widths of the re-training comparison; they
+// are NaN when every interval from so few blocks is unbounded.
+func widths(rt *audit.RetrainResult) string {
+	if math.IsNaN(rt.ExactLength) && math.IsNaN(rt.InfluenceLength) {
+		return fmt.Sprintf("n/a: with %s the intervals are unbounded; re-train more blocks to compare widths", plural(len(rt.Blocks), "block"))
+	}
+	return fmt.Sprintf("%s / %s", num(rt.ExactLength), num(rt.InfluenceLength))
+}
+
+// retrainBlockRow is one re-trained block.
+type retrainBlockRow struct{ Block, Cosine, Ratio, Iterations, Grad string }
+
+func retrainBlockRows(r *audit.Result) []retrainBlockRow {
+	rt := r.Retrain
+	if rt == nil {
+		return nil
+	}
+	at := func(v []float64, i int) string {
+		if i < len(v) {
+			return num(v[i])
+		}
+		return "n/a"
+	}
+	var out []retrainBlockRow
+	for i, b := range rt.Blocks {
+		it := "n/a"
+		if i < len(rt.Iterations) {
+			it = count(rt.Iterations[i])
+		}
+		out = append(out, retrainBlockRow{b, at(rt.Cosine, i), at(rt.NormRatio, i), it, at(rt.FinalGrad, i)})
+	}
+	return out
+}

