@@ -17,6 +17,17 @@ import (
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
+// InternalError is a bug in rnnaudit met while auditing: the message says
+// so in one line; Stack holds the goroutine stack for the bug report.
+type InternalError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("audit: internal error (please report it with the command that caused it): %v", e.Value)
+}
+
 // group is a set of sequences of equal length evaluated as one batch.
 type group struct {
 	T      int
@@ -84,7 +95,7 @@ type point struct {
 func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, opt *Options) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("audit: internal error (please report): %v\n%s", r, debug.Stack())
+			err = &InternalError{Value: r, Stack: debug.Stack()}
 		}
 	}()
 	if opt == nil {
@@ -186,7 +197,7 @@ func (r *run) run() (*Result, error) {
 		return nil, err
 	}
 	r.phase("intervals")
-	preds, err := r.perturbedPredictions(r.delta, nil)
+	preds, err := r.perturbedPredictions("intervals", r.delta, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,9 @@ func (s states) get(p *graph.Program) *graph.State {
 // for every block b and every training forecast in its evaluation region,
 // |y - f(x; theta_-b)| with a real forward pass; and the in-sample
 // residuals |y - f(x; theta_hat)| for the naive intervals.
-func (r *run) residuals() error {
+func (r *run) residuals() error { return r.residualsPhase("leave-one-block-out residuals") }
+
+func (r *run) residualsPhase(phase string) error {
 	partOf := make([]int, r.train.Len())
 	for pi, gr := range r.parts {
 		partOf[gr.seqs[0]] = pi
@@ -134,7 +136,7 @@ func (r *run) residuals() error {
 		}
 		mu.Lock()
 		done++
-		r.opt.progress("leave-one-block-out residuals", done, len(bl))
+		r.opt.progress(phase, done, len(bl))
 		mu.Unlock()
 		return nil
 	})
@@ -204,7 +206,7 @@ func sortByDesc(idx []int, key []float64) {
 
 // perturbedPredictions evaluates the evaluation set with theta_hat +
 // deltas[k] for every k: out[k][p] is the prediction of point p.
-func (r *run) perturbedPredictions(deltas [][]float64, thetas [][]float64) ([][]float64, error) {
+func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]float64) ([][]float64, error) {
 	out := make([][]float64, len(deltas)+len(thetas))
 	ws := make([]states, r.workers)
 	bufs := make([][]float64, r.workers)
@@ -242,7 +244,7 @@ func (r *run) perturbedPredictions(deltas [][]float64, thetas [][]float64) ([][]
 		out[k] = pred
 		mu.Lock()
 		done++
-		r.opt.progress("intervals", done, total)
+		r.opt.progress(phase, done, total)
 		mu.Unlock()
 		return nil
 	})

@@ -29,6 +29,7 @@ func (r *run) retrain() error {
 	pick := rnd.Perm(len(bl))[:n]
 	slices.Sort(pick)
 
+	r.opt.progress("exact re-training", 0, n)
 	thetaStar, _, _, err := r.refit(-1)
 	if err != nil {
 		return err
@@ -65,18 +66,18 @@ func (r *run) retrain() error {
 	for k, b := range pick {
 		deltas[k] = r.delta[b]
 	}
-	pe, err := r.perturbedPredictions(nil, exact)
+	pe, err := r.perturbedPredictions("exact re-training", nil, exact)
 	if err != nil {
 		return err
 	}
-	star, err := r.perturbedPredictions(nil, [][]float64{thetaStar})
+	star, err := r.perturbedPredictions("exact re-training", nil, [][]float64{thetaStar})
 	if err != nil {
 		return err
 	}
 	var xe, xi []float64
 	full := make([][]float64, len(bl)) // influence predictions indexed by block
 	fullExact := make([][]float64, len(bl))
-	pi, err := r.perturbedPredictions(deltas, nil)
+	pi, err := r.perturbedPredictions("exact re-training", deltas, nil)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func (r *run) exactResiduals(pick []int, exact [][]float64) (map[forecast][]entr
 	}
 	savedEntries, savedNaive, savedInfl := r.entries, r.naive, r.res.Diag.Influential
 	r.delta = deltas
-	err := r.residuals()
+	err := r.residualsPhase("exact re-training")
 	out := r.entries
 	r.delta, r.entries, r.naive, r.res.Diag.Influential = saved, savedEntries, savedNaive, savedInfl
 	return out, err
