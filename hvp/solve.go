@@ -19,8 +19,10 @@ const (
 	// inverse to all right-hand sides as one matrix product. Best up to a
 	// few thousand parameters.
 	Exact Method = iota
-	// CG runs conjugate gradients on C + lambda I, one solve per
-	// right-hand side, with curvature-vector products only.
+	// CG solves C + lambda I by Krylov iterations, one solve per
+	// right-hand side, with curvature-vector products only: conjugate
+	// gradients for the Gauss-Newton matrix, MINRES (conjugate gradients'
+	// counterpart for symmetric indefinite systems) for the Hessian.
 	CG
 	// LiSSA is the paper's stochastic recursion (DESIGN section 4) with
 	// blockwise batch sampling.
@@ -72,8 +74,15 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// DefaultDamping is rho when Options.Damping is 0.
-const DefaultDamping = 0.01
+// DefaultDamping is rho when Options.Damping is 0. The curvature of a
+// recurrent model's summed loss has a few very large eigenvalues (output
+// scale directions, 1e7 for the paper's RNN) that dominate its mean, so
+// rho must be small for lambda to be small against the bulk of the
+// spectrum: on the bundled synthetic study, rho = 0.01 made influence
+// steps 25-50 times too short (cosine 0.26 with exact re-training), while
+// 1e-6 agrees with exact re-training (mean cosine 0.96, step lengths 0.8
+// to 1.0) and still keeps exactly singular directions well posed.
+const DefaultDamping = 1e-6
 
 // Report says what a Solve used and how well it converged.
 type Report struct {
@@ -267,14 +276,23 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 	rep.Iterations = make([]int, len(rhs))
 	rep.Residuals = make([]float64, len(rhs))
 	for j, b := range rhs {
-		x := make([]float64, P)
+		var x []float64
+		ap := make([]float64, P)
+		bn := norm(b)
+		it := 0
+		if opt.Curvature == Hessian {
+			// The Hessian may be indefinite: MINRES, not CG.
+			var err error
+			if x, it, err = minres(apply, b, tol, maxIter); err != nil {
+				return nil, err
+			}
+		} else {
+			x = make([]float64, P)
+		}
 		r := append([]float64(nil), b...)
 		p := append([]float64(nil), b...)
-		ap := make([]float64, P)
 		rr := dot(r, r)
-		bn := math.Sqrt(rr)
-		it := 0
-		for ; it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
+		for ; opt.Curvature != Hessian && it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
 			if err := apply(p, ap); err != nil {
 				return nil, err
 			}

@@ -43,7 +43,7 @@ Method flags:
 	--solver S          auto, exact, cg or lissa (default auto: exact up to
 	                    3000 parameters, cg above)
 	--curvature C       hessian or gauss-newton (default hessian)
-	--damping RHO       damping relative to the mean eigenvalue (default 0.01)
+	--damping RHO       damping relative to the mean eigenvalue (default 1e-6)
 	--loss L            the training loss: squared-error, or cross-entropy for
 	                    outputs that are probabilities (default squared-error)
 	--ridge R           the L2 penalty (R/2)|θ|² the model was trained with, in
