@@ -5,9 +5,12 @@
 - PerStep: a recurrent layer plus a linear head at every step, with optional
   fixed (non-trainable) input/output scaling written into the graph as
   constants;
-- fit: full-batch Adam warm-up, then damped Newton (exact Hessian) on the SUM
-  of squared errors over all observed (sequence, step), until the gradient
-  norm is below a tolerance;
+- fit: minimises the SUM of squared errors over all observed (sequence, step)
+  plus ridge/2 |theta|^2: full-batch Adam warm-up, L-BFGS, then damped Newton
+  with the exact Hessian until the gradient is at its rounding floor;
+- report: loss and gradient norms (of the penalised objective and of the plain
+  sum loss) at the float64 optimum and at the exported float32 weights, and
+  train/test RMSE;
 - export_onnx: torch.onnx.export in float32, opset 14, input "x"
   [batch, time, d] with dynamic axes "batch" and "time", output "y"
   [batch, time, 1].
