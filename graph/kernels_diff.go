@@ -414,20 +414,24 @@ func (k *softmaxK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 		return
 	}
 	y, dx, dy := out.F, din[0].F, dout.F
-	k.lanes(func(base, st int) {
-		s := 0.0
-		for i := 0; i < k.n; i++ {
-			s += k.prob(y[base+i*st]) * dx[base+i*st]
+	k.lanes(func(base, st int) { k.laneTangent(y, dx, base, st, dy[base:], st) })
+}
+
+// laneTangent writes the output tangent of one lane (base, stride st of y
+// and dx) into dy[0], dy[dst], dy[2 dst], ...
+func (k *softmaxK) laneTangent(y, dx []float64, base, st int, dy []float64, dst int) {
+	s := 0.0
+	for i := 0; i < k.n; i++ {
+		s += k.prob(y[base+i*st]) * dx[base+i*st]
+	}
+	for i := 0; i < k.n; i++ {
+		p := base + i*st
+		if k.log {
+			dy[i*dst] = dx[p] - s
+		} else {
+			dy[i*dst] = y[p] * (dx[p] - s)
 		}
-		for i := 0; i < k.n; i++ {
-			p := base + i*st
-			if k.log {
-				dy[p] = dx[p] - s
-			} else {
-				dy[p] = y[p] * (dx[p] - s)
-			}
-		}
-	})
+	}
 }
 
 // prob is the probability of an output value.
@@ -480,19 +484,7 @@ func (k *softmaxK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Ten
 	y, dx, gv, dgv, dgx := out.F, din[0].F, g.F, dg.F, dgin[0].F
 	dy := make([]float64, k.n)
 	k.lanes(func(base, st int) {
-		// Recompute this lane's output tangent.
-		s := 0.0
-		for i := 0; i < k.n; i++ {
-			s += k.prob(y[base+i*st]) * dx[base+i*st]
-		}
-		for i := 0; i < k.n; i++ {
-			p := base + i*st
-			if k.log {
-				dy[i] = dx[p] - s
-			} else {
-				dy[i] = y[p] * (dx[p] - s)
-			}
-		}
+		k.laneTangent(y, dx, base, st, dy, 1) // this lane's output tangent
 		if k.log {
 			sg, sdg := 0.0, 0.0
 			for i := 0; i < k.n; i++ {
