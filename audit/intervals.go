@@ -246,30 +246,48 @@ func (r *run) calibration(preds [][]float64) []CalibrationPoint {
 		}
 	}
 	stride := max(1, (len(lab)+calibrationMax-1)/calibrationMax)
-	hits := make([]float64, len(calibrationAlphas))
-	total := 0.0
+	var chosen []int
 	for i := 0; i < len(lab); i += stride {
-		p := lab[i]
-		pt := r.points[p]
+		chosen = append(chosen, lab[i])
+	}
+	// Counts per chunk of points, added afterwards: integers, so the
+	// result does not depend on the order.
+	const chunk = 64
+	nchunks := (len(chosen) + chunk - 1) / chunk
+	counts := make([][]int, nchunks)
+	_ = r.parallel(nchunks, func(_, c int) error {
+		hits := make([]int, len(calibrationAlphas))
 		var vm, vp []float64
-		for _, e := range r.entries[pt.f] {
-			if r.self && e.seq == pt.seq {
-				continue
+		for _, p := range chosen[c*chunk : min(len(chosen), (c+1)*chunk)] {
+			pt := r.points[p]
+			vm, vp = vm[:0], vp[:0]
+			for _, e := range r.entries[pt.f] {
+				if r.self && e.seq == pt.seq {
+					continue
+				}
+				f := preds[e.blk][p]
+				vm = append(vm, f-e.r)
+				vp = append(vp, f+e.r)
 			}
-			f := preds[e.blk][p]
-			vm = append(vm, f-e.r)
-			vp = append(vp, f+e.r)
+			slices.Sort(vm)
+			slices.Sort(vp)
+			for a, alpha := range calibrationAlphas {
+				lo, up := limitsSorted(alpha, vm, vp)
+				if lo <= pt.y && pt.y <= up {
+					hits[a]++
+				}
+			}
 		}
-		slices.Sort(vm)
-		slices.Sort(vp)
-		total++
-		for a, alpha := range calibrationAlphas {
-			lo, up := limitsSorted(alpha, vm, vp)
-			if lo <= pt.y && pt.y <= up {
-				hits[a]++
-			}
+		counts[c] = hits
+		return nil
+	})
+	hits := make([]float64, len(calibrationAlphas))
+	for _, h := range counts {
+		for a, v := range h {
+			hits[a] += float64(v)
 		}
 	}
+	total := float64(len(chosen))
 	out := make([]CalibrationPoint, len(calibrationAlphas))
 	for a, alpha := range calibrationAlphas {
 		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], total)}
