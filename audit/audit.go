@@ -285,15 +285,10 @@ func (r *run) makeGroups(d *blocks.Dataset, parts bool) ([]*group, error) {
 		if err != nil {
 			return err
 		}
-		n := 0
-		for _, o := range p.Graph().Outputs[:1] {
-			_ = o
-		}
 		B := len(idx)
+		n := B * r.io.K
 		if r.io.perStep {
-			n = B * T * r.io.K
-		} else {
-			n = B * r.io.K
+			n *= T
 		}
 		gr := &group{T: T, seqs: idx, prog: p, in: in, target: make([]float64, n), weight: make([]float64, n)}
 		for b, s := range seqs {

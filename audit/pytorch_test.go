@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
@@ -164,5 +163,4 @@ func TestAgainstBruteForce(t *testing.T) {
 			}
 		})
 	}
-	_ = strings.TrimSpace
 }

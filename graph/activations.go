@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"math"
 	"strings"
 )
@@ -234,8 +233,6 @@ func recurrentActivation(name string, alphas, betas []float64, ai, bi *int) (*ac
 	}
 	return nil, attrErr("unknown activation %q", name)
 }
-
-var _ = fmt.Sprint
 
 // tanhTo sets dst[i] = tanh(src[i]): four at a time on the AVX2 kernel
 // when the processor has it (within a few units in the last place of

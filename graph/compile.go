@@ -129,7 +129,7 @@ func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 	}
 	for _, n := range g.Nodes {
 		if err := c.lowerNode(n); err != nil {
-			return nil, &NodeError{Node: n.label(), OpType: n.OpType, Err: err}
+			return nil, &NodeError{Node: n.Label(), OpType: n.OpType, Err: err}
 		}
 	}
 	for _, o := range g.Outputs {
@@ -274,7 +274,7 @@ func (c *compiler) emit(k kernel, shape []int, in ...*value) *value {
 		k.forward(nil, out, ts)
 		return staticValue(out)
 	}
-	st := step{k: k, node: c.node.label()}
+	st := step{k: k, node: c.node.Label()}
 	for _, v := range in {
 		st.in = append(st.in, c.slotOf(v))
 	}

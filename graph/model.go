@@ -136,8 +136,9 @@ type Node struct {
 	Attrs   map[string]Attr
 }
 
-// label names the node for messages: its name, or its first output.
-func (n *Node) label() string {
+// Label is the node's name for messages: its name, or else its first
+// output, or else its operator type.
+func (n *Node) Label() string {
 	if n.Name != "" {
 		return n.Name
 	}
@@ -148,9 +149,6 @@ func (n *Node) label() string {
 	}
 	return n.OpType
 }
-
-// Label is the node's name for messages: its name, or else its first output.
-func (n *Node) Label() string { return n.label() }
 
 // Param is one parameter tensor: an initializer that the model's outputs
 // depend on, occupying Data[Offset:Offset+Size] of the flat vector.
@@ -204,7 +202,7 @@ func New(opset int, inputs, outputs []ValueInfo, nodes []*Node, init map[string]
 	g.Nodes = sorted
 	for _, n := range g.Nodes {
 		if err := checkNode(n, opset); err != nil {
-			errs = append(errs, &NodeError{Node: n.label(), OpType: n.OpType, Err: err})
+			errs = append(errs, &NodeError{Node: n.Label(), OpType: n.OpType, Err: err})
 		}
 	}
 	if len(g.Outputs) == 0 {
@@ -283,7 +281,7 @@ func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*No
 		}
 		for _, in := range n.Inputs {
 			if !avail[in] && !producer[in] {
-				errs = append(errs, &NodeError{Node: n.label(), OpType: n.OpType,
+				errs = append(errs, &NodeError{Node: n.Label(), OpType: n.OpType,
 					Err: fmt.Errorf("input %q is not a graph input, an initializer or any node's output", in)})
 			}
 		}

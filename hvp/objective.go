@@ -89,23 +89,14 @@ func (w *worker) seedBuffers(p *graph.Program, o int, shape []int) (g, dg []*gra
 	return s.g, s.dg
 }
 
-func (o *Objective) nworkers() int {
-	n := o.Workers
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(n, len(o.Batches)))
-}
+// nworkers is the number of workers for a reduction over the batches.
+func (o *Objective) nworkers() int { return max(1, o.nworkersFor(len(o.Batches))) }
 
 func (o *Objective) worker(i int) *worker {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for len(o.workers) <= i {
-		w := o.Workers
-		if w <= 0 {
-			w = runtime.GOMAXPROCS(0)
-		}
-		o.workers = append(o.workers, &worker{serial: w > 1 && len(o.Batches) > 1, states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
+		o.workers = append(o.workers, &worker{serial: o.nworkersFor(len(o.Batches)) > 1, states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
 	}
 	return o.workers[i]
 }
@@ -399,6 +390,8 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 	return nil
 }
 
+// nworkersFor is the number of workers for n independent pieces of work:
+// Workers (GOMAXPROCS when 0), at most n.
 func (o *Objective) nworkersFor(n int) int {
 	w := o.Workers
 	if w <= 0 {

@@ -138,13 +138,13 @@ func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, 
 	rep := &Report{Method: opt.Method, Curvature: opt.Curvature, Rho: rho, MinEig: math.NaN(), MaxEig: math.NaN()}
 	switch opt.Method {
 	case Exact:
-		x, err := solveExact(ctx, o, theta, rhs, rho, opt, rep)
+		x, err := solveExact(ctx, o, theta, rhs, opt, rep)
 		return x, rep, err
 	case CG:
-		x, err := solveCG(ctx, o, theta, rhs, rho, opt, rep)
+		x, err := solveCG(ctx, o, theta, rhs, opt, rep)
 		return x, rep, err
 	case LiSSA:
-		x, err := solveLiSSA(ctx, o, theta, rhs, rho, opt, rep)
+		x, err := solveLiSSA(ctx, o, theta, rhs, opt, rep)
 		return x, rep, err
 	}
 	return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
@@ -161,7 +161,7 @@ func (rep *Report) setDamping(P int) {
 	}
 }
 
-func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, rho float64, opt *Options, rep *Report) ([][]float64, error) {
+func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
 	P := o.numParams()
 	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {
@@ -249,7 +249,7 @@ func traceForIterative(ctx context.Context, o *Objective, theta []float64, opt *
 	return nil
 }
 
-func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, rho float64, opt *Options, rep *Report) ([][]float64, error) {
+func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
 	P := o.numParams()
 	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
 		return nil, err
@@ -356,7 +356,7 @@ func powerMaxEig(ctx context.Context, o *Objective, c Curvature, theta []float64
 	return ev, nil
 }
 
-func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, rho float64, opt *Options, rep *Report) ([][]float64, error) {
+func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
 	P := o.numParams()
 	depth, repeats, bs := opt.Depth, opt.Repeats, opt.BatchSize
 	if depth <= 0 {

@@ -531,6 +531,21 @@ func fanCharts(r *audit.Result, n int, ylabel string) []chart {
 }
 
 // yRange returns a padded range covering the finite values.
+// bandRange is the y range of a chart of predictions, interval limits and
+// targets, widened to show the audit thresholds.
+func bandRange(r *audit.Result, series ...[]float64) (lo, hi float64) {
+	var vals []float64
+	for _, s := range series {
+		vals = append(vals, s...)
+	}
+	for _, t := range []*float64{r.Setting.Low, r.Setting.High} {
+		if t != nil {
+			vals = append(vals, *t)
+		}
+	}
+	return yRange(vals)
+}
+
 func yRange(vals []float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range vals {
@@ -569,14 +584,7 @@ func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	vals := append(append(append(append([]float64{}, pred...), lower...), upper...), ty...)
-	if low != nil {
-		vals = append(vals, *low)
-	}
-	if high != nil {
-		vals = append(vals, *high)
-	}
-	y0, y1 := yRange(vals)
+	y0, y1 := bandRange(r, pred, lower, upper, ty)
 	p := newPlot("step (t)", ylabel)
 	p.Y.Min, p.Y.Max = y0, y1
 	x0, x1 := ts[0], ts[len(ts)-1]
@@ -650,14 +658,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	vals := append(append(append(append([]float64{}, pred...), lower...), upper...), ty...)
-	if low != nil {
-		vals = append(vals, *low)
-	}
-	if high != nil {
-		vals = append(vals, *high)
-	}
-	y0, y1 := yRange(vals)
+	y0, y1 := bandRange(r, pred, lower, upper, ty)
 	p := newPlot("sequence (order in the file)", ylabel)
 	p.X.Tick.Marker = niceTicks(integer)
 	p.Y.Min, p.Y.Max = y0, y1
