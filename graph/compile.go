@@ -41,13 +41,14 @@ const (
 	slotInput                 // a graph input
 	slotConst                 // a constant folded at compile time
 	slotView                  // the same data as another slot, another shape
+	slotPart                  // written by a step, stored inside another slot (see placeConcats)
 )
 
 type slot struct {
 	kind  slotKind
 	shape []int
-	index int     // slotParam: index into Graph.Params; slotInput: index into Graph.Inputs; slotView: root slot
-	off   int     // slotView: offset of the view's first element in its root
+	index int     // slotParam: index into Graph.Params; slotInput: index into Graph.Inputs; slotView: root slot; slotPart: container
+	off   int     // slotView, slotPart: offset of the first element in the root or container
 	c     *Tensor // slotConst
 }
 
@@ -69,6 +70,7 @@ type Program struct {
 	slots   []slot
 	steps   []step
 	live    []bool // slots some output needs (after prune)
+	owners  []int  // slotStep slots that own storage (step results and containers of parts)
 	outputs []*value
 	inputs  [][]int // the shapes the program was compiled for, per graph input
 }
@@ -140,6 +142,7 @@ func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 		c.p.outputs = append(c.p.outputs, v)
 	}
 	c.p.prune()
+	c.p.optimize()
 	return c.p, nil
 }
 

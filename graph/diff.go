@@ -23,10 +23,14 @@ func (p *Program) activeSlots() []bool {
 			views[sl.index] = append(views[sl.index], i)
 		}
 	}
-	set := func(i int) {
+	var set func(i int)
+	set = func(i int) {
 		act[i] = true
 		for _, v := range views[i] {
 			act[v] = true
+		}
+		if sl := p.slots[i]; sl.kind == slotPart && !act[sl.index] {
+			set(sl.index) // its container
 		}
 	}
 	for i, sl := range p.slots {
@@ -68,11 +72,7 @@ func (s *State) buffers() []*Tensor {
 			ts[i] = &Tensor{DType: Float, Shape: sl.shape}
 		}
 	}
-	for _, st := range p.steps {
-		if ts[st.out] != nil {
-			ts[st.out].F = make([]float64, numel(p.slots[st.out].shape))
-		}
-	}
+	p.allocate(ts)
 	for i, sl := range p.slots {
 		// Views of parameters are bound with them, in bindParams.
 		if sl.kind == slotView && ts[i] != nil && p.live[i] && p.slots[sl.index].kind != slotParam {
@@ -248,9 +248,9 @@ func (s *State) seed(ts []*Tensor, vec []float64, seeds []*Tensor) error {
 	if len(seeds) != len(p.outputs) {
 		return fmt.Errorf("graph: %w: %d output cotangents for %d outputs", ErrInput, len(seeds), len(p.outputs))
 	}
-	for _, st := range p.steps {
-		if ts[st.out] != nil {
-			clear(ts[st.out].F)
+	for _, i := range p.owners {
+		if ts[i] != nil {
+			clear(ts[i].F)
 		}
 	}
 	s.bindParams(ts, vec)

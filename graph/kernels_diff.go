@@ -340,13 +340,32 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	a, b := in[0].F, in[1].F
 	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
 	mn := k.m * k.n
+	var nz sparse
 	for bi := range k.ia {
 		c := dout.F[bi*mn:]
 		if da {
-			gemm(false, false, k.m, k.n, k.k, 1, din[0].F[k.ia[bi]:], b[k.ib[bi]:], 1, c)
+			dA := din[0].F[k.ia[bi]:]
+			if nz.find(dA[:k.m*k.k]) {
+				// C[i,:] += dA[i,p] B[p,:]
+				for _, e := range nz.at {
+					i, p := int(e)/k.k, int(e)%k.k
+					axpy(dA[e], b[k.ib[bi]+p*k.n:k.ib[bi]+(p+1)*k.n], c[i*k.n:(i+1)*k.n])
+				}
+			} else {
+				gemm(false, false, k.m, k.n, k.k, 1, dA, b[k.ib[bi]:], 1, c)
+			}
 		}
 		if db {
-			gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], din[1].F[k.ib[bi]:], 1, c)
+			dB := din[1].F[k.ib[bi]:]
+			if nz.find(dB[:k.k*k.n]) {
+				// C[:,q] += A[:,p] dB[p,q]
+				for _, e := range nz.at {
+					p, q := int(e)/k.n, int(e)%k.n
+					axpyStrided(k.m, dB[e], a[k.ia[bi]+p:], k.k, c[q:], k.n)
+				}
+			} else {
+				gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], dB, 1, c)
+			}
 		}
 	}
 }
@@ -385,14 +404,84 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 	k.vjp(ex, dgin, in, out, dg)
 	mn := k.m * k.n
 	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
+	var nz sparse
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
 		if dgin[0] != nil && db {
-			gemm(false, true, k.m, k.k, k.n, 1, gc, din[1].F[k.ib[bi]:], 1, dgin[0].F[k.ia[bi]:])
+			dB, dgA := din[1].F[k.ib[bi]:], dgin[0].F[k.ia[bi]:]
+			if nz.find(dB[:k.k*k.n]) {
+				// dgA[:,p] += gC[:,q] dB[p,q]
+				for _, e := range nz.at {
+					p, q := int(e)/k.n, int(e)%k.n
+					axpyStrided(k.m, dB[e], gc[q:], k.n, dgA[p:], k.k)
+				}
+			} else {
+				gemm(false, true, k.m, k.k, k.n, 1, gc, dB, 1, dgA)
+			}
 		}
 		if dgin[1] != nil && da {
-			gemm(true, false, k.k, k.n, k.m, 1, din[0].F[k.ia[bi]:], gc, 1, dgin[1].F[k.ib[bi]:])
+			dA, dgB := din[0].F[k.ia[bi]:], dgin[1].F[k.ib[bi]:]
+			if nz.find(dA[:k.m*k.k]) {
+				// dgB[p,:] += dA[i,p] gC[i,:]
+				for _, e := range nz.at {
+					i, p := int(e)/k.k, int(e)%k.k
+					axpy(dA[e], gc[i*k.n:(i+1)*k.n], dgB[p*k.n:(p+1)*k.n])
+				}
+			} else {
+				gemm(true, false, k.k, k.n, k.m, 1, dA, gc, 1, dgB)
+			}
 		}
+	}
+}
+
+// sparse holds the positions of the nonzero entries of a small tangent.
+// Along a unit direction of the parameters a weight's tangent has one
+// nonzero entry, and a product with it is a few scaled rows or columns,
+// not a matrix product: this halves the arithmetic of a dense Hessian.
+type sparse struct {
+	buf [sparseMax]int32
+	at  []int32
+}
+
+// sparseMax is the most nonzero entries a tangent may have to be treated
+// as sparse (and at most one in eight of its entries).
+const sparseMax = 32
+
+// find records the nonzero entries of x and reports whether x is small
+// (as in zeroTangent) and sparse enough for entrywise products.
+func (s *sparse) find(x []float64) bool {
+	if len(x) > 4096 {
+		return false
+	}
+	limit := min(sparseMax, len(x)/8)
+	s.at = s.buf[:0]
+	for i, v := range x {
+		if v != 0 {
+			if len(s.at) == limit {
+				return false
+			}
+			s.at = append(s.at, int32(i))
+		}
+	}
+	return true
+}
+
+// axpy adds alpha x to y (equal lengths).
+func axpy(alpha float64, x, y []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// axpyStrided adds alpha x[i*incX] to y[i*incY] for i < n.
+func axpyStrided(n int, alpha float64, x []float64, incX int, y []float64, incY int) {
+	if n == 0 {
+		return
+	}
+	_, _ = x[(n-1)*incX], y[(n-1)*incY]
+	for i := 0; i < n; i++ {
+		y[i*incY] += alpha * x[i*incX]
 	}
 }
 

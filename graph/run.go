@@ -29,10 +29,30 @@ func (p *Program) NewState() *State {
 			s.vals[i] = &Tensor{DType: Float, Shape: sl.shape}
 		}
 	}
-	for _, st := range p.steps {
-		s.vals[st.out].F = make([]float64, numel(p.slots[st.out].shape))
-	}
+	p.allocate(s.vals)
 	return s
+}
+
+// allocate gives the step results among ts (slot-indexed; nil entries are
+// skipped) their storage: an array for each owner, and for a part its
+// place in its container.
+func (p *Program) allocate(ts []*Tensor) {
+	for _, i := range p.owners {
+		if ts[i] != nil {
+			ts[i].F = make([]float64, numel(p.slots[i].shape))
+		}
+	}
+	for i, sl := range p.slots {
+		if sl.kind != slotPart || ts[i] == nil || !p.live[i] {
+			continue
+		}
+		n := numel(sl.shape)
+		if c := ts[sl.index]; c != nil {
+			ts[i].F = c.F[sl.off : sl.off+n]
+		} else {
+			ts[i].F = make([]float64, n)
+		}
+	}
 }
 
 // viewOf returns the part of its root's data that a view slot covers.

@@ -215,20 +215,25 @@ func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 	}
 	var x mat.Dense
 	x.Mul(&vecs, &t)
+	// Residuals against the dense matrix: (C + lambda I) X - B, as one
+	// product over all columns.
+	var r mat.Dense
+	r.Mul(c, &x)
+	r.Sub(&r, b)
 	out := make([][]float64, n)
 	rep.Iterations = make([]int, n)
 	rep.Residuals = make([]float64, n)
+	res := make([]float64, n)
+	for i := 0; i < P; i++ {
+		xr, rr := x.RawRowView(i), r.RawRowView(i)
+		for j, v := range rr {
+			d := v + lam*xr[j]
+			res[j] += d * d
+		}
+	}
 	for j := range out {
 		out[j] = mat.Col(nil, j, &x)
-		// Residual against the dense matrix.
-		r := mat.NewVecDense(P, nil)
-		r.MulVec(c, mat.NewVecDense(P, out[j]))
-		res := 0.0
-		for i := 0; i < P; i++ {
-			d := r.AtVec(i) + lam*out[j][i] - rhs[j][i]
-			res += d * d
-		}
-		rep.Residuals[j] = math.Sqrt(res) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
+		rep.Residuals[j] = math.Sqrt(res[j]) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
 	return out, nil
 }
