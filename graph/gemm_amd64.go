@@ -16,3 +16,12 @@ func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, 
 //
 //go:noescape
 func tanhAVX2(dst, src []float64)
+
+// useAVX512 selects the AVX-512 tanh (8 lanes, one division).
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
+// tanhAVX512 sets dst[i] = tanh(src[i]) for the first len(src)&^7
+// elements; see tanh512_amd64.s. len(dst) must be at least that.
+//
+//go:noescape
+func tanhAVX512(dst, src []float64)
