@@ -25,3 +25,9 @@ var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
 //
 //go:noescape
 func tanhAVX512(dst, src []float64)
+
+// gemmAVX512 sets C = D + A B for a block of m×n (m a multiple of 4); see
+// gemm512_amd64.s. It does not check bounds: gemmNN512 does.
+//
+//go:noescape
+func gemmAVX512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int, zero int)

@@ -13,3 +13,7 @@ func tanhAVX2(dst, src []float64) { panic("graph: tanhAVX2 without amd64") }
 const useAVX512 = false
 
 func tanhAVX512(dst, src []float64) { panic("graph: tanhAVX512 without amd64") }
+
+func gemmAVX512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int, zero int) {
+	panic("graph: gemmAVX512 without amd64")
+}

@@ -33,8 +33,24 @@ func naiveGemm(transA, transB bool, m, n, k int, a, b []float64, beta float64, c
 // 4-column tiles and edges, skinny loops, transposes, beta 0 and 1)
 // against the naive triple loop.
 func TestGemm(t *testing.T) {
+	for _, wide := range kernelChoices() {
+		useAVX512 = wide
+		testGemm(t)
+	}
+}
+
+// kernelChoices lists the settings of useAVX512 to test (restored by the
+// caller's last iteration: the machine's own setting comes last).
+func kernelChoices() []bool {
+	if useAVX512 {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+func testGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	sizes := []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 20, 21, 33}
+	sizes := []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 20, 21, 24, 25, 33, 50}
 	for _, m := range sizes {
 		for _, n := range sizes {
 			for _, k := range []int{1, 3, 4, 20, 37} {
@@ -52,7 +68,7 @@ func TestGemm(t *testing.T) {
 						gemm(tr[0], tr[1], m, n, k, 1, a, b, beta, c)
 						for i := range want {
 							if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-								t.Fatalf("m=%d n=%d k=%d trans=%v beta=%g: c[%d] = %.17g, want %.17g", m, n, k, tr, beta, i, c[i], want[i])
+								t.Fatalf("avx512=%v m=%d n=%d k=%d trans=%v beta=%g: c[%d] = %.17g, want %.17g", useAVX512, m, n, k, tr, beta, i, c[i], want[i])
 							}
 						}
 					}
@@ -62,6 +78,51 @@ func TestGemm(t *testing.T) {
 	}
 	if !useAVX2 {
 		t.Log("no AVX2/FMA on this machine: the assembly kernel was not exercised")
+	}
+}
+
+// TestGemmAddend checks C = D + A B with D a full matrix or one repeated
+// row, against the naive loop, on every shape the AVX-512 kernel takes.
+func TestGemmAddend(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this machine: gemmAddend always declines")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{4, 5, 8, 11, 1000} {
+		for _, n := range []int{3, 8, 20, 24, 30} {
+			for _, k := range []int{0, 1, 20} {
+				for _, row := range []bool{false, true} {
+					a, b := make([]float64, m*k), make([]float64, k*n)
+					d := make([]float64, m*n)
+					if row {
+						d = d[:n]
+					}
+					for _, s := range [][]float64{a, b, d} {
+						for i := range s {
+							s[i] = r.NormFloat64()
+						}
+					}
+					full := d
+					ldd := n
+					if row {
+						full, ldd = make([]float64, m*n), 0
+						for i := 0; i < m; i++ {
+							copy(full[i*n:], d)
+						}
+					}
+					want := naiveGemm(false, false, m, n, k, a, b, 1, full)
+					c := make([]float64, m*n)
+					if !gemmAddend(m, n, k, a, b, c, d, ldd) {
+						t.Fatalf("m=%d n=%d k=%d: declined", m, n, k)
+					}
+					for i := range want {
+						if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+							t.Fatalf("m=%d n=%d k=%d row=%v: c[%d] = %.17g, want %.17g", m, n, k, row, i, c[i], want[i])
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -228,6 +228,15 @@ func (k *matmulK) keepsInt() bool { return false }
 
 func (k *matmulK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	a, b := in[0].F, in[1].F
+	if k.add && len(k.ia) == 1 && (k.addIdx == nil || k.addRow) {
+		ldd := k.n
+		if k.addRow {
+			ldd = 0
+		}
+		if gemmAddend(k.m, k.n, k.k, a[k.ia[0]:], b[k.ib[0]:], out.F, in[2].F, ldd) {
+			return
+		}
+	}
 	beta := 0.0
 	if k.add {
 		switch d := in[2].F; {
@@ -280,15 +289,6 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		blas64.Implementation().Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
 		return
 	}
-	switch beta {
-	case 0:
-		clear(c[:m*n])
-	case 1:
-	default:
-		for i := range c[:m*n] {
-			c[i] *= beta
-		}
-	}
 	aRow, aInner := k, 1
 	if transA {
 		aRow, aInner = 1, m
@@ -300,9 +300,25 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 				bt[p*n+j] = b[j*k+p]
 			}
 		}
-		gemmNN(m, n, k, a, aRow, aInner, bt, n, c, n)
-		scratchPool.Put(buf)
+		defer scratchPool.Put(buf)
+		b = bt
+	}
+	if useAVX512 && (beta == 0 || beta == 1) {
+		d := c // C = C + A B
+		if beta == 0 {
+			d = nil
+		}
+		gemmNN512(m, n, k, a, aRow, aInner, b, n, c, n, d, n)
 		return
+	}
+	switch beta {
+	case 0:
+		clear(c[:m*n])
+	case 1:
+	default:
+		for i := range c[:m*n] {
+			c[i] *= beta
+		}
 	}
 	gemmNN(m, n, k, a, aRow, aInner, b, n, c, n)
 }
@@ -386,6 +402,55 @@ func gemmNN(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c 
 			}
 		}
 	}
+}
+
+// gemmNN512 sets C = D + A B, with A(i, p) = a[i*aRow + p*aInner], B and
+// C row-major and D(i, j) = d[i*ldd + j] (ldd 0 repeats one row; d may
+// be c; nil d means zero). Blocks of four rows run on the AVX-512 kernel,
+// the last rows in Go.
+func gemmNN512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int) {
+	m4 := m &^ 3
+	zero := 0
+	if d == nil {
+		zero = 1
+	}
+	if m4 > 0 && n > 0 {
+		// The kernel does not check bounds; these do.
+		if k > 0 {
+			_ = a[(m4-1)*aRow+(k-1)*aInner]
+			_ = b[(k-1)*ldb+n-1]
+		}
+		_ = c[(m4-1)*ldc+n-1]
+		if d != nil {
+			_ = d[(m4-1)*ldd+n-1]
+		}
+		gemmAVX512(m4, n, k, a, aRow, aInner, b, ldb, c, ldc, d, ldd, zero)
+	}
+	for i := m4; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if d == nil {
+			clear(row)
+		} else {
+			copy(row, d[i*ldd:i*ldd+n])
+		}
+		for p := 0; p < k; p++ {
+			av := a[i*aRow+p*aInner]
+			for j, bv := range b[p*ldb : p*ldb+n] {
+				row[j] += av * bv
+			}
+		}
+	}
+}
+
+// gemmAddend sets C = D + A B for row-major A (m×k), B (k×n) and C, D as
+// in gemmNN512, without first copying D into C; it reports false (doing
+// nothing) when the AVX-512 kernel is not available for the shape.
+func gemmAddend(m, n, k int, a, b []float64, c, d []float64, ldd int) bool {
+	if !useAVX512 || n <= 2 || m < 4 {
+		return false
+	}
+	gemmNN512(m, n, k, a, k, 1, b, n, c, n, d, ldd)
+	return true
 }
 
 // gemmSmall is gemm by direct loops, for skinny shapes.
