@@ -147,3 +147,34 @@ func BenchmarkGemmTransA20x20x1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
+
+// TestMatMul checks the exported product, serial and split over
+// goroutines, with every transposition, against the naive loop.
+func TestMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, wide := range kernelChoices() {
+		useAVX512 = wide
+		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 2}, {7, 9, 0}, {13, 21, 17}, {481, 300, 481}, {130, 3, 2000}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				a, b := make([]float64, m*k), make([]float64, k*n)
+				for _, s := range [][]float64{a, b} {
+					for i := range s {
+						s[i] = r.NormFloat64()
+					}
+				}
+				want := naiveGemm(tr[0], tr[1], m, n, k, a, b, 0, make([]float64, m*n))
+				c := make([]float64, m*n)
+				for i := range c {
+					c[i] = math.NaN() // must be overwritten
+				}
+				MatMul(tr[0], tr[1], m, n, k, a, b, c)
+				for i := range want {
+					if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i]))*math.Sqrt(float64(k+1)) {
+						t.Fatalf("avx512=%v %dx%dx%d trans=%v: c[%d] = %.17g, want %.17g", wide, m, n, k, tr, i, c[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

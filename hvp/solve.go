@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // Method is how Solve applies (C + lambda I)^-1.
@@ -196,44 +198,51 @@ func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 		}
 		inv[i] = 1 / d
 	}
-	// X = V diag(inv) V^T B, as two matrix products over all columns.
+	// X = V diag(inv) V^T B, as two matrix products over all columns,
+	// done transposed (one right-hand side per row): X^T = B^T V diag(inv) V^T.
 	n := len(rhs)
 	if n == 0 {
 		return nil, nil
 	}
-	b := mat.NewDense(P, n, nil)
+	bt := make([]float64, n*P)
 	for j, col := range rhs {
-		b.SetCol(j, col)
+		copy(bt[j*P:], col)
 	}
-	var t mat.Dense
-	t.Mul(vecs.T(), b)
-	for i := 0; i < P; i++ {
-		row := t.RawRowView(i)
-		for j := range row {
-			row[j] *= inv[i]
+	v := vecs.RawMatrix()
+	if v.Stride != P {
+		return nil, fmt.Errorf("hvp: internal error: eigenvector matrix has stride %d, want %d", v.Stride, P)
+	}
+	tt := make([]float64, n*P)
+	graph.MatMul(false, false, n, P, P, bt, v.Data, tt)
+	for j := 0; j < n; j++ {
+		row := tt[j*P : (j+1)*P]
+		for i := range row {
+			row[i] *= inv[i]
 		}
 	}
-	var x mat.Dense
-	x.Mul(&vecs, &t)
-	// Residuals against the dense matrix: (C + lambda I) X - B, as one
-	// product over all columns.
-	var r mat.Dense
-	r.Mul(c, &x)
-	r.Sub(&r, b)
+	xt := make([]float64, n*P)
+	graph.MatMul(false, true, n, P, P, tt, v.Data, xt)
+	// Residuals against the dense matrix, (C + lambda I) X - B, as one
+	// more product over all columns.
+	full := make([]float64, P*P)
+	for i := 0; i < P; i++ {
+		for k := 0; k < P; k++ {
+			full[i*P+k] = c.At(i, k)
+		}
+	}
+	rt := tt // reused
+	graph.MatMul(false, false, n, P, P, xt, full, rt)
 	out := make([][]float64, n)
 	rep.Iterations = make([]int, n)
 	rep.Residuals = make([]float64, n)
-	res := make([]float64, n)
-	for i := 0; i < P; i++ {
-		xr, rr := x.RawRowView(i), r.RawRowView(i)
-		for j, v := range rr {
-			d := v + lam*xr[j]
-			res[j] += d * d
-		}
-	}
 	for j := range out {
-		out[j] = mat.Col(nil, j, &x)
-		rep.Residuals[j] = math.Sqrt(res[j]) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
+		out[j] = xt[j*P : (j+1)*P : (j+1)*P]
+		res := 0.0
+		for i, r := range rt[j*P : (j+1)*P] {
+			d := r + lam*out[j][i] - rhs[j][i]
+			res += d * d
+		}
+		rep.Residuals[j] = math.Sqrt(res) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
 	return out, nil
 }
