@@ -400,3 +400,38 @@ func TestUnlabelledTest(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrationCurve: each point of the calibration curve is the
+// coverage a whole audit at that alpha reports (the curve counts, the
+// audit selects limits; fewer than calibrationMax labelled points, so the
+// curve uses them all).
+func TestCalibrationCurve(t *testing.T) {
+	g := fixtureModel(t, "gru_2l_tf")
+	train := randomData(t, "train", g, TimeFirst, 30, 2, 2, 7, 5)
+	test := randomData(t, "test", g, TimeFirst, 40, 2, 2, 7, 6)
+	ctx := context.Background()
+	base, err := Run(ctx, g, train, test, &Options{Layout: TimeFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Calibration) != len(calibrationAlphas) {
+		t.Fatalf("%d calibration points, want %d", len(base.Calibration), len(calibrationAlphas))
+	}
+	distinct := map[float64]bool{}
+	for _, c := range base.Calibration {
+		if c.Alpha >= 0.5 {
+			continue // Options allow alpha below 0.5 only
+		}
+		res, err := Run(ctx, g, train, test, &Options{Layout: TimeFirst, Alpha: c.Alpha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Coverage != c.Coverage {
+			t.Errorf("alpha %g: curve %.6f, audit %.6f", c.Alpha, c.Coverage, res.Summary.Coverage)
+		}
+		distinct[c.Coverage] = true
+	}
+	if len(distinct) < 4 {
+		t.Errorf("the curve barely moves over the alpha grid: %+v", base.Calibration)
+	}
+}

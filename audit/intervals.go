@@ -1,9 +1,6 @@
 package audit
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // limits are the intervals of every evaluated point.
 type limits struct {
@@ -257,23 +254,29 @@ func (r *run) calibration(preds [][]float64) []CalibrationPoint {
 	counts := make([][]int, nchunks)
 	_ = r.parallel(nchunks, func(_, c int) error {
 		hits := make([]int, len(calibrationAlphas))
-		var vm, vp []float64
 		for _, p := range chosen[c*chunk : min(len(chosen), (c+1)*chunk)] {
+			// The k-th smallest of V+ is at least y exactly when fewer
+			// than k values of V+ lie below y, and the k-th smallest of
+			// V- is at most y when at least k values of V- do not exceed
+			// it: two counts decide the coverage at every level.
 			pt := r.points[p]
-			vm, vp = vm[:0], vp[:0]
+			y := pt.y
+			m, below, notAbove := 0, 0, 0
 			for _, e := range r.entries[pt.f] {
 				if r.self && e.seq == pt.seq {
 					continue
 				}
 				f := preds[e.blk][p]
-				vm = append(vm, f-e.r)
-				vp = append(vp, f+e.r)
+				m++
+				if f+e.r < y {
+					below++
+				}
+				if f-e.r <= y {
+					notAbove++
+				}
 			}
-			slices.Sort(vm)
-			slices.Sort(vp)
 			for a, alpha := range calibrationAlphas {
-				lo, up := limitsSorted(alpha, vm, vp)
-				if lo <= pt.y && pt.y <= up {
+				if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
 					hits[a]++
 				}
 			}

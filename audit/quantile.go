@@ -78,19 +78,6 @@ func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64
 	return lower, upper
 }
 
-// limitsSorted is jackknifePlus on sorted slices, for several alphas.
-func limitsSorted(alpha float64, vminus, vplus []float64) (lower, upper float64) {
-	m := len(vplus)
-	lower, upper = math.Inf(-1), math.Inf(1)
-	if k := upperRank(alpha, m); k >= 1 && k <= m {
-		upper = vplus[k-1]
-	}
-	if k := lowerRank(alpha, m); k >= 1 && k <= m {
-		lower = vminus[k-1]
-	}
-	return lower, upper
-}
-
 // upperQuantile is the ceil((1-alpha)(m+1))-th smallest of v (+Inf when
 // beyond m): the half-width of the naive in-sample interval.
 func upperQuantile(alpha float64, v []float64) float64 {
