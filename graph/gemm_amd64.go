@@ -31,3 +31,18 @@ func tanhAVX512(dst, src []float64)
 //
 //go:noescape
 func gemmAVX512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int, zero int)
+
+// Elementwise AVX-512 kernels (elem512_amd64.s); each covers
+// len(first)&^7 elements and the wrappers in elem.go do the rest.
+//
+//go:noescape
+func tanhJVP512(dy, y, dx []float64)
+
+//go:noescape
+func tanhVJP512(gx, y, g []float64)
+
+//go:noescape
+func tanhVJPTangent512(dgx, y, g, dg, dx []float64)
+
+//go:noescape
+func addTo512(dst, src []float64)

@@ -178,3 +178,53 @@ func TestMatMul(t *testing.T) {
 		}
 	}
 }
+
+// TestElementwise checks the tanh-derivative and accumulation loops (both
+// kernels) against their formulas on lengths around the vector width.
+func TestElementwise(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, wide := range kernelChoices() {
+		useAVX512 = wide
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 23, 100} {
+			v := make([][]float64, 6)
+			for i := range v {
+				v[i] = make([]float64, n)
+				for j := range v[i] {
+					v[i][j] = r.NormFloat64()
+				}
+			}
+			y, g, dg, dx, out := v[0], v[1], v[2], v[3], v[4]
+			for j := range y {
+				y[j] = math.Tanh(y[j])
+			}
+			check := func(name string, got, want []float64) {
+				for j := range want {
+					if math.Abs(got[j]-want[j]) > 1e-14*(1+math.Abs(want[j])) {
+						t.Fatalf("avx512=%v n=%d %s[%d] = %.17g, want %.17g", wide, n, name, j, got[j], want[j])
+					}
+				}
+			}
+			want := make([]float64, n)
+			for j := range want {
+				want[j] = (1 - y[j]*y[j]) * dx[j]
+			}
+			tanhJVP(out, y, dx)
+			check("jvp", out, want)
+			for j := range want {
+				want[j] = out[j] + (1-y[j]*y[j])*g[j]
+			}
+			tanhVJP(out, y, g)
+			check("vjp", out, want)
+			for j := range want {
+				want[j] = out[j] + (1-y[j]*y[j])*(dg[j]-2*y[j]*dx[j]*g[j])
+			}
+			tanhVJPTangent(out, y, g, dg, dx)
+			check("vjpTangent", out, want)
+			for j := range want {
+				want[j] = out[j] + v[5][j]
+			}
+			addTo(out, v[5])
+			check("addTo", out, want)
+		}
+	}
+}

@@ -232,11 +232,7 @@ func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	}
 	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
 	if k.a == actTanh {
-		ex.parallelFor(len(dy), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				dy[i] = (1 - y[i]*y[i]) * dx[i]
-			}
-		})
+		ex.parallelFor(len(dy), func(lo, hi int) { tanhJVP(dy[lo:hi], y[lo:hi], dx[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -254,11 +250,7 @@ func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	}
 	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
 	if k.a == actTanh {
-		ex.parallelFor(len(gv), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gx[i] += (1 - y[i]*y[i]) * gv[i]
-			}
-		})
+		ex.parallelFor(len(gv), func(lo, hi int) { tanhVJP(gx[lo:hi], y[lo:hi], gv[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -280,12 +272,8 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 		dx = din[0].F
 	}
 	if k.a == actTanh && dx != nil {
-		// f' = 1 - y², f'' = -2 y (1 - y²)
 		ex.parallelFor(len(gv), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				d1 := 1 - y[i]*y[i]
-				dgx[i] += d1 * (dgv[i] - 2*y[i]*dx[i]*gv[i])
-			}
+			tanhVJPTangent(dgx[lo:hi], y[lo:hi], gv[lo:hi], dgv[lo:hi], dx[lo:hi])
 		})
 		return
 	}
@@ -329,9 +317,11 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 			for o := 0; o < len(dout.F); o += k.n {
 				copy(dout.F[o:o+k.n], d)
 			}
+		} else if k.addIdx == nil {
+			copy(dout.F, d)
 		} else {
-			for i := range dout.F {
-				dout.F[i] = d[at(k.addIdx, i)]
+			for i, j := range k.addIdx {
+				dout.F[i] = d[j]
 			}
 		}
 	} else {
@@ -376,13 +366,13 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 		gd := gin[2].F
 		if k.addRow {
 			for o := 0; o < len(g.F); o += k.n {
-				for j, v := range g.F[o : o+k.n] {
-					gd[j] += v
-				}
+				addTo(gd[:k.n], g.F[o:o+k.n])
 			}
+		} else if k.addIdx == nil {
+			addTo(gd[:len(g.F)], g.F)
 		} else {
 			for i, v := range g.F {
-				gd[at(k.addIdx, i)] += v
+				gd[k.addIdx[i]] += v
 			}
 		}
 	}

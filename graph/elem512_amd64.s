@@ -1,0 +1,112 @@
+#include "textflag.h"
+
+// Elementwise kernels of the tanh derivatives and of accumulation, eight
+// lanes at a time; each handles len(first argument) rounded down to a
+// multiple of 8 (the caller does the rest) and reads the other slices at
+// the same positions.
+
+DATA elemone<>+0(SB)/8, $0x3ff0000000000000 // 1
+DATA elemone<>+8(SB)/8, $0xc000000000000000 // -2
+GLOBL elemone<>(SB), RODATA|NOPTR, $16
+
+// func tanhJVP512(dy, y, dx []float64): dy = (1 - y²) dx
+TEXT ·tanhJVP512(SB), NOSPLIT, $0-72
+	MOVQ dy_base+0(FP), DI
+	MOVQ dy_len+8(FP), CX
+	MOVQ y_base+24(FP), SI
+	MOVQ dx_base+48(FP), DX
+	SHRQ $3, CX
+	JZ   jvpdone
+	VBROADCASTSD elemone<>+0(SB), Z31
+jvploop:
+	VMOVUPD (SI), Z0
+	VMOVAPD Z31, Z1
+	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
+	VMULPD  (DX), Z1, Z1
+	VMOVUPD Z1, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  jvploop
+jvpdone:
+	VZEROUPPER
+	RET
+
+// func tanhVJP512(gx, y, g []float64): gx += (1 - y²) g
+TEXT ·tanhVJP512(SB), NOSPLIT, $0-72
+	MOVQ gx_base+0(FP), DI
+	MOVQ gx_len+8(FP), CX
+	MOVQ y_base+24(FP), SI
+	MOVQ g_base+48(FP), DX
+	SHRQ $3, CX
+	JZ   vjpdone
+	VBROADCASTSD elemone<>+0(SB), Z31
+vjploop:
+	VMOVUPD (SI), Z0
+	VMOVAPD Z31, Z1
+	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
+	VMOVUPD (DI), Z2
+	VFMADD231PD (DX), Z1, Z2         // gx + (1 - y y) g
+	VMOVUPD Z2, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vjploop
+vjpdone:
+	VZEROUPPER
+	RET
+
+// func tanhVJPTangent512(dgx, y, g, dg, dx []float64): dgx += (1 - y²) (dg - 2 y dx g)
+TEXT ·tanhVJPTangent512(SB), NOSPLIT, $0-120
+	MOVQ dgx_base+0(FP), DI
+	MOVQ dgx_len+8(FP), CX
+	MOVQ y_base+24(FP), SI
+	MOVQ g_base+48(FP), R8
+	MOVQ dg_base+72(FP), R9
+	MOVQ dx_base+96(FP), R10
+	SHRQ $3, CX
+	JZ   vjptdone
+	VBROADCASTSD elemone<>+0(SB), Z31
+	VBROADCASTSD elemone<>+8(SB), Z30
+vjptloop:
+	VMOVUPD (SI), Z0                 // y
+	VMOVAPD Z31, Z1
+	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
+	VMULPD  Z30, Z0, Z2              // -2 y
+	VMULPD  (R10), Z2, Z2            // -2 y dx
+	VMULPD  (R8), Z2, Z2             // -2 y dx g
+	VADDPD  (R9), Z2, Z2             // dg - 2 y dx g
+	VMOVUPD (DI), Z3
+	VFMADD231PD Z2, Z1, Z3
+	VMOVUPD Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vjptloop
+vjptdone:
+	VZEROUPPER
+	RET
+
+// func addTo512(dst, src []float64): dst += src
+TEXT ·addTo512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $3, CX
+	JZ   adddone
+addloop:
+	VMOVUPD (DI), Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  addloop
+adddone:
+	VZEROUPPER
+	RET
