@@ -31,7 +31,7 @@ func tanhVJP(gx, y, g []float64) {
 }
 
 // tanhVJPTangent adds (1 - y²)(dg - 2 y dx g) to dgx: the tangent of
-// tanhVJP's result when g changes by dg and x by dx (f'' = -2 y f').
+// tanhVJP's result when g changes by dg and x by dx (f” = -2 y f').
 func tanhVJPTangent(dgx, y, g, dg, dx []float64) {
 	n := 0
 	if useAVX512 {
