@@ -46,3 +46,11 @@ func tanhVJPTangent512(dgx, y, g, dg, dx []float64)
 
 //go:noescape
 func addTo512(dst, src []float64)
+
+// One-column products (gemv512_amd64.s); callers check bounds.
+//
+//go:noescape
+func dotRows512(m, k int, a []float64, lda int, x, y []float64, acc int)
+
+//go:noescape
+func rowGemm512(n, k int, x, b []float64, ldb int, c []float64, acc int)

@@ -22,3 +22,11 @@ func tanhJVP512(dy, y, dx []float64)                { panic("graph: AVX-512 with
 func tanhVJP512(gx, y, g []float64)                 { panic("graph: AVX-512 without amd64") }
 func tanhVJPTangent512(dgx, y, g, dg, dx []float64) { panic("graph: AVX-512 without amd64") }
 func addTo512(dst, src []float64)                   { panic("graph: AVX-512 without amd64") }
+
+func dotRows512(m, k int, a []float64, lda int, x, y []float64, acc int) {
+	panic("graph: AVX-512 without amd64")
+}
+
+func rowGemm512(n, k int, x, b []float64, ldb int, c []float64, acc int) {
+	panic("graph: AVX-512 without amd64")
+}

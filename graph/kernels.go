@@ -269,6 +269,10 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 	if m == 0 || n == 0 {
 		return
 	}
+	if useAVX512 && n == 1 && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
+		gemv512(transA, m, k, a, b, beta == 1, c)
+		return
+	}
 	if useAVX2 && n <= 2 && m >= 4 && k > 0 && alpha == 1 {
 		gemmPadded(transA, transB, m, n, k, a, b, beta, c)
 		return
@@ -401,6 +405,22 @@ func gemmNN(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c 
 				row[j] += av * bv
 			}
 		}
+	}
+}
+
+// gemv512 sets c (+)= op(A) b for a one-column b (k values) on the
+// AVX-512 kernels: a dot product per row of A, or, for a transposed A,
+// the one-row product b^T A.
+func gemv512(transA bool, m, k int, a, b []float64, acc bool, c []float64) {
+	_, _, _ = a[m*k-1], b[k-1], c[m-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	if transA {
+		rowGemm512(m, k, b, a, m, c, ac)
+	} else {
+		dotRows512(m, k, a, k, b, c, ac)
 	}
 }
 
