@@ -273,6 +273,16 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		gemv512(transA, m, k, a, b, beta == 1, c)
 		return
 	}
+	if useAVX512 && m == 1 && !transB && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
+		// One row: c = a b, a's k values contiguous either way.
+		_, _, _ = a[k-1], b[k*n-1], c[n-1]
+		acc := 0
+		if beta == 1 {
+			acc = 1
+		}
+		rowGemm512(n, k, a, b, n, c, acc)
+		return
+	}
 	if useAVX2 && n <= 2 && m >= 4 && k > 0 && alpha == 1 {
 		gemmPadded(transA, transB, m, n, k, a, b, beta, c)
 		return
