@@ -273,14 +273,19 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		gemv512(transA, m, k, a, b, beta == 1, c)
 		return
 	}
-	if useAVX512 && m == 1 && !transB && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
-		// One row: c = a b, a's k values contiguous either way.
+	if useAVX512 && m == 1 && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
+		// One row: c = a op(B), a's k values contiguous either way; with
+		// B transposed each c[j] is a dot product with a row of B.
 		_, _, _ = a[k-1], b[k*n-1], c[n-1]
 		acc := 0
 		if beta == 1 {
 			acc = 1
 		}
-		rowGemm512(n, k, a, b, n, c, acc)
+		if transB {
+			dotRows512(n, k, b, k, a, c, acc)
+		} else {
+			rowGemm512(n, k, a, b, n, c, acc)
+		}
 		return
 	}
 	if useAVX2 && n <= 2 && m >= 4 && k > 0 && alpha == 1 {
