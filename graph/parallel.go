@@ -19,8 +19,14 @@ type exec struct {
 // GOMAXPROCS goroutines when n is large and the State is not serial. f must
 // write only to positions in its own range.
 func (ex *exec) parallelFor(n int, f func(lo, hi int)) {
+	if ex == nil || ex.serial || n < 2*parallelGrain {
+		f(0, n)
+		return
+	}
+	// Asked only for large work: runtime.GOMAXPROCS takes the scheduler's
+	// lock, which many small kernels on several goroutines contend for.
 	w := runtime.GOMAXPROCS(0)
-	if ex == nil || ex.serial || w < 2 || n < 2*parallelGrain {
+	if w < 2 {
 		f(0, n)
 		return
 	}

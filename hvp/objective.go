@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -338,11 +339,7 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
 		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
 	}
-	next := make(chan int, len(jobs))
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
+	var next atomic.Int64 // jobs are taken in order, one at a time
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for wi := 0; wi < max(1, min(o.nworkersFor(len(jobs)), len(jobs))); wi++ {
@@ -350,7 +347,11 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					break
+				}
 				if err := ctx.Err(); err != nil {
 					errs[i] = err
 					continue
