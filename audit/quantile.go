@@ -51,7 +51,7 @@ func kthSmallest(v []float64, k int) float64 {
 		default:
 			// Nothing below p, the smallest value: split off the copies
 			// of p (at least the pivot itself), so the range shrinks.
-			j2 := lo + partitionLessEq(v[lo:hi], p)
+			j2 := lo + partitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
 			if k < j2 {
 				return p
 			}
@@ -83,20 +83,6 @@ func partitionLess(v []float64, p float64) int {
 	return j
 }
 
-// partitionLessEq is partitionLess for the values not above p.
-func partitionLessEq(v []float64, p float64) int {
-	j := 0
-	for i, x := range v {
-		v[i] = v[j]
-		v[j] = x
-		d := 0
-		if x <= p {
-			d = 1
-		}
-		j += d
-	}
-	return j
-}
 
 // jackknifePlus returns the limits from V- (lower) and V+ (upper), each
 // of m values; both slices are reordered.

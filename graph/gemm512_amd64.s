@@ -1,16 +1,17 @@
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Byte masks of the first i lanes, i = 0..8.
-DATA lanemask<>+0(SB)/1, $0x00
-DATA lanemask<>+1(SB)/1, $0x01
-DATA lanemask<>+2(SB)/1, $0x03
-DATA lanemask<>+3(SB)/1, $0x07
-DATA lanemask<>+4(SB)/1, $0x0f
-DATA lanemask<>+5(SB)/1, $0x1f
-DATA lanemask<>+6(SB)/1, $0x3f
-DATA lanemask<>+7(SB)/1, $0x7f
-DATA lanemask<>+8(SB)/1, $0xff
-GLOBL lanemask<>(SB), RODATA|NOPTR, $16
+DATA ·laneMask+0(SB)/1, $0x00
+DATA ·laneMask+1(SB)/1, $0x01
+DATA ·laneMask+2(SB)/1, $0x03
+DATA ·laneMask+3(SB)/1, $0x07
+DATA ·laneMask+4(SB)/1, $0x0f
+DATA ·laneMask+5(SB)/1, $0x1f
+DATA ·laneMask+6(SB)/1, $0x3f
+DATA ·laneMask+7(SB)/1, $0x7f
+DATA ·laneMask+8(SB)/1, $0xff
+GLOBL ·laneMask(SB), RODATA|NOPTR, $16
 
 // func gemmAVX512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int, zero int)
 //
@@ -46,31 +47,7 @@ cols:
 	SUBQ R15, AX               // remaining bytes in the row
 	JLE  nextrows
 	SHRQ $3, AX                // remaining columns w
-	// Lane masks: K1 = min(w, 8), K2 = min(max(w-8, 0), 8), K3 = min(max(w-16, 0), 8).
-	LEAQ lanemask<>(SB), CX
-	MOVQ $8, DX
-	MOVQ AX, BX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K1
-	MOVQ AX, BX
-	SUBQ $8, BX
-	MOVQ $0, DX
-	CMPQ BX, DX
-	CMOVQLT DX, BX
-	MOVQ $8, DX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K2
-	MOVQ AX, BX
-	SUBQ $16, BX
-	MOVQ $0, DX
-	CMPQ BX, DX
-	CMOVQLT DX, BX
-	MOVQ $8, DX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K3
+	LANEMASKS
 
 	MOVQ zero+160(FP), AX
 	TESTQ AX, AX

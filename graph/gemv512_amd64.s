@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // Matrix-vector products for one-column results (a scalar output layer),
 // which the 4×24 tiles of gemm512_amd64.s would mostly waste.
@@ -111,30 +112,7 @@ rgcols:
 	SUBQ R15, AX
 	JLE  rgdone
 	SHRQ $3, AX                // remaining columns w
-	LEAQ rglanemask<>(SB), CX
-	MOVQ $8, DX
-	MOVQ AX, BX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K1
-	MOVQ AX, BX
-	SUBQ $8, BX
-	MOVQ $0, DX
-	CMPQ BX, DX
-	CMOVQLT DX, BX
-	MOVQ $8, DX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K2
-	MOVQ AX, BX
-	SUBQ $16, BX
-	MOVQ $0, DX
-	CMPQ BX, DX
-	CMOVQLT DX, BX
-	MOVQ $8, DX
-	CMPQ BX, DX
-	CMOVQGT DX, BX
-	KMOVB (CX)(BX*1), K3
+	LANEMASKS
 
 	LEAQ (DI)(R15*1), AX
 	MOVQ acc+96(FP), DX
@@ -202,14 +180,3 @@ rgstore:
 rgdone:
 	VZEROUPPER
 	RET
-
-DATA rglanemask<>+0(SB)/1, $0x00
-DATA rglanemask<>+1(SB)/1, $0x01
-DATA rglanemask<>+2(SB)/1, $0x03
-DATA rglanemask<>+3(SB)/1, $0x07
-DATA rglanemask<>+4(SB)/1, $0x0f
-DATA rglanemask<>+5(SB)/1, $0x1f
-DATA rglanemask<>+6(SB)/1, $0x3f
-DATA rglanemask<>+7(SB)/1, $0x7f
-DATA rglanemask<>+8(SB)/1, $0xff
-GLOBL rglanemask<>(SB), RODATA|NOPTR, $16
