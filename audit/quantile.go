@@ -83,7 +83,6 @@ func partitionLess(v []float64, p float64) int {
 	return j
 }
 
-
 // jackknifePlus returns the limits from V- (lower) and V+ (upper), each
 // of m values; both slices are reordered.
 func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64) {
