@@ -25,9 +25,18 @@ const exampleRidge = 10.0
 // 0.1 the jackknife+ intervals must cover at least 1 - 2 alpha = 80%
 // overall and come near the nominal 90% (at least 85%). Measured: 86.7%
 // (naive in-sample intervals 84.9%); per step 0.88-0.89 up to t = 7, then
-// 0.845, 0.843 and 0.775 at t = 10, the noisiest step, which is below
-// 1 - 2 alpha and is under investigation; the per-step bound here is only
-// a sanity check.
+// 0.845, 0.843 and 0.775 at t = 10, the noisiest step, below 1 - 2 alpha.
+// Not a data or quantile bug (the generator matches generate.py and
+// train.csv has noise sd 0.1 t). The model memorises the late steps' noise:
+// at t = 10 its training residual RMS is 0.76 for a noise sd of 1.0, the
+// fresh residual RMS 1.19 (naive coverage 0.72). The leave-one-out models
+// stay in theta_hat's basin and keep part of that memory: exactly
+// re-trained blocks (warm-started from theta_hat, Retrain) raise the t = 10
+// residual RMS only 1.24-1.31 times over the in-sample one, against 1.57 for
+// fresh data, and their jackknife+ coverage at t = 10 (0.73 over 60 blocks)
+// is no better than influence's on the same blocks (0.72). The 1 - 2 alpha
+// guarantee needs re-training from scratch, which neither does; the
+// per-step bound here is only a sanity check.
 func TestKnownTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("paper-scale audit (about 5 s); not in -short")
