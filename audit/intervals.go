@@ -17,28 +17,19 @@ type limits struct {
 func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) bool) limits {
 	n := len(r.points)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
-	const chunk = 64
+	const chunk = 256
 	chunks := (n + chunk - 1) / chunk
 	vms := make([][]float64, r.workers)
 	vps := make([][]float64, r.workers)
-	tiles := make([][]float64, r.workers)
-	nb := len(preds)
 	_ = r.parallel(chunks, func(w, c int) error {
-		p0, p1 := c*chunk, min(n, (c+1)*chunk)
-		if tiles[w] == nil {
-			tiles[w] = make([]float64, chunk*nb)
-		}
-		tile := tiles[w]
-		transposeInto(tile, preds, p0, p1)
-		for p := p0; p < p1; p++ {
+		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
 			pt := r.points[p]
-			row := tile[(p-p0)*nb : (p-p0+1)*nb]
 			vm, vp := vms[w][:0], vps[w][:0]
 			for _, e := range r.entries[pt.f] {
 				if (r.self && e.seq == pt.seq) || (keep != nil && !keep(e.blk)) {
 					continue
 				}
-				f := row[e.blk]
+				f := preds[e.blk][p]
 				vm = append(vm, f-e.r)
 				vp = append(vp, f+e.r)
 			}
@@ -49,28 +40,6 @@ func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) 
 		return nil
 	})
 	return l
-}
-
-// transposeInto sets tile[(p-p0)*len(preds) + b] = preds[b][p] for p0 <=
-// p < p1, so that one point's predictions by all perturbed models lie
-// together: read block by block they are a cache line and a memory page
-// apart each. It moves 8×8 squares (nil rows are skipped).
-func transposeInto(tile []float64, preds [][]float64, p0, p1 int) {
-	nb := len(preds)
-	for b0 := 0; b0 < nb; b0 += 8 {
-		for q0 := p0; q0 < p1; q0 += 8 {
-			q1 := min(q0+8, p1)
-			for b := b0; b < min(b0+8, nb); b++ {
-				src := preds[b]
-				if src == nil {
-					continue
-				}
-				for q, v := range src[q0:q1] {
-					tile[(q0-p0+q)*nb+b] = v
-				}
-			}
-		}
-	}
 }
 
 // intervals fills the result's sequences, summary and calibration.

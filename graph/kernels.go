@@ -274,18 +274,9 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		return
 	}
 	if useAVX512 && m == 1 && k > 0 && alpha == 1 && (beta == 0 || beta == 1) {
-		// One row: c = a op(B), a's k values contiguous either way; with
-		// B transposed each c[j] is a dot product with a row of B.
-		_, _, _ = a[k-1], b[k*n-1], c[n-1]
-		acc := 0
-		if beta == 1 {
-			acc = 1
-		}
-		if transB {
-			dotRows512(n, k, b, k, a, c, acc)
-		} else {
-			rowGemm512(n, k, a, b, n, c, acc)
-		}
+		// One row, c^T = op(B)^T a with a's k values contiguous either
+		// way: a one-column product whose matrix is B as stored.
+		gemv512(!transB, n, k, b, a, beta == 1, c)
 		return
 	}
 	if useAVX2 && n <= 2 && m >= 4 && k > 0 && alpha == 1 {
@@ -314,11 +305,7 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 	}
 	if transB {
 		bt, buf := scratch(k * n)
-		for j := 0; j < n; j++ {
-			for p := 0; p < k; p++ {
-				bt[p*n+j] = b[j*k+p]
-			}
-		}
+		transposeTo(bt, b, n, k)
 		defer scratchPool.Put(buf)
 		b = bt
 	}
@@ -340,6 +327,16 @@ func gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 		}
 	}
 	gemmNN(m, n, k, a, aRow, aInner, b, n, c, n)
+}
+
+// transposeTo sets dst (cols×rows) to the transpose of the row-major
+// rows×cols matrix src.
+func transposeTo(dst, src []float64, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		for j, v := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = v
+		}
+	}
 }
 
 var scratchPool = sync.Pool{New: func() any { return new([]float64) }}

@@ -291,24 +291,6 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 
 // --- matmulK: C = A B per batch ---
 
-// zeroTangent reports whether a tangent is absent or, for a small one,
-// all zero. Along a unit direction of the parameters most weight tangents
-// are exactly zero, and their products need not be formed.
-func zeroTangent(t *Tensor) bool {
-	if t == nil {
-		return true
-	}
-	if len(t.F) > 4096 {
-		return false
-	}
-	for _, v := range t.F {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // jvp: dC = dA B + A dB (+ dD)
 func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	if k.add && din[2] != nil {
@@ -328,7 +310,7 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 		clear(dout.F)
 	}
 	a, b := in[0].F, in[1].F
-	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
+	da, db := din[0] != nil, din[1] != nil
 	mn := k.m * k.n
 	var nz sparse
 	for bi := range k.ia {
@@ -393,7 +375,7 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
 	k.vjp(ex, dgin, in, out, dg)
 	mn := k.m * k.n
-	da, db := !zeroTangent(din[0]), !zeroTangent(din[1])
+	da, db := din[0] != nil, din[1] != nil
 	var nz sparse
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
@@ -425,9 +407,10 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 }
 
 // sparse holds the positions of the nonzero entries of a small tangent.
-// Along a unit direction of the parameters a weight's tangent has one
-// nonzero entry, and a product with it is a few scaled rows or columns,
-// not a matrix product: this halves the arithmetic of a dense Hessian.
+// Along a unit direction of the parameters most weight tangents are zero
+// and one has a single nonzero entry: a product with it is nothing, or a
+// few scaled rows or columns, not a matrix product. This halves the
+// arithmetic of a dense Hessian.
 type sparse struct {
 	buf [sparseMax]int32
 	at  []int32
@@ -438,7 +421,8 @@ type sparse struct {
 const sparseMax = 32
 
 // find records the nonzero entries of x and reports whether x is small
-// (as in zeroTangent) and sparse enough for entrywise products.
+// (at most 4096 entries, so the scan is cheap next to the product) and
+// sparse enough for entrywise products; an all-zero x has none.
 func (s *sparse) find(x []float64) bool {
 	if len(x) > 4096 {
 		return false

@@ -22,11 +22,7 @@ func MatMul(transA, transB bool, m, n, k int, a, b, c []float64) {
 	}
 	if transB {
 		bt := make([]float64, k*n)
-		for j := 0; j < n; j++ {
-			for p := 0; p < k; p++ {
-				bt[p*n+j] = b[j*k+p]
-			}
-		}
+		transposeTo(bt, b, n, k)
 		b = bt
 	}
 	aRow, aInner := k, 1

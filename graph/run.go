@@ -35,7 +35,8 @@ func (p *Program) NewState() *State {
 
 // allocate gives the step results among ts (slot-indexed; nil entries are
 // skipped) their storage: an array for each owner, and for a part its
-// place in its container.
+// place in its container (which is set whenever the part is: a container
+// is live and active with any of its parts).
 func (p *Program) allocate(ts []*Tensor) {
 	for _, i := range p.owners {
 		if ts[i] != nil {
@@ -43,14 +44,8 @@ func (p *Program) allocate(ts []*Tensor) {
 		}
 	}
 	for i, sl := range p.slots {
-		if sl.kind != slotPart || ts[i] == nil || !p.live[i] {
-			continue
-		}
-		n := numel(sl.shape)
-		if c := ts[sl.index]; c != nil {
-			ts[i].F = c.F[sl.off : sl.off+n]
-		} else {
-			ts[i].F = make([]float64, n)
+		if sl.kind == slotPart && ts[i] != nil && p.live[i] {
+			ts[i].F = ts[sl.index].F[sl.off : sl.off+numel(sl.shape)]
 		}
 	}
 }
