@@ -52,6 +52,10 @@ type run struct {
 	theta  []float64
 	groups []*group // training sequences by length
 	parts  []*group // one per training sequence (batch 1)
+	chunks []*group // training sequences by length, at most chunkSize per batch
+	// separate: per-sequence gradients from one pass per sequence (the
+	// model's batch entries do not separate, or a test asks for it).
+	separate bool
 	scheme *blocks.Scheme
 
 	delta [][]float64 // theta_-b - theta_hat per block
@@ -170,13 +174,13 @@ func (r *run) run() (*Result, error) {
 		return nil, fmt.Errorf("audit: only %d block(s) with targets: jackknife+ needs several training sequences", len(r.scheme.Blocks))
 	}
 	r.describe()
-	if r.groups, err = r.makeGroups(r.train, false); err != nil {
+	if r.groups, err = r.makeGroups(r.train, 0); err != nil {
 		return nil, err
 	}
-	if r.parts, err = r.makeGroups(r.train, true); err != nil {
+	if r.parts, err = r.makeGroups(r.train, 1); err != nil {
 		return nil, err
 	}
-	if r.evalGroups, err = r.makeGroups(r.eval, false); err != nil {
+	if r.evalGroups, err = r.makeGroups(r.eval, 0); err != nil {
 		return nil, err
 	}
 	if err := r.predictEval(); err != nil {
@@ -262,9 +266,10 @@ func (r *run) solverName() Solver {
 	return CG
 }
 
-// makeGroups batches the sequences of d by length, or one per sequence
-// (parts), with targets and weights in the model's output layout.
-func (r *run) makeGroups(d *blocks.Dataset, parts bool) ([]*group, error) {
+// makeGroups batches the sequences of d by length, at most maxBatch per
+// batch (no limit when 0; 1 gives one part per sequence), with targets and
+// weights in the model's output layout.
+func (r *run) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) {
 	byLen := map[int][]int{}
 	var lens []int
 	for i, s := range d.Seqs {
@@ -305,14 +310,15 @@ func (r *run) makeGroups(d *blocks.Dataset, parts bool) ([]*group, error) {
 		return nil
 	}
 	for _, T := range lens {
-		if parts {
-			for _, i := range byLen[T] {
-				if err := add(T, []int{i}); err != nil {
-					return nil, err
-				}
+		idx := byLen[T]
+		size := len(idx)
+		if maxBatch > 0 {
+			size = maxBatch
+		}
+		for lo := 0; lo < len(idx); lo += size {
+			if err := add(T, idx[lo:min(lo+size, len(idx))]); err != nil {
+				return nil, err
 			}
-		} else if err := add(T, byLen[T]); err != nil {
-			return nil, err
 		}
 	}
 	return out, nil
@@ -363,91 +369,130 @@ func (r *run) predictEval() error {
 	return nil
 }
 
-// maskRows returns a weight vector of part gr keeping only the terms whose
-// target row is in [lo, hi).
+// maskRows returns a weight vector of group gr keeping only the terms
+// whose target row is in [lo, hi).
 func (r *run) maskRows(gr *group, lo, hi int) []float64 {
 	w := make([]float64, len(gr.weight))
-	for _, f := range r.io.forecasts(gr.T) {
-		if row := f.T + f.H; row >= lo && row < hi {
-			q := r.io.index(1, gr.T, 0, f.T, f.H)
-			w[q] = gr.weight[q]
+	B := len(gr.seqs)
+	for b := 0; b < B; b++ {
+		for _, f := range r.io.forecasts(gr.T) {
+			if row := f.T + f.H; row >= lo && row < hi {
+				q := r.io.index(B, gr.T, b, f.T, f.H)
+				w[q] = gr.weight[q]
+			}
 		}
 	}
 	return w
 }
 
-// blockGradients returns grad L_b for every block (DESIGN section 2):
-// per-sequence gradients from one backward pass per sequence, and for
-// interval and nested schemes per (sequence, interval) cell gradients
-// combined by addition.
-func (r *run) blockGradients() ([][]float64, error) {
-	parts := r.objective(r.parts)
-	P := len(r.theta)
+// chunkSize is the most sequences per batch for per-sequence gradients:
+// enough batches to keep every core busy, each small enough to stay in
+// cache.
+const chunkSize = 256
+
+// sequenceGradients returns, for every training sequence, the gradient of
+// its loss terms whose target row is in [lo, hi): from batched passes split
+// by sequence (hvp.Objective.ExampleGradients), or, for a model whose
+// batch entries do not separate (or when r.separate is set), from one
+// backward pass per sequence.
+func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 	n := r.train.Len()
-	partOf := make([]int, n)
-	for pi, gr := range r.parts {
-		partOf[gr.seqs[0]] = pi
+	out := make([][]float64, n)
+	if !r.separate {
+		if r.chunks == nil {
+			var err error
+			if r.chunks, err = r.makeGroups(r.train, chunkSize); err != nil {
+				return nil, err
+			}
+		}
+		o := r.objective(r.chunks)
+		jobs := make([]hvp.Job, len(r.chunks))
+		res := make([][][]float64, len(r.chunks))
+		for c, gr := range r.chunks {
+			o.Batches[c].ExampleAxes = r.io.exampleAxes()
+			jobs[c] = hvp.Job{Batch: c, Weight: r.maskRows(gr, lo, hi)}
+			res[c] = make([][]float64, len(gr.seqs))
+		}
+		err := o.ExampleGradients(r.ctx, r.theta, jobs, res, nil)
+		if err == nil {
+			for c, gr := range r.chunks {
+				for b, i := range gr.seqs {
+					out[i] = res[c][b]
+				}
+			}
+			return out, nil
+		}
+		if !errors.Is(err, graph.ErrNotSeparable) {
+			return nil, err
+		}
+		r.separate = true
 	}
+	parts := r.objective(r.parts)
+	jobs := make([]hvp.Job, len(r.parts))
+	idx := make([]int, len(r.parts))
+	for pi, gr := range r.parts {
+		jobs[pi] = hvp.Job{Batch: pi, Weight: r.maskRows(gr, lo, hi)}
+		idx[pi] = gr.seqs[0]
+	}
+	res := make([][]float64, len(jobs))
+	if err := parts.Gradients(r.ctx, r.theta, jobs, res, nil); err != nil {
+		return nil, err
+	}
+	for pi, i := range idx {
+		out[i] = res[pi]
+	}
+	return out, nil
+}
+
+// blockGradients returns grad L_b for every block (DESIGN section 2):
+// per-sequence gradients, and for interval and nested schemes per
+// (sequence, interval) cell gradients combined by addition.
+func (r *run) blockGradients() ([][]float64, error) {
 	bl := r.scheme.Blocks
 	out := make([][]float64, len(bl))
 	if r.scheme.Kind == blocks.Sequences {
-		jobs := make([]hvp.Job, len(bl))
+		seq, err := r.sequenceGradients(0, math.MaxInt)
+		if err != nil {
+			return nil, err
+		}
 		for k, b := range bl {
-			jobs[k] = hvp.Job{Batch: partOf[b.Seq]}
+			out[k] = seq[b.Seq]
 		}
-		return out, parts.Gradients(r.ctx, r.theta, jobs, out, nil)
+		return out, nil
 	}
-	// Intervals of the scheme.
-	type iv struct{ lo, hi int }
-	ivs := map[int]iv{}
+	// cells[j][i]: the gradient of sequence i's terms in interval j.
+	P := len(r.theta)
+	n := r.train.Len()
+	var cells [][][]float64
 	for _, b := range bl {
-		if b.Interval >= 0 {
-			ivs[b.Interval] = iv{b.Lo, b.Hi}
+		if b.Interval < 0 {
+			continue
 		}
-	}
-	J := 0
-	for j := range ivs {
-		J = max(J, j+1)
-	}
-	var jobs []hvp.Job
-	cellIdx := make([][]int, n) // job index per (sequence, interval), -1 none
-	for i := 0; i < n; i++ {
-		cellIdx[i] = make([]int, J)
-		for j := 0; j < J; j++ {
-			cellIdx[i][j] = -1
-			v, ok := ivs[j]
-			if !ok {
-				continue
-			}
-			gr := r.parts[partOf[i]]
-			w := r.maskRows(gr, v.lo, v.hi)
-			if !slices.ContainsFunc(w, func(x float64) bool { return x != 0 }) {
-				continue
-			}
-			cellIdx[i][j] = len(jobs)
-			jobs = append(jobs, hvp.Job{Batch: partOf[i], Weight: w})
+		for len(cells) <= b.Interval {
+			cells = append(cells, nil)
 		}
-	}
-	cells := make([][]float64, len(jobs))
-	if err := parts.Gradients(r.ctx, r.theta, jobs, cells, nil); err != nil {
-		return nil, err
+		if cells[b.Interval] == nil {
+			c, err := r.sequenceGradients(b.Lo, b.Hi)
+			if err != nil {
+				return nil, err
+			}
+			cells[b.Interval] = c
+		}
 	}
 	seqGrad := func(i int) []float64 {
 		s := make([]float64, P)
-		for j := 0; j < J; j++ {
-			if c := cellIdx[i][j]; c >= 0 {
-				addTo(s, cells[c], 1)
+		for _, c := range cells {
+			if c != nil {
+				addTo(s, c[i], 1)
 			}
 		}
 		return s
 	}
-	intGrad := make([][]float64, J)
-	for j := 0; j < J; j++ {
+	intGrad := make([][]float64, len(cells))
+	for j, c := range cells {
 		intGrad[j] = make([]float64, P)
-		for i := 0; i < n; i++ {
-			if c := cellIdx[i][j]; c >= 0 {
-				addTo(intGrad[j], cells[c], 1)
-			}
+		for i := 0; i < n && c != nil; i++ {
+			addTo(intGrad[j], c[i], 1)
 		}
 	}
 	for k, b := range bl {
@@ -457,9 +502,7 @@ func (r *run) blockGradients() ([][]float64, error) {
 		case blocks.Nested:
 			g := seqGrad(b.Seq)
 			addTo(g, intGrad[b.Interval], 1)
-			if c := cellIdx[b.Seq][b.Interval]; c >= 0 {
-				addTo(g, cells[c], -1)
-			}
+			addTo(g, cells[b.Interval][b.Seq], -1)
 			out[k] = g
 		default:
 			out[k] = seqGrad(b.Seq)

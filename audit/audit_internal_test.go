@@ -79,10 +79,10 @@ func newRun(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt Options) *r
 	if r.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
 		t.Fatal(err)
 	}
-	if r.groups, err = r.makeGroups(train, false); err != nil {
+	if r.groups, err = r.makeGroups(train, 0); err != nil {
 		t.Fatal(err)
 	}
-	if r.parts, err = r.makeGroups(train, true); err != nil {
+	if r.parts, err = r.makeGroups(train, 1); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -160,6 +160,25 @@ func TestBlockGradientsAddUp(t *testing.T) {
 			addTo(want, out[0], 1)
 		}
 		close(fmt.Sprintf("nested block %s", b.Label), gn[k], want)
+	}
+	// The batched passes split by sequence give what one pass per
+	// sequence gives, in every scheme.
+	for _, c := range []struct {
+		o     Options
+		batch [][]float64
+	}{{Options{Layout: BatchFirst}, gs}, {Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2}, gi}, {Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2}, gn}} {
+		r := newRun(t, g, train, c.o)
+		r.separate = true
+		sep, err := r.blockGradients()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.chunks != nil || rs.chunks == nil {
+			t.Fatal("the two runs did not take the two paths")
+		}
+		for k := range sep {
+			close(fmt.Sprintf("%s block %d, batched vs one pass per sequence", c.o.Blocks, k), c.batch[k], sep[k])
+		}
 	}
 }
 

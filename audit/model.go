@@ -149,6 +149,16 @@ func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []
 	return p, in, nil
 }
 
+// exampleAxes is, per model input, the axis that indexes the sequences of
+// a batch (hvp.Batch.ExampleAxes).
+func (m *modelIO) exampleAxes() []int {
+	axes := make([]int, len(m.g.Inputs))
+	if m.layout != BatchFirst {
+		axes[m.xIn] = 1
+	}
+	return axes
+}
+
 // index is the position in the output of a batch of B sequences of T rows
 // of the forecast made at row t for horizon h of batch entry b.
 func (m *modelIO) index(B, T, b, t, h int) int {

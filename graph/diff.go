@@ -60,6 +60,7 @@ type diffState struct {
 	gin      []*Tensor
 	dgin     []*Tensor
 	din      []*Tensor
+	ex       *exampleState // BackwardExamples
 }
 
 // buffers returns a slot-indexed set of tensors for the active slots:

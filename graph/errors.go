@@ -22,6 +22,10 @@ var (
 	// ErrNotDifferentiable: an integer value is computed from the parameters
 	// or the float inputs, which the graph cannot differentiate or fold.
 	ErrNotDifferentiable = errors.New("not differentiable")
+	// ErrNotSeparable: a batched program cannot be split into per-example
+	// gradients (some value mixes examples, or parameters meet the data in
+	// a way Program.Examples does not handle).
+	ErrNotSeparable = errors.New("examples not separable")
 )
 
 // NodeError is an error about one node of the graph.

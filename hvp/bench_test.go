@@ -41,7 +41,7 @@ func paperData(b *testing.B, n int) (whole, parts *hvp.Objective, theta []float6
 	if err != nil {
 		b.Fatal(err)
 	}
-	whole = &hvp.Objective{Batches: []hvp.Batch{{Program: p, Inputs: []*graph.Tensor{x}, Target: y, Weight: w}}}
+	whole = &hvp.Objective{Batches: []hvp.Batch{{Program: p, Inputs: []*graph.Tensor{x}, Target: y, Weight: w, ExampleAxes: []int{0}}}}
 	parts = &hvp.Objective{}
 	var p1 *graph.Program
 	for i := 0; i < n; i++ {
@@ -77,7 +77,23 @@ func BenchmarkHVPPaper(b *testing.B) {
 	}
 }
 
+// BenchmarkPerSequenceGradientsPaper computes the 1000 per-sequence
+// gradients as the audit does: batched passes over batches of 250
+// sequences, split by example (Objective.ExampleGradients).
 func BenchmarkPerSequenceGradientsPaper(b *testing.B) {
+	whole, _, theta := paperData(b, 1000)
+	o, jobs, out := chunked(b, whole, 250)
+	for b.Loop() {
+		if err := o.ExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPerSequenceGradientsSeparatePaper computes them with one
+// backward pass per sequence (Objective.Gradients over one batch each),
+// the way for programs whose examples do not separate.
+func BenchmarkPerSequenceGradientsSeparatePaper(b *testing.B) {
 	_, parts, theta := paperData(b, 1000)
 	jobs := make([]hvp.Job, len(parts.Batches))
 	for i := range jobs {
@@ -89,6 +105,29 @@ func BenchmarkPerSequenceGradientsPaper(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// chunked splits a one-batch objective over sequences into batches of at
+// most size sequences, with a job and result slots for each.
+func chunked(b *testing.B, whole *hvp.Objective, size int) (*hvp.Objective, []hvp.Job, [][][]float64) {
+	bt := whole.Batches[0]
+	x := bt.Inputs[0]
+	n, T := x.Shape[0], x.Shape[1]
+	o := &hvp.Objective{}
+	var jobs []hvp.Job
+	var out [][][]float64
+	for lo := 0; lo < n; lo += size {
+		hi := min(lo+size, n)
+		xi := graph.NewFloat([]int{hi - lo, T, 1}, x.F[lo*T:hi*T])
+		p, err := bt.Program.Graph().Compile([]*graph.Tensor{xi})
+		if err != nil {
+			b.Fatal(err)
+		}
+		jobs = append(jobs, hvp.Job{Batch: len(o.Batches)})
+		o.Batches = append(o.Batches, hvp.Batch{Program: p, Inputs: []*graph.Tensor{xi}, Target: bt.Target[lo*T : hi*T], Weight: bt.Weight[lo*T : hi*T], ExampleAxes: []int{0}})
+		out = append(out, make([][]float64, hi-lo))
+	}
+	return o, jobs, out
 }
 
 func BenchmarkDenseHessianPaper(b *testing.B) {

@@ -23,6 +23,10 @@ type Batch struct {
 	// row-major order.
 	Target []float64
 	Weight []float64
+	// ExampleAxes, when set, has one entry per program input: the axis
+	// that indexes the batch's examples (sequences), or -1 for an input
+	// all examples share. ExampleGradients needs it.
+	ExampleAxes []int
 }
 
 // Objective is the weighted loss
@@ -44,8 +48,14 @@ type Objective struct {
 	// no job's gradient: no block of data owns it.
 	Ridge float64
 
-	mu      sync.Mutex
-	workers []*worker
+	mu       sync.Mutex
+	workers  []*worker
+	examples map[examplesKey]*graph.Examples
+}
+
+type examplesKey struct {
+	p    *graph.Program
+	axes string
 }
 
 // worker holds one goroutine's evaluation buffers. When the objective
@@ -339,45 +349,140 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
 		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
 	}
-	var next atomic.Int64 // jobs are taken in order, one at a time
-	errs := make([]error, len(jobs))
+	return o.eachJob(ctx, len(jobs), func(w *worker, i int) error {
+		j := jobs[i]
+		if j.Batch < 0 || j.Batch >= len(o.Batches) {
+			return fmt.Errorf("names batch %d of %d", j.Batch, len(o.Batches))
+		}
+		b := &o.Batches[j.Batch]
+		wt := j.Weight
+		if wt == nil {
+			wt = b.Weight
+		}
+		if out[i] == nil {
+			out[i] = make([]float64, p)
+		} else {
+			clear(out[i])
+		}
+		loss, err := o.batchGradient(w, b, theta, wt, out[i])
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", j.Batch, err)
+		}
+		if losses != nil {
+			losses[i] = loss
+		}
+		return nil
+	})
+}
+
+// nworkersFor is the number of workers for n independent pieces of work:
+// Workers (GOMAXPROCS when 0), at most n.
+func (o *Objective) nworkersFor(n int) int {
+	w := o.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return min(w, n)
+}
+
+// ExampleGradients computes, for every job and every example of the job's
+// batch (see Batch.ExampleAxes), the gradient of that example's part of
+// the job's loss into out[i][e] (allocated when nil) and its loss into
+// losses[i][e] (when losses is non-nil): one forward and one backward pass
+// per job, the parameter cotangents split by example where the parameters
+// meet the data (graph.State.BackwardExamples). It gives what Gradients
+// gives with one batch per example, many times faster. Jobs run in
+// parallel; a single job splits its per-example work over the cores
+// instead. The error wraps graph.ErrNotSeparable when a program mixes
+// examples; one batch per example is then the way.
+func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs []Job, out [][][]float64, losses [][]float64) error {
+	p := o.numParams()
+	if err := checkLen("theta", theta, p); err != nil {
+		return err
+	}
+	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
+		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
+	}
+	xs := make([]*graph.Examples, len(jobs))
+	for i, j := range jobs {
+		if j.Batch < 0 || j.Batch >= len(o.Batches) {
+			return fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
+		}
+		x, err := o.examplesOf(&o.Batches[j.Batch])
+		if err != nil {
+			return fmt.Errorf("hvp: batch %d: %w", j.Batch, err)
+		}
+		xs[i] = x
+		n := x.NumExamples()
+		if len(out[i]) != n || (losses != nil && len(losses[i]) != n) {
+			return fmt.Errorf("hvp: batch %d has %d examples but job %d has %d result slots", j.Batch, n, i, len(out[i]))
+		}
+		for e := range out[i] {
+			if out[i][e] == nil {
+				out[i][e] = make([]float64, p)
+			}
+		}
+	}
+	return o.eachJob(ctx, len(jobs), func(w *worker, i int) error {
+		j := jobs[i]
+		b := &o.Batches[j.Batch]
+		wt := j.Weight
+		if wt == nil {
+			wt = b.Weight
+		}
+		st := w.state(b.Program)
+		if len(jobs) == 1 {
+			st.SetSerial(false)
+			defer st.SetSerial(w.serial)
+		}
+		outs, err := st.Forward(theta, b.Inputs)
+		if err != nil {
+			return err
+		}
+		g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+		bw := *b
+		bw.Weight = wt
+		if _, err := o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil); err != nil {
+			return err
+		}
+		if losses != nil {
+			l := losses[i]
+			clear(l)
+			ids, f := xs[i].Output(b.Output), outs[b.Output].F
+			for k, we := range wt {
+				if we != 0 && ids[k] >= 0 {
+					v, _, _ := o.Loss.eval(b.Target[k], f[k])
+					l[ids[k]] += we * v
+				}
+			}
+		}
+		return st.BackwardExamples(xs[i], g, out[i])
+	})
+}
+
+// eachJob runs f on jobs 0..n-1, taken in order one at a time by up to
+// Workers goroutines, and returns the first error (by job) with the job
+// and its batch named.
+func (o *Objective) eachJob(ctx context.Context, n int, f func(w *worker, i int) error) error {
+	var next atomic.Int64
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for wi := 0; wi < max(1, min(o.nworkersFor(len(jobs)), len(jobs))); wi++ {
+	for wi := 0; wi < max(1, min(o.nworkersFor(n), n)); wi++ {
 		w := o.worker(wi)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
+				if i >= n {
 					break
 				}
 				if err := ctx.Err(); err != nil {
 					errs[i] = err
 					continue
 				}
-				j := jobs[i]
-				if j.Batch < 0 || j.Batch >= len(o.Batches) {
-					errs[i] = fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
-					continue
-				}
-				b := &o.Batches[j.Batch]
-				wt := j.Weight
-				if wt == nil {
-					wt = b.Weight
-				}
-				if out[i] == nil {
-					out[i] = make([]float64, p)
-				} else {
-					clear(out[i])
-				}
-				loss, err := o.batchGradient(w, b, theta, wt, out[i])
-				if err != nil {
-					errs[i] = fmt.Errorf("hvp: job %d (batch %d): %w", i, j.Batch, err)
-					continue
-				}
-				if losses != nil {
-					losses[i] = loss
+				if err := f(w, i); err != nil {
+					errs[i] = fmt.Errorf("hvp: job %d: %w", i, err)
 				}
 			}
 		}()
@@ -391,12 +496,25 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 	return nil
 }
 
-// nworkersFor is the number of workers for n independent pieces of work:
-// Workers (GOMAXPROCS when 0), at most n.
-func (o *Objective) nworkersFor(n int) int {
-	w := o.Workers
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
+// examplesOf returns the example analysis of batch b's program, made on
+// first use.
+func (o *Objective) examplesOf(b *Batch) (*graph.Examples, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := examplesKey{b.Program, fmt.Sprint(b.ExampleAxes)}
+	if x, ok := o.examples[key]; ok {
+		return x, nil
 	}
-	return min(w, n)
+	if b.ExampleAxes == nil {
+		return nil, fmt.Errorf("hvp: the batch does not say where its examples are (Batch.ExampleAxes)")
+	}
+	x, err := b.Program.Examples(b.ExampleAxes)
+	if err != nil {
+		return nil, fmt.Errorf("hvp: %w", err)
+	}
+	if o.examples == nil {
+		o.examples = map[examplesKey]*graph.Examples{}
+	}
+	o.examples[key] = x
+	return x, nil
 }

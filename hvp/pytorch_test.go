@@ -177,6 +177,25 @@ func TestAgainstPyTorch(t *testing.T) {
 				check("per-sequence gradient "+string(rune('0'+i)), grads[i], ref.PerSeqGrad[i])
 			}
 			check("per-sequence losses", losses, ref.PerSeqLoss)
+			// The same from one batched pass, split by example.
+			axes := make([]int, len(in))
+			for i, x := range in {
+				if x.Rank() > 1 && strings.HasPrefix(fx.Layout, "time") {
+					axes[i] = 1
+				}
+			}
+			o.Batches[0].ExampleAxes = axes
+			clear(losses)
+			for i := range grads {
+				grads[i] = nil
+			}
+			if err := o.ExampleGradients(ctx, theta, []hvp.Job{{Batch: 0}}, [][][]float64{grads}, [][]float64{losses}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range grads {
+				check("one-pass per-sequence gradient "+string(rune('0'+i)), grads[i], ref.PerSeqGrad[i])
+			}
+			check("one-pass per-sequence losses", losses, ref.PerSeqLoss)
 			// Dense Hessian and Gauss-Newton eigenvalues.
 			for _, c := range []struct {
 				name string

@@ -1,0 +1,713 @@
+package graph
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Per-example gradients from one batched pass.
+//
+// A batched program evaluates many examples (sequences) at once. When no
+// operation mixes examples, every element of a value computed from the
+// data belongs to one example, and the batched backward pass already holds
+// each example's own cotangents there: the examples' losses meet only in
+// the values computed from the parameters alone. Examples finds that
+// structure once per program. BackwardExamples then runs one backward
+// pass, and where a parameter-only value meets the data (the weights of a
+// matrix product, a broadcast bias) it splits the cotangent by example
+// instead of summing it: for a product, one small matrix product per
+// example over the rows that example owns, written straight into the
+// example's gradient when the weight is a plain or transposed view of the
+// parameter vector; for the rest, per-example accumulators mapped onto the
+// parameters through the parameter-only part of the program.
+
+// Example ids of elements, held in float64 so that the data-movement
+// kernels move them as they move values.
+const (
+	idNone  = -1 // a constant or a parameter-only value: no example
+	idMixed = -2 // depends on several examples
+)
+
+// combineID is the example of a value computed from values of examples a
+// and b.
+func combineID(a, b float64) float64 {
+	switch {
+	case a == b || b == idNone:
+		return a
+	case a == idNone:
+		return b
+	}
+	return idMixed
+}
+
+// Examples describes how a batched Program separates into examples: which
+// example each element of its data-dependent values belongs to, and where
+// the parameter cotangents must be split by example. It is made once per
+// program by Program.Examples, is read-only, and may be used by many
+// States at once.
+type Examples struct {
+	p   *Program
+	n   int
+	out [][]int32 // per output: the example of each element (nil for static outputs)
+
+	shared []bool // per slot: active and computed from the parameters only
+	run    []bool // per step: part of the backward pass (active, separated output)
+	pOnly  []int  // steps computing shared values, in program order
+	linear bool   // the pOnly steps are linear maps, independent of theta
+	prods  []*prodUse
+	elems  []*elemUse
+	bound  []int // shared slots that meet the data, in slot order
+}
+
+// prodUse is one weight block of a matrix product (k×n elements of a
+// shared slot from off) met by data rows, collected over every step and
+// batch that uses it.
+type prodUse struct {
+	slot, off, k, n int
+	start           []int    // per example: its rows are src[start[e]:start[e+1]]
+	src             []rowSrc // rows in example order
+	steps           []int    // program steps, indexed by rowSrc.step
+	maxRows         int      // most rows of one example
+}
+
+// rowSrc is one row of a product: its A row at offset a of the step's
+// first input, its output cotangent row at offset g of the step's result.
+type rowSrc struct {
+	step int32
+	a, g int
+}
+
+// elemUse is a shared input of an elementwise step (a broadcast operand of
+// binK, or the addend of a matmulK) whose output is separated.
+type elemUse struct {
+	step, in int
+	ids      []int32 // the example of each output element
+}
+
+// NumExamples returns the number of examples of the batch.
+func (x *Examples) NumExamples() int { return x.n }
+
+// Output returns the example of each element of program output o, or nil
+// when the output is static.
+func (x *Examples) Output(o int) []int32 { return x.out[o] }
+
+// Examples analyses p for per-example gradients. axes has one entry per
+// graph input: the axis of that input that indexes the examples, or -1
+// for an input all examples share (integer inputs are ignored). It returns
+// an error wrapping ErrNotSeparable when some value mixes examples, or when
+// the parameters meet the data in a way BackwardExamples does not split (a
+// parameter-only left operand of a matrix product).
+func (p *Program) Examples(axes []int) (*Examples, error) {
+	if len(axes) != len(p.inputs) {
+		return nil, fmt.Errorf("graph: %w: %d example axes for %d inputs", ErrInput, len(axes), len(p.inputs))
+	}
+	float := make([]bool, len(axes)) // integer inputs were folded into the program
+	for _, sl := range p.slots {
+		if sl.kind == slotInput {
+			float[sl.index] = true
+		}
+	}
+	n := -1
+	for i, ax := range axes {
+		sh := p.inputs[i]
+		if ax < 0 || !float[i] {
+			continue
+		}
+		if ax >= len(sh) {
+			return nil, fmt.Errorf("graph: %w: example axis %d of input %q, which has shape %v", ErrInput, ax, p.g.Inputs[i].Name, sh)
+		}
+		if n >= 0 && sh[ax] != n {
+			return nil, fmt.Errorf("graph: %w: input %q has %d examples along axis %d, another input %d", ErrInput, p.g.Inputs[i].Name, sh[ax], ax, n)
+		}
+		n = sh[ax]
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("graph: %w: no float input has an example axis", ErrInput)
+	}
+	ids := p.exampleIDs(axes)
+	act := p.activeSlots()
+	x := &Examples{p: p, n: n, shared: make([]bool, len(p.slots)), run: make([]bool, len(p.steps)), linear: true}
+	sep := make([]bool, len(p.slots))
+	for i := range p.slots {
+		if !p.live[i] || ids[i] == nil {
+			continue
+		}
+		none, some := true, true
+		for _, v := range ids[i].F {
+			none = none && v == idNone
+			some = some && v >= 0
+		}
+		switch {
+		case none:
+			x.shared[i] = act[i]
+		case some:
+			sep[i] = true
+		case act[i]:
+			return nil, fmt.Errorf("graph: %w: %s mixes examples", ErrNotSeparable, p.slotOrigin(i))
+		}
+	}
+	for o, v := range p.outputs {
+		if v.isStatic() {
+			x.out = append(x.out, nil)
+			continue
+		}
+		if !sep[v.slot] && !x.shared[v.slot] {
+			return nil, fmt.Errorf("graph: %w: output %d mixes examples", ErrNotSeparable, o)
+		}
+		x.out = append(x.out, toInt32(ids[v.slot].F))
+	}
+	bound := map[int]bool{}
+	prods := map[[2]int]*prodUse{}
+	for si, st := range p.steps {
+		switch {
+		case !act[st.out]:
+			continue
+		case x.shared[st.out]:
+			x.pOnly = append(x.pOnly, si)
+			switch k := st.k.(type) {
+			case *mapK, *concatK:
+			case *binK:
+				x.linear = x.linear && (k.op == opAdd || k.op == opSub)
+			default:
+				x.linear = false
+			}
+			continue
+		}
+		x.run[si] = true
+		for j, in := range st.in {
+			if !x.shared[in] {
+				continue
+			}
+			bound[in] = true
+			switch k := st.k.(type) {
+			case *binK:
+				x.elems = append(x.elems, &elemUse{step: si, in: j, ids: toInt32(ids[st.out].F)})
+			case *matmulK:
+				switch j {
+				case 2:
+					x.elems = append(x.elems, &elemUse{step: si, in: j, ids: toInt32(ids[st.out].F)})
+				case 1:
+					out := ids[st.out].F
+					for bi, off := range k.ib {
+						key := [2]int{in, off}
+						u := prods[key]
+						if u == nil {
+							u = &prodUse{slot: in, off: off, k: k.k, n: k.n}
+							prods[key] = u
+							x.prods = append(x.prods, u)
+						}
+						if u.k != k.k || u.n != k.n {
+							return nil, fmt.Errorf("graph: %w: node %q uses a weight block as %d×%d and as %d×%d", ErrNotSeparable, st.node, u.k, u.n, k.k, k.n)
+						}
+						si32 := int32(len(u.steps))
+						if len(u.steps) == 0 || u.steps[len(u.steps)-1] != si {
+							u.steps = append(u.steps, si)
+						} else {
+							si32--
+						}
+						a := ids[st.in[0]].F
+						for r := 0; r < k.m; r++ {
+							g := bi*k.m*k.n + r*k.n
+							e := float64(idNone)
+							for _, v := range a[k.ia[bi]+r*k.k : k.ia[bi]+(r+1)*k.k] {
+								e = combineID(e, v)
+							}
+							for _, v := range out[g : g+k.n] {
+								if v != e {
+									return nil, fmt.Errorf("graph: %w: node %q: a row of the product belongs to no single example", ErrNotSeparable, st.node)
+								}
+							}
+							u.src = append(u.src, rowSrc{step: si32, a: k.ia[bi] + r*k.k, g: g})
+							u.start = append(u.start, int(e)) // the row's example, sorted below
+						}
+					}
+				default:
+					return nil, fmt.Errorf("graph: %w: node %q multiplies parameters from the left of the data; per-example gradients need the weights on the right", ErrNotSeparable, st.node)
+				}
+			default:
+				return nil, fmt.Errorf("graph: %w: node %q combines parameters with the data in a %T", ErrNotSeparable, st.node, st.k)
+			}
+		}
+	}
+	for _, u := range x.prods {
+		u.sortRows(n)
+	}
+	for i := range p.slots {
+		if bound[i] {
+			x.bound = append(x.bound, i)
+		}
+	}
+	return x, nil
+}
+
+// sortRows orders u.src by example, stably (u.start holds each row's
+// example on entry), and makes u.start the per-example offsets.
+func (u *prodUse) sortRows(n int) {
+	count := make([]int, n+1)
+	for _, e := range u.start {
+		count[e+1]++
+	}
+	for e := 0; e < n; e++ {
+		u.maxRows = max(u.maxRows, count[e+1])
+		count[e+1] += count[e]
+	}
+	src := make([]rowSrc, len(u.src))
+	next := append([]int(nil), count[:n]...)
+	for i, e := range u.start {
+		src[next[e]] = u.src[i]
+		next[e]++
+	}
+	u.src, u.start = src, count
+}
+
+func toInt32(f []float64) []int32 {
+	out := make([]int32, len(f))
+	for i, v := range f {
+		out[i] = int32(v)
+	}
+	return out
+}
+
+// slotOrigin names the node that computes slot i, for errors.
+func (p *Program) slotOrigin(i int) string {
+	for _, st := range p.steps {
+		if st.out == i {
+			return fmt.Sprintf("node %q", st.node)
+		}
+	}
+	return fmt.Sprintf("value %d", i)
+}
+
+// exampleIDs propagates example ids through the program: a slot-indexed
+// set of tensors (nil for slots no step uses) holding, for each element,
+// its example, idNone or idMixed.
+func (p *Program) exampleIDs(axes []int) []*Tensor {
+	ts := make([]*Tensor, len(p.slots))
+	fill := func(n int, v float64) []float64 {
+		f := make([]float64, n)
+		for i := range f {
+			f[i] = v
+		}
+		return f
+	}
+	for i, sl := range p.slots {
+		if !p.live[i] {
+			continue
+		}
+		t := &Tensor{DType: Float, Shape: sl.shape}
+		ts[i] = t
+		switch sl.kind {
+		case slotParam, slotConst:
+			t.F = fill(numel(sl.shape), idNone)
+		case slotInput:
+			t.F = fill(numel(sl.shape), idNone)
+			if ax := axes[sl.index]; ax >= 0 {
+				inner := 1
+				for _, d := range sl.shape[ax+1:] {
+					inner *= d
+				}
+				for j := range t.F {
+					t.F[j] = float64(j / inner % sl.shape[ax])
+				}
+			}
+		}
+	}
+	p.allocate(ts)
+	for i, sl := range p.slots {
+		if sl.kind == slotView && ts[i] != nil {
+			ts[i].F = sl.viewOf(ts[sl.index].F)
+		}
+	}
+	var ins []*Tensor
+	for _, st := range p.steps {
+		ins = ins[:0]
+		for _, j := range st.in {
+			ins = append(ins, ts[j])
+		}
+		out := ts[st.out].F
+		switch k := st.k.(type) {
+		case *mapK, *concatK:
+			k.forward(nil, ts[st.out], ins)
+		case *unaryK:
+			copy(out, ins[0].F)
+		case *binK:
+			a, b := ins[0].F, ins[1].F
+			for i := range out {
+				out[i] = combineID(a[at(k.ia, i)], b[at(k.ib, i)])
+			}
+		case *matmulK:
+			a, b := ins[0].F, ins[1].F
+			for bi := range k.ia {
+				for r := 0; r < k.m; r++ {
+					row := float64(idNone)
+					for q := 0; q < k.k; q++ {
+						row = combineID(row, a[k.ia[bi]+r*k.k+q])
+					}
+					for c := 0; c < k.n; c++ {
+						v := row
+						for q := 0; q < k.k; q++ {
+							v = combineID(v, b[k.ib[bi]+q*k.n+c])
+						}
+						out[bi*k.m*k.n+r*k.n+c] = v
+					}
+				}
+			}
+			if k.add {
+				d := ins[2].F
+				for i := range out {
+					j := i
+					switch {
+					case k.addRow:
+						j = i % k.n
+					case k.addIdx != nil:
+						j = int(k.addIdx[i])
+					}
+					out[i] = combineID(out[i], d[j])
+				}
+			}
+		case *softmaxK:
+			x := ins[0].F
+			for o := 0; o < k.outer; o++ {
+				for j := 0; j < k.inner; j++ {
+					base := o*k.n*k.inner + j
+					v := float64(idNone)
+					for i := 0; i < k.n; i++ {
+						v = combineID(v, x[base+i*k.inner])
+					}
+					for i := 0; i < k.n; i++ {
+						out[base+i*k.inner] = v
+					}
+				}
+			}
+		default:
+			panic(fmt.Sprintf("graph: no example rule for %T", st.k))
+		}
+	}
+	return ts
+}
+
+// paramMap is the linear map from the elements of a shared slot to the
+// parameter vector (the transposed Jacobian of the parameter-only part of
+// the program), in compressed rows: element q adds coef[j] times its
+// cotangent to theta[idx[j]] for j in [start[q], start[q+1]).
+type paramMap struct {
+	start []int
+	idx   []int
+	coef  []float64
+}
+
+// Layouts of a product's weight block in the parameter vector.
+const (
+	layoutNone       = iota // anything else: through an accumulator and the map
+	layoutPlain             // W[i][j] = theta[base + i*n + j]
+	layoutTransposed        // W[i][j] = theta[base + j*k + i]
+)
+
+// exampleState is a State's working memory for BackwardExamples.
+type exampleState struct {
+	x      *Examples
+	mapped bool
+	maps   map[int]*paramMap
+	layout []int // per prodUse
+	base   []int
+	acc    map[int][]float64 // per bound slot needing one: n × slot size
+	sink   []float64         // where parameter slots point during the pass (never written)
+}
+
+// BackwardExamples is Backward for a batch of examples: after a Forward of
+// this State, it sets grads[e] (one vector of length NumParams per
+// example of x) to the gradient of sum_o <g[o], y_o> restricted to the output
+// elements of example e. With g the loss derivatives, that is every
+// example's own loss gradient from one backward pass. The tangent and
+// cotangent buffers of Backward are reused, so SecondOrder needs a new
+// Backward after it.
+func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) error {
+	p := s.p
+	if x.p != p {
+		return fmt.Errorf("graph: BackwardExamples: the example analysis is of another program")
+	}
+	if !s.ran {
+		return fmt.Errorf("graph: BackwardExamples needs a Forward first")
+	}
+	if len(grads) != x.n {
+		return fmt.Errorf("graph: %w: %d gradients for %d examples", ErrInput, len(grads), x.n)
+	}
+	P := len(p.g.theta)
+	for e, gr := range grads {
+		if len(gr) != P {
+			return fmt.Errorf("graph: %w: gradient %d has length %d, want %d", ErrInput, e, len(gr), P)
+		}
+	}
+	d := s.diff()
+	if d.cot == nil {
+		d.cot = s.buffers()
+	}
+	es := d.ex
+	if es == nil || es.x != x {
+		es = &exampleState{x: x, sink: make([]float64, P)}
+		d.ex = es
+	}
+	d.cotValid = false
+	if err := s.seed(d.cot, es.sink, g); err != nil {
+		return err
+	}
+	for i := len(p.steps) - 1; i >= 0; i-- {
+		if !x.run[i] {
+			continue
+		}
+		st := p.steps[i]
+		d.gin, s.ins = d.gin[:0], s.ins[:0]
+		for _, j := range st.in {
+			s.ins = append(s.ins, s.vals[j])
+			if x.shared[j] {
+				d.gin = append(d.gin, nil)
+			} else {
+				d.gin = append(d.gin, d.cot[j])
+			}
+		}
+		st.k.vjp(&s.x, d.gin, s.ins, s.vals[st.out], d.cot[st.out])
+	}
+	if !es.mapped || !x.linear {
+		s.mapExamples(es)
+	}
+	for _, a := range es.acc {
+		clear(a)
+	}
+	s.elemContributions(es)
+	s.examplesParallel(func(lo, hi int, buf []float64) {
+		for e := lo; e < hi; e++ {
+			clear(grads[e])
+			s.exampleProducts(es, e, grads[e], buf)
+			for _, sl := range x.bound {
+				acc := es.acc[sl]
+				if acc == nil {
+					continue
+				}
+				m := es.maps[sl]
+				size := len(acc) / x.n
+				ge := grads[e]
+				for q, v := range acc[e*size : (e+1)*size] {
+					if v == 0 {
+						continue
+					}
+					for j := m.start[q]; j < m.start[q+1]; j++ {
+						ge[m.idx[j]] += m.coef[j] * v
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// examplesParallel calls f on disjoint ranges of examples covering all of
+// them, on up to GOMAXPROCS goroutines unless the State is serial, each
+// with its own scratch buffer for gathering product rows.
+func (s *State) examplesParallel(f func(lo, hi int, buf []float64)) {
+	x := s.d.ex.x
+	need := 0
+	for _, u := range x.prods {
+		need = max(need, u.maxRows*(u.k+u.n))
+	}
+	w := 1
+	if !s.x.serial {
+		w = min(runtime.GOMAXPROCS(0), max(1, x.n/16))
+	}
+	per := (x.n + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := per; lo < x.n; lo += per {
+		wg.Add(1)
+		go func(lo int) {
+			defer wg.Done()
+			f(lo, min(lo+per, x.n), make([]float64, need))
+		}(lo)
+	}
+	f(0, min(per, x.n), make([]float64, need))
+	wg.Wait()
+}
+
+// exampleProducts adds example e's share of every product's weight
+// cotangent, A_e^T G_e over the rows it owns, to its gradient ge (or to
+// the accumulator of the weight's slot).
+func (s *State) exampleProducts(es *exampleState, e int, ge, buf []float64) {
+	x := es.x
+	for ui, u := range x.prods {
+		src := u.src[u.start[e]:u.start[e+1]]
+		c := len(src)
+		if c == 0 {
+			continue
+		}
+		A, G := buf[:c*u.k], buf[c*u.k:c*(u.k+u.n)]
+		for r, rs := range src {
+			st := s.p.steps[u.steps[rs.step]]
+			copy(A[r*u.k:(r+1)*u.k], s.vals[st.in[0]].F[rs.a:])
+			copy(G[r*u.n:(r+1)*u.n], s.d.cot[st.out].F[rs.g:])
+		}
+		switch es.layout[ui] {
+		case layoutPlain:
+			gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[es.base[ui]:])
+		case layoutTransposed:
+			gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[es.base[ui]:])
+		default:
+			acc := es.acc[u.slot]
+			size := len(acc) / x.n
+			gemm(true, false, u.k, u.n, c, 1, A, G, 1, acc[e*size+u.off:])
+		}
+	}
+}
+
+// elemContributions adds every elementwise use's per-example cotangents
+// to the accumulators.
+func (s *State) elemContributions(es *exampleState) {
+	x := es.x
+	for _, u := range x.elems {
+		st := s.p.steps[u.step]
+		sl := st.in[u.in]
+		acc := es.acc[sl]
+		size := len(acc) / x.n
+		g := s.d.cot[st.out].F
+		switch k := st.k.(type) {
+		case *matmulK:
+			switch {
+			case k.addRow:
+				for o := 0; o < len(g); o += k.n {
+					e := int(u.ids[o]) * size
+					addTo(acc[e:e+k.n], g[o:o+k.n])
+				}
+			default:
+				for i, v := range g {
+					acc[int(u.ids[i])*size+at(k.addIdx, i)] += v
+				}
+			}
+		case *binK:
+			a, b := s.vals[st.in[0]].F, s.vals[st.in[1]].F
+			idx := k.ia
+			if u.in == 1 {
+				idx = k.ib
+			}
+			for i, v := range g {
+				ai, bi := at(k.ia, i), at(k.ib, i)
+				switch {
+				case k.op == opAdd || (k.op == opSub && u.in == 0):
+				case k.op == opSub:
+					v = -v
+				case k.op == opMul && u.in == 0:
+					v *= b[bi]
+				case k.op == opMul:
+					v *= a[ai]
+				case u.in == 0: // a / b
+					v /= b[bi]
+				default:
+					v *= -a[ai] / (b[bi] * b[bi])
+				}
+				acc[int(u.ids[i])*size+at(idx, i)] += v
+			}
+		}
+	}
+}
+
+// mapExamples computes the maps from the bound shared slots to theta, by
+// back-propagating a unit cotangent per element through the
+// parameter-only steps, and from them the layout of every product's
+// weight block and the accumulators that are needed.
+func (s *State) mapExamples(es *exampleState) {
+	x, p := es.x, s.p
+	ts := make([]*Tensor, len(p.slots))
+	for i, sl := range p.slots {
+		if x.shared[i] || sl.kind == slotParam {
+			ts[i] = &Tensor{DType: Float, Shape: sl.shape}
+		}
+	}
+	p.allocate(ts)
+	z := make([]float64, len(p.g.theta))
+	s.bindParams(ts, z)
+	for i, sl := range p.slots {
+		if sl.kind == slotView && ts[i] != nil && p.slots[sl.index].kind != slotParam {
+			ts[i].F = sl.viewOf(ts[sl.index].F)
+		}
+	}
+	var gin, ins []*Tensor
+	es.maps = map[int]*paramMap{}
+	for _, sl := range x.bound {
+		m := &paramMap{start: make([]int, 1, numel(p.slots[sl].shape)+1)}
+		for q := 0; q < numel(p.slots[sl].shape); q++ {
+			clear(z)
+			for _, i := range p.owners {
+				if ts[i] != nil {
+					clear(ts[i].F)
+				}
+			}
+			ts[sl].F[q] = 1
+			for i := len(x.pOnly) - 1; i >= 0; i-- {
+				st := p.steps[x.pOnly[i]]
+				gin, ins = gin[:0], ins[:0]
+				for _, j := range st.in {
+					ins = append(ins, s.vals[j])
+					gin = append(gin, ts[j])
+				}
+				st.k.vjp(nil, gin, ins, s.vals[st.out], ts[st.out])
+			}
+			for j, v := range z {
+				if v != 0 {
+					m.idx = append(m.idx, j)
+					m.coef = append(m.coef, v)
+				}
+			}
+			m.start = append(m.start, len(m.idx))
+		}
+		es.maps[sl] = m
+	}
+	es.layout = make([]int, len(x.prods))
+	es.base = make([]int, len(x.prods))
+	need := map[int]bool{}
+	for _, u := range x.elems {
+		need[p.steps[u.step].in[u.in]] = true
+	}
+	for ui, u := range x.prods {
+		es.layout[ui], es.base[ui] = es.maps[u.slot].layoutOf(u)
+		if es.layout[ui] == layoutNone {
+			need[u.slot] = true
+		}
+	}
+	es.acc = map[int][]float64{}
+	for sl := range need {
+		es.acc[sl] = make([]float64, x.n*numel(p.slots[sl].shape))
+	}
+	es.mapped = true
+}
+
+// layoutOf tells whether product u's weight block is a plain or a
+// transposed view of the parameter vector (each element one parameter,
+// coefficient 1), and where it starts.
+func (m *paramMap) layoutOf(u *prodUse) (layout, base int) {
+	one := func(q int) (int, bool) {
+		j := m.start[u.off+q]
+		if m.start[u.off+q+1] != j+1 || m.coef[j] != 1 {
+			return 0, false
+		}
+		return m.idx[j], true
+	}
+	b, ok := one(0)
+	if !ok {
+		return layoutNone, 0
+	}
+	plain, trans := true, true
+	for i := 0; i < u.k; i++ {
+		for j := 0; j < u.n; j++ {
+			t, ok := one(i*u.n + j)
+			if !ok {
+				return layoutNone, 0
+			}
+			plain = plain && t == b+i*u.n+j
+			trans = trans && t == b+j*u.k+i
+		}
+	}
+	switch {
+	case plain:
+		return layoutPlain, b
+	case trans:
+		return layoutTransposed, b
+	}
+	return layoutNone, 0
+}
