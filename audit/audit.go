@@ -56,7 +56,7 @@ type run struct {
 	// separate: per-sequence gradients from one pass per sequence (the
 	// model's batch entries do not separate, or a test asks for it).
 	separate bool
-	scheme *blocks.Scheme
+	scheme   *blocks.Scheme
 
 	delta [][]float64 // theta_-b - theta_hat per block
 	// Residual entries by forecast (row, horizon), and the in-sample
