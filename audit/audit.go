@@ -313,7 +313,10 @@ func (r *run) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) {
 		idx := byLen[T]
 		size := len(idx)
 		if maxBatch > 0 {
-			size = maxBatch
+			// Batches of equal size (to one), so that they share one or
+			// two compiled programs.
+			c := (len(idx) + maxBatch - 1) / maxBatch
+			size = (len(idx) + c - 1) / c
 		}
 		for lo := 0; lo < len(idx); lo += size {
 			if err := add(T, idx[lo:min(lo+size, len(idx))]); err != nil {

@@ -3,7 +3,9 @@
 # units, 481 parameters; 1000 sequences of 10 steps; squared error summed):
 # one gradient, one Hessian-vector product, all 1000 per-sequence gradients
 # and the dense Hessian, ours (go test -bench in hvp/) against PyTorch
-# float64 with 2 threads (torch_derivatives.py). The two alternate ROUNDS
+# float64 with 2 threads (torch_derivatives.py). Both time calls after
+# one warm-up call (ours: the first per-sequence call also analyses the
+# batched program, graph.Program.Examples). The two alternate ROUNDS
 # times; medians are reported with our time over PyTorch's.
 #
 # Needs Debian's python3-torch (/usr/bin/python3). Run on a quiet machine.

@@ -42,3 +42,19 @@ func BenchmarkForwardPaper(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExamplesPaper times the example analysis of the paper-size
+// model's program for 250 sequences of 10 steps (made once per program).
+func BenchmarkExamplesPaper(b *testing.B) {
+	g, in := paperBatch(b, 250, 10)
+	p, err := g.Compile(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Examples([]int{0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -57,7 +57,8 @@ type Examples struct {
 	linear bool   // the pOnly steps are linear maps, independent of theta
 	prods  []*prodUse
 	elems  []*elemUse
-	bound  []int // shared slots that meet the data, in slot order
+	bound  []int    // shared slots that meet the data, in slot order
+	plan   *mapPlan // when linear: the maps to theta, the same at every theta
 }
 
 // prodUse is one weight block of a matrix product (k×n elements of a
@@ -169,8 +170,10 @@ func (p *Program) Examples(axes []int) (*Examples, error) {
 			case *mapK, *concatK:
 			case *binK:
 				x.linear = x.linear && (k.op == opAdd || k.op == opSub)
-			default:
+			case *unaryK:
 				x.linear = false
+			default:
+				return nil, fmt.Errorf("graph: %w: node %q computes weights from the parameters with a %T, which per-example gradients do not follow", ErrNotSeparable, st.node, st.k)
 			}
 			continue
 		}
@@ -237,6 +240,9 @@ func (p *Program) Examples(axes []int) (*Examples, error) {
 		if bound[i] {
 			x.bound = append(x.bound, i)
 		}
+	}
+	if x.linear {
+		x.plan = x.newPlan(nil)
 	}
 	return x, nil
 }
@@ -337,19 +343,25 @@ func (p *Program) exampleIDs(axes []int) []*Tensor {
 				out[i] = combineID(a[at(k.ia, i)], b[at(k.ib, i)])
 			}
 		case *matmulK:
+			// out[r][c] combines row r of A and column c of B.
 			a, b := ins[0].F, ins[1].F
+			col := make([]float64, k.n)
 			for bi := range k.ia {
+				for c := range col {
+					col[c] = idNone
+				}
+				for q := 0; q < k.k; q++ {
+					for c, v := range b[k.ib[bi]+q*k.n : k.ib[bi]+(q+1)*k.n] {
+						col[c] = combineID(col[c], v)
+					}
+				}
 				for r := 0; r < k.m; r++ {
 					row := float64(idNone)
-					for q := 0; q < k.k; q++ {
-						row = combineID(row, a[k.ia[bi]+r*k.k+q])
+					for _, v := range a[k.ia[bi]+r*k.k : k.ia[bi]+(r+1)*k.k] {
+						row = combineID(row, v)
 					}
-					for c := 0; c < k.n; c++ {
-						v := row
-						for q := 0; q < k.k; q++ {
-							v = combineID(v, b[k.ib[bi]+q*k.n+c])
-						}
-						out[bi*k.m*k.n+r*k.n+c] = v
+					for c, v := range col {
+						out[bi*k.m*k.n+r*k.n+c] = combineID(row, v)
 					}
 				}
 			}
@@ -388,9 +400,9 @@ func (p *Program) exampleIDs(axes []int) []*Tensor {
 }
 
 // paramMap is the linear map from the elements of a shared slot to the
-// parameter vector (the transposed Jacobian of the parameter-only part of
-// the program), in compressed rows: element q adds coef[j] times its
-// cotangent to theta[idx[j]] for j in [start[q], start[q+1]).
+// parameter vector (the Jacobian of the parameter-only part of the
+// program), in compressed rows: element q has coefficient coef[j] on
+// theta[idx[j]] for j in [start[q], start[q+1]). Indices may repeat.
 type paramMap struct {
 	start []int
 	idx   []int
@@ -404,15 +416,21 @@ const (
 	layoutTransposed        // W[i][j] = theta[base + j*k + i]
 )
 
-// exampleState is a State's working memory for BackwardExamples.
-type exampleState struct {
-	x      *Examples
-	mapped bool
+// mapPlan is how BackwardExamples maps the split cotangents to theta: the
+// maps of the bound slots, the layout of every product's weight block,
+// and the slots that need per-example accumulators.
+type mapPlan struct {
 	maps   map[int]*paramMap
 	layout []int // per prodUse
 	base   []int
-	acc    map[int][]float64 // per bound slot needing one: n × slot size
-	sink   []float64         // where parameter slots point during the pass (never written)
+	acc    []int // bound slots with accumulators
+}
+
+// exampleState is a State's working memory for BackwardExamples.
+type exampleState struct {
+	x    *Examples
+	acc  map[int][]float64 // per slot of a plan's acc: n × slot size
+	sink []float64         // where parameter slots point during the pass (never written)
 }
 
 // BackwardExamples is Backward for a batch of examples: after a Forward of
@@ -445,7 +463,7 @@ func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) er
 	}
 	es := d.ex
 	if es == nil || es.x != x {
-		es = &exampleState{x: x, sink: make([]float64, P)}
+		es = &exampleState{x: x, acc: map[int][]float64{}, sink: make([]float64, P)}
 		d.ex = es
 	}
 	d.cotValid = false
@@ -468,23 +486,26 @@ func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) er
 		}
 		st.k.vjp(&s.x, d.gin, s.ins, s.vals[st.out], d.cot[st.out])
 	}
-	if !es.mapped || !x.linear {
-		s.mapExamples(es)
+	plan := x.plan
+	if plan == nil {
+		plan = x.newPlan(s.vals)
 	}
-	for _, a := range es.acc {
+	for _, sl := range plan.acc {
+		a := es.acc[sl]
+		if a == nil {
+			a = make([]float64, x.n*numel(p.slots[sl].shape))
+			es.acc[sl] = a
+		}
 		clear(a)
 	}
 	s.elemContributions(es)
 	s.examplesParallel(func(lo, hi int, buf []float64) {
 		for e := lo; e < hi; e++ {
 			clear(grads[e])
-			s.exampleProducts(es, e, grads[e], buf)
-			for _, sl := range x.bound {
+			s.exampleProducts(es, plan, e, grads[e], buf)
+			for _, sl := range plan.acc {
 				acc := es.acc[sl]
-				if acc == nil {
-					continue
-				}
-				m := es.maps[sl]
+				m := plan.maps[sl]
 				size := len(acc) / x.n
 				ge := grads[e]
 				for q, v := range acc[e*size : (e+1)*size] {
@@ -530,7 +551,7 @@ func (s *State) examplesParallel(f func(lo, hi int, buf []float64)) {
 // exampleProducts adds example e's share of every product's weight
 // cotangent, A_e^T G_e over the rows it owns, to its gradient ge (or to
 // the accumulator of the weight's slot).
-func (s *State) exampleProducts(es *exampleState, e int, ge, buf []float64) {
+func (s *State) exampleProducts(es *exampleState, plan *mapPlan, e int, ge, buf []float64) {
 	x := es.x
 	for ui, u := range x.prods {
 		src := u.src[u.start[e]:u.start[e+1]]
@@ -544,11 +565,11 @@ func (s *State) exampleProducts(es *exampleState, e int, ge, buf []float64) {
 			copy(A[r*u.k:(r+1)*u.k], s.vals[st.in[0]].F[rs.a:])
 			copy(G[r*u.n:(r+1)*u.n], s.d.cot[st.out].F[rs.g:])
 		}
-		switch es.layout[ui] {
+		switch plan.layout[ui] {
 		case layoutPlain:
-			gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[es.base[ui]:])
+			gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[plan.base[ui]:])
 		case layoutTransposed:
-			gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[es.base[ui]:])
+			gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[plan.base[ui]:])
 		default:
 			acc := es.acc[u.slot]
 			size := len(acc) / x.n
@@ -607,74 +628,140 @@ func (s *State) elemContributions(es *exampleState) {
 	}
 }
 
-// mapExamples computes the maps from the bound shared slots to theta, by
-// back-propagating a unit cotangent per element through the
-// parameter-only steps, and from them the layout of every product's
-// weight block and the accumulators that are needed.
-func (s *State) mapExamples(es *exampleState) {
-	x, p := es.x, s.p
-	ts := make([]*Tensor, len(p.slots))
-	for i, sl := range p.slots {
-		if x.shared[i] || sl.kind == slotParam {
-			ts[i] = &Tensor{DType: Float, Shape: sl.shape}
+// newPlan computes the maps from the bound slots to theta by carrying
+// sparse Jacobian rows forward through the parameter-only steps, and from
+// them the plan. vals are the values of the last Forward; they are not
+// read when the parameter-only steps are linear (vals nil).
+func (x *Examples) newPlan(vals []*Tensor) *mapPlan {
+	p := x.p
+	rows := make([]*paramMap, len(p.slots))
+	// get returns the rows of a shared slot: a parameter, a view, or a
+	// step result already computed.
+	var get func(i int) *paramMap
+	get = func(i int) *paramMap {
+		if rows[i] != nil || !x.shared[i] {
+			return rows[i]
 		}
-	}
-	p.allocate(ts)
-	z := make([]float64, len(p.g.theta))
-	s.bindParams(ts, z)
-	for i, sl := range p.slots {
-		if sl.kind == slotView && ts[i] != nil && p.slots[sl.index].kind != slotParam {
-			ts[i].F = sl.viewOf(ts[sl.index].F)
-		}
-	}
-	var gin, ins []*Tensor
-	es.maps = map[int]*paramMap{}
-	for _, sl := range x.bound {
-		m := &paramMap{start: make([]int, 1, numel(p.slots[sl].shape)+1)}
-		for q := 0; q < numel(p.slots[sl].shape); q++ {
-			clear(z)
-			for _, i := range p.owners {
-				if ts[i] != nil {
-					clear(ts[i].F)
+		sl := p.slots[i]
+		size := numel(sl.shape)
+		m := &paramMap{start: make([]int, 1, size+1)}
+		switch sl.kind {
+		case slotParam:
+			off := p.g.params[sl.index].Offset
+			for q := 0; q < size; q++ {
+				m.idx = append(m.idx, off+q)
+				m.coef = append(m.coef, 1)
+				m.start = append(m.start, len(m.idx))
+			}
+		case slotView:
+			root := get(sl.index)
+			for q := 0; q < size; q++ {
+				m.appendRow(root, sl.off+q, 1)
+				m.start = append(m.start, len(m.idx))
+			}
+		default: // the container of parts (placeConcats), all computed
+			parts := make([]*paramMap, size)
+			at := make([]int, size)
+			for j, pj := range p.slots {
+				if pj.kind == slotPart && pj.index == i && rows[j] != nil {
+					for q := 0; q < numel(pj.shape); q++ {
+						parts[pj.off+q], at[pj.off+q] = rows[j], q
+					}
 				}
 			}
-			ts[sl].F[q] = 1
-			for i := len(x.pOnly) - 1; i >= 0; i-- {
-				st := p.steps[x.pOnly[i]]
-				gin, ins = gin[:0], ins[:0]
-				for _, j := range st.in {
-					ins = append(ins, s.vals[j])
-					gin = append(gin, ts[j])
+			for q := 0; q < size; q++ {
+				if parts[q] == nil {
+					panic(fmt.Sprintf("graph: parameter-only value %d used before it is computed", i))
 				}
-				st.k.vjp(nil, gin, ins, s.vals[st.out], ts[st.out])
+				m.appendRow(parts[q], at[q], 1)
+				m.start = append(m.start, len(m.idx))
 			}
-			for j, v := range z {
-				if v != 0 {
-					m.idx = append(m.idx, j)
-					m.coef = append(m.coef, v)
-				}
-			}
-			m.start = append(m.start, len(m.idx))
 		}
-		es.maps[sl] = m
+		rows[i] = m
+		return m
 	}
-	es.layout = make([]int, len(x.prods))
-	es.base = make([]int, len(x.prods))
+	for _, si := range x.pOnly {
+		st := p.steps[si]
+		ins := make([]*paramMap, len(st.in))
+		for j, in := range st.in {
+			ins[j] = get(in)
+		}
+		size := numel(p.slots[st.out].shape)
+		m := &paramMap{start: make([]int, 1, size+1)}
+		switch k := st.k.(type) {
+		case *mapK:
+			for _, j := range k.idx {
+				m.appendRow(ins[0], int(j), 1)
+				m.start = append(m.start, len(m.idx))
+			}
+		case *concatK:
+			for o := 0; o < k.outer; o++ {
+				for j, c := range k.chunk {
+					for q := o * c; q < (o+1)*c; q++ {
+						m.appendRow(ins[j], q, 1)
+						m.start = append(m.start, len(m.idx))
+					}
+				}
+			}
+		case *binK:
+			for i := 0; i < size; i++ {
+				ai, bi := at(k.ia, i), at(k.ib, i)
+				ca, cb := 1.0, 1.0
+				switch k.op {
+				case opSub:
+					cb = -1
+				case opMul:
+					ca, cb = vals[st.in[1]].F[bi], vals[st.in[0]].F[ai]
+				case opDiv:
+					a, b := vals[st.in[0]].F[ai], vals[st.in[1]].F[bi]
+					ca, cb = 1/b, -a/(b*b)
+				}
+				m.appendRow(ins[0], ai, ca)
+				m.appendRow(ins[1], bi, cb)
+				m.start = append(m.start, len(m.idx))
+			}
+		case *unaryK:
+			d, _ := k.a.derivs()
+			xv, yv := vals[st.in[0]].F, vals[st.out].F
+			for i := 0; i < size; i++ {
+				m.appendRow(ins[0], i, d(xv[i], yv[i]))
+				m.start = append(m.start, len(m.idx))
+			}
+		}
+		rows[st.out] = m
+	}
+	plan := &mapPlan{maps: map[int]*paramMap{}, layout: make([]int, len(x.prods)), base: make([]int, len(x.prods))}
 	need := map[int]bool{}
+	for _, sl := range x.bound {
+		plan.maps[sl] = get(sl)
+	}
 	for _, u := range x.elems {
 		need[p.steps[u.step].in[u.in]] = true
 	}
 	for ui, u := range x.prods {
-		es.layout[ui], es.base[ui] = es.maps[u.slot].layoutOf(u)
-		if es.layout[ui] == layoutNone {
+		plan.layout[ui], plan.base[ui] = plan.maps[u.slot].layoutOf(u)
+		if plan.layout[ui] == layoutNone {
 			need[u.slot] = true
 		}
 	}
-	es.acc = map[int][]float64{}
-	for sl := range need {
-		es.acc[sl] = make([]float64, x.n*numel(p.slots[sl].shape))
+	for _, sl := range x.bound {
+		if need[sl] {
+			plan.acc = append(plan.acc, sl)
+		}
 	}
-	es.mapped = true
+	return plan
+}
+
+// appendRow appends c times row q of m0 (nothing when m0 is nil: a
+// constant operand) to m's last row.
+func (m *paramMap) appendRow(m0 *paramMap, q int, c float64) {
+	if m0 == nil || c == 0 {
+		return
+	}
+	for j := m0.start[q]; j < m0.start[q+1]; j++ {
+		m.idx = append(m.idx, m0.idx[j])
+		m.coef = append(m.coef, c*m0.coef[j])
+	}
 }
 
 // layoutOf tells whether product u's weight block is a plain or a

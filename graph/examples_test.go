@@ -50,22 +50,51 @@ func node(op string, out string, in ...string) *graph.Node {
 }
 
 // TestBackwardExamplesFiniteDifferences checks the per-example split on
-// the paths the recurrent fixtures do not take: a weight block computed
-// nonlinearly from the parameters (so neither a plain nor a transposed
-// view of theta, and its map recomputed at each theta), and parameters
-// multiplying and dividing the data elementwise. Each example's gradient
-// of <g_e, y> is checked against central differences.
+// the paths the recurrent fixtures do not take: weight blocks computed
+// nonlinearly from the parameters (so neither plain nor transposed views
+// of theta, their maps recomputed at each theta), one of them assembled
+// by a Concat placed in its result; and parameters adding to,
+// subtracting from, multiplying and dividing the data elementwise.
+// Each example's gradient of <g_e, y> is checked against central
+// differences, and the examples' gradients against the batch gradient.
 func TestBackwardExamplesFiniteDifferences(t *testing.T) {
 	const N = 5
-	g, x := smallGraph(t, []int{N, 3}, map[string][]int{"W": {3, 2}, "b": {2}, "c": {2}, "V": {1, 2}},
-		node("Mul", "W2", "W", "W"),
-		node("MatMul", "h", "x", "W2"),
-		node("Tanh", "z", "h"),
-		node("Add", "zb", "z", "b"),
-		node("Mul", "zc", "zb", "c"),
-		node("Div", "zv", "zc", "V"),
-		node("Sub", "y", "V", "zv"),
-	)
+	for _, c := range []struct {
+		name  string
+		x     []int
+		init  map[string][]int
+		nodes []*graph.Node
+	}{
+		{"elementwise", []int{N, 3}, map[string][]int{"W": {3, 2}, "b": {2}, "c": {2}, "V": {1, 2}}, []*graph.Node{
+			node("Mul", "W2", "W", "W"),
+			node("MatMul", "h", "x", "W2"),
+			node("Tanh", "z", "h"),
+			node("Add", "zb", "z", "b"),
+			node("Mul", "zc", "zb", "c"),
+			node("Div", "zv", "zc", "V"),
+			node("Sub", "y", "V", "zv"),
+		}},
+		{"concatenated weights", []int{N, 4}, map[string][]int{"W": {3, 2}, "V": {1, 2}}, []*graph.Node{
+			node("Tanh", "Wt", "W"),
+			node("Neg", "Vn", "V"),
+			{Name: "Wc", OpType: "Concat", Inputs: []string{"Wt", "Vn"}, Outputs: []string{"Wc"}, Attrs: map[string]graph.Attr{"axis": {Kind: graph.AttrInt, I: 0}}},
+			node("MatMul", "h", "x", "Wc"),
+			node("Tanh", "y", "h"),
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, x := smallGraph(t, c.x, c.init, c.nodes...)
+			checkExamples(t, g, x, c.name == "concatenated weights")
+		})
+	}
+}
+
+// checkExamples checks BackwardExamples on model g with input x, whose
+// first axis indexes the examples and whose output has two values per
+// example; parts says whether the program places values inside a
+// Concat's result.
+func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
+	N := x.Shape[0]
 	p, err := g.Compile([]*graph.Tensor{x})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +102,9 @@ func TestBackwardExamplesFiniteDifferences(t *testing.T) {
 	ex, err := p.Examples([]int{0})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := graph.NumParts(p) > 0; got != parts {
+		t.Fatalf("weights placed in a Concat's result: %v, want %v", got, parts)
 	}
 	theta := g.Theta()
 	P := len(theta)
@@ -127,7 +159,7 @@ func TestBackwardExamplesFiniteDifferences(t *testing.T) {
 		}
 	}
 	// The split adds up to the batch gradient, here and at another theta
-	// (where the nonlinear weight map is recomputed).
+	// (where the nonlinear weight maps are recomputed).
 	for k, scale := range []float64{1, 1.1} {
 		th := append([]float64(nil), theta...)
 		for j := range th {
@@ -135,9 +167,6 @@ func TestBackwardExamplesFiniteDifferences(t *testing.T) {
 		}
 		if _, err := s.Forward(th, []*graph.Tensor{x}); err != nil {
 			t.Fatal(err)
-		}
-		for e := range grads {
-			clear(grads[e])
 		}
 		if err := s.BackwardExamples(ex, []*graph.Tensor{seed}, grads); err != nil {
 			t.Fatal(err)

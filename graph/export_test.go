@@ -11,3 +11,15 @@ func KernelCounts(p *Program) map[string]int {
 	}
 	return n
 }
+
+// NumParts returns how many slots of p are stored inside a Concat's
+// result (placeConcats).
+func NumParts(p *Program) int {
+	n := 0
+	for _, sl := range p.slots {
+		if sl.kind == slotPart {
+			n++
+		}
+	}
+	return n
+}
