@@ -96,9 +96,11 @@ func (x *Examples) Output(o int) []int32 { return x.out[o] }
 // Examples analyses p for per-example gradients. axes has one entry per
 // graph input: the axis of that input that indexes the examples, or -1
 // for an input all examples share (integer inputs are ignored). It returns
-// an error wrapping ErrNotSeparable when some value mixes examples, or when
-// the parameters meet the data in a way BackwardExamples does not split (a
-// parameter-only left operand of a matrix product).
+// an error wrapping ErrNotSeparable, naming the node, when some value
+// mixes examples, or when the parameters meet the data in a way
+// BackwardExamples does not split: weights that multiply the data from
+// the left, or weights computed from the parameters by a matrix product
+// or a softmax.
 func (p *Program) Examples(axes []int) (*Examples, error) {
 	if len(axes) != len(p.inputs) {
 		return nil, fmt.Errorf("graph: %w: %d example axes for %d inputs", ErrInput, len(axes), len(p.inputs))
