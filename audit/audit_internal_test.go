@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -452,5 +453,45 @@ func TestCalibrationCurve(t *testing.T) {
 	}
 	if len(distinct) < 4 {
 		t.Errorf("the curve barely moves over the alpha grid: %+v", base.Calibration)
+	}
+}
+
+// TestStepCoverageWarning: a step is named only when its coverage is below
+// 1 - 2 alpha by more than two binomial standard errors, with at least 20
+// values; the memorisation sentence needs test errors at least 1.2 times
+// the training errors at every named step, and is never given in a
+// self-audit (where both are the training data).
+func TestStepCoverageWarning(t *testing.T) {
+	// Step 1: 0.70 of 1000 (two SEs 0.025): named. Step 2: 0.78 of 1000:
+	// within sampling error. Step 3: 0.5 of 10: too few values.
+	s := &Summary{Alpha: 0.1, CoveragePerStep: []float64{0.70, 0.78, 0.5}, PointsPerStep: []int{1000, 1000, 10}, RMSEPerStep: []float64{1.5, 1, 1}}
+	for _, c := range []struct {
+		name     string
+		train    float64 // training residual at every row
+		self     bool
+		memorise bool
+	}{{"memorised", 1, false, true}, {"not memorised", 1.4, false, false}, {"self-audit", 1, true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &run{self: c.self, res: &Result{}, naive: map[forecast][]float64{}}
+			for row := 0; row < 3; row++ {
+				r.naive[forecast{T: row}] = []float64{c.train, -c.train}
+			}
+			r.stepCoverageWarning(s)
+			if len(r.res.Diag.Warnings) != 1 {
+				t.Fatalf("%d warnings, want 1", len(r.res.Diag.Warnings))
+			}
+			w := r.res.Diag.Warnings[0]
+			if !strings.Contains(w, "(step 1: 70.0% of 1000 values)") {
+				t.Errorf("does not name step 1 alone: %q", w)
+			}
+			if got := strings.Contains(w, "1.5 times larger"); got != c.memorise {
+				t.Errorf("memorisation sentence %v, want %v: %q", got, c.memorise, w)
+			}
+		})
+	}
+	r := &run{res: &Result{}}
+	r.stepCoverageWarning(&Summary{Alpha: 0.1, CoveragePerStep: []float64{0.79}, PointsPerStep: []int{1000}, RMSEPerStep: []float64{1}})
+	if len(r.res.Diag.Warnings) != 0 {
+		t.Errorf("coverage within sampling error of the guarantee warned: %q", r.res.Diag.Warnings)
 	}
 }

@@ -1,6 +1,11 @@
 package audit
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
 
 // limits are the intervals of every evaluated point.
 type limits struct {
@@ -79,7 +84,65 @@ func (r *run) intervals(preds [][]float64) {
 	r.res.Summary = r.summary(l)
 	if r.res.Summary != nil {
 		r.res.Calibration = r.calibration(preds)
+		r.stepCoverageWarning(r.res.Summary)
 	}
+}
+
+// stepCoverageWarning warns about the steps whose coverage falls below the
+// 1 - 2 alpha the jackknife+ guarantees by more than sampling error (two
+// binomial standard errors, at least one percentage point), and says when
+// the model's test errors at those steps are much larger than its training
+// errors: the sign that it fits training noise there, which leave-one-out
+// models started from the trained model keep in part.
+func (r *run) stepCoverageWarning(s *Summary) {
+	floor := 1 - 2*s.Alpha
+	var low []int
+	for t, c := range s.CoveragePerStep {
+		n := float64(s.PointsPerStep[t])
+		if n < 20 {
+			continue
+		}
+		if tol := math.Max(0.01, 2*math.Sqrt(floor*(1-floor)/n)); c < floor-tol {
+			low = append(low, t)
+		}
+	}
+	if len(low) == 0 {
+		return
+	}
+	// In-sample residual RMS per row.
+	ss := make([]float64, len(s.CoveragePerStep))
+	cnt := make([]float64, len(ss))
+	for f, res := range r.naive {
+		if f.T < len(ss) {
+			for _, e := range res {
+				ss[f.T] += e * e
+				cnt[f.T]++
+			}
+		}
+	}
+	var parts []string
+	var ratios []float64
+	for i, t := range low {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(low)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values", t+1, 100*s.CoveragePerStep[t], s.PointsPerStep[t]))
+		if cnt[t] > 0 && !r.self {
+			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
+				ratios = append(ratios, s.RMSEPerStep[t]/in)
+			}
+		}
+	}
+	w := fmt.Sprintf("Coverage at some steps is below the %.0f%% that the jackknife+ guarantees (%s). Treat the intervals at these steps as too narrow.", 100*floor, strings.Join(parts, "; "))
+	if len(ratios) == len(low) && slices.Min(ratios) >= 1.2 {
+		times := fmt.Sprintf("%.2g", slices.Min(ratios))
+		if hi := fmt.Sprintf("%.2g", slices.Max(ratios)); hi != times {
+			times += " to " + hi
+		}
+		w += fmt.Sprintf(" The model's errors there are %s times larger on the test data than on its training data: it fits training noise at these steps, and the leave-one-block-out models, which start from the trained model, keep part of that fit (the guarantee holds for models re-trained from scratch). More regularisation in training would help.", times)
+	}
+	r.res.Diag.Warnings = append(r.res.Diag.Warnings, w)
 }
 
 // summary computes the metrics of DESIGN section 6 over the labelled
@@ -102,6 +165,7 @@ func (r *run) summary(l limits) *Summary {
 	cov, cnt := make([]float64, nrow), make([]float64, nrow)
 	lens, lcnt := make([]float64, nrow), make([]float64, nrow)
 	ncov, nlens, nlcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
+	sseStep := make([]float64, nrow)
 	seqOK := map[int]bool{}
 	var sse, covered, lenSum, lenN, score, ncovered, nlenSum, nlenN float64
 	low, high := r.opt.Low, r.opt.High
@@ -125,6 +189,7 @@ func (r *run) summary(l limits) *Summary {
 			cnt[t]++
 		}
 		sse += (y - pt.pred) * (y - pt.pred)
+		sseStep[t] += (y - pt.pred) * (y - pt.pred)
 		if !math.IsInf(lo, 0) && !math.IsInf(up, 0) {
 			lenSum += up - lo
 			lenN++
@@ -181,7 +246,11 @@ func (r *run) summary(l limits) *Summary {
 	s.Naive = NaiveSummary{Coverage: ncovered / n, MeanLength: ratio(nlenSum, nlenN),
 		CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
 	s.GapPerStep = make([]float64, nrow)
+	s.PointsPerStep = make([]int, nrow)
+	s.RMSEPerStep = make([]float64, nrow)
 	for t := 0; t < nrow; t++ {
+		s.PointsPerStep[t] = int(cnt[t])
+		s.RMSEPerStep[t] = math.Sqrt(ratio(sseStep[t], cnt[t]))
 		s.CoveragePerStep[t] = ratio(cov[t], cnt[t])
 		s.LengthPerStep[t] = ratio(lens[t], lcnt[t])
 		s.Naive.CoveragePerStep[t] = ratio(ncov[t], cnt[t])

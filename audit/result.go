@@ -62,12 +62,14 @@ type Setting struct {
 type Summary struct {
 	Coverage        float64   `json:"coverage"`
 	CoveragePerStep []float64 `json:"coverage_per_step"`
+	PointsPerStep   []int     `json:"points_per_step"` // labelled values per step (row)
 	JointCoverage   float64   `json:"joint_coverage"`
 	MeanLength      float64   `json:"mean_length"` // over finite intervals
 	LengthPerStep   []float64 `json:"length_per_step"`
 	Infinite        int       `json:"infinite_intervals"`
 	Points          int       `json:"points"` // labelled (sequence, step, horizon) evaluated
 	RMSE            float64   `json:"rmse"`
+	RMSEPerStep     []float64 `json:"rmse_per_step"`
 	IntervalScore   float64   `json:"interval_score"` // Winkler score at alpha, mean over finite intervals
 	Alpha           float64   `json:"alpha"`
 	Audit           Audit     `json:"audit"`

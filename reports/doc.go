@@ -43,12 +43,14 @@
 //	summary         null without targets in the evaluated data, else:
 //	  coverage              fraction of labelled values inside their interval
 //	  coverage_per_step     the same per row
+//	  points_per_step       labelled values per row
 //	  joint_coverage        fraction of sequences with every value covered
 //	  mean_length           mean upper-lower over the finite intervals
 //	  length_per_step       the same per row
 //	  infinite_intervals    how many intervals are unbounded
 //	  points                labelled values evaluated
 //	  rmse                  root mean squared error of the predictions
+//	  rmse_per_step         the same per row
 //	  interval_score        Winkler score at alpha
 //	  alpha, nominal_coverage, guaranteed_coverage
 //	  audit.low, audit.high null when not asked for, else {threshold,

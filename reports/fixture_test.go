@@ -30,6 +30,7 @@ func fixture() *audit.Result {
 			Notes: []string{"2 blocks have no target and were left out."}},
 		Summary: &audit.Summary{
 			Coverage: 0.875, CoveragePerStep: []float64{1, 0.6666666666666666, 1, 1, 0.5, nan},
+			PointsPerStep: []int{3, 3, 3, 3, 4, 0}, RMSEPerStep: []float64{0.5, 1, 1.5, 1, 1.75, nan},
 			JointCoverage: 0.3333333333333333, MeanLength: 3.25, LengthPerStep: []float64{2, 2.5, 3, 3.5, 4, nan},
 			Infinite: 2, Points: 16, RMSE: 1.2345678, IntervalScore: 4.5, Alpha: 0.1,
 			Audit: audit.Audit{

@@ -184,12 +184,14 @@ func orEmpty(s []string) []string {
 type jsonSummary struct {
 	Coverage        fnum        `json:"coverage"`
 	CoveragePerStep []fnum      `json:"coverage_per_step"`
+	PointsPerStep   []int       `json:"points_per_step"`
 	JointCoverage   fnum        `json:"joint_coverage"`
 	MeanLength      fnum        `json:"mean_length"`
 	LengthPerStep   []fnum      `json:"length_per_step"`
 	Infinite        int         `json:"infinite_intervals"`
 	Points          int         `json:"points"`
 	RMSE            fnum        `json:"rmse"`
+	RMSEPerStep     []fnum      `json:"rmse_per_step"`
 	IntervalScore   fnum        `json:"interval_score"`
 	Alpha           fnum        `json:"alpha"`
 	Audit           jsonAudit   `json:"audit"`
@@ -244,9 +246,9 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 	return &jsonSummary{
 		Verdict:  jsonVerdict{Level: level, Headline: headline(r), Text: text},
 		Coverage: fnum(s.Coverage), CoveragePerStep: fnums(s.CoveragePerStep),
-		JointCoverage: fnum(s.JointCoverage),
-		MeanLength:    fnum(s.MeanLength), LengthPerStep: fnums(s.LengthPerStep),
-		Infinite: s.Infinite, Points: s.Points, RMSE: fnum(s.RMSE), IntervalScore: fnum(s.IntervalScore),
+		PointsPerStep: s.PointsPerStep, JointCoverage: fnum(s.JointCoverage),
+		MeanLength: fnum(s.MeanLength), LengthPerStep: fnums(s.LengthPerStep),
+		Infinite: s.Infinite, Points: s.Points, RMSE: fnum(s.RMSE), RMSEPerStep: fnums(s.RMSEPerStep), IntervalScore: fnum(s.IntervalScore),
 		Alpha: fnum(s.Alpha),
 		Audit: jsonAudit{jsonThresholdOf(s.Audit.Low), jsonThresholdOf(s.Audit.High)},
 		Naive: jsonNaive{fnum(s.Naive.Coverage), fnums(s.Naive.CoveragePerStep),
