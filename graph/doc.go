@@ -34,11 +34,18 @@
 // Parameter cotangents accumulate directly into the caller's gradient
 // vector.
 //
+// A program compiled for a batch of examples (sequences) gives every
+// example's own gradient from one backward pass: Program.Examples finds
+// which example each value belongs to and where parameter-only values meet
+// the data, and State.BackwardExamples splits the parameter cotangents by
+// example there (examples.go).
+//
 // # Numerics and speed
 //
 // All values are float64 whatever the file stores (float16 and float32
-// weights are widened exactly). Matrix products run on an AVX2/FMA kernel
-// (gemm_amd64.s) when the processor has it and on gonum's BLAS otherwise;
+// weights are widened exactly). Matrix products and tanh run on AVX-512 or
+// AVX2/FMA kernels (gemm*_amd64.s, tanh_amd64.s) when the processor has
+// them, and on gonum's BLAS and math.Tanh otherwise;
 // large elementwise kernels split their work across cores unless the State
 // is serial (SetSerial), which callers that already run States in parallel
 // set.
@@ -49,5 +56,5 @@
 // inputs, cycles, subgraphs) are reported by New as an ErrorList naming
 // every node; problems that need shapes are *NodeError values from Compile.
 // Sentinels (ErrUnsupportedOp, ErrAttr, ErrShape, ErrInput,
-// ErrNotDifferentiable) work with errors.Is.
+// ErrNotDifferentiable, ErrNotSeparable) work with errors.Is.
 package graph

@@ -7,8 +7,10 @@
 // sequence for per-sequence gradients). It gives the value, the gradient,
 // exact Hessian-vector products (forward-over-reverse, no finite
 // differences), Gauss-Newton-vector products, per-job gradients (one
-// backward pass per sequence or per weighted part of one) and the dense
-// curvature matrix. Batches run in parallel with sums formed in a fixed
+// backward pass per sequence or per weighted part of one), per-example
+// gradients of a batch from one batched pass (ExampleGradients, for
+// batches that say where their examples are) and the dense curvature
+// matrix. Batches run in parallel with sums formed in a fixed
 // order, so results do not depend on the number of workers.
 //
 // Solve returns (C + lambda I)^-1 b for many right-hand sides with the
