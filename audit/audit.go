@@ -49,10 +49,11 @@ type run struct {
 	self  bool
 	res   *Result
 
-	theta  []float64
-	groups []*group // training sequences by length
-	parts  []*group // one per training sequence (batch 1)
-	chunks []*group // training sequences by length, at most chunkSize per batch
+	theta    []float64
+	groups   []*group // training sequences by length
+	parts    []*group // one per training sequence (batch 1)
+	chunks   []*group // training sequences by length, at most chunkSize per batch
+	chunkObj *hvp.Objective
 	// separate: per-sequence gradients from one pass per sequence (the
 	// model's batch entries do not separate, or a test asks for it).
 	separate bool
@@ -407,16 +408,20 @@ func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 			if r.chunks, err = r.makeGroups(r.train, chunkSize); err != nil {
 				return nil, err
 			}
+			// One objective for every call: it keeps the example
+			// analyses and the evaluation buffers.
+			r.chunkObj = r.objective(r.chunks)
+			for c := range r.chunks {
+				r.chunkObj.Batches[c].ExampleAxes = r.io.exampleAxes()
+			}
 		}
-		o := r.objective(r.chunks)
 		jobs := make([]hvp.Job, len(r.chunks))
 		res := make([][][]float64, len(r.chunks))
 		for c, gr := range r.chunks {
-			o.Batches[c].ExampleAxes = r.io.exampleAxes()
 			jobs[c] = hvp.Job{Batch: c, Weight: r.maskRows(gr, lo, hi)}
 			res[c] = make([][]float64, len(gr.seqs))
 		}
-		err := o.ExampleGradients(r.ctx, r.theta, jobs, res, nil)
+		err := r.chunkObj.ExampleGradients(r.ctx, r.theta, jobs, res, nil)
 		if err == nil {
 			for c, gr := range r.chunks {
 				for b, i := range gr.seqs {
