@@ -15,7 +15,7 @@ import (
 // paperData builds the paper-size problem: the vanilla RNN with 20 hidden
 // units (481 parameters) and n sequences of T = 10 steps from the paper's
 // AR process, as one batch (whole) and as one batch per sequence (parts).
-func paperData(b *testing.B, n int) (whole, parts *hvp.Objective, theta []float64) {
+func paperData(b testing.TB, n int) (whole, parts *hvp.Objective, theta []float64) {
 	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +124,7 @@ func BenchmarkPerSequenceGradientsSeparatePaper(b *testing.B) {
 
 // chunked splits a one-batch objective over sequences into batches of at
 // most size sequences, with a job and result slots for each.
-func chunked(b *testing.B, whole *hvp.Objective, size int) (*hvp.Objective, []hvp.Job, [][][]float64) {
+func chunked(b testing.TB, whole *hvp.Objective, size int) (*hvp.Objective, []hvp.Job, [][][]float64) {
 	bt := whole.Batches[0]
 	x := bt.Inputs[0]
 	n, T := x.Shape[0], x.Shape[1]
