@@ -50,10 +50,11 @@ type run struct {
 	res   *Result
 
 	theta    []float64
-	groups   []*group // training sequences by length
-	parts    []*group // one per training sequence (batch 1)
-	chunks   []*group // training sequences by length, at most chunkSize per batch
-	chunkObj *hvp.Objective
+	groups   []*group       // training sequences by length
+	parts    []*group       // one per training sequence (batch 1)
+	chunks   []*group       // training sequences by length, at most chunkSize per batch
+	chunkObj *hvp.Objective // over chunks, kept across calls of sequenceGradients
+	partObj  *hvp.Objective // over parts, likewise
 	// separate: per-sequence gradients from one pass per sequence (the
 	// model's batch entries do not separate, or a test asks for it).
 	separate bool
@@ -435,7 +436,9 @@ func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 		}
 		r.separate = true
 	}
-	parts := r.objective(r.parts)
+	if r.partObj == nil {
+		r.partObj = r.objective(r.parts)
+	}
 	jobs := make([]hvp.Job, len(r.parts))
 	idx := make([]int, len(r.parts))
 	for pi, gr := range r.parts {
@@ -443,7 +446,7 @@ func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 		idx[pi] = gr.seqs[0]
 	}
 	res := make([][]float64, len(jobs))
-	if err := parts.Gradients(r.ctx, r.theta, jobs, res, nil); err != nil {
+	if err := r.partObj.Gradients(r.ctx, r.theta, jobs, res, nil); err != nil {
 		return nil, err
 	}
 	for pi, i := range idx {

@@ -88,9 +88,16 @@ func (r *run) intervals(preds [][]float64) {
 	}
 }
 
+// CoverageTolerance is the sampling error allowed when n values' coverage
+// is compared with a level p: two binomial standard errors, at least one
+// percentage point.
+func CoverageTolerance(p float64, n int) float64 {
+	return math.Max(0.01, 2*math.Sqrt(p*(1-p)/float64(max(1, n))))
+}
+
 // stepCoverageWarning warns about the steps whose coverage falls below the
-// 1 - 2 alpha the jackknife+ guarantees by more than sampling error (two
-// binomial standard errors, at least one percentage point), and says when
+// 1 - 2 alpha the jackknife+ guarantees by more than sampling error
+// (CoverageTolerance; steps with at least 20 values), and says when
 // the model's test errors at those steps are much larger than its training
 // errors: the sign that it fits training noise there, which leave-one-out
 // models started from the trained model keep in part.
@@ -98,11 +105,8 @@ func (r *run) stepCoverageWarning(s *Summary) {
 	floor := 1 - 2*s.Alpha
 	var low []int
 	for t, c := range s.CoveragePerStep {
-		n := float64(s.PointsPerStep[t])
-		if n < 20 {
-			continue
-		}
-		if tol := math.Max(0.01, 2*math.Sqrt(floor*(1-floor)/n)); c < floor-tol {
+		n := s.PointsPerStep[t]
+		if n >= 20 && c < floor-CoverageTolerance(floor, n) {
 			low = append(low, t)
 		}
 	}

@@ -1,10 +1,6 @@
 package graph
 
-import (
-	"fmt"
-	"runtime"
-	"sync"
-)
+import "fmt"
 
 // Per-example gradients from one batched pass.
 //
@@ -370,14 +366,7 @@ func (p *Program) exampleIDs(axes []int) []*Tensor {
 			if k.add {
 				d := ins[2].F
 				for i := range out {
-					j := i
-					switch {
-					case k.addRow:
-						j = i % k.n
-					case k.addIdx != nil:
-						j = int(k.addIdx[i])
-					}
-					out[i] = combineID(out[i], d[j])
+					out[i] = combineID(out[i], d[at(k.addIdx, i)])
 				}
 			}
 		case *softmaxK:
@@ -501,7 +490,12 @@ func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) er
 		clear(a)
 	}
 	s.elemContributions(es)
-	s.examplesParallel(func(lo, hi int, buf []float64) {
+	need := 0 // scratch for gathering one example's product rows
+	for _, u := range x.prods {
+		need = max(need, u.maxRows*(u.k+u.n))
+	}
+	s.x.parallelForGrain(x.n, 16, func(lo, hi int) {
+		buf := make([]float64, need)
 		for e := lo; e < hi; e++ {
 			clear(grads[e])
 			s.exampleProducts(es, plan, e, grads[e], buf)
@@ -522,32 +516,6 @@ func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) er
 		}
 	})
 	return nil
-}
-
-// examplesParallel calls f on disjoint ranges of examples covering all of
-// them, on up to GOMAXPROCS goroutines unless the State is serial, each
-// with its own scratch buffer for gathering product rows.
-func (s *State) examplesParallel(f func(lo, hi int, buf []float64)) {
-	x := s.d.ex.x
-	need := 0
-	for _, u := range x.prods {
-		need = max(need, u.maxRows*(u.k+u.n))
-	}
-	w := 1
-	if !s.x.serial {
-		w = min(runtime.GOMAXPROCS(0), max(1, x.n/16))
-	}
-	per := (x.n + w - 1) / w
-	var wg sync.WaitGroup
-	for lo := per; lo < x.n; lo += per {
-		wg.Add(1)
-		go func(lo int) {
-			defer wg.Done()
-			f(lo, min(lo+per, x.n), make([]float64, need))
-		}(lo)
-	}
-	f(0, min(per, x.n), make([]float64, need))
-	wg.Wait()
 }
 
 // exampleProducts adds example e's share of every product's weight

@@ -18,8 +18,12 @@ type exec struct {
 // parallelFor calls f on disjoint ranges [lo, hi) covering [0, n), on up to
 // GOMAXPROCS goroutines when n is large and the State is not serial. f must
 // write only to positions in its own range.
-func (ex *exec) parallelFor(n int, f func(lo, hi int)) {
-	if ex == nil || ex.serial || n < 2*parallelGrain {
+func (ex *exec) parallelFor(n int, f func(lo, hi int)) { ex.parallelForGrain(n, parallelGrain, f) }
+
+// parallelForGrain is parallelFor for work items worth grain elements'
+// work each: each goroutine gets at least grain of them.
+func (ex *exec) parallelForGrain(n, grain int, f func(lo, hi int)) {
+	if ex == nil || ex.serial || n < 2*grain {
 		f(0, n)
 		return
 	}
@@ -30,7 +34,7 @@ func (ex *exec) parallelFor(n int, f func(lo, hi int)) {
 		f(0, n)
 		return
 	}
-	chunks := min(w, n/parallelGrain)
+	chunks := min(w, n/grain)
 	step := (n + chunks - 1) / chunks
 	var wg sync.WaitGroup
 	for lo := step; lo < n; lo += step {

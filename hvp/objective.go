@@ -221,13 +221,8 @@ func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error)
 		return 0, err
 	}
 	v, err := o.reduce(ctx, nil, func(w *worker, b *Batch, _ []float64) (float64, error) {
-		outs, err := w.state(b.Program).Forward(theta, b.Inputs)
-		if err != nil {
-			return 0, err
-		}
-		f := outs[b.Output].F
-		g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-		return o.terms(b, f, nil, g[b.Output].F, nil)
+		_, _, _, loss, err := o.lossSeeds(w, b, theta, b.Weight)
+		return loss, err
 	})
 	if o.Ridge != 0 {
 		v += o.Ridge / 2 * dot(theta, theta)
@@ -260,19 +255,26 @@ func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float6
 // batchGradient adds batch b's gradient, with weights wt, into acc and
 // returns its loss.
 func (o *Objective) batchGradient(w *worker, b *Batch, theta, wt, acc []float64) (float64, error) {
-	st := w.state(b.Program)
-	outs, err := st.Forward(theta, b.Inputs)
-	if err != nil {
-		return 0, err
-	}
-	g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-	bw := *b
-	bw.Weight = wt
-	loss, err := o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil)
+	st, _, g, loss, err := o.lossSeeds(w, b, theta, wt)
 	if err != nil {
 		return 0, err
 	}
 	return loss, st.Backward(g, acc)
+}
+
+// lossSeeds runs batch b forward at theta on worker w's State and sets the
+// output cotangents of its loss with weights wt, ready for a backward
+// pass. It returns the State, the outputs, the cotangents and the loss.
+func (o *Objective) lossSeeds(w *worker, b *Batch, theta, wt []float64) (st *graph.State, outs, g []*graph.Tensor, loss float64, err error) {
+	st = w.state(b.Program)
+	if outs, err = st.Forward(theta, b.Inputs); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	g, _ = w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+	bw := *b
+	bw.Weight = wt
+	loss, err = o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil)
+	return st, outs, g, loss, err
 }
 
 // HVP writes the exact Hessian-vector product H v into hv, where H is the
@@ -430,20 +432,14 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 		if wt == nil {
 			wt = b.Weight
 		}
-		st := w.state(b.Program)
 		if len(jobs) == 1 {
+			st := w.state(b.Program)
 			st.SetSerial(false)
 			defer st.SetSerial(w.serial)
 		}
-		outs, err := st.Forward(theta, b.Inputs)
+		st, outs, g, _, err := o.lossSeeds(w, b, theta, wt)
 		if err != nil {
-			return err
-		}
-		g, _ := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-		bw := *b
-		bw.Weight = wt
-		if _, err := o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil); err != nil {
-			return err
+			return fmt.Errorf("batch %d: %w", j.Batch, err)
 		}
 		if losses != nil {
 			l := losses[i]
@@ -456,7 +452,10 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 				}
 			}
 		}
-		return st.BackwardExamples(xs[i], g, out[i])
+		if err := st.BackwardExamples(xs[i], g, out[i]); err != nil {
+			return fmt.Errorf("batch %d: %w", j.Batch, err)
+		}
+		return nil
 	})
 }
 
@@ -497,7 +496,7 @@ func (o *Objective) eachJob(ctx context.Context, n int, f func(w *worker, i int)
 }
 
 // examplesOf returns the example analysis of batch b's program, made on
-// first use.
+// first use. Its errors are for the caller to put in context.
 func (o *Objective) examplesOf(b *Batch) (*graph.Examples, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -506,11 +505,11 @@ func (o *Objective) examplesOf(b *Batch) (*graph.Examples, error) {
 		return x, nil
 	}
 	if b.ExampleAxes == nil {
-		return nil, fmt.Errorf("hvp: the batch does not say where its examples are (Batch.ExampleAxes)")
+		return nil, fmt.Errorf("the batch does not say where its examples are (Batch.ExampleAxes)")
 	}
 	x, err := b.Program.Examples(b.ExampleAxes)
 	if err != nil {
-		return nil, fmt.Errorf("hvp: %w", err)
+		return nil, err
 	}
 	if o.examples == nil {
 		o.examples = map[examplesKey]*graph.Examples{}

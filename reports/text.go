@@ -178,7 +178,7 @@ func verdict(r *audit.Result) (level, text string) {
 		return none, "Give labelled test data (a target column) to measure coverage."
 	}
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
-	tol := math.Max(0.01, 2*math.Sqrt(nominal*(1-nominal)/float64(max(1, s.Points))))
+	tol := audit.CoverageTolerance(nominal, s.Points)
 	switch {
 	case s.Coverage > nominal+tol:
 		return good, fmt.Sprintf("Coverage is above the %s target: the intervals are on the safe side, perhaps wider than they need to be.", pct0(nominal))
