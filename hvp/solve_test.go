@@ -59,36 +59,11 @@ func sliceFloats(data []float64, shape []int, ax, b int) []float64 {
 }
 
 // perSequence splits a one-batch objective on a fixture into one batch per
-// sequence (batch axis 0 for batch-first models, 1 for time-first ones).
+// sequence.
 func perSequence(t *testing.T, fx *graphtest.Fixture, whole *hvp.Objective) *hvp.Objective {
 	t.Helper()
-	g := whole.Batches[0].Program.Graph()
-	ax := 0
-	if fx.Layout == "time-first" {
-		ax = 1
-	}
 	wb := whole.Batches[0]
-	outShape := fx.Outputs[0].Shape
-	o := &hvp.Objective{Loss: whole.Loss}
-	B := wb.Inputs[0].Shape[ax]
-	for b := 0; b < B; b++ {
-		var in []*graph.Tensor
-		for _, x := range wb.Inputs {
-			if x.Rank() == 1 { // sequence lengths
-				in = append(in, sliceBatch(x, 0, b))
-			} else {
-				in = append(in, sliceBatch(x, ax, b))
-			}
-		}
-		p, err := g.Compile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Batches = append(o.Batches, hvp.Batch{Program: p, Inputs: in,
-			Target: sliceFloats(wb.Target, outShape, ax, b),
-			Weight: sliceFloats(wb.Weight, outShape, ax, b)})
-	}
-	return o
+	return perSequenceOf(t, wb.Program.Graph(), fx.Layout, wb.Inputs, whole, wb.Target, wb.Weight, wb.Program)
 }
 
 func TestPerSequenceGradientsSumToGradient(t *testing.T) {
