@@ -4,28 +4,19 @@ import (
 	"fmt"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
 // Layout is how the model's feature input is laid out.
-type Layout int
+type Layout = graph.Layout
 
 const (
 	// BatchFirst is [batch, time, features] (PyTorch batch_first=True).
-	BatchFirst Layout = iota + 1
+	BatchFirst = graph.BatchFirst
 	// TimeFirst is [time, batch, features] (the ONNX RNN default).
-	TimeFirst
+	TimeFirst = graph.TimeFirst
 )
-
-func (l Layout) String() string {
-	switch l {
-	case BatchFirst:
-		return "batch-first"
-	case TimeFirst:
-		return "time-first"
-	}
-	return "unknown"
-}
 
 // Solver names the inverse-curvature method; Auto picks exact up to
 // AutoExactMax parameters and conjugate gradients above.

@@ -8,30 +8,16 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 )
 
-// Layout is the order of the batch and time axes of a sequence input
-// (DESIGN.md section 1).
-type Layout int
+// Layout is the order of the batch and time axes of a sequence input.
+type Layout = graph.Layout
 
 // Input layouts.
 const (
 	// Unknown: the model does not say; the user must.
-	Unknown Layout = iota
-	// BatchFirst is [batch, time, features], PyTorch's batch_first=True.
-	BatchFirst
-	// TimeFirst is [time, batch, features], the ONNX RNN default.
-	TimeFirst
+	Unknown    = graph.UnknownLayout
+	BatchFirst = graph.BatchFirst
+	TimeFirst  = graph.TimeFirst
 )
-
-// String returns "batch-first", "time-first" or "unknown".
-func (l Layout) String() string {
-	switch l {
-	case BatchFirst:
-		return "batch-first"
-	case TimeFirst:
-		return "time-first"
-	}
-	return "unknown"
-}
 
 // Dimension names, lower case, that mark the batch and the time axis.
 // PyTorch exports take them from the user's dynamic_axes.

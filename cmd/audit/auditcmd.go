@@ -143,7 +143,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 			return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
 		}
 	}
-	p.opt.Layout = map[onnx.Layout]audit.Layout{onnx.BatchFirst: audit.BatchFirst, onnx.TimeFirst: audit.TimeFirst}[layout]
+	p.opt.Layout = layout
 
 	train, err := blocks.ReadFile(p.f.data, &p.read)
 	if err != nil {
