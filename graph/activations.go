@@ -233,23 +233,3 @@ func recurrentActivation(name string, alphas, betas []float64, ai, bi *int) (*ac
 	}
 	return nil, attrErr("unknown activation %q", name)
 }
-
-// tanhTo sets dst[i] = tanh(src[i]): eight at a time on the AVX-512
-// kernel and four at a time on the AVX2 one, when the processor has them
-// (both within a few units in the last place of math.Tanh and identical to
-// each other), the rest with math.Tanh.
-func tanhTo(dst, src []float64) {
-	n := 0
-	if useAVX512 {
-		n = len(src) &^ 7
-		tanhAVX512(dst[:n], src[:n])
-	}
-	if useAVX2 && len(src)-n >= 4 {
-		m := n + (len(src)-n)&^3
-		tanhAVX2(dst[n:m], src[n:m])
-		n = m
-	}
-	for i := n; i < len(src); i++ {
-		dst[i] = math.Tanh(src[i])
-	}
-}

@@ -43,9 +43,10 @@
 // # Numerics and speed
 //
 // All values are float64 whatever the file stores (float16 and float32
-// weights are widened exactly). Matrix products and tanh run on AVX-512 or
-// AVX2/FMA kernels (gemm*_amd64.s, tanh_amd64.s) when the processor has
-// them, and on gonum's BLAS and math.Tanh otherwise;
+// weights are widened exactly). Matrix products, tanh and tanh's
+// derivative loops run on the kernels of internal/asm/f64: AVX-512 or
+// AVX2/FMA assembly when the processor has them, gonum's BLAS and Go loops
+// otherwise or under the purego build tag;
 // large elementwise kernels split their work across cores unless the State
 // is serial (SetSerial), which callers that already run States in parallel
 // set.

@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
+)
 
 // Per-example gradients from one batched pass.
 //
@@ -537,13 +541,13 @@ func (s *State) exampleProducts(es *exampleState, plan *mapPlan, e int, ge, buf 
 		}
 		switch plan.layout[ui] {
 		case layoutPlain:
-			gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[plan.base[ui]:])
+			f64.Gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[plan.base[ui]:])
 		case layoutTransposed:
-			gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[plan.base[ui]:])
+			f64.Gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[plan.base[ui]:])
 		default:
 			acc := es.acc[u.slot]
 			size := len(acc) / x.n
-			gemm(true, false, u.k, u.n, c, 1, A, G, 1, acc[e*size+u.off:])
+			f64.Gemm(true, false, u.k, u.n, c, 1, A, G, 1, acc[e*size+u.off:])
 		}
 	}
 }
@@ -564,7 +568,7 @@ func (s *State) elemContributions(es *exampleState) {
 			case k.addRow:
 				for o := 0; o < len(g); o += k.n {
 					e := int(u.ids[o]) * size
-					addTo(acc[e:e+k.n], g[o:o+k.n])
+					f64.AddTo(acc[e:e+k.n], g[o:o+k.n])
 				}
 			default:
 				for i, v := range g {

@@ -13,6 +13,8 @@ package graph
 // add, sub). Gradient slices (gin, dgin) are nil for inputs that need no
 // gradient; rules accumulate with +=.
 
+import "github.com/rnnaudit/rnnaudit/internal/asm/f64"
+
 // --- mapK: y[i] = x[idx[i]] ---
 
 func (k *mapK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
@@ -232,7 +234,7 @@ func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	}
 	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
 	if k.a == actTanh {
-		ex.parallelFor(len(dy), func(lo, hi int) { tanhJVP(dy[lo:hi], y[lo:hi], dx[lo:hi]) })
+		ex.parallelFor(len(dy), func(lo, hi int) { f64.TanhJVP(dy[lo:hi], y[lo:hi], dx[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -250,7 +252,7 @@ func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	}
 	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
 	if k.a == actTanh {
-		ex.parallelFor(len(gv), func(lo, hi int) { tanhVJP(gx[lo:hi], y[lo:hi], gv[lo:hi]) })
+		ex.parallelFor(len(gv), func(lo, hi int) { f64.TanhVJP(gx[lo:hi], y[lo:hi], gv[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -273,7 +275,7 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 	}
 	if k.a == actTanh && dx != nil {
 		ex.parallelFor(len(gv), func(lo, hi int) {
-			tanhVJPTangent(dgx[lo:hi], y[lo:hi], gv[lo:hi], dgv[lo:hi], dx[lo:hi])
+			f64.TanhVJPTangent(dgx[lo:hi], y[lo:hi], gv[lo:hi], dgv[lo:hi], dx[lo:hi])
 		})
 		return
 	}
@@ -324,7 +326,7 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 					axpy(dA[e], b[k.ib[bi]+p*k.n:k.ib[bi]+(p+1)*k.n], c[i*k.n:(i+1)*k.n])
 				}
 			} else {
-				gemm(false, false, k.m, k.n, k.k, 1, dA, b[k.ib[bi]:], 1, c)
+				f64.Gemm(false, false, k.m, k.n, k.k, 1, dA, b[k.ib[bi]:], 1, c)
 			}
 		}
 		if db {
@@ -336,7 +338,7 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 					axpyStrided(k.m, dB[e], a[k.ia[bi]+p:], k.k, c[q:], k.n)
 				}
 			} else {
-				gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], dB, 1, c)
+				f64.Gemm(false, false, k.m, k.n, k.k, 1, a[k.ia[bi]:], dB, 1, c)
 			}
 		}
 	}
@@ -348,10 +350,10 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 		gd := gin[2].F
 		if k.addRow {
 			for o := 0; o < len(g.F); o += k.n {
-				addTo(gd[:k.n], g.F[o:o+k.n])
+				f64.AddTo(gd[:k.n], g.F[o:o+k.n])
 			}
 		} else if k.addIdx == nil {
-			addTo(gd[:len(g.F)], g.F)
+			f64.AddTo(gd[:len(g.F)], g.F)
 		} else {
 			for i, v := range g.F {
 				gd[k.addIdx[i]] += v
@@ -363,10 +365,10 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
 		if gin[0] != nil {
-			gemm(false, true, k.m, k.k, k.n, 1, gc, b[k.ib[bi]:], 1, gin[0].F[k.ia[bi]:])
+			f64.Gemm(false, true, k.m, k.k, k.n, 1, gc, b[k.ib[bi]:], 1, gin[0].F[k.ia[bi]:])
 		}
 		if gin[1] != nil {
-			gemm(true, false, k.k, k.n, k.m, 1, a[k.ia[bi]:], gc, 1, gin[1].F[k.ib[bi]:])
+			f64.Gemm(true, false, k.k, k.n, k.m, 1, a[k.ia[bi]:], gc, 1, gin[1].F[k.ib[bi]:])
 		}
 	}
 }
@@ -388,7 +390,7 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 					axpyStrided(k.m, dB[e], gc[q:], k.n, dgA[p:], k.k)
 				}
 			} else {
-				gemm(false, true, k.m, k.k, k.n, 1, gc, dB, 1, dgA)
+				f64.Gemm(false, true, k.m, k.k, k.n, 1, gc, dB, 1, dgA)
 			}
 		}
 		if dgin[1] != nil && da {
@@ -400,7 +402,7 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 					axpy(dA[e], gc[i*k.n:(i+1)*k.n], dgB[p*k.n:(p+1)*k.n])
 				}
 			} else {
-				gemm(true, false, k.k, k.n, k.m, 1, dA, gc, 1, dgB)
+				f64.Gemm(true, false, k.k, k.n, k.m, 1, dA, gc, 1, dgB)
 			}
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // Constants of tanhAVX2: masks, exp range reduction (ln2 split as in

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int)

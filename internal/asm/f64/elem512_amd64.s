@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // Elementwise kernels of the tanh derivatives and of accumulation, eight

@@ -1,4 +1,4 @@
-package graph
+package f64
 
 import (
 	"math"
@@ -33,19 +33,18 @@ func naiveGemm(transA, transB bool, m, n, k int, a, b []float64, beta float64, c
 // 4-column tiles and edges, skinny loops, transposes, beta 0 and 1)
 // against the naive triple loop.
 func TestGemm(t *testing.T) {
-	for _, wide := range kernelChoices() {
-		useAVX512 = wide
-		testGemm(t)
-	}
+	eachTier(t, testGemm)
 }
 
-// kernelChoices lists the settings of useAVX512 to test (restored by the
-// caller's last iteration: the machine's own setting comes last).
-func kernelChoices() []bool {
-	if useAVX512 {
-		return []bool{false, true}
+// eachTier runs test on every tier this build and processor have (the
+// purego build tag leaves only Go), restoring the detected one.
+func eachTier(t *testing.T, test func(t *testing.T)) {
+	for _, tier := range Tiers() {
+		t.Run(tier.String(), func(t *testing.T) {
+			defer Use(tier)()
+			test(t)
+		})
 	}
-	return []bool{false}
 }
 
 func testGemm(t *testing.T) {
@@ -65,10 +64,10 @@ func testGemm(t *testing.T) {
 							}
 						}
 						want := naiveGemm(tr[0], tr[1], m, n, k, a, b, beta, c)
-						gemm(tr[0], tr[1], m, n, k, 1, a, b, beta, c)
+						Gemm(tr[0], tr[1], m, n, k, 1, a, b, beta, c)
 						for i := range want {
 							if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-								t.Fatalf("avx512=%v m=%d n=%d k=%d trans=%v beta=%g: c[%d] = %.17g, want %.17g", useAVX512, m, n, k, tr, beta, i, c[i], want[i])
+								t.Fatalf("m=%d n=%d k=%d trans=%v beta=%g: c[%d] = %.17g, want %.17g", m, n, k, tr, beta, i, c[i], want[i])
 							}
 						}
 					}
@@ -76,16 +75,19 @@ func testGemm(t *testing.T) {
 			}
 		}
 	}
-	if !useAVX2 {
-		t.Log("no AVX2/FMA on this machine: the assembly kernel was not exercised")
-	}
 }
 
 // TestGemmAddend checks C = D + A B with D a full matrix or one repeated
 // row, against the naive loop, on every shape the AVX-512 kernel takes.
 func TestGemmAddend(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 on this machine: gemmAddend always declines")
+	if Best() < AVX512 {
+		t.Skip("no AVX-512 in this build or on this machine: GemmAddend always declines")
+	}
+	restore := Use(Go)
+	declined := !GemmAddend(4, 4, 1, make([]float64, 4), make([]float64, 4), make([]float64, 16), make([]float64, 16), 4)
+	restore()
+	if !declined {
+		t.Fatal("GemmAddend accepted on the Go tier")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, m := range []int{4, 5, 8, 11, 1000} {
@@ -112,7 +114,7 @@ func TestGemmAddend(t *testing.T) {
 					}
 					want := naiveGemm(false, false, m, n, k, a, b, 1, full)
 					c := make([]float64, m*n)
-					if !gemmAddend(m, n, k, a, b, c, d, ldd) {
+					if !GemmAddend(m, n, k, a, b, c, d, ldd) {
 						t.Fatalf("m=%d n=%d k=%d: declined", m, n, k)
 					}
 					for i := range want {
@@ -132,7 +134,7 @@ func BenchmarkGemm1000x20x20(b *testing.B) {
 	y := make([]float64, k*n)
 	c := make([]float64, m*n)
 	for b.Loop() {
-		gemm(false, false, m, n, k, 1, x, y, 0, c)
+		Gemm(false, false, m, n, k, 1, x, y, 0, c)
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
@@ -143,7 +145,7 @@ func BenchmarkGemmTransA20x20x1000(b *testing.B) {
 	y := make([]float64, k*n)
 	c := make([]float64, m*n)
 	for b.Loop() {
-		gemm(true, false, m, n, k, 1, x, y, 1, c)
+		Gemm(true, false, m, n, k, 1, x, y, 1, c)
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
@@ -152,8 +154,7 @@ func BenchmarkGemmTransA20x20x1000(b *testing.B) {
 // goroutines, with every transposition, against the naive loop.
 func TestMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, wide := range kernelChoices() {
-		useAVX512 = wide
+	eachTier(t, func(t *testing.T) {
 		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 2}, {7, 9, 0}, {13, 21, 17}, {481, 300, 481}, {130, 3, 2000}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -171,20 +172,19 @@ func TestMatMul(t *testing.T) {
 				MatMul(tr[0], tr[1], m, n, k, a, b, c)
 				for i := range want {
 					if math.Abs(c[i]-want[i]) > 1e-12*(1+math.Abs(want[i]))*math.Sqrt(float64(k+1)) {
-						t.Fatalf("avx512=%v %dx%dx%d trans=%v: c[%d] = %.17g, want %.17g", wide, m, n, k, tr, i, c[i], want[i])
+						t.Fatalf("%dx%dx%d trans=%v: c[%d] = %.17g, want %.17g", m, n, k, tr, i, c[i], want[i])
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestElementwise checks the tanh-derivative and accumulation loops (both
 // kernels) against their formulas on lengths around the vector width.
 func TestElementwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, wide := range kernelChoices() {
-		useAVX512 = wide
+	eachTier(t, func(t *testing.T) {
 		for _, n := range []int{0, 1, 7, 8, 9, 16, 23, 100} {
 			v := make([][]float64, 6)
 			for i := range v {
@@ -200,7 +200,7 @@ func TestElementwise(t *testing.T) {
 			check := func(name string, got, want []float64) {
 				for j := range want {
 					if math.Abs(got[j]-want[j]) > 1e-14*(1+math.Abs(want[j])) {
-						t.Fatalf("avx512=%v n=%d %s[%d] = %.17g, want %.17g", wide, n, name, j, got[j], want[j])
+						t.Fatalf("n=%d %s[%d] = %.17g, want %.17g", n, name, j, got[j], want[j])
 					}
 				}
 			}
@@ -208,23 +208,23 @@ func TestElementwise(t *testing.T) {
 			for j := range want {
 				want[j] = (1 - y[j]*y[j]) * dx[j]
 			}
-			tanhJVP(out, y, dx)
+			TanhJVP(out, y, dx)
 			check("jvp", out, want)
 			for j := range want {
 				want[j] = out[j] + (1-y[j]*y[j])*g[j]
 			}
-			tanhVJP(out, y, g)
+			TanhVJP(out, y, g)
 			check("vjp", out, want)
 			for j := range want {
 				want[j] = out[j] + (1-y[j]*y[j])*(dg[j]-2*y[j]*dx[j]*g[j])
 			}
-			tanhVJPTangent(out, y, g, dg, dx)
+			TanhVJPTangent(out, y, g, dg, dx)
 			check("vjpTangent", out, want)
 			for j := range want {
 				want[j] = out[j] + v[5][j]
 			}
-			addTo(out, v[5])
+			AddTo(out, v[5])
 			check("addTo", out, want)
 		}
-	}
+	})
 }

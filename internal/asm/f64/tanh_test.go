@@ -1,4 +1,4 @@
-package graph
+package f64
 
 import (
 	"math"
@@ -18,22 +18,32 @@ func TestTanh(t *testing.T) {
 	for i := 0; i < 200000; i++ {
 		xs = append(xs, r.NormFloat64()*math.Pow(10, float64(r.IntN(6)-3)))
 	}
-	got := make([]float64, len(xs))
-	tanhTo(got, xs)
-	if useAVX512 {
+	for _, tier := range Tiers() {
+		t.Run(tier.String(), func(t *testing.T) {
+			defer Use(tier)()
+			testTanh(t, xs)
+		})
+	}
+	if Best() == AVX512 {
 		// The AVX2 kernel must agree bit for bit with the AVX-512 one.
-		useAVX512 = false
+		got := make([]float64, len(xs))
+		Tanh(got, xs)
+		restore := Use(AVX2)
 		got2 := make([]float64, len(xs))
-		tanhTo(got2, xs)
-		useAVX512 = true
+		Tanh(got2, xs)
+		restore()
 		for i := range got {
 			if math.Float64bits(got[i]) != math.Float64bits(got2[i]) && !(math.IsNaN(got[i]) && math.IsNaN(got2[i])) {
 				t.Fatalf("tanh(%.17g): AVX-512 %.17g, AVX2 %.17g", xs[i], got[i], got2[i])
 			}
 		}
-	} else {
-		t.Log("no AVX-512: only the AVX2 path was exercised")
 	}
+}
+
+// testTanh compares Tanh on the current tier with math.Tanh.
+func testTanh(t *testing.T, xs []float64) {
+	got := make([]float64, len(xs))
+	Tanh(got, xs)
 	worst := 0.0
 	for i, x := range xs {
 		want := math.Tanh(x)
@@ -58,9 +68,6 @@ func TestTanh(t *testing.T) {
 			t.Fatalf("tanh(%.17g) = %.17g, math.Tanh %.17g (%.1f ulp)", x, g, want, math.Abs(g-want)/ulp)
 		}
 	}
-	if !useAVX2 {
-		t.Log("no AVX2/FMA: the vectorised path was not exercised")
-	}
 	t.Logf("largest difference from math.Tanh: %.1f ulp", worst)
 }
 
@@ -71,6 +78,6 @@ func BenchmarkTanh(b *testing.B) {
 	}
 	dst := make([]float64, len(src))
 	for b.Loop() {
-		tanhTo(dst, src)
+		Tanh(dst, src)
 	}
 }

@@ -1,9 +1,15 @@
-package graph
+//go:build !purego
+
+package f64
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the assembly kernel; it needs AVX2 and FMA.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// detected is the dispatch table for this processor: AVX2 needs FMA too,
+// and AVX-512 is used only alongside them.
+var detected = func() table {
+	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	return table{avx2: avx2, avx512: avx2 && cpu.X86.HasAVX512F}
+}()
 
 // gemmAVX2 adds A B to C for a block of m×n (both multiples of 4); see
 // gemm_amd64.s. It does not check bounds: gemmNN does.
@@ -17,11 +23,8 @@ func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, 
 //go:noescape
 func tanhAVX2(dst, src []float64)
 
-// useAVX512 selects the AVX-512 tanh (8 lanes, one division).
-var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
-
 // tanhAVX512 sets dst[i] = tanh(src[i]) for the first len(src)&^7
-// elements; see tanh512_amd64.s. len(dst) must be at least that.
+// elements; see tanh_amd64.s. len(dst) must be at least that.
 //
 //go:noescape
 func tanhAVX512(dst, src []float64)
