@@ -2,7 +2,8 @@ package graph
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // parallelGrain is the number of elements below which elementwise work is
@@ -34,16 +35,5 @@ func (ex *exec) parallelForGrain(n, grain int, f func(lo, hi int)) {
 		f(0, n)
 		return
 	}
-	chunks := min(w, n/grain)
-	step := (n + chunks - 1) / chunks
-	var wg sync.WaitGroup
-	for lo := step; lo < n; lo += step {
-		wg.Add(1)
-		go func(lo int) {
-			defer wg.Done()
-			f(lo, min(lo+step, n))
-		}(lo)
-	}
-	f(0, min(step, n))
-	wg.Wait()
+	par.Ranges(n, min(w, n/grain), f)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -96,36 +97,31 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 		return nil, err
 	}
 	cols := make([]float64, P*P) // column j at cols[j*P:]
-	next := make(chan int, P)
-	for j := 0; j < P; j++ {
-		next <- j
-	}
-	close(next)
-	errs := make([]error, o.nworkersFor(P))
-	var wg sync.WaitGroup
+	nw := o.nworkersFor(P)
+	workers := make([]*denseWorker, max(1, nw))
 	var mu sync.Mutex
 	done := 0
-	tick := func() {
-		if progress == nil {
-			return
+	err := par.For(ctx, P, nw, func(w, j int) error {
+		if workers[w] == nil {
+			dw, err := o.prepareDense(c, theta, nw > 1)
+			if err != nil {
+				return err
+			}
+			workers[w] = dw
 		}
-		mu.Lock()
-		done++
-		progress(done, P)
-		mu.Unlock()
-	}
-	for wi := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[wi] = o.denseColumns(ctx, c, theta, next, cols, len(errs) > 1, tick)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+		if err := workers[w].column(o, c, j, cols[j*P:(j+1)*P]); err != nil {
+			return err
 		}
+		if progress != nil {
+			mu.Lock()
+			done++
+			progress(done, P)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	m := mat.NewSymDense(P, nil)
 	for i := 0; i < P; i++ {
@@ -137,86 +133,89 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 	return m, nil
 }
 
-// denseColumns computes the columns it takes from next into cols.
-func (o *Objective) denseColumns(ctx context.Context, c Curvature, theta []float64, next <-chan int, cols []float64, serial bool, tick func()) error {
+// denseWorker holds one worker's evaluation of every batch for Dense: the
+// forward and first-order backward passes, run once, after which each
+// column needs only the tangent and second-order passes.
+type denseWorker struct {
+	bs []densePrepared
+	e  []float64 // the unit vector of the current column
+}
+
+// densePrepared is one batch's State after the forward pass, with the
+// loss's first derivatives g at its outputs f and room for their tangents.
+type densePrepared struct {
+	st    *graph.State
+	g, dg []*graph.Tensor
+	f     []float64
+}
+
+// prepareDense runs the forward (and, for the Hessian, the first-order
+// backward) pass of every batch on fresh States.
+func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*denseWorker, error) {
 	P := len(theta)
-	type prepared struct {
-		st    *graph.State
-		g, dg []*graph.Tensor
-		f     []float64
-	}
-	bs := make([]prepared, len(o.Batches))
+	dw := &denseWorker{bs: make([]densePrepared, len(o.Batches)), e: make([]float64, P)}
 	scratch := make([]float64, P)
-	var err error
 	for i := range o.Batches {
 		b := &o.Batches[i]
-		pb := &bs[i]
+		pb := &dw.bs[i]
 		pb.st = b.Program.NewState()
 		pb.st.SetSerial(serial)
-		outs, ferr := pb.st.Forward(theta, b.Inputs)
-		if ferr != nil {
-			err = fmt.Errorf("hvp: batch %d: %w", i, ferr)
-			break
+		outs, err := pb.st.Forward(theta, b.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
 		}
 		shape := outs[b.Output].Shape
 		pb.g = make([]*graph.Tensor, b.Program.NumOutputs())
 		pb.dg = make([]*graph.Tensor, b.Program.NumOutputs())
 		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
 		pb.f = outs[b.Output].F
-		if _, err = o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
-			break
+		if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+			return nil, err
 		}
 		if c == Hessian {
-			if err = pb.st.Backward(pb.g, scratch); err != nil {
-				break
+			if err := pb.st.Backward(pb.g, scratch); err != nil {
+				return nil, err
 			}
 		}
 	}
-	e := make([]float64, P)
-	for j := range next {
+	return dw, nil
+}
+
+// column adds column j of the curvature (its product with the j-th unit
+// vector) to col.
+func (dw *denseWorker) column(o *Objective, c Curvature, j int, col []float64) error {
+	dw.e[j] = 1
+	defer func() { dw.e[j] = 0 }()
+	for i := range o.Batches {
+		b, pb := &o.Batches[i], &dw.bs[i]
+		douts, err := pb.st.Tangent(dw.e)
 		if err != nil {
-			continue // drain
+			return fmt.Errorf("hvp: batch %d: %w", i, err)
 		}
-		if err = ctx.Err(); err != nil {
-			continue
-		}
-		e[j] = 1
-		col := cols[j*P : (j+1)*P]
-		for i := range o.Batches {
-			b, pb := &o.Batches[i], &bs[i]
-			douts, terr := pb.st.Tangent(e)
-			if terr != nil {
-				err = fmt.Errorf("hvp: batch %d: %w", i, terr)
-				break
-			}
-			dg := pb.dg[b.Output].F
-			if douts[b.Output] == nil {
-				clear(dg)
-			} else {
-				df := douts[b.Output].F
-				for k, w := range b.Weight {
-					if w == 0 {
-						dg[k] = 0
-						continue
-					}
-					_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
-					dg[k] = w * d2 * df[k]
+		dg := pb.dg[b.Output].F
+		if douts[b.Output] == nil {
+			clear(dg)
+		} else {
+			df := douts[b.Output].F
+			for k, w := range b.Weight {
+				if w == 0 {
+					dg[k] = 0
+					continue
 				}
-			}
-			if c == GaussNewton {
-				err = pb.st.Backward(pb.dg, col)
-			} else {
-				err = pb.st.SecondOrder(pb.dg, col)
-			}
-			if err != nil {
-				err = fmt.Errorf("hvp: batch %d: %w", i, err)
-				break
+				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+				dg[k] = w * d2 * df[k]
 			}
 		}
-		e[j] = 0
-		tick()
+		if c == GaussNewton {
+			err = pb.st.Backward(pb.dg, col)
+		} else {
+			err = pb.st.SecondOrder(pb.dg, col)
+		}
+		if err != nil {
+			return fmt.Errorf("hvp: batch %d: %w", i, err)
+		}
 	}
-	return err
+	return nil
 }
 
 // TraceEstimate estimates trace(C) by Hutchinson's method with n

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // Batch is one part of the data: a compiled program, its inputs, and for
@@ -126,43 +126,29 @@ func (o *Objective) reduce(ctx context.Context, dst []float64, f func(w *worker,
 	nc := min(chunks, nb)
 	acc := make([][]float64, nc)
 	vals := make([]float64, nc)
-	errs := make([]error, nc)
-	next := make(chan int, nc)
-	for c := 0; c < nc; c++ {
-		next <- c
+	nw := o.nworkers()
+	ws := make([]*worker, nw)
+	for wi := range ws {
+		ws[wi] = o.worker(wi)
 	}
-	close(next)
-	var wg sync.WaitGroup
-	for wi := 0; wi < o.nworkers(); wi++ {
-		w := o.worker(wi)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				if err := ctx.Err(); err != nil {
-					errs[c] = err
-					continue
-				}
-				acc[c] = make([]float64, len(dst))
-				lo, hi := c*nb/nc, (c+1)*nb/nc
-				for i := lo; i < hi; i++ {
-					v, err := f(w, &o.Batches[i], acc[c])
-					if err != nil {
-						errs[c] = fmt.Errorf("hvp: batch %d: %w", i, err)
-						break
-					}
-					vals[c] += v
-				}
+	err := par.For(ctx, nc, nw, func(wi, c int) error {
+		acc[c] = make([]float64, len(dst))
+		lo, hi := c*nb/nc, (c+1)*nb/nc
+		for i := lo; i < hi; i++ {
+			v, err := f(ws[wi], &o.Batches[i], acc[c])
+			if err != nil {
+				return fmt.Errorf("hvp: batch %d: %w", i, err)
 			}
-		}()
+			vals[c] += v
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
-	wg.Wait()
 	clear(dst)
 	total := 0.0
 	for c := 0; c < nc; c++ {
-		if errs[c] != nil {
-			return 0, errs[c]
-		}
 		total += vals[c]
 		for j, v := range acc[c] {
 			dst[j] += v
@@ -460,39 +446,20 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 }
 
 // eachJob runs f on jobs 0..n-1, taken in order one at a time by up to
-// Workers goroutines, and returns the first error (by job) with the job
-// and its batch named.
+// Workers goroutines, and returns the first error with the job named
+// (par.For's rules: no job starts after an error or cancellation).
 func (o *Objective) eachJob(ctx context.Context, n int, f func(w *worker, i int) error) error {
-	var next atomic.Int64
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for wi := 0; wi < max(1, min(o.nworkersFor(n), n)); wi++ {
-		w := o.worker(wi)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					break
-				}
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
-				}
-				if err := f(w, i); err != nil {
-					errs[i] = fmt.Errorf("hvp: job %d: %w", i, err)
-				}
-			}
-		}()
+	nw := max(1, min(o.nworkersFor(n), n))
+	ws := make([]*worker, nw)
+	for wi := range ws {
+		ws[wi] = o.worker(wi)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	return par.For(ctx, n, nw, func(wi, i int) error {
+		if err := f(ws[wi], i); err != nil {
+			return fmt.Errorf("hvp: job %d: %w", i, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // examplesOf returns the example analysis of batch b's program, made on

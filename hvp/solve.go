@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // Method is how Solve applies (C + lambda I)^-1.
@@ -408,67 +408,54 @@ func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 	out := make([][]float64, len(rhs))
 	rep.Iterations = make([]int, len(rhs))
 	rep.Residuals = make([]float64, len(rhs))
-	errs := make([]error, len(rhs))
-	next := make(chan int, len(rhs))
-	for j := range rhs {
-		next <- j
+	nw := o.nworkersFor(len(rhs))
+	ws := make([]*worker, max(1, nw))
+	hvs := make([][]float64, len(ws))
+	for wi := range ws {
+		ws[wi], hvs[wi] = o.worker(wi), make([]float64, P)
 	}
-	close(next)
-	var wg sync.WaitGroup
-	for wi := 0; wi < o.nworkersFor(len(rhs)); wi++ {
-		w := o.worker(wi)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hv := make([]float64, P)
-			for j := range next {
-				b := rhs[j]
-				bn := norm(b)
-				x := make([]float64, P)
-				for rpt := 0; rpt < repeats && errs[j] == nil; rpt++ {
-					r := rand.New(rand.NewPCG(opt.Seed+uint64(rpt), uint64(j)))
-					h := append([]float64(nil), b...)
-					// Average the iterates of the second half (tail
-					// averaging): same fixed point, far less sampling noise.
-					tail := depth - depth/2
-					avg := make([]float64, P)
-					for s := 1; s <= depth; s++ {
-						if err := ctx.Err(); err != nil {
-							errs[j] = err
-							break
-						}
-						jobs, scale := sample(r, bs)
-						if err := o.applyJobs(w, opt.Curvature, theta, jobs, scale, h, hv); err != nil {
-							errs[j] = err
-							break
-						}
-						for i := range h {
-							h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
-						}
-						if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
-							errs[j] = fmt.Errorf("%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature; increase the scale or the damping", ErrDiverged, j, s, hn, bn, sigma)
-							break
-						}
-						if s > depth-tail {
-							for i, v := range h {
-								avg[i] += v
-							}
-						}
-					}
-					for i := range x {
-						x[i] += avg[i] / float64(tail) / sigma / float64(repeats)
+	err := par.For(ctx, len(rhs), nw, func(wi, j int) error {
+		w, hv := ws[wi], hvs[wi]
+		b := rhs[j]
+		bn := norm(b)
+		x := make([]float64, P)
+		for rpt := 0; rpt < repeats; rpt++ {
+			r := rand.New(rand.NewPCG(opt.Seed+uint64(rpt), uint64(j)))
+			h := append([]float64(nil), b...)
+			// Average the iterates of the second half (tail
+			// averaging): same fixed point, far less sampling noise.
+			tail := depth - depth/2
+			avg := make([]float64, P)
+			for s := 1; s <= depth; s++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				jobs, scale := sample(r, bs)
+				if err := o.applyJobs(w, opt.Curvature, theta, jobs, scale, h, hv); err != nil {
+					return err
+				}
+				for i := range h {
+					h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
+				}
+				if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
+					return fmt.Errorf("%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature; increase the scale or the damping", ErrDiverged, j, s, hn, bn, sigma)
+				}
+				if s > depth-tail {
+					for i, v := range h {
+						avg[i] += v
 					}
 				}
-				out[j] = x
-				rep.Iterations[j] = depth * repeats
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+			for i := range x {
+				x[i] += avg[i] / float64(tail) / sigma / float64(repeats)
+			}
 		}
+		out[j] = x
+		rep.Iterations[j] = depth * repeats
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// Exact residuals against the full curvature.
 	cx := make([]float64, P)

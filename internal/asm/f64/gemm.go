@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // Gemm computes C = alpha op(A) op(B) + beta C for row-major contiguous
@@ -326,21 +328,14 @@ func MatMul(transA, transB bool, m, n, k int, a, b, c []float64) {
 	if transA {
 		aRow, aInner = 1, m
 	}
-	// Row blocks of a multiple of 4 rows, one per goroutine.
+	// Ranges of blocks of 4 rows, one per goroutine.
 	w := 1
 	if m*n*k >= 1<<20 {
 		w = min(runtime.GOMAXPROCS(0), (m+3)/4)
 	}
-	per := ((m+3)/4 + w - 1) / w * 4
-	var wg sync.WaitGroup
-	for r0 := 0; r0 < m; r0 += per {
-		wg.Add(1)
-		go func(r0, r1 int) {
-			defer wg.Done()
-			matMulRows(r0, r1, n, k, a, aRow, aInner, b, c)
-		}(r0, min(m, r0+per))
-	}
-	wg.Wait()
+	par.Ranges((m+3)/4, w, func(lo, hi int) {
+		matMulRows(4*lo, min(m, 4*hi), n, k, a, aRow, aInner, b, c)
+	})
 }
 
 // matMulRows computes rows [r0, r1) of MatMul's product.
