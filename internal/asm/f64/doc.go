@@ -10,8 +10,10 @@
 // switches it for tests and benchmarks that compare tiers. With the purego
 // build tag (go test -tags purego ./...), or off amd64, no assembly is
 // built and every kernel runs its Go loop, so that the Go tier is tested
-// by the whole suite. As in gonum's internal/asm, callers check shapes:
-// the entry points assume slices long enough for the sizes they are given.
+// by the whole suite; the noavx512 build tag likewise keeps the AVX-512
+// kernels off, to run the suite on the AVX2 tier. As in gonum's
+// internal/asm, callers check shapes: the entry points assume slices long
+// enough for the sizes they are given.
 //
 // All tiers agree to rounding: products within a few units in the last
 // place of the naive loop, tanh within 4 units of math.Tanh (and the two

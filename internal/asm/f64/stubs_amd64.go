@@ -5,10 +5,11 @@ package f64
 import "golang.org/x/sys/cpu"
 
 // detected is the dispatch table for this processor: AVX2 needs FMA too,
-// and AVX-512 is used only alongside them.
+// and AVX-512 is used only alongside them (and not under the noavx512
+// build tag).
 var detected = func() table {
 	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	return table{avx2: avx2, avx512: avx2 && cpu.X86.HasAVX512F}
+	return table{avx2: avx2, avx512: avx2 && cpu.X86.HasAVX512F && !noAVX512}
 }()
 
 // gemmAVX2 adds A B to C for a block of m×n (both multiples of 4); see
