@@ -67,9 +67,11 @@ const (
 	Markdown
 	// JSON is the machine-readable result (see the package documentation).
 	JSON
+	// CSV is every interval, one row per forecast (WriteCSV).
+	CSV
 )
 
-// String returns "html", "markdown" or "json".
+// String returns "html", "markdown", "json" or "csv".
 func (f Format) String() string {
 	switch f {
 	case HTML:
@@ -78,6 +80,8 @@ func (f Format) String() string {
 		return "markdown"
 	case JSON:
 		return "json"
+	case CSV:
+		return "csv"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -87,7 +91,7 @@ func (f Format) String() string {
 var ErrFormat = errors.New("unknown report format")
 
 // FormatOf returns the format named by the extension of path: .html or
-// .htm, .md or .markdown, .json (in any case). Otherwise the error wraps
+// .htm, .md or .markdown, .json, .csv (in any case). Otherwise the error wraps
 // ErrFormat.
 func FormatOf(path string) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -97,8 +101,10 @@ func FormatOf(path string) (Format, error) {
 		return Markdown, nil
 	case ".json":
 		return JSON, nil
+	case ".csv":
+		return CSV, nil
 	}
-	return 0, fmt.Errorf("reports: %s: %w: the extension must be .html, .md or .json", path, ErrFormat)
+	return 0, fmt.Errorf("reports: %s: %w: the extension must be .html, .md, .json or .csv", path, ErrFormat)
 }
 
 // AssetDir returns the directory in which WriteFile puts the charts of a
@@ -122,6 +128,8 @@ func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, er
 		err = WriteHTML(&buf, r, o)
 	case JSON:
 		err = WriteJSON(&buf, r, o)
+	case CSV:
+		err = WriteCSV(&buf, r, o)
 	default:
 		return nil, fmt.Errorf("reports: %s: %w", path, ErrFormat)
 	case Markdown:

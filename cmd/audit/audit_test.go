@@ -221,7 +221,7 @@ func TestUsageErrors(t *testing.T) {
 		{append(base, "--ridge", "-2"), "--ridge -2: must be zero or positive"},
 		{append(base, "--retrain", "-5"), "--retrain -5"},
 		{append(base, "--retrain", "two"), `--retrain "two": not a whole number`},
-		{append(base, "--out", "report.pdf"), "--out report.pdf: the extension must be .html, .md or .json"},
+		{append(base, "--out", "report.pdf"), "--out report.pdf: the extension must be .html, .md, .json or .csv"},
 		{append(base, "--out", "r.json", "--json", "r.json"), "--json r.json: the file is already written by --out"},
 		{append(base, "--out", exTrain+".md", "--out", exTrain+".md"), "the file is already written"},
 		{append(base, "--json", exTrain), "--data " + exTrain + " is also an output file"},

@@ -43,6 +43,7 @@ type flags struct {
 	json                      string
 	seed                      uint64
 	quiet                     bool
+	version                   bool
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -73,10 +74,11 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
 	fs.Var(&f.high, "high", "flag values whose interval reaches above this")
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
-	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json); repeatable")
+	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -127,6 +129,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if p.f.version {
+		fmt.Fprintln(stdout, versionString())
+		return nil
 	}
 	if err := p.checkFiles(); err != nil {
 		return err
@@ -202,7 +208,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
 	default:
-		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json).")
+		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json, .csv).")
 	}
 	return nil
 }
@@ -216,6 +222,9 @@ func parse(args []string) (*plan, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, errHelp
 		}
+		if hint := singleDash(fs, err); hint != "" {
+			return nil, usagef("%s (run 'audit --help')", hint)
+		}
 		return nil, usagef("%s (run 'audit --help')", tidyFlagError(fs, err))
 	}
 	if fs.NArg() > 0 {
@@ -227,6 +236,9 @@ func parse(args []string) (*plan, error) {
 		}
 	}
 	p := &plan{f: f, command: commandLine(args)}
+	if f.version {
+		return p, nil
+	}
 	if err := p.check(fs); err != nil {
 		return nil, err
 	}
@@ -329,7 +341,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	for _, o := range f.out {
 		format, err := reports.FormatOf(o)
 		if err != nil {
-			return usagef("--out %s: the extension must be .html, .md or .json", o)
+			return usagef("--out %s: the extension must be .html, .md, .json or .csv", o)
 		}
 		if err := addOut(o, format, "--out"); err != nil {
 			return err
@@ -438,6 +450,31 @@ func tidyFlagError(fs *pflag.FlagSet, err error) string {
 		}
 	}
 	return msg
+}
+
+// singleDash returns a hint for a long flag written with one dash, which
+// pflag reads as a row of one-letter flags and reports as "unknown
+// shorthand flag: 'm' in -model": "-model: flags take two dashes: did you
+// mean --model?". It returns "" for any other error.
+func singleDash(fs *pflag.FlagSet, err error) string {
+	_, arg, ok := strings.Cut(err.Error(), "unknown shorthand flag: ")
+	if !ok {
+		return ""
+	}
+	_, arg, ok = strings.Cut(arg, " in -")
+	if !ok || arg == "" || arg[0] == '-' {
+		return ""
+	}
+	name, val, hasVal := strings.Cut(arg, "=")
+	if fs.Lookup(name) == nil {
+		if name = closest(fs, name); name == "" {
+			return ""
+		}
+	}
+	if hasVal {
+		name += "=" + val
+	}
+	return fmt.Sprintf("-%s: flags take two dashes: did you mean --%s?", arg, name)
 }
 
 // closest returns the flag name within edit distance 2 of name, if any.

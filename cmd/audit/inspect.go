@@ -35,6 +35,9 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp // pflag has printed the usage
 		}
+		if hint := singleDash(fs, err); hint != "" {
+			return usagef("inspect: %s", hint)
+		}
 		return usagef("inspect: %v", err)
 	}
 	if fs.NArg() > 0 {

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestVersion(t *testing.T) {
+	code, out, errs := runCmd("--version")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if want := versionString() + "\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	if !regexp.MustCompile(`^rnnaudit \S.* \(go[0-9.]+.*\)\n$`).MatchString(out) {
+		t.Errorf("version line %q is not \"rnnaudit VERSION (goX.Y)\"", out)
+	}
+	// --version needs no other flag, and a release build's version wins.
+	defer func(v string) { version = v }(version)
+	version = "v9.8.7"
+	if code, out, _ := runCmd("--version", "--alpha", "0.2"); code != 0 || out != "rnnaudit v9.8.7 ("+runtime.Version()+")\n" {
+		t.Errorf("release build: exit %d, %q", code, out)
+	}
+}
+
+func TestSingleDashHint(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", "m.onnx"}, "audit: -model: flags take two dashes: did you mean --model? (run 'audit --help')\n"},
+		{[]string{"--model", "m.onnx", "-alpah=0.2"}, "audit: -alpah=0.2: flags take two dashes: did you mean --alpha=0.2? (run 'audit --help')\n"},
+		{[]string{"inspect", "-model", "m.onnx"}, "audit: inspect: -model: flags take two dashes: did you mean --model?\n"},
+		// A one-letter flag that does not exist gets pflag's message.
+		{[]string{"-q"}, "audit: unknown shorthand flag: 'q' in -q (run 'audit --help')\n"},
+	} {
+		code, _, stderr := runCmd(c.args...)
+		if code != 2 || stderr != c.want {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A plain value of features in a config file is split at commas like the
+// flag; an item of a list is one column name.
+func TestConfigFeaturesSplit(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"features: a,b", "[a b]"},
+		{"features: [a, b]", "[a b]"},
+		{"features: [\"a,b\", c]", "[a,b c]"},
+		{"features: a", "[a]"},
+	} {
+		path := filepath.Join(t.TempDir(), "audit.yaml")
+		if err := os.WriteFile(path, []byte(c.yaml+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f := &flags{}
+		fs := newFlagSet(f)
+		if err := applyConfig(fs, path); err != nil {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		if got := "[" + strings.Join(f.features, " ") + "]"; got != c.want {
+			t.Errorf("%s: features %s, want %s", c.yaml, got, c.want)
+		}
+	}
+}
+
+// helpExample is the first example of --help as one argument list.
+func helpExample(t *testing.T) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(usage(), "Examples:\n")
+	if !ok {
+		t.Fatal("--help has no examples")
+	}
+	var cmd strings.Builder
+	for _, line := range strings.Split(after, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "audit ") || cmd.Len() > 0 {
+			cmd.WriteString(strings.TrimSuffix(line, "\\") + " ")
+			if !strings.HasSuffix(line, "\\") {
+				break
+			}
+		}
+	}
+	return strings.Fields(cmd.String())[1:]
+}
+
+// The first example of --help runs as written (from the repository's
+// root) and gives an audit without warnings.
+func TestHelpFirstExample(t *testing.T) {
+	args := helpExample(t)
+	dir := t.TempDir()
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "examples/"):
+			args[i] = filepath.Join("..", "..", a)
+		case i > 0 && args[i-1] == "--out":
+			args[i] = filepath.Join(dir, a)
+		}
+	}
+	code, out, errs := runCmd(args...)
+	if code != 0 {
+		t.Fatalf("%q: exit %d: %s", args, code, errs)
+	}
+	if strings.Contains(out, "warning:") {
+		t.Errorf("the first example of --help gives warnings:\n%s", out)
+	}
+}
+
+// The CSV export holds every interval of the JSON result, to the bit.
+func TestCSVExport(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, js := filepath.Join(dir, "intervals.csv"), filepath.Join(dir, "r.json")
+	code, _, errs := runCmd("--model", exModel, "--data", exTrain, "--test", exTest, "--ridge", "10",
+		"--quiet", "--out", csvPath, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fh, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "id,t,horizon,prediction,lower,upper,target,naive_lower,naive_upper"
+	if got := strings.Join(rows[0], ","); got != header {
+		t.Fatalf("header %s, want %s", got, header)
+	}
+	// The JSON as written (null for an unbounded limit); yaml.v3 reads
+	// JSON, keeping the numbers exact.
+	var doc struct {
+		Sequences []struct {
+			ID    string
+			Steps []map[string]any
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	num := func(v any) float64 {
+		switch x := v.(type) {
+		case int:
+			return float64(x)
+		case float64:
+			return x
+		}
+		return math.NaN()
+	}
+	i := 1
+	for _, s := range doc.Sequences {
+		for _, st := range s.Steps {
+			if i >= len(rows) {
+				t.Fatalf("the CSV has %d intervals, the JSON more", len(rows)-1)
+			}
+			r := rows[i]
+			i++
+			if r[0] != s.ID {
+				t.Fatalf("row %d: id %s, JSON %s", i, r[0], s.ID)
+			}
+			for c, key := range []string{"t", "horizon", "prediction", "lower", "upper", "target", "naive_lower", "naive_upper"} {
+				v, err := strconv.ParseFloat(r[c+1], 64)
+				if err != nil {
+					t.Fatalf("row %d column %s: %v", i, key, err)
+				}
+				if want := num(st[key]); v != want {
+					t.Fatalf("row %d column %s: %v in the CSV, %v in the JSON", i, key, v, want)
+				}
+			}
+		}
+	}
+	if i != len(rows) || i != 2001 {
+		t.Errorf("the CSV has %d intervals, the JSON %d; want 2000", len(rows)-1, i-1)
+	}
+}
