@@ -21,6 +21,11 @@ type Options struct {
 	// Command is the command line that produced the result, shown in the
 	// settings of the HTML and Markdown reports ("" leaves it out).
 	Command string
+	// Timings adds the wall time of each phase of the audit to the JSON,
+	// as a "timings" object. It is off by default so that the same inputs
+	// and seed give byte-identical JSON; the HTML and Markdown reports
+	// always show the times.
+	Timings bool
 	// FanCharts is the number of evaluated sequences drawn as fan charts;
 	// 0 means DefaultFanCharts, a negative value none.
 	FanCharts int

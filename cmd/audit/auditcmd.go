@@ -44,6 +44,7 @@ type flags struct {
 	seed                      uint64
 	quiet                     bool
 	version                   bool
+	timings                   bool
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -76,6 +77,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
+	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -186,6 +188,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
 			Features: train.Features, Shift: train.Shift},
 		Command: p.command,
+		Timings: p.f.timings,
 	}
 	var written []string
 	for _, o := range p.outputs {

@@ -66,6 +66,9 @@ Output flags:
 	                    horizon, prediction, lower, upper, target,
 	                    naive_lower, naive_upper); may be given several times
 	--json PATH         also write the JSON result to PATH
+	--timings           add the wall time of each phase to the JSON (as
+	                    "timings"); without it the same inputs and seed
+	                    give byte-identical JSON
 	--quiet             print neither progress nor the summary
 	--version           print the version and exit
 	--config PATH       read flags from a YAML file whose keys are the flag

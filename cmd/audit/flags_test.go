@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"math"
 	"os"
@@ -188,4 +189,53 @@ func TestCSVExport(t *testing.T) {
 	if i != len(rows) || i != 2001 {
 		t.Errorf("the CSV has %d intervals, the JSON %d; want 2000", len(rows)-1, i-1)
 	}
+}
+
+// Two audits with the same inputs and seed write the same JSON bytes; with
+// --timings the JSON also holds the phase times.
+func TestJSONByteIdentical(t *testing.T) {
+	dir := t.TempDir()
+	var docs [][]byte
+	for i, extra := range [][]string{nil, nil, {"--timings"}} {
+		js := filepath.Join(dir, strconv.Itoa(i)+".json")
+		args := append([]string{"--model", exModel, "--data", exTrain, "--test", exTest, "--ridge", "10",
+			"--blocks", "interval", "--block-length", "3", "--low", "2", "--seed", "7", "--quiet", "--json", js}, extra...)
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	if !bytes.Equal(docs[0], docs[1]) {
+		t.Errorf("two runs wrote different JSON (first difference at byte %d)", firstDiff(docs[0], docs[1]))
+	}
+	var doc struct {
+		Timings *struct {
+			Phases []struct {
+				Name    string
+				Seconds float64
+			}
+			Total float64 `yaml:"total_seconds"`
+		}
+	}
+	if err := yaml.Unmarshal(docs[2], &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Timings == nil || len(doc.Timings.Phases) < 4 || doc.Timings.Phases[0].Name != "prepare" || !(doc.Timings.Total > 0) {
+		t.Errorf("--timings: timings %+v", doc.Timings)
+	}
+	if bytes.Contains(docs[0], []byte(`"timings"`)) || bytes.Contains(docs[0], []byte(`"seconds"`)) {
+		t.Error("the JSON without --timings holds times")
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }
