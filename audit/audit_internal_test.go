@@ -455,6 +455,29 @@ func TestCalibrationCurve(t *testing.T) {
 	}
 }
 
+// TestCalibrationAllPoints: with more labelled points than the 2000 an
+// evenly spaced subsample once took, the curve at the audit's alpha is
+// the audit's coverage exactly, so it counts every point.
+func TestCalibrationAllPoints(t *testing.T) {
+	g := fixtureModel(t, "gru_2l_tf")
+	train := randomData(t, "train", g, TimeFirst, 30, 2, 2, 7, 5)
+	test := randomData(t, "test", g, TimeFirst, 800, 2, 3, 4, 8)
+	for _, alpha := range []float64{0.1, 0.25} {
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: TimeFirst, Alpha: alpha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Points <= 2000 {
+			t.Fatalf("%d labelled points: the test needs more than 2000", res.Summary.Points)
+		}
+		for _, c := range res.Calibration {
+			if c.Alpha == alpha && c.Coverage != res.Summary.Coverage {
+				t.Errorf("alpha %g: curve %.6f, audit %.6f over %d points", alpha, c.Coverage, res.Summary.Coverage, res.Summary.Points)
+			}
+		}
+	}
+}
+
 // TestStepCoverageWarning: a step is named only when its coverage is below
 // 1 - 2 alpha by more than two binomial standard errors, with at least 20
 // values; the memorisation sentence needs test errors at least 1.2 times

@@ -286,23 +286,17 @@ func ratio(a, b float64) float64 {
 // calibrationAlphas is the grid of the calibration curve.
 var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
 
-// calibrationMax bounds the number of labelled points the calibration
-// curve is computed on (evenly spaced), to keep its cost small.
-const calibrationMax = 2000
-
 // calibration computes coverage against nominal level over the alpha grid
-// from the same residuals and perturbed predictions.
+// from the same residuals and perturbed predictions, over every labelled
+// point: a subsample of every k-th point would alias with the sequence
+// length (k a multiple of it picks one step only), and the two counts per
+// point below cost no more than the intervals themselves.
 func (r *run) calibration(preds [][]float64) []CalibrationPoint {
-	var lab []int
+	var chosen []int
 	for p, pt := range r.points {
 		if pt.has {
-			lab = append(lab, p)
+			chosen = append(chosen, p)
 		}
-	}
-	stride := max(1, (len(lab)+calibrationMax-1)/calibrationMax)
-	var chosen []int
-	for i := 0; i < len(lab); i += stride {
-		chosen = append(chosen, lab[i])
 	}
 	// Counts per chunk of points, added afterwards: integers, so the
 	// result does not depend on the order.
