@@ -89,3 +89,16 @@ func firstLine(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
 }
+
+// contextError puts the command's words in front of a library's error,
+// dropping the library's "audit: " prefix, which the command prints once.
+type contextError struct {
+	context string
+	err     error
+}
+
+func (e *contextError) Error() string {
+	return e.context + ": " + strings.TrimPrefix(e.err.Error(), "audit: ")
+}
+
+func (e *contextError) Unwrap() error { return e.err }

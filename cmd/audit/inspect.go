@@ -86,6 +86,9 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 		fmt.Fprintf(w, " (%s)", why)
 	}
 	fmt.Fprintln(w)
+	if warn := fixedShapeWarning(g, layout); warn != "" {
+		fmt.Fprintf(w, "\nWarning: %s\n", warn)
+	}
 
 	var ops []string
 	for _, oc := range g.OpTypes() {
@@ -132,11 +135,71 @@ func usedAs(g *graph.Graph, name string) string {
 	return ""
 }
 
+// fixedShapeWarning says, for a model whose sequence input has a fixed
+// batch size or number of steps (a PyTorch export without dynamic_axes),
+// that the audit cannot feed it its data and how to export it again; ""
+// when both are open.
+func fixedShapeWarning(g *graph.Graph, layout onnx.Layout) string {
+	batchAxis, timeAxis := 0, 1
+	if layout == onnx.TimeFirst {
+		batchAxis, timeAxis = 1, 0
+	}
+	for _, in := range g.Inputs {
+		if dt, _ := in.Elem.DType(); dt != graph.Float || len(in.Dims) != 3 {
+			continue
+		}
+		var fixed []string
+		axes := map[int]string{}
+		if d := in.Dims[batchAxis].Value; d >= 0 {
+			fixed = append(fixed, fmt.Sprintf("the batch size (%d)", d))
+			axes[batchAxis] = "batch"
+		}
+		if d := in.Dims[timeAxis].Value; d >= 0 {
+			fixed = append(fixed, fmt.Sprintf("the number of steps (%d)", d))
+			axes[timeAxis] = "time"
+		}
+		if len(fixed) == 0 {
+			return ""
+		}
+		dyn := []string{fmt.Sprintf("%q: %s", in.Name, axesMap(axes))}
+		var names []string
+		for _, o := range g.Outputs {
+			names = append(names, fmt.Sprintf("%q", o.Name))
+			oa := map[int]string{}
+			for ax, name := range axes {
+				if ax < len(o.Dims) && o.Dims[ax].Value == in.Dims[ax].Value {
+					oa[ax] = name
+				}
+			}
+			if len(oa) > 0 {
+				dyn = append(dyn, fmt.Sprintf("%q: %s", o.Name, axesMap(oa)))
+			}
+		}
+		return fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
+			"Export it again with dynamic axes:\n    torch.onnx.export(model, (x,), \"model.onnx\", input_names=[%q], output_names=[%s],\n"+
+			"                      dynamic_axes={%s})",
+			strings.Join(fixed, " and "), in.Name, in.Name, strings.Join(names, ", "), strings.Join(dyn, ", "))
+	}
+	return ""
+}
+
+// axesMap writes axes as a Python dict literal in axis order: {0: "batch", 1: "time"}.
+func axesMap(axes map[int]string) string {
+	var parts []string
+	for ax := range 3 {
+		if name, ok := axes[ax]; ok {
+			parts = append(parts, fmt.Sprintf("%d: %q", ax, name))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
 // trialRun evaluates the model on a small batch of zeros (2 sequences of
 // 5 steps) when the input shapes allow it, and says what came out.
 func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	const batch, steps = 2, 5
 	var inputs []*graph.Tensor
+	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
 	for _, in := range g.Inputs {
 		dims := make([]int, len(in.Dims))
 		for i, d := range in.Dims {
@@ -151,6 +214,12 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 				dims[i] = batch
 			default:
 				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+			}
+		}
+		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
+			ranBatch, ranSteps = dims[0], dims[1]
+			if layout == onnx.TimeFirst {
+				ranBatch, ranSteps = dims[1], dims[0]
 			}
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Int {
@@ -171,5 +240,17 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	for i, o := range outs {
 		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
 	}
-	return fmt.Sprintf("%d sequences of %d steps give %s", batch, steps, strings.Join(parts, ", "))
+	verb := "give"
+	if ranBatch == 1 {
+		verb = "gives"
+	}
+	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", "))
+}
+
+// plural returns "1 step", "5 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
