@@ -210,6 +210,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := reports.WriteSummary(stdout, res); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, featuresLine(train, len(p.f.features) > 0))
+	if h := mismatchHint(res); h != "" {
+		fmt.Fprintln(stdout, h)
+	}
 	switch {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
@@ -217,6 +221,37 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json, .csv).")
 	}
 	return nil
+}
+
+// featuresLine says which columns were given to the model as features, in
+// which order, and how they were chosen: a model trained on the same
+// columns in another order runs without error but forecasts poorly.
+func featuresLine(train *blocks.Dataset, given bool) string {
+	how := fmt.Sprintf("every column but %s, %s and %s, in file order; choose others or another order with --features",
+		train.IDCol, train.TimeCol, strings.Join(train.Targets, ", "))
+	if given {
+		how = "as given by --features"
+	}
+	return fmt.Sprintf("Features, in the order the model takes them: %s (%s).", strings.Join(train.Features, ", "), how)
+}
+
+// mismatchRatio is the stationarity ratio above which the data probably do
+// not match the model: a model trained on these data, even one stopped
+// early or trained with another ridge, has a total gradient of the order of
+// a block's (a ratio below about 1); columns in another order than the
+// model's give ratios of tens to thousands.
+const mismatchRatio = 10
+
+// mismatchHint points at --features (and --ridge, --shift) when the
+// stationarity ratio says the model is far from a minimum of its loss on
+// these data; "" otherwise.
+func mismatchHint(res *audit.Result) string {
+	if !(res.Diag.Stationarity > mismatchRatio) {
+		return ""
+	}
+	return fmt.Sprintf("hint: the stationarity ratio is %.3g: the model is far from a minimum of its loss on these data. "+
+		"If these are not the feature columns the model was trained on, in its order, name them with --features; "+
+		"also check --target, --shift and --ridge.", res.Diag.Stationarity)
 }
 
 // parse reads the command line (and the config file it names) and checks

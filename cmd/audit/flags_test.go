@@ -239,3 +239,35 @@ func firstDiff(a, b []byte) int {
 	}
 	return i
 }
+
+// The summary names the feature columns in model order and how they were
+// chosen; with two columns swapped, the model is far from a minimum of its
+// loss (stationarity ratio above mismatchRatio) and the summary points at
+// --features.
+func TestFeaturesSummary(t *testing.T) {
+	const dir = "../../examples/chickweight/"
+	base := []string{"--model", dir + "model.onnx", "--data", dir + "train.csv", "--test", dir + "test.csv", "--ridge", "3000"}
+	code, out, errs := runCmd(base...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if want := "Features, in the order the model takes them: day, weight, diet1, diet2, diet3, diet4 (every column but id, t and y, in file order; choose others or another order with --features).\n"; !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "hint:") {
+		t.Errorf("the right columns get a hint:\n%s", out)
+	}
+	code, out, errs = runCmd(append(base, "--features", "weight,day,diet1,diet2,diet3,diet4")...)
+	if code != 0 {
+		t.Fatalf("swapped: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"Features, in the order the model takes them: weight, day, diet1, diet2, diet3, diet4 (as given by --features).\n",
+		"hint: the stationarity ratio is ",
+		"name them with --features",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("swapped columns: stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
