@@ -278,10 +278,10 @@ func TestRuntimeErrors(t *testing.T) {
 		{[]string{"--model", exModel, "--data", dir}, "is a directory", 1},
 		{[]string{"--model", exModel, "--data", exTrain, "--out", filepath.Join(dir, "no", "such", "r.html")}, "cannot write " + filepath.Join(dir, "no", "such", "r.html"), 1},
 		{[]string{"--model", notModel, "--data", exTrain}, "not a valid ONNX model", 1},
-		{[]string{"--model", exModel, "--data", widePath}, "the model takes 1 feature, the file has 2 feature columns (x, z): choose the feature columns with --features", 1},
+		{[]string{"--model", exModel, "--data", widePath}, "the model takes 1 feature, the file has 2 feature columns (x, z): choose the feature columns (--features)", 1},
 		{[]string{"--model", exModel, "--data", exTrain, "--test", renamedPath}, "x2", 1},
-		{[]string{"--model", exModel, "--data", exTrain, "--id-col", "patient"}, `column "patient": no such column; the file has id, t, x, y: name the id column with --id-col`, 1},
-		{[]string{"--model", exModel, "--data", exTrain, "--time-col", "day"}, "name the step column with --time-col", 1},
+		{[]string{"--model", exModel, "--data", exTrain, "--id-col", "patient"}, `column "patient": no such column; the file has id, t, x, y: name the id column (--id-col)`, 1},
+		{[]string{"--model", exModel, "--data", exTrain, "--time-col", "day"}, "name the step column (--time-col)", 1},
 		{[]string{"--model", exModel, "--data", exTrain, "--features", "w"}, "--features", 1},
 		{[]string{"--model", exModel, "--data", badPath}, "2 problems:", 3},
 	} {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
 // maxProblems is the number of problems of a multi-error printed before
@@ -30,7 +32,7 @@ func printError(w io.Writer, err error) {
 func errorText(err error) string {
 	list, problems := findList(err)
 	if list == nil {
-		return firstLine(err.Error())
+		return firstLine(render(err))
 	}
 	full, own := err.Error(), list.Error()
 	prefix := ""
@@ -49,7 +51,7 @@ func errorText(err error) string {
 			break
 		}
 		b.WriteString("\n\t")
-		b.WriteString(firstLine(p.Error()))
+		b.WriteString(firstLine(render(p)))
 	}
 	return b.String()
 }
@@ -102,3 +104,33 @@ func (e *contextError) Error() string {
 }
 
 func (e *contextError) Unwrap() error { return e.err }
+
+// render is err's message, with the options a *blocks.DataError names
+// (blocks.OptFeatures) written as the command's flags (--features).
+func render(err error) string {
+	msg := err.Error()
+	var de *blocks.DataError
+	if errors.As(err, &de) {
+		if own := de.Error(); strings.HasSuffix(msg, own) {
+			return msg[:len(msg)-len(own)] + de.Text(flagOf)
+		}
+	}
+	return msg
+}
+
+// flagOf is the flag that sets a field of blocks.Options.
+func flagOf(o blocks.Option) string {
+	switch o {
+	case blocks.OptIDCol:
+		return "--id-col"
+	case blocks.OptTimeCol:
+		return "--time-col"
+	case blocks.OptTargets:
+		return "--target"
+	case blocks.OptFeatures:
+		return "--features"
+	case blocks.OptShift:
+		return "--shift"
+	}
+	return "the " + string(o) + " option"
+}

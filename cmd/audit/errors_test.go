@@ -48,6 +48,12 @@ func TestErrorText(t *testing.T) {
 			[]string{"onnx: m.onnx: 2 problems:", "\ta", "\tb"}},
 		{"blocks list", blocks.ErrorList{{File: "d.csv", Line: 2, Err: errors.New("x")}, {File: "d.csv", Line: 3, Column: "c", Err: errors.New("y")}},
 			[]string{"2 problems:", "\td.csv:2: x", "\td.csv:3: column \"c\": y"}},
+		{"blocks options as flags", fmt.Errorf("reading: %w", blocks.ErrorList{
+			{File: "d.csv", Line: 1, Column: "a", Err: errors.New("no such column: name the id column"), Options: []blocks.Option{blocks.OptIDCol}},
+			{File: "d.csv", Line: 1, Err: errors.New("x and y: name them"), Options: []blocks.Option{blocks.OptFeatures, blocks.OptShift}}}),
+			[]string{"reading: 2 problems:", "\td.csv:1: column \"a\": no such column: name the id column (--id-col)", "\td.csv:1: x and y: name them (--features, --shift)"}},
+		{"one blocks error, wrapped", fmt.Errorf("ctx: %w", &blocks.DataError{File: "d.csv", Err: errors.New("choose the feature columns"), Options: []blocks.Option{blocks.OptFeatures}}),
+			[]string{"ctx: d.csv: choose the feature columns (--features)"}},
 		{"join without header", fmt.Errorf("reading: %w", errors.Join(errors.New("one"), errors.New("two\ndetail"))),
 			[]string{"reading: 2 problems:", "\tone", "\ttwo"}},
 		{"two %w on one line is not a list", fmt.Errorf("%w: %w", sentinel, errors.New("cause")),
