@@ -245,6 +245,9 @@ func (r *run) summary(l limits) *Summary {
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
+	if r.io.K > 1 {
+		s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon = perHorizon(r.io.K, r.points, l)
+	}
 	if low != nil {
 		tl.Threshold = *low
 		finish(&tl)
@@ -256,6 +259,33 @@ func (r *run) summary(l limits) *Summary {
 		s.Audit.High = &th
 	}
 	return s
+}
+
+// perHorizon returns the coverage, the mean width of the finite intervals
+// and the number of labelled points of each of k horizons.
+func perHorizon(k int, points []point, l limits) (coverage, length []float64, n []int) {
+	covered, lsum, lcnt := make([]float64, k), make([]float64, k), make([]float64, k)
+	n = make([]int, k)
+	for p, pt := range points {
+		h := pt.f.H
+		if !pt.has || h < 0 || h >= k {
+			continue
+		}
+		n[h]++
+		if l.lo[p] <= pt.y && pt.y <= l.up[p] {
+			covered[h]++
+		}
+		if !math.IsInf(l.lo[p], 0) && !math.IsInf(l.up[p], 0) {
+			lsum[h] += l.up[p] - l.lo[p]
+			lcnt[h]++
+		}
+	}
+	coverage, length = make([]float64, k), make([]float64, k)
+	for h := range k {
+		coverage[h] = ratio(covered[h], float64(n[h]))
+		length[h] = ratio(lsum[h], lcnt[h])
+	}
+	return coverage, length, n
 }
 
 func tally(t *Threshold, flag, real bool) {

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -341,6 +342,7 @@ func charts(r *audit.Result, o *Options) chartSet {
 		add(groupCoverage, coverageChart(r))
 		add(groupCoverage, widthChart(r))
 		add(groupCoverage, calibrationChart(r))
+		add(groupCoverage, horizonChart(r))
 	}
 	for _, c := range fanCharts(r, o.fans(), o.target()) {
 		add(groupFans, &c)
@@ -379,6 +381,46 @@ func coverageChart(r *audit.Result) *chart {
 		Title: "Coverage per step",
 		Caption: fmt.Sprintf("Share of the %s values inside their interval at each step. The dashed green line is the %s target (1 − α), the dotted red line the %s that the jackknife+ guarantees (1 − 2α); grey: intervals from in-sample residuals, for comparison.",
 			evaluated(r), pct0(nominal), pct0(floor)),
+		SVG: render(p, chartW, chartH),
+	}
+}
+
+// horizonChart: coverage and mean width per horizon, for a model with
+// several horizons; nil otherwise.
+func horizonChart(r *audit.Result) *chart {
+	s := r.Summary
+	k := len(s.CoveragePerHorizon)
+	if k < 2 {
+		return nil
+	}
+	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
+	p := newPlot("horizon h (forecast of row t+h)", "coverage")
+	p.X.Tick.Marker = niceTicks(integer)
+	p.X.Min, p.X.Max = -0.5, float64(k)-0.5
+	p.Y.Tick.Marker = niceTicks(percent)
+	xs := make([]float64, k)
+	for h := range xs {
+		xs[h] = float64(h)
+	}
+	lo := math.Min(floor, nominal)
+	for _, v := range s.CoveragePerHorizon {
+		if isFinite(v) {
+			lo = math.Min(lo, v)
+		}
+	}
+	p.Y.Min, p.Y.Max = math.Max(0, math.Floor((lo-0.05)*20)/20), 1.0
+	hline(p, nominal, -0.5, float64(k)-0.5, colGoal, dashed, fmt.Sprintf("target %s", pct0(nominal)))
+	hline(p, floor, -0.5, float64(k)-0.5, colFloor, dotted, fmt.Sprintf("guarantee %s", pct0(floor)))
+	line(p, finite(xs, s.CoveragePerHorizon), colJack, 2, nil, true, "jackknife+")
+	var widths []string
+	for h, w := range s.LengthPerHorizon {
+		widths = append(widths, fmt.Sprintf("%d: %s", h, num(w)))
+	}
+	return &chart{
+		ID:    "horizons",
+		Title: "Coverage per horizon",
+		Caption: fmt.Sprintf("Share of the %s values inside their interval for each horizon h, the forecasts made at row t for row t+h, against the %s target and the %s guarantee. Mean widths by horizon: %s.",
+			evaluated(r), pct0(nominal), pct0(floor), strings.Join(widths, "; ")),
 		SVG: render(p, chartW, chartH),
 	}
 }

@@ -67,6 +67,9 @@
 //	                        intervals, for comparison
 //	  length_gap, length_gap_per_step   jackknife+ minus naive width
 //	  verdict               {level: good|fair|poor, headline, text}
+//	  coverage_per_horizon, length_per_horizon, points_per_horizon
+//	                        the same per horizon h (index h), for a model
+//	                        with several horizons; absent otherwise
 //	calibration     [{alpha, nominal, coverage}] for alpha 0.05 to 0.5
 //	diagnostics     gradient_norm, block_gradient_median,
 //	                stationarity_ratio, lambda, trace, min_eigenvalue,

@@ -208,6 +208,10 @@ type jsonSummary struct {
 	Nominal         fnum        `json:"nominal_coverage"`
 	Guaranteed      fnum        `json:"guaranteed_coverage"`
 	Verdict         jsonVerdict `json:"verdict"`
+	// Per horizon, for a model with several (omitted otherwise).
+	CoveragePerHorizon []fnum `json:"coverage_per_horizon,omitempty"`
+	LengthPerHorizon   []fnum `json:"length_per_horizon,omitempty"`
+	PointsPerHorizon   []int  `json:"points_per_horizon,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -262,6 +266,8 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 			fnum(s.Naive.MeanLength), fnums(s.Naive.LengthPerStep)},
 		Gap: fnum(s.Gap), GapPerStep: fnums(s.GapPerStep),
 		Nominal: fnum(1 - s.Alpha), Guaranteed: fnum(1 - 2*s.Alpha),
+		CoveragePerHorizon: fnums(s.CoveragePerHorizon), LengthPerHorizon: fnums(s.LengthPerHorizon),
+		PointsPerHorizon: s.PointsPerHorizon,
 	}
 }
 

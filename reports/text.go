@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -200,7 +201,9 @@ func subline(r *audit.Result) string {
 	parts = append(parts, fmt.Sprintf("Mean interval width %s (in-sample residual intervals: %s, covering %s)",
 		num(s.MeanLength), num(s.Naive.MeanLength), pct(s.Naive.Coverage)))
 	parts = append(parts, fmt.Sprintf("RMSE of the predictions %s", num(s.RMSE)))
-	parts = append(parts, fmt.Sprintf("every step covered in %s of sequences", pct(s.JointCoverage)))
+	if jc := jointText(r); jc != "" {
+		parts = append(parts, fmt.Sprintf("%s in %s of sequences", jc, pct(s.JointCoverage)))
+	}
 	out := strings.Join(parts, "; ") + "."
 	if s.Infinite > 0 {
 		out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
@@ -345,7 +348,46 @@ func summaryRows(r *audit.Result) []row {
 		{"Width gap (jackknife+ − in-sample)", num(s.Gap)},
 		{"Values evaluated", fmt.Sprintf("%s in %s (%s data)", count(s.Points), plural(len(r.Sequences), "sequence"), evaluated(r))},
 	}
+	switch {
+	case r.Model.ManyToOne: // one forecast per sequence: joint coverage is the coverage
+		rows = slices.Delete(rows, 1, 2)
+	case r.Model.Horizons > 1:
+		rows[1].Key = "Joint coverage (every forecast of a sequence)"
+	}
+	for h, c := range s.CoveragePerHorizon {
+		rows = append(rows, row{fmt.Sprintf("Horizon %d (forecast of row t+%d): coverage, mean width", h, h),
+			fmt.Sprintf("%s, %s (%s)", pct(c), num(at(s.LengthPerHorizon, h)), plural(atInt(s.PointsPerHorizon, h), "value"))})
+	}
 	return rows
+}
+
+// jointText says what joint coverage counts: every step of a sequence
+// covered, or every forecast of it for several horizons; "" for one
+// forecast per sequence, where joint coverage is the coverage.
+func jointText(r *audit.Result) string {
+	switch {
+	case r.Model.ManyToOne:
+		return ""
+	case r.Model.Horizons > 1:
+		return "every forecast of a sequence covered"
+	}
+	return "every step covered"
+}
+
+// at is v[i], NaN past the end.
+func at(v []float64, i int) float64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return math.NaN()
+}
+
+// atInt is v[i], 0 past the end.
+func atInt(v []int, i int) int {
+	if i < len(v) {
+		return v[i]
+	}
+	return 0
 }
 
 // auditRow is one line of the precision/recall table.

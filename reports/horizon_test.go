@@ -1,0 +1,87 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A model with several horizons gets per-horizon coverage and width in the
+// JSON, the summary table and a chart; joint coverage counts every
+// forecast of a sequence.
+func TestPerHorizonReport(t *testing.T) {
+	r := fixture()
+	r.Model.Horizons = 2
+	r.Summary.CoveragePerHorizon = []float64{0.9375, 0.5}
+	r.Summary.LengthPerHorizon = []float64{3, 4.5}
+	r.Summary.PointsPerHorizon = []int{16, 12}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary struct {
+			Coverage []float64 `json:"coverage_per_horizon"`
+			Length   []float64 `json:"length_per_horizon"`
+			Points   []int     `json:"points_per_horizon"`
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.Summary; len(s.Coverage) != 2 || s.Coverage[1] != 0.5 || s.Length[1] != 4.5 || s.Points[0] != 16 {
+		t.Errorf("JSON per horizon: %+v", s)
+	}
+	var keys []string
+	for _, x := range summaryRows(r) {
+		keys = append(keys, x.Key+" = "+x.Value)
+	}
+	all := strings.Join(keys, "\n")
+	for _, want := range []string{
+		"Joint coverage (every forecast of a sequence) = 33.3%",
+		"Horizon 0 (forecast of row t+0): coverage, mean width = 93.8%, 3 (16 values)",
+		"Horizon 1 (forecast of row t+1): coverage, mean width = 50.0%, 4.5 (12 values)",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("summary rows lack %q:\n%s", want, all)
+		}
+	}
+	if !strings.Contains(subline(r), "every forecast of a sequence covered in 33.3% of sequences") {
+		t.Errorf("subline %q", subline(r))
+	}
+	b.Reset()
+	if err := WriteHTML(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `id="chart-horizons"`) || !strings.Contains(b.String(), "Mean widths by horizon: 0: 3; 1: 4.5.") {
+		t.Error("the HTML report lacks the per-horizon chart")
+	}
+
+	// One horizon: no per-horizon JSON, rows or chart.
+	b.Reset()
+	if err := WriteHTML(&b, fixture(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "chart-horizons") || strings.Contains(b.String(), "Horizon 0") {
+		t.Error("a one-horizon report has per-horizon output")
+	}
+}
+
+// With one forecast per sequence, joint coverage is the coverage: the
+// summary does not repeat it as "every step covered".
+func TestManyToOneJointCoverage(t *testing.T) {
+	r := fixture()
+	r.Model.ManyToOne = true
+	if s := subline(r); strings.Contains(s, "covered in") {
+		t.Errorf("subline %q speaks of steps covered", s)
+	}
+	for _, x := range summaryRows(r) {
+		if strings.HasPrefix(x.Key, "Joint coverage") {
+			t.Errorf("summary row %q for a many-to-one model", x.Key)
+		}
+	}
+	if s := subline(fixture()); !strings.Contains(s, "every step covered in 33.3% of sequences") {
+		t.Errorf("one forecast per step: subline %q", s)
+	}
+}
