@@ -563,8 +563,15 @@ func fanCharts(r *audit.Result, n int, ylabel string) []chart {
 		c.ID = fmt.Sprintf("fan-%d", k+1)
 		c.Title = fmt.Sprintf("Sequence %s", s.ID)
 		c.Caption = fmt.Sprintf("Sequence %d of %d (id %s)", f.index+1, len(r.Sequences), s.ID)
+		var parts []string
 		if f.flags > 0 {
-			c.Caption += fmt.Sprintf(": %s flagged", plural(f.flags, "step"))
+			parts = append(parts, plural(f.flags, "step")+" flagged")
+		}
+		if n, out := targetsOutside(s); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %s outside the interval", out, plural(n, "target")))
+		}
+		if len(parts) > 0 {
+			c.Caption += ": " + strings.Join(parts, ", ")
 		}
 		c.Caption += "."
 		out = append(out, *c)
@@ -608,7 +615,7 @@ func yRange(vals []float64) (lo, hi float64) {
 func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
 
 func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
-	var ts, pred, lower, upper, tx, ty []float64
+	var ts, pred, lower, upper, tx, ty, ox, oy []float64 // o: targets outside their interval
 	for _, st := range s.Steps {
 		if st.Horizon != 0 {
 			continue
@@ -618,15 +625,18 @@ func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
 		lower = append(lower, st.Lower)
 		upper = append(upper, st.Upper)
 		if st.Target != nil {
-			tx = append(tx, st.Step)
-			ty = append(ty, *st.Target)
+			if outside(&st) {
+				ox, oy = append(ox, st.Step), append(oy, *st.Target)
+			} else {
+				tx, ty = append(tx, st.Step), append(ty, *st.Target)
+			}
 		}
 	}
 	if len(ts) == 0 {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	y0, y1 := bandRange(r, pred, lower, upper, ty)
+	y0, y1 := bandRange(r, pred, lower, upper, ty, oy)
 	p := newPlot("step (t)", ylabel)
 	p.Y.Min, p.Y.Max = y0, y1
 	x0, x1 := ts[0], ts[len(ts)-1]
@@ -667,15 +677,36 @@ func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
 	}
 	line(p, finite(ts, pred), colJack, 1.8, nil, false, "prediction")
 	points(p, finite(tx, ty), colTarget, 2.4, draw.CircleGlyph{}, "target")
+	points(p, finite(ox, oy), colFloor, 3.2, draw.CrossGlyph{}, "target outside its interval")
 	points(p, flagLow, colLow, 4, draw.PyramidGlyph{}, "flagged low")
 	points(p, flagHigh, colHigh, 4, draw.PyramidGlyph{}, "flagged high")
 	return &chart{SVG: render(p, chartW, chartH*0.95)}
 }
 
+// targetsOutside counts the known targets of horizon 0 of a sequence (the
+// ones a fan chart draws) and those outside their interval.
+func targetsOutside(s audit.SequenceResult) (n, out int) {
+	for i := range s.Steps {
+		if st := &s.Steps[i]; st.Horizon == 0 && st.Target != nil {
+			n++
+			if outside(st) {
+				out++
+			}
+		}
+	}
+	return n, out
+}
+
+// outside reports whether the target of a forecast lies outside its
+// interval.
+func outside(st *audit.StepResult) bool {
+	return st.Target != nil && !(st.Lower <= *st.Target && *st.Target <= st.Upper)
+}
+
 // perSequenceChart draws the first n sequences' single forecasts as
 // intervals, for many-to-one models.
 func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
-	var xs, pred, lower, upper, tx, ty []float64
+	var xs, pred, lower, upper, tx, ty, ox, oy []float64 // o: targets outside their interval
 	for i, s := range r.Sequences {
 		if len(xs) >= n {
 			break
@@ -690,8 +721,11 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 			lower = append(lower, st.Lower)
 			upper = append(upper, st.Upper)
 			if st.Target != nil {
-				tx = append(tx, x)
-				ty = append(ty, *st.Target)
+				if outside(&st) {
+					ox, oy = append(ox, x), append(oy, *st.Target)
+				} else {
+					tx, ty = append(tx, x), append(ty, *st.Target)
+				}
 			}
 			break
 		}
@@ -700,7 +734,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	y0, y1 := bandRange(r, pred, lower, upper, ty)
+	y0, y1 := bandRange(r, pred, lower, upper, ty, oy)
 	p := newPlot("sequence (order in the file)", ylabel)
 	p.X.Tick.Marker = niceTicks(integer)
 	p.Y.Min, p.Y.Max = y0, y1
@@ -739,6 +773,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 	}
 	points(p, finite(xs, pred), colPred, 2.6, draw.BoxGlyph{}, "prediction")
 	points(p, finite(tx, ty), colTarget, 2.4, draw.CircleGlyph{}, "target")
+	points(p, finite(ox, oy), colFloor, 3.2, draw.CrossGlyph{}, "target outside its interval")
 	points(p, flagLow, colLow, 4, draw.PyramidGlyph{}, "flagged low")
 	points(p, flagHigh, colHigh, 4, draw.PyramidGlyph{}, "flagged high")
 	return &chart{

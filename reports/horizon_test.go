@@ -85,3 +85,41 @@ func TestManyToOneJointCoverage(t *testing.T) {
 		t.Errorf("one forecast per step: subline %q", s)
 	}
 }
+
+// A target outside its interval is marked in the fan chart (a red cross
+// with its own legend entry) and counted in the caption; the lead says how
+// the sequences were chosen.
+func TestFanChartOutside(t *testing.T) {
+	r := fixture()
+	st := &r.Sequences[0].Steps[1]
+	y := st.Upper + 1
+	st.Target = &y
+	cs := fanCharts(r, 3, "y")
+	if len(cs) == 0 {
+		t.Fatal("no fan charts")
+	}
+	var c *chart
+	for i := range cs {
+		if strings.Contains(cs[i].Caption, "id "+r.Sequences[0].ID) {
+			c = &cs[i]
+		}
+	}
+	if c == nil {
+		t.Fatalf("no chart of sequence %s", r.Sequences[0].ID)
+	}
+	if !strings.Contains(c.Caption, "1 of 5 targets outside the interval") || !strings.Contains(string(c.SVG), "target outside its interval") {
+		t.Errorf("caption %q; legend entry in SVG: %v", c.Caption, strings.Contains(string(c.SVG), "target outside its interval"))
+	}
+	for _, c := range fanCharts(fixture(), 3, "y") {
+		if strings.Contains(string(c.SVG), "target outside its interval") {
+			t.Errorf("%s: an outside mark without targets outside", c.ID)
+		}
+	}
+	if !strings.Contains(fansLead(r), "Up to half of the sequences shown are those with the most steps") {
+		t.Errorf("lead %q does not say how the sequences were chosen", fansLead(r))
+	}
+	r.Setting.Low, r.Setting.High = nil, nil
+	if !strings.Contains(fansLead(r), "The sequences shown are the first of the file.") {
+		t.Errorf("lead without thresholds: %q", fansLead(r))
+	}
+}
