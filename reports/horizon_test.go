@@ -123,3 +123,18 @@ func TestFanChartOutside(t *testing.T) {
 		t.Errorf("lead without thresholds: %q", fansLead(r))
 	}
 }
+
+// The settings show each parameter tensor's role beside its name.
+func TestParamRoles(t *testing.T) {
+	r := fixture()
+	o := &Options{ParamRoles: map[string]string{"rnn.weight_ih": `W of RNN node "/rnn/RNN"`}}
+	for _, x := range settingRows(r, o) {
+		if x.Key == "Parameters" {
+			if want := `97 in 4 tensors: rnn.weight_ih (W of RNN node "/rnn/RNN"), rnn.weight_hh, head.weight, head.bias`; x.Value != want {
+				t.Errorf("parameters %q, want %q", x.Value, want)
+			}
+			return
+		}
+	}
+	t.Error("no Parameters row")
+}

@@ -21,6 +21,11 @@ type Options struct {
 	// Command is the command line that produced the result, shown in the
 	// settings of the HTML and Markdown reports ("" leaves it out).
 	Command string
+	// ParamRoles says what each parameter tensor is, by name, such as
+	// `W of RNN node "/rnn/RNN"` for the exporter's name onnx::RNN_40
+	// (onnx.ParamRole); the HTML and Markdown settings show it beside the
+	// name. Names without an entry are shown alone.
+	ParamRoles map[string]string
 	// Timings adds the wall time of each phase of the audit to the JSON,
 	// as a "timings" object. It is off by default so that the same inputs
 	// and seed give byte-identical JSON; the HTML and Markdown reports

@@ -436,7 +436,7 @@ func settingRows(r *audit.Result, o *Options) []row {
 	out := []row{
 		{"Model", model},
 		{"Outputs", outputsText(m)},
-		{"Parameters", fmt.Sprintf("%s in %s: %s", count(m.Params), plural(len(m.ParamNames), "tensor"), strings.Join(m.ParamNames, ", "))},
+		{"Parameters", fmt.Sprintf("%s in %s: %s", count(m.Params), plural(len(m.ParamNames), "tensor"), paramList(m.ParamNames, o))},
 		{"Training data", fmt.Sprintf("%s (%s)", orDash(st.TrainFile), plural(st.TrainSeqs, "sequence"))},
 	}
 	if r.SelfAudit {
@@ -473,6 +473,21 @@ func settingRows(r *audit.Result, o *Options) []row {
 		out = append(out, row{"Command", o.Command})
 	}
 	return out
+}
+
+// paramList names the parameter tensors, each with its role when
+// o.ParamRoles has one: "onnx::RNN_40 (W of RNN node "rnn"), head.bias".
+func paramList(names []string, o *Options) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if o != nil {
+			if role := o.ParamRoles[n]; role != "" {
+				out[i] += " (" + role + ")"
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func lossText(st audit.Setting) string {

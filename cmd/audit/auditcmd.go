@@ -190,8 +190,12 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	ro := &reports.Options{
 		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
 			Features: train.Features, Shift: train.Shift},
-		Command: p.command,
-		Timings: p.f.timings,
+		Command:    p.command,
+		Timings:    p.f.timings,
+		ParamRoles: map[string]string{},
+	}
+	for _, prm := range g.Params() {
+		ro.ParamRoles[prm.Name] = onnx.ParamRole(g, prm.Name)
 	}
 	var written []string
 	for _, o := range p.outputs {

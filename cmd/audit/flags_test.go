@@ -116,6 +116,11 @@ func TestHelpFirstExample(t *testing.T) {
 	if strings.Contains(out, "warning:") {
 		t.Errorf("the first example of --help gives warnings:\n%s", out)
 	}
+	// The report names the exporter's parameter tensors with their role.
+	page := readFile(t, filepath.Join(dir, "report.html"))
+	if want := "onnx::RNN_40 (W of RNN node &#34;/rnn/RNN&#34;)"; !strings.Contains(page, want) {
+		t.Errorf("the report lacks %q", want)
+	}
 }
 
 // The CSV export holds every interval of the JSON result, to the bit.

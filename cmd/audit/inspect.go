@@ -98,41 +98,14 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 
 	fmt.Fprintf(w, "\nParameters: %d in %d tensors\n", g.NumParams(), len(g.Params()))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\tused as")
+	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, usedAs(g, p.Name))
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, onnx.ParamRole(g, p.Name))
 	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nTrial run: %s\n", trialRun(g, layout))
 	return nil
-}
-
-// inputRoles names the inputs of the operators whose parameters users
-// recognise.
-var inputRoles = map[string][]string{
-	"RNN":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
-	"GRU":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
-	"LSTM":   {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"},
-	"Gemm":   {"A", "B", "C"},
-	"MatMul": {"A", "B"},
-}
-
-// usedAs says which node first uses a parameter, and as which input.
-func usedAs(g *graph.Graph, name string) string {
-	for _, n := range g.Nodes {
-		for i, in := range n.Inputs {
-			if in != name {
-				continue
-			}
-			role := fmt.Sprintf("input %d", i)
-			if r := inputRoles[n.OpType]; i < len(r) {
-				role = r[i]
-			}
-			return fmt.Sprintf("%s %s of %s", n.OpType, role, n.Label())
-		}
-	}
-	return ""
 }
 
 // fixedShapeWarning says, for a model whose sequence input has a fixed
