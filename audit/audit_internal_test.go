@@ -391,6 +391,63 @@ func TestModelShapes(t *testing.T) {
 	}
 }
 
+// TestPerHorizon: a model with three horizons gets the coverage, mean
+// finite width and count of each horizon, recounted here from the
+// intervals of the sequences; a model with one horizon gets none.
+func TestPerHorizon(t *testing.T) {
+	ctx := context.Background()
+	g := fixtureModel(t, "gru_horizon3_bf")
+	train := randomData(t, "train", g, BatchFirst, 20, 0, 3, 6, 41)
+	test := randomData(t, "test", g, BatchFirst, 30, 0, 3, 6, 42)
+	res, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if len(s.CoveragePerHorizon) != 3 || len(s.LengthPerHorizon) != 3 || len(s.PointsPerHorizon) != 3 {
+		t.Fatalf("per horizon: %v %v %v, want 3 values each", s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon)
+	}
+	var covered, width, finite [3]float64
+	var n [3]int
+	for _, q := range res.Sequences {
+		for _, st := range q.Steps {
+			if st.Target == nil {
+				continue
+			}
+			h := st.Horizon
+			n[h]++
+			if st.Lower <= *st.Target && *st.Target <= st.Upper {
+				covered[h]++
+			}
+			if !math.IsInf(st.Lower, 0) && !math.IsInf(st.Upper, 0) {
+				width[h] += st.Upper - st.Lower
+				finite[h]++
+			}
+		}
+	}
+	total := 0
+	for h := range 3 {
+		total += n[h]
+		if s.PointsPerHorizon[h] != n[h] || s.CoveragePerHorizon[h] != covered[h]/float64(n[h]) ||
+			math.Abs(s.LengthPerHorizon[h]-width[h]/finite[h]) > 1e-12*width[h] {
+			t.Errorf("horizon %d: %d points, coverage %g, width %g; recounted %d, %g, %g", h,
+				s.PointsPerHorizon[h], s.CoveragePerHorizon[h], s.LengthPerHorizon[h], n[h], covered[h]/float64(n[h]), width[h]/finite[h])
+		}
+	}
+	if total != s.Points || n[2] >= n[0] {
+		t.Errorf("%d points over the horizons, %d in all; horizon 2 has %d, horizon 0 %d (want fewer: the last rows have no target 2 ahead)", total, s.Points, n[2], n[0])
+	}
+
+	g1 := fixtureModel(t, "gru_2l_tf")
+	res, err = Run(ctx, g1, randomData(t, "train", g1, TimeFirst, 10, 0, 3, 6, 43), nil, &Options{Layout: TimeFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.CoveragePerHorizon != nil || res.Summary.PointsPerHorizon != nil {
+		t.Errorf("one horizon: per horizon %v %v, want none", res.Summary.CoveragePerHorizon, res.Summary.PointsPerHorizon)
+	}
+}
+
 // TestUnlabelledTest: a test set without targets gets intervals at every
 // forecast and no summary.
 func TestUnlabelledTest(t *testing.T) {
@@ -452,6 +509,29 @@ func TestCalibrationCurve(t *testing.T) {
 	}
 	if len(distinct) < 4 {
 		t.Errorf("the curve barely moves over the alpha grid: %+v", base.Calibration)
+	}
+}
+
+// TestCalibrationAllPoints: with more labelled points than the 2000 an
+// evenly spaced subsample once took, the curve at the audit's alpha is
+// the audit's coverage exactly, so it counts every point.
+func TestCalibrationAllPoints(t *testing.T) {
+	g := fixtureModel(t, "gru_2l_tf")
+	train := randomData(t, "train", g, TimeFirst, 30, 2, 2, 7, 5)
+	test := randomData(t, "test", g, TimeFirst, 800, 2, 3, 4, 8)
+	for _, alpha := range []float64{0.1, 0.25} {
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: TimeFirst, Alpha: alpha})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Points <= 2000 {
+			t.Fatalf("%d labelled points: the test needs more than 2000", res.Summary.Points)
+		}
+		for _, c := range res.Calibration {
+			if c.Alpha == alpha && c.Coverage != res.Summary.Coverage {
+				t.Errorf("alpha %g: curve %.6f, audit %.6f over %d points", alpha, c.Coverage, res.Summary.Coverage, res.Summary.Points)
+			}
+		}
 	}
 }
 

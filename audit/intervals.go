@@ -245,6 +245,9 @@ func (r *run) summary(l limits) *Summary {
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
+	if r.io.K > 1 {
+		s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon = perHorizon(r.io.K, r.points, l)
+	}
 	if low != nil {
 		tl.Threshold = *low
 		finish(&tl)
@@ -256,6 +259,33 @@ func (r *run) summary(l limits) *Summary {
 		s.Audit.High = &th
 	}
 	return s
+}
+
+// perHorizon returns the coverage, the mean width of the finite intervals
+// and the number of labelled points of each of k horizons.
+func perHorizon(k int, points []point, l limits) (coverage, length []float64, n []int) {
+	covered, lsum, lcnt := make([]float64, k), make([]float64, k), make([]float64, k)
+	n = make([]int, k)
+	for p, pt := range points {
+		h := pt.f.H
+		if !pt.has || h < 0 || h >= k {
+			continue
+		}
+		n[h]++
+		if l.lo[p] <= pt.y && pt.y <= l.up[p] {
+			covered[h]++
+		}
+		if !math.IsInf(l.lo[p], 0) && !math.IsInf(l.up[p], 0) {
+			lsum[h] += l.up[p] - l.lo[p]
+			lcnt[h]++
+		}
+	}
+	coverage, length = make([]float64, k), make([]float64, k)
+	for h := range k {
+		coverage[h] = ratio(covered[h], float64(n[h]))
+		length[h] = ratio(lsum[h], lcnt[h])
+	}
+	return coverage, length, n
 }
 
 func tally(t *Threshold, flag, real bool) {
@@ -286,23 +316,17 @@ func ratio(a, b float64) float64 {
 // calibrationAlphas is the grid of the calibration curve.
 var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
 
-// calibrationMax bounds the number of labelled points the calibration
-// curve is computed on (evenly spaced), to keep its cost small.
-const calibrationMax = 2000
-
 // calibration computes coverage against nominal level over the alpha grid
-// from the same residuals and perturbed predictions.
+// from the same residuals and perturbed predictions, over every labelled
+// point: a subsample of every k-th point would alias with the sequence
+// length (k a multiple of it picks one step only), and the two counts per
+// point below cost no more than the intervals themselves.
 func (r *run) calibration(preds [][]float64) []CalibrationPoint {
-	var lab []int
+	var chosen []int
 	for p, pt := range r.points {
 		if pt.has {
-			lab = append(lab, p)
+			chosen = append(chosen, p)
 		}
-	}
-	stride := max(1, (len(lab)+calibrationMax-1)/calibrationMax)
-	var chosen []int
-	for i := 0; i < len(lab); i += stride {
-		chosen = append(chosen, lab[i])
 	}
 	// Counts per chunk of points, added afterwards: integers, so the
 	// result does not depend on the order.

@@ -80,6 +80,12 @@ type Summary struct {
 	Naive      NaiveSummary `json:"naive"`
 	Gap        float64      `json:"length_gap"`
 	GapPerStep []float64    `json:"length_gap_per_step"`
+	// CoveragePerHorizon, LengthPerHorizon (mean over finite intervals)
+	// and PointsPerHorizon (labelled values) are indexed by horizon h,
+	// the forecasts of row t+h; nil for a model with one horizon.
+	CoveragePerHorizon []float64 `json:"coverage_per_horizon,omitempty"`
+	LengthPerHorizon   []float64 `json:"length_per_horizon,omitempty"`
+	PointsPerHorizon   []int     `json:"points_per_horizon,omitempty"`
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.

@@ -77,10 +77,10 @@ func (d *Dataset) CheckFeatures(n int) error {
 	if len(d.Features) == n {
 		return nil
 	}
-	return &DataError{File: d.File, Line: 1, Err: fail(ErrFeatures,
-		"the model takes %s, the file has %s (%s): choose the feature columns with %s",
+	return newDataError(d.File, 1, "", failFix(ErrFeatures, []Option{OptFeatures},
+		"the model takes %s, the file has %s (%s): choose the feature columns",
 		plural(n, "feature"), plural(len(d.Features), "feature column"),
-		strings.Join(d.Features, ", "), flagFeatures)}
+		strings.Join(d.Features, ", ")))
 }
 
 // CheckCompatible returns nil when a test dataset has the same feature
@@ -94,8 +94,8 @@ func (d *Dataset) CheckFeatures(n int) error {
 // train.Shift, Options.OptionalTargets = true) makes this check pass or
 // makes Read name the missing columns.
 func CheckCompatible(train, test *Dataset) error {
-	bad := func(kind error, format string, args ...any) error {
-		return &DataError{File: test.File, Line: 1, Err: fail(kind, format, args...)}
+	bad := func(kind error, opts []Option, format string, args ...any) error {
+		return newDataError(test.File, 1, "", failFix(kind, opts, format, args...))
 	}
 	if !slices.Equal(train.Features, test.Features) {
 		lacks := minus(train.Features, test.Features)
@@ -115,20 +115,20 @@ func CheckCompatible(train, test *Dataset) error {
 			what = fmt.Sprintf("the file lacks feature %s %s of %s and has %s instead",
 				pluralWord(len(lacks), "column"), strings.Join(lacks, ", "), train.File, strings.Join(extra, ", "))
 		}
-		return bad(ErrFeatures, "%s: a test file needs the feature columns of the training file (%s), in that order",
+		return bad(ErrFeatures, nil, "%s: a test file needs the feature columns of the training file (%s), in that order",
 			what, strings.Join(train.Features, ", "))
 	}
 	if !test.Labelled() {
 		return nil
 	}
 	if !slices.Equal(train.Targets, test.Targets) {
-		return bad(ErrTargets, "the file has target %s %s, %s has %s: name the same target columns with %s",
+		return bad(ErrTargets, []Option{OptTargets}, "the file has target %s %s, %s has %s: name the same target columns",
 			pluralWord(len(test.Targets), "column"), strings.Join(test.Targets, ", "),
-			train.File, strings.Join(train.Targets, ", "), flagTargets)
+			train.File, strings.Join(train.Targets, ", "))
 	}
 	if train.Shift != test.Shift {
-		return bad(ErrTargets, "the file was read with shift %d, %s with shift %d: use the same %s for both files",
-			test.Shift, train.File, train.Shift, flagShift)
+		return bad(ErrTargets, []Option{OptShift}, "the file was read with shift %d, %s with shift %d: use the same shift for both files",
+			test.Shift, train.File, train.Shift)
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ func TestCheckFeatures(t *testing.T) {
 		n    int
 		want string
 	}{
-		{3, "train.csv:1: the model takes 3 features, the file has 2 feature columns (x1, x2): choose the feature columns with --features"},
-		{1, "train.csv:1: the model takes 1 feature, the file has 2 feature columns (x1, x2): choose the feature columns with --features"},
+		{3, "train.csv:1: the model takes 3 features, the file has 2 feature columns (x1, x2): choose the feature columns (Options.Features)"},
+		{1, "train.csv:1: the model takes 1 feature, the file has 2 feature columns (x1, x2): choose the feature columns (Options.Features)"},
 	} {
 		err := d.CheckFeatures(tc.n)
 		if err == nil || err.Error() != tc.want {
@@ -63,9 +63,9 @@ func TestCheckCompatible(t *testing.T) {
 		{"other features", "id,t,x1,x3\nB,0,1,2\n", &Options{OptionalTargets: true},
 			ErrFeatures, []string{"lacks feature column x2 of train.csv and has x3 instead"}},
 		{"other target", "id,t,x1,x2,z\nB,0,1,2,3\n", &Options{Targets: []string{"z"}},
-			ErrTargets, []string{"the file has target column z, train.csv has y", "--target"}},
+			ErrTargets, []string{"the file has target column z, train.csv has y", "(Options.Targets)"}},
 		{"other shift", "id,t,x1,x2,y\nB,0,1,2,3\n", &Options{Shift: 1},
-			ErrTargets, []string{"shift 1, train.csv with shift 0", "--shift"}},
+			ErrTargets, []string{"shift 1, train.csv with shift 0", "(Options.Shift)"}},
 	} {
 		test := mustRead(t, "test.csv", tc.src, tc.opts)
 		err := CheckCompatible(train, test)

@@ -54,8 +54,10 @@
 // what to do; several come as an ErrorList in line order. Each wraps a
 // sentinel (ErrSyntax, ErrColumn, ErrMissing, ErrNumber, ...) for
 // errors.Is, and CSV syntax errors also wrap the *csv.ParseError of
-// encoding/csv. Messages name the command-line flags that choose columns
-// (--id-col, --time-col, --target, --features, --shift).
+// encoding/csv. When a field of Options fixes the problem, the DataError
+// lists it in Options (OptFeatures, ...) and the message ends with it, as
+// in "choose the feature columns (Options.Features)"; DataError.Text names
+// the options in a program's own terms, such as its flags.
 //
 // CheckFeatures compares the feature columns with the number of inputs
 // the model takes, and CheckCompatible compares a test file's columns

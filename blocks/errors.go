@@ -45,17 +45,42 @@ var (
 	ErrScheme = errors.New("bad block scheme")
 )
 
+// Option names a field of Options. A DataError lists the options that
+// choose what the problem is about, so that a program can name them in its
+// own terms (cmd/audit names its flags: --features for Features).
+type Option string
+
+// The fields of Options that a DataError may name.
+const (
+	OptIDCol    Option = "IDCol"
+	OptTimeCol  Option = "TimeCol"
+	OptTargets  Option = "Targets"
+	OptFeatures Option = "Features"
+	OptShift    Option = "Shift"
+)
+
 // DataError is a problem with one place of a data file.
 type DataError struct {
 	File   string // the file name as given to Read or ReadFile
 	Line   int    // 1-based line of the file, the header being line 1; 0 for the whole file
 	Column string // the column's name from the header; "" when not about one column
 	Err    error  // what is wrong and what to do; wraps a sentinel of this package
+	// Options are the fields of Options that the advice at the end of
+	// Err's message refers to ("choose the feature columns": Features),
+	// in the order it names them; empty when no option fixes the problem.
+	Options []Option
 }
 
-// Error formats the error as "file:line: column "c": message", leaving out
-// the parts that are not known.
+// Error formats the error as "file:line: column "c": message (Options.X)",
+// leaving out the parts that are not known.
 func (e *DataError) Error() string {
+	return e.Text(func(o Option) string { return "Options." + string(o) })
+}
+
+// Text formats the error as Error does, naming the options in the
+// parentheses at the end with name: a command passes a function that
+// returns its flag for each option.
+func (e *DataError) Text(name func(Option) string) string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -70,7 +95,29 @@ func (e *DataError) Error() string {
 	} else {
 		b.WriteString("unknown problem")
 	}
+	for i, o := range e.Options {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(name(o))
+		if i == len(e.Options)-1 {
+			b.WriteString(")")
+		}
+	}
 	return b.String()
+}
+
+// newDataError returns the error about a place of a file, with the options
+// that err (made by failFix) names.
+func newDataError(file string, line int, col string, err error) *DataError {
+	e := &DataError{File: file, Line: line, Column: col, Err: err}
+	var p *problem
+	if errors.As(err, &p) {
+		e.Options = p.opts
+	}
+	return e
 }
 
 // Unwrap returns the underlying error.
@@ -137,6 +184,7 @@ func (l ErrorList) sortLines() {
 type problem struct {
 	msg  string
 	errs []error
+	opts []Option // the options the advice refers to, for the DataError
 }
 
 func (p *problem) Error() string   { return p.msg }
@@ -157,4 +205,12 @@ func newProblem(kind error, causes []error, format string, args ...any) error {
 // fail is newProblem without causes.
 func fail(kind error, format string, args ...any) error {
 	return newProblem(kind, nil, format, args...)
+}
+
+// failFix is fail for a problem whose advice, at the end of the message,
+// is to set opts.
+func failFix(kind error, opts []Option, format string, args ...any) error {
+	err := newProblem(kind, nil, format, args...)
+	err.(*problem).opts = opts
+	return err
 }

@@ -14,16 +14,6 @@ import (
 	"strings"
 )
 
-// The command-line flags that messages tell the user to use. They must match
-// the flags of cmd/audit.
-const (
-	flagID       = "--id-col"
-	flagTime     = "--time-col"
-	flagTargets  = "--target"
-	flagFeatures = "--features"
-	flagShift    = "--shift"
-)
-
 // DefaultMaxErrors is the number of problems Read reports before it stops.
 const DefaultMaxErrors = 10
 
@@ -80,7 +70,7 @@ func ReadFile(path string, opts *Options) (*Dataset, error) {
 func Read(r io.Reader, name string, opts *Options) (*Dataset, error) {
 	o, err := resolve(opts)
 	if err != nil {
-		return nil, &DataError{File: name, Err: err}
+		return nil, newDataError(name, 0, "", err)
 	}
 	p := &parser{name: name, o: o, max: o.MaxErrors}
 	d := p.read(r)
@@ -105,10 +95,10 @@ func resolve(opts *Options) (Options, error) {
 		o.MaxErrors = DefaultMaxErrors
 	}
 	var err error
-	if o.Targets, err = trimNames(o.Targets, "target", flagTargets); err != nil {
+	if o.Targets, err = trimNames(o.Targets, "target", OptTargets); err != nil {
 		return o, err
 	}
-	if o.Features, err = trimNames(o.Features, "feature", flagFeatures); err != nil {
+	if o.Features, err = trimNames(o.Features, "feature", OptFeatures); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -122,7 +112,7 @@ func orDefault(s, def string) string {
 }
 
 // trimNames returns a trimmed copy of names and refuses empty names.
-func trimNames(names []string, role, flag string) ([]string, error) {
+func trimNames(names []string, role string, opt Option) ([]string, error) {
 	if names == nil {
 		return nil, nil
 	}
@@ -130,7 +120,7 @@ func trimNames(names []string, role, flag string) ([]string, error) {
 	for i, n := range names {
 		out[i] = strings.TrimSpace(n)
 		if out[i] == "" {
-			return nil, fail(ErrColumn, "%s column %d of %d has an empty name: check %s", role, i+1, len(names), flag)
+			return nil, failFix(ErrColumn, []Option{opt}, "%s column %d of %d has an empty name: name every %s column", role, i+1, len(names), role)
 		}
 	}
 	return out, nil
@@ -164,7 +154,7 @@ type row struct {
 
 // add records a problem and reports whether reading may go on.
 func (p *parser) add(line int, col string, err error) bool {
-	p.errs = append(p.errs, &DataError{File: p.name, Line: line, Column: col, Err: err})
+	p.errs = append(p.errs, newDataError(p.name, line, col, err))
 	if len(p.errs) > p.max {
 		p.stopped = true
 	}
@@ -395,8 +385,8 @@ func (p *parser) columns() bool {
 		return false
 	}
 	ok := true
-	bad := func(col string, format string, args ...any) {
-		p.add(line, col, fail(ErrColumn, format, args...))
+	bad := func(col string, opts []Option, format string, args ...any) {
+		p.add(line, col, failFix(ErrColumn, opts, format, args...))
 		ok = false
 	}
 	index := map[string]int{}
@@ -405,12 +395,12 @@ func (p *parser) columns() bool {
 			continue
 		}
 		if j, dup := index[name]; dup {
-			bad(name, "the header names two columns %q (fields %d and %d): rename one", name, j+1, i+1)
+			bad(name, nil, "the header names two columns %q (fields %d and %d): rename one", name, j+1, i+1)
 			continue
 		}
 		index[name] = i
 	}
-	find := func(name, role, flag string) int {
+	find := func(name, role string, opt Option) int {
 		if i, found := index[name]; found {
 			return i
 		}
@@ -421,18 +411,18 @@ func (p *parser) columns() bool {
 				break
 			}
 		}
-		bad(name, "no such column%s; the file has %s: name the %s column with %s",
-			hint, listNames(h), role, flag)
+		bad(name, []Option{opt}, "no such column%s; the file has %s: name the %s column",
+			hint, listNames(h), role)
 		return -1
 	}
 
 	o := p.o
 	if o.IDCol == o.TimeCol {
-		bad(o.IDCol, "the same column is the id and the step column: name them with %s and %s", flagID, flagTime)
+		bad(o.IDCol, []Option{OptIDCol, OptTimeCol}, "the same column is the id and the step column: name the id and the step columns")
 		return false
 	}
-	p.idCol = find(o.IDCol, "id", flagID)
-	p.timeCol = find(o.TimeCol, "step", flagTime)
+	p.idCol = find(o.IDCol, "id", OptIDCol)
+	p.timeCol = find(o.TimeCol, "step", OptTimeCol)
 
 	// Targets.
 	present := 0
@@ -446,11 +436,11 @@ func (p *parser) columns() bool {
 		for _, t := range o.Targets {
 			switch {
 			case seen[t]:
-				bad(t, "named twice as a target column: check %s", flagTargets)
+				bad(t, []Option{OptTargets}, "named twice as a target column: name each target column once")
 			case t == o.IDCol || t == o.TimeCol:
-				bad(t, "the %s column cannot be a target: name the target with %s", roleName(t, o), flagTargets)
+				bad(t, []Option{OptTargets}, "the %s column cannot be a target: name the target column", roleName(t, o))
 			default:
-				if c := find(t, "target", flagTargets); c >= 0 {
+				if c := find(t, "target", OptTargets); c >= 0 {
 					p.targCols = append(p.targCols, c)
 					p.targetName = append(p.targetName, t)
 				}
@@ -465,13 +455,13 @@ func (p *parser) columns() bool {
 		for _, f := range o.Features {
 			switch {
 			case seen[f]:
-				bad(f, "named twice as a feature column: check %s", flagFeatures)
+				bad(f, []Option{OptFeatures}, "named twice as a feature column: name each feature column once")
 			case f == o.IDCol:
-				bad(f, "the id column cannot be a feature: ids are names, not numbers; choose the features with %s", flagFeatures)
+				bad(f, []Option{OptFeatures}, "the id column cannot be a feature: ids are names, not numbers; choose the feature columns")
 			case o.Shift == 0 && slices.Contains(p.targetName, f):
-				bad(f, "the column is both a feature and the target, so the model would see the answer: drop it from %s, or use %s 1 to forecast the next value", flagFeatures, flagShift)
+				bad(f, []Option{OptFeatures, OptShift}, "the column is both a feature and the target, so the model would see the answer: drop it from the feature columns, or shift the target by 1 row to forecast the next value")
 			default:
-				if c := find(f, "feature", flagFeatures); c >= 0 {
+				if c := find(f, "feature", OptFeatures); c >= 0 {
 					p.featCols = append(p.featCols, c)
 				}
 			}
@@ -485,7 +475,7 @@ func (p *parser) columns() bool {
 				continue
 			}
 			if name == "" {
-				bad("", "field %d of the header is empty (a trailing comma?): name the column, or choose the features with %s", i+1, flagFeatures)
+				bad("", []Option{OptFeatures}, "field %d of the header is empty (a trailing comma?): name the column, or choose the feature columns", i+1)
 				continue
 			}
 			if index[name] != i {
@@ -494,7 +484,7 @@ func (p *parser) columns() bool {
 			p.featCols = append(p.featCols, i)
 		}
 		if ok && len(p.featCols) == 0 {
-			bad("", "no feature column: the file has only %s; add feature columns or choose them with %s", listNames(h), flagFeatures)
+			bad("", []Option{OptFeatures}, "no feature column: the file has only %s; add feature columns or choose them", listNames(h))
 		}
 	}
 	return ok
@@ -545,14 +535,16 @@ func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role in
 		prob = fail(ErrNumber, "%q is out of the range of float64 numbers: rescale the column", text)
 	default:
 		hint := "write a number such as 1.5 or -2e-3"
+		var opts []Option
 		if _, err := strconv.ParseFloat(strings.Replace(text, ",", ".", 1), 64); err == nil {
 			hint = "write the decimal separator as a point (1.5, not 1,5)"
 		} else if role == roleTime {
 			hint = "steps must be numbers (integers or decimals); convert dates or times to numbers, such as days since the start"
 		} else if role == roleFeature && p.defaultFt {
-			hint += fmt.Sprintf("; if the column is not a feature, choose the features with %s", flagFeatures)
+			hint += "; if the column is not a feature, choose the feature columns"
+			opts = []Option{OptFeatures}
 		}
-		prob = fail(ErrNumber, "%q is not a number: %s", text, hint)
+		prob = failFix(ErrNumber, opts, "%q is not a number: %s", text, hint)
 	}
 	p.add(line, col, prob)
 	return 0, false

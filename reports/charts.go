@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -341,6 +342,7 @@ func charts(r *audit.Result, o *Options) chartSet {
 		add(groupCoverage, coverageChart(r))
 		add(groupCoverage, widthChart(r))
 		add(groupCoverage, calibrationChart(r))
+		add(groupCoverage, horizonChart(r))
 	}
 	for _, c := range fanCharts(r, o.fans(), o.target()) {
 		add(groupFans, &c)
@@ -379,6 +381,46 @@ func coverageChart(r *audit.Result) *chart {
 		Title: "Coverage per step",
 		Caption: fmt.Sprintf("Share of the %s values inside their interval at each step. The dashed green line is the %s target (1 − α), the dotted red line the %s that the jackknife+ guarantees (1 − 2α); grey: intervals from in-sample residuals, for comparison.",
 			evaluated(r), pct0(nominal), pct0(floor)),
+		SVG: render(p, chartW, chartH),
+	}
+}
+
+// horizonChart: coverage and mean width per horizon, for a model with
+// several horizons; nil otherwise.
+func horizonChart(r *audit.Result) *chart {
+	s := r.Summary
+	k := len(s.CoveragePerHorizon)
+	if k < 2 {
+		return nil
+	}
+	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
+	p := newPlot("horizon h (forecast of row t+h)", "coverage")
+	p.X.Tick.Marker = niceTicks(integer)
+	p.X.Min, p.X.Max = -0.5, float64(k)-0.5
+	p.Y.Tick.Marker = niceTicks(percent)
+	xs := make([]float64, k)
+	for h := range xs {
+		xs[h] = float64(h)
+	}
+	lo := math.Min(floor, nominal)
+	for _, v := range s.CoveragePerHorizon {
+		if isFinite(v) {
+			lo = math.Min(lo, v)
+		}
+	}
+	p.Y.Min, p.Y.Max = math.Max(0, math.Floor((lo-0.05)*20)/20), 1.0
+	hline(p, nominal, -0.5, float64(k)-0.5, colGoal, dashed, fmt.Sprintf("target %s", pct0(nominal)))
+	hline(p, floor, -0.5, float64(k)-0.5, colFloor, dotted, fmt.Sprintf("guarantee %s", pct0(floor)))
+	line(p, finite(xs, s.CoveragePerHorizon), colJack, 2, nil, true, "jackknife+")
+	var widths []string
+	for h, w := range s.LengthPerHorizon {
+		widths = append(widths, fmt.Sprintf("%d: %s", h, num(w)))
+	}
+	return &chart{
+		ID:    "horizons",
+		Title: "Coverage per horizon",
+		Caption: fmt.Sprintf("Share of the %s values inside their interval for each horizon h, the forecasts made at row t for row t+h, against the %s target and the %s guarantee. Mean widths by horizon: %s.",
+			evaluated(r), pct0(nominal), pct0(floor), strings.Join(widths, "; ")),
 		SVG: render(p, chartW, chartH),
 	}
 }
@@ -521,8 +563,15 @@ func fanCharts(r *audit.Result, n int, ylabel string) []chart {
 		c.ID = fmt.Sprintf("fan-%d", k+1)
 		c.Title = fmt.Sprintf("Sequence %s", s.ID)
 		c.Caption = fmt.Sprintf("Sequence %d of %d (id %s)", f.index+1, len(r.Sequences), s.ID)
+		var parts []string
 		if f.flags > 0 {
-			c.Caption += fmt.Sprintf(": %s flagged", plural(f.flags, "step"))
+			parts = append(parts, plural(f.flags, "step")+" flagged")
+		}
+		if n, out := targetsOutside(s); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %s outside the interval", out, plural(n, "target")))
+		}
+		if len(parts) > 0 {
+			c.Caption += ": " + strings.Join(parts, ", ")
 		}
 		c.Caption += "."
 		out = append(out, *c)
@@ -566,7 +615,7 @@ func yRange(vals []float64) (lo, hi float64) {
 func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
 
 func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
-	var ts, pred, lower, upper, tx, ty []float64
+	var ts, pred, lower, upper, tx, ty, ox, oy []float64 // o: targets outside their interval
 	for _, st := range s.Steps {
 		if st.Horizon != 0 {
 			continue
@@ -576,15 +625,18 @@ func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
 		lower = append(lower, st.Lower)
 		upper = append(upper, st.Upper)
 		if st.Target != nil {
-			tx = append(tx, st.Step)
-			ty = append(ty, *st.Target)
+			if outside(&st) {
+				ox, oy = append(ox, st.Step), append(oy, *st.Target)
+			} else {
+				tx, ty = append(tx, st.Step), append(ty, *st.Target)
+			}
 		}
 	}
 	if len(ts) == 0 {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	y0, y1 := bandRange(r, pred, lower, upper, ty)
+	y0, y1 := bandRange(r, pred, lower, upper, ty, oy)
 	p := newPlot("step (t)", ylabel)
 	p.Y.Min, p.Y.Max = y0, y1
 	x0, x1 := ts[0], ts[len(ts)-1]
@@ -625,15 +677,36 @@ func fanChart(r *audit.Result, s audit.SequenceResult, ylabel string) *chart {
 	}
 	line(p, finite(ts, pred), colJack, 1.8, nil, false, "prediction")
 	points(p, finite(tx, ty), colTarget, 2.4, draw.CircleGlyph{}, "target")
+	points(p, finite(ox, oy), colFloor, 3.2, draw.CrossGlyph{}, "target outside its interval")
 	points(p, flagLow, colLow, 4, draw.PyramidGlyph{}, "flagged low")
 	points(p, flagHigh, colHigh, 4, draw.PyramidGlyph{}, "flagged high")
 	return &chart{SVG: render(p, chartW, chartH*0.95)}
 }
 
+// targetsOutside counts the known targets of horizon 0 of a sequence (the
+// ones a fan chart draws) and those outside their interval.
+func targetsOutside(s audit.SequenceResult) (n, out int) {
+	for i := range s.Steps {
+		if st := &s.Steps[i]; st.Horizon == 0 && st.Target != nil {
+			n++
+			if outside(st) {
+				out++
+			}
+		}
+	}
+	return n, out
+}
+
+// outside reports whether the target of a forecast lies outside its
+// interval.
+func outside(st *audit.StepResult) bool {
+	return st.Target != nil && !(st.Lower <= *st.Target && *st.Target <= st.Upper)
+}
+
 // perSequenceChart draws the first n sequences' single forecasts as
 // intervals, for many-to-one models.
 func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
-	var xs, pred, lower, upper, tx, ty []float64
+	var xs, pred, lower, upper, tx, ty, ox, oy []float64 // o: targets outside their interval
 	for i, s := range r.Sequences {
 		if len(xs) >= n {
 			break
@@ -648,8 +721,11 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 			lower = append(lower, st.Lower)
 			upper = append(upper, st.Upper)
 			if st.Target != nil {
-				tx = append(tx, x)
-				ty = append(ty, *st.Target)
+				if outside(&st) {
+					ox, oy = append(ox, x), append(oy, *st.Target)
+				} else {
+					tx, ty = append(tx, x), append(ty, *st.Target)
+				}
 			}
 			break
 		}
@@ -658,7 +734,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 		return nil
 	}
 	low, high := r.Setting.Low, r.Setting.High
-	y0, y1 := bandRange(r, pred, lower, upper, ty)
+	y0, y1 := bandRange(r, pred, lower, upper, ty, oy)
 	p := newPlot("sequence (order in the file)", ylabel)
 	p.X.Tick.Marker = niceTicks(integer)
 	p.Y.Min, p.Y.Max = y0, y1
@@ -697,6 +773,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 	}
 	points(p, finite(xs, pred), colPred, 2.6, draw.BoxGlyph{}, "prediction")
 	points(p, finite(tx, ty), colTarget, 2.4, draw.CircleGlyph{}, "target")
+	points(p, finite(ox, oy), colFloor, 3.2, draw.CrossGlyph{}, "target outside its interval")
 	points(p, flagLow, colLow, 4, draw.PyramidGlyph{}, "flagged low")
 	points(p, flagHigh, colHigh, 4, draw.PyramidGlyph{}, "flagged high")
 	return &chart{

@@ -23,14 +23,18 @@
 //
 // # JSON format
 //
-// WriteJSON writes one object; the same Result gives the same bytes.
-// Numbers that are not finite (an unbounded limit, a precision when
-// nothing was flagged, a coverage at a step without targets) are written
-// as null. Per-step arrays are indexed by row of the sequence: index 0 is
-// each sequence's first row (smallest step value).
+// WriteJSON writes one object; the same Result gives the same bytes, and
+// since the phase times are left out unless asked for, the same inputs and
+// seed give the same bytes. Numbers that are not finite (an unbounded
+// limit, a precision when nothing was flagged, a coverage at a step
+// without targets) are written as null. Per-step arrays are indexed by row
+// of the sequence: index 0 is each sequence's first row (smallest step
+// value).
 //
 //	format          "rnnaudit.report"
-//	version         1 (changes only when a field changes meaning or goes)
+//	version         2 (changes only when a field changes meaning or goes;
+//	                2 typed the warnings and moved diagnostics.phases to
+//	                timings)
 //	model           path, opset, layout ("batch-first" or "time-first"),
 //	                features, horizons, many_to_one, parameters (count),
 //	                parameter_tensors (names)
@@ -63,6 +67,9 @@
 //	                        intervals, for comparison
 //	  length_gap, length_gap_per_step   jackknife+ minus naive width
 //	  verdict               {level: good|fair|poor, headline, text}
+//	  coverage_per_horizon, length_per_horizon, points_per_horizon
+//	                        the same per horizon h (index h), for a model
+//	                        with several horizons; absent otherwise
 //	calibration     [{alpha, nominal, coverage}] for alpha 0.05 to 0.5
 //	diagnostics     gradient_norm, block_gradient_median,
 //	                stationarity_ratio, lambda, trace, min_eigenvalue,
@@ -76,12 +83,14 @@
 //	                row it is about or null, figure what was measured and
 //	                bound the threshold it crossed (their meaning per code
 //	                is documented at audit.WarningCode), message the
-//	                sentence the reports show,
-//	                phases [{name, seconds}]
+//	                sentence the reports show
 //	retrain         present with --retrain: blocks, cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
 //	                influence_mean_length, iterations, final_gradient_norm
+//	timings         present only with Options.Timings (audit --timings):
+//	                phases [{name, seconds}], total_seconds; the wall
+//	                times, the one part that differs between runs
 //	sequences       [{id, steps: [step...]}] in file order, one step per
 //	                forecast, sorted by row then horizon:
 //	  t                     the step value from the data

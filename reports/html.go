@@ -100,7 +100,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Phases:        phaseRows(r),
 	}
 	if o != nil {
-		p.Settings = settingRows(r, &Options{Columns: o.Columns})
+		p.Settings = settingRows(r, &Options{Columns: o.Columns, ParamRoles: o.ParamRoles})
 		if o.Command != "" {
 			p.Command = strings.Fields(o.Command)
 		}

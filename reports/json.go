@@ -12,7 +12,8 @@ import (
 
 // FormatName and FormatVersion identify the JSON format; the version
 // changes only when a field changes meaning or goes away (new fields may
-// appear in any version).
+// appear in any version). Version 2 made the warnings objects and moved
+// the phase times from diagnostics.phases to the optional timings object.
 const (
 	FormatName    = "rnnaudit.report"
 	FormatVersion = 2
@@ -22,7 +23,9 @@ const (
 // documentation ("JSON format"): indented, with one forecast per line in
 // "sequences". Infinite limits and NaN values (a precision with nothing
 // flagged, a coverage at a step without targets) are written as null. The
-// output depends only on r and o: the same result gives the same bytes.
+// output depends only on r and o: the same result gives the same bytes,
+// and the phase times, the one part of a result that changes from run to
+// run, are left out unless o.Timings asks for them.
 func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 	doc := jsonDoc{
 		Format:  FormatName,
@@ -35,6 +38,9 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Calibration: jsonCalibrationOf(r.Calibration),
 		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
+	}
+	if o != nil && o.Timings {
+		doc.Timings = jsonTimingsOf(&r.Diag)
 	}
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -112,6 +118,7 @@ type jsonDoc struct {
 	Calibration []jsonCalibPoint `json:"calibration"`
 	Diagnostics jsonDiag         `json:"diagnostics"`
 	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
+	Timings     *jsonTimings     `json:"timings,omitempty"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not
@@ -201,6 +208,10 @@ type jsonSummary struct {
 	Nominal         fnum        `json:"nominal_coverage"`
 	Guaranteed      fnum        `json:"guaranteed_coverage"`
 	Verdict         jsonVerdict `json:"verdict"`
+	// Per horizon, for a model with several (omitted otherwise).
+	CoveragePerHorizon []fnum `json:"coverage_per_horizon,omitempty"`
+	LengthPerHorizon   []fnum `json:"length_per_horizon,omitempty"`
+	PointsPerHorizon   []int  `json:"points_per_horizon,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -255,6 +266,8 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 			fnum(s.Naive.MeanLength), fnums(s.Naive.LengthPerStep)},
 		Gap: fnum(s.Gap), GapPerStep: fnums(s.GapPerStep),
 		Nominal: fnum(1 - s.Alpha), Guaranteed: fnum(1 - 2*s.Alpha),
+		CoveragePerHorizon: fnums(s.CoveragePerHorizon), LengthPerHorizon: fnums(s.LengthPerHorizon),
+		PointsPerHorizon: s.PointsPerHorizon,
 	}
 }
 
@@ -285,7 +298,6 @@ type jsonDiag struct {
 	InfluenceNorms  []fnum          `json:"influence_norms"`
 	Influential     []jsonInfluence `json:"most_influential"`
 	Warnings        []jsonWarning   `json:"warnings"`
-	Phases          []jsonPhase     `json:"phases"`
 }
 
 type jsonInfluence struct {
@@ -308,13 +320,9 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		InfluenceNorms: fnums(d.InfluenceNorms),
 		Influential:    make([]jsonInfluence, len(d.Influential)),
 		Warnings:       make([]jsonWarning, len(d.Warnings)),
-		Phases:         make([]jsonPhase, len(d.Phases)),
 	}
 	for i, e := range d.Influential {
 		out.Influential[i] = jsonInfluence{e.Block, fnum(e.Norm), fnum(e.PredShift)}
-	}
-	for i, p := range d.Phases {
-		out.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
 	}
 	for i, w := range d.Warnings {
 		jw := jsonWarning{Code: string(w.Code), Figure: fnum(w.Figure), Bound: fnum(w.Bound), Count: w.Count, Ratio: fnum(w.Ratio)}
@@ -341,6 +349,25 @@ type jsonWarning struct {
 	Count   int    `json:"count"`
 	Ratio   fnum   `json:"ratio"`
 	Message string `json:"message"`
+}
+
+// jsonTimings are the wall times of the audit's phases: the one part of a
+// result that differs between runs with the same inputs and seed, written
+// only when Options.Timings asks for it.
+type jsonTimings struct {
+	Phases []jsonPhase `json:"phases"`
+	Total  fnum        `json:"total_seconds"`
+}
+
+func jsonTimingsOf(d *audit.Diagnostics) *jsonTimings {
+	t := &jsonTimings{Phases: make([]jsonPhase, len(d.Phases))}
+	total := 0.0
+	for i, p := range d.Phases {
+		t.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
+		total += p.Seconds
+	}
+	t.Total = fnum(total)
+	return t
 }
 
 type jsonRetrain struct {

@@ -28,6 +28,43 @@ func TestJSONDeterministic(t *testing.T) {
 	}
 }
 
+// The phase times, which differ from run to run, are in the JSON only when
+// asked for, as a timings object after the deterministic part.
+func TestJSONTimings(t *testing.T) {
+	decode := func(o *Options) map[string]any {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, fixture(), o); err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	for _, o := range []*Options{nil, {}} {
+		doc := decode(o)
+		if _, ok := doc["timings"]; ok {
+			t.Errorf("options %+v: the JSON has timings", o)
+		}
+		if _, ok := doc["diagnostics"].(map[string]any)["phases"]; ok {
+			t.Errorf("options %+v: the diagnostics have phase times", o)
+		}
+	}
+	tm, ok := decode(&Options{Timings: true})["timings"].(map[string]any)
+	if !ok {
+		t.Fatal("Timings: true gives no timings object")
+	}
+	// The fixture's phases: 0.004 s, 0.25 s and 1.5 s.
+	ph := tm["phases"].([]any)
+	if len(ph) != 3 || ph[1].(map[string]any)["name"] != "block gradients" || ph[1].(map[string]any)["seconds"] != 0.25 {
+		t.Errorf("timings.phases %v", ph)
+	}
+	if tot := tm["total_seconds"].(float64); math.Abs(tot-1.754) > 1e-12 {
+		t.Errorf("timings.total_seconds %g, want 1.754", tot)
+	}
+}
+
 // TestJSONFields decodes the document generically and checks the layout
 // the README documents.
 func TestJSONFields(t *testing.T) {
@@ -63,7 +100,7 @@ func TestJSONFields(t *testing.T) {
 	if high["threshold"] != 10.0 || high["precision"] != 0.75 || high["recall"] != 1.0 {
 		t.Errorf("audit.high %v", high)
 	}
-	for _, k := range []string{"gradient_norm", "influence_norms", "most_influential", "warnings", "phases"} {
+	for _, k := range []string{"gradient_norm", "influence_norms", "most_influential", "warnings"} {
 		if _, ok := doc["diagnostics"].(map[string]any)[k]; !ok {
 			t.Errorf("diagnostics lacks %q", k)
 		}

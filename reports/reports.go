@@ -21,6 +21,16 @@ type Options struct {
 	// Command is the command line that produced the result, shown in the
 	// settings of the HTML and Markdown reports ("" leaves it out).
 	Command string
+	// ParamRoles says what each parameter tensor is, by name, such as
+	// `W of RNN node "/rnn/RNN"` for the exporter's name onnx::RNN_40
+	// (onnx.ParamRole); the HTML and Markdown settings show it beside the
+	// name. Names without an entry are shown alone.
+	ParamRoles map[string]string
+	// Timings adds the wall time of each phase of the audit to the JSON,
+	// as a "timings" object. It is off by default so that the same inputs
+	// and seed give byte-identical JSON; the HTML and Markdown reports
+	// always show the times.
+	Timings bool
 	// FanCharts is the number of evaluated sequences drawn as fan charts;
 	// 0 means DefaultFanCharts, a negative value none.
 	FanCharts int
@@ -67,9 +77,11 @@ const (
 	Markdown
 	// JSON is the machine-readable result (see the package documentation).
 	JSON
+	// CSV is every interval, one row per forecast (WriteCSV).
+	CSV
 )
 
-// String returns "html", "markdown" or "json".
+// String returns "html", "markdown", "json" or "csv".
 func (f Format) String() string {
 	switch f {
 	case HTML:
@@ -78,6 +90,8 @@ func (f Format) String() string {
 		return "markdown"
 	case JSON:
 		return "json"
+	case CSV:
+		return "csv"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -87,7 +101,7 @@ func (f Format) String() string {
 var ErrFormat = errors.New("unknown report format")
 
 // FormatOf returns the format named by the extension of path: .html or
-// .htm, .md or .markdown, .json (in any case). Otherwise the error wraps
+// .htm, .md or .markdown, .json, .csv (in any case). Otherwise the error wraps
 // ErrFormat.
 func FormatOf(path string) (Format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -97,8 +111,10 @@ func FormatOf(path string) (Format, error) {
 		return Markdown, nil
 	case ".json":
 		return JSON, nil
+	case ".csv":
+		return CSV, nil
 	}
-	return 0, fmt.Errorf("reports: %s: %w: the extension must be .html, .md or .json", path, ErrFormat)
+	return 0, fmt.Errorf("reports: %s: %w: the extension must be .html, .md, .json or .csv", path, ErrFormat)
 }
 
 // AssetDir returns the directory in which WriteFile puts the charts of a
@@ -122,6 +138,8 @@ func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, er
 		err = WriteHTML(&buf, r, o)
 	case JSON:
 		err = WriteJSON(&buf, r, o)
+	case CSV:
+		err = WriteCSV(&buf, r, o)
 	default:
 		return nil, fmt.Errorf("reports: %s: %w", path, ErrFormat)
 	case Markdown:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -200,7 +201,9 @@ func subline(r *audit.Result) string {
 	parts = append(parts, fmt.Sprintf("Mean interval width %s (in-sample residual intervals: %s, covering %s)",
 		num(s.MeanLength), num(s.Naive.MeanLength), pct(s.Naive.Coverage)))
 	parts = append(parts, fmt.Sprintf("RMSE of the predictions %s", num(s.RMSE)))
-	parts = append(parts, fmt.Sprintf("every step covered in %s of sequences", pct(s.JointCoverage)))
+	if jc := jointText(r); jc != "" {
+		parts = append(parts, fmt.Sprintf("%s in %s of sequences", jc, pct(s.JointCoverage)))
+	}
 	out := strings.Join(parts, "; ") + "."
 	if s.Infinite > 0 {
 		out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
@@ -319,9 +322,13 @@ func sentence(s string) string {
 // fansLead explains the fan charts.
 func fansLead(r *audit.Result) string {
 	if r.Model.ManyToOne {
-		return "One forecast per sequence: its interval (bar), the prediction (square), the observed value (dot) and the thresholds (dashed); a triangle marks each interval that crosses a threshold. Unbounded limits are drawn to the edge of the chart."
+		return "One forecast per sequence: its interval (bar), the prediction (square), the observed value (dot, or a red cross when it lies outside its interval) and the thresholds (dashed); a triangle marks each interval that crosses a threshold. Unbounded limits are drawn to the edge of the chart. The chart shows the first sequences of the file."
 	}
-	return "Prediction (blue line), interval (shaded band), observed values (dots) and the thresholds (dashed); a triangle marks each step whose interval crosses a threshold. Unbounded limits are drawn to the edge of the chart."
+	chosen := "The sequences shown are the first of the file."
+	if r.Setting.Low != nil || r.Setting.High != nil {
+		chosen = "Up to half of the sequences shown are those with the most steps whose interval crosses a threshold; the others are the first of the file."
+	}
+	return "Prediction (blue line), interval (shaded band), observed values (dots, or red crosses where they lie outside their interval) and the thresholds (dashed); a triangle marks each step whose interval crosses a threshold. Unbounded limits are drawn to the edge of the chart. " + chosen
 }
 
 // row is one line of a two-column table.
@@ -345,7 +352,46 @@ func summaryRows(r *audit.Result) []row {
 		{"Width gap (jackknife+ − in-sample)", num(s.Gap)},
 		{"Values evaluated", fmt.Sprintf("%s in %s (%s data)", count(s.Points), plural(len(r.Sequences), "sequence"), evaluated(r))},
 	}
+	switch {
+	case r.Model.ManyToOne: // one forecast per sequence: joint coverage is the coverage
+		rows = slices.Delete(rows, 1, 2)
+	case r.Model.Horizons > 1:
+		rows[1].Key = "Joint coverage (every forecast of a sequence)"
+	}
+	for h, c := range s.CoveragePerHorizon {
+		rows = append(rows, row{fmt.Sprintf("Horizon %d (forecast of row t+%d): coverage, mean width", h, h),
+			fmt.Sprintf("%s, %s (%s)", pct(c), num(at(s.LengthPerHorizon, h)), plural(atInt(s.PointsPerHorizon, h), "value"))})
+	}
 	return rows
+}
+
+// jointText says what joint coverage counts: every step of a sequence
+// covered, or every forecast of it for several horizons; "" for one
+// forecast per sequence, where joint coverage is the coverage.
+func jointText(r *audit.Result) string {
+	switch {
+	case r.Model.ManyToOne:
+		return ""
+	case r.Model.Horizons > 1:
+		return "every forecast of a sequence covered"
+	}
+	return "every step covered"
+}
+
+// at is v[i], NaN past the end.
+func at(v []float64, i int) float64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return math.NaN()
+}
+
+// atInt is v[i], 0 past the end.
+func atInt(v []int, i int) int {
+	if i < len(v) {
+		return v[i]
+	}
+	return 0
 }
 
 // auditRow is one line of the precision/recall table.
@@ -390,7 +436,7 @@ func settingRows(r *audit.Result, o *Options) []row {
 	out := []row{
 		{"Model", model},
 		{"Outputs", outputsText(m)},
-		{"Parameters", fmt.Sprintf("%s in %s: %s", count(m.Params), plural(len(m.ParamNames), "tensor"), strings.Join(m.ParamNames, ", "))},
+		{"Parameters", fmt.Sprintf("%s in %s: %s", count(m.Params), plural(len(m.ParamNames), "tensor"), paramList(m.ParamNames, o))},
 		{"Training data", fmt.Sprintf("%s (%s)", orDash(st.TrainFile), plural(st.TrainSeqs, "sequence"))},
 	}
 	if r.SelfAudit {
@@ -427,6 +473,21 @@ func settingRows(r *audit.Result, o *Options) []row {
 		out = append(out, row{"Command", o.Command})
 	}
 	return out
+}
+
+// paramList names the parameter tensors, each with its role when
+// o.ParamRoles has one: "onnx::RNN_40 (W of RNN node "rnn"), head.bias".
+func paramList(names []string, o *Options) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if o != nil {
+			if role := o.ParamRoles[n]; role != "" {
+				out[i] += " (" + role + ")"
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func lossText(st audit.Setting) string {

@@ -43,6 +43,8 @@ type flags struct {
 	json                      string
 	seed                      uint64
 	quiet                     bool
+	version                   bool
+	timings                   bool
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -73,10 +75,12 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
 	fs.Var(&f.high, "high", "flag values whose interval reaches above this")
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
-	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json); repeatable")
+	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
+	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }
 
@@ -128,6 +132,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if p.f.version {
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	}
 	if err := p.checkFiles(); err != nil {
 		return err
 	}
@@ -173,13 +181,21 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			return errors.New("interrupted")
 		}
+		if fixedShapeWarning(g, layout) != "" {
+			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
+		}
 		return err
 	}
 
 	ro := &reports.Options{
 		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
 			Features: train.Features, Shift: train.Shift},
-		Command: p.command,
+		Command:    p.command,
+		Timings:    p.f.timings,
+		ParamRoles: map[string]string{},
+	}
+	for _, prm := range g.Params() {
+		ro.ParamRoles[prm.Name] = onnx.ParamRole(g, prm.Name)
 	}
 	var written []string
 	for _, o := range p.outputs {
@@ -198,13 +214,48 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := reports.WriteSummary(stdout, res); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, featuresLine(train, len(p.f.features) > 0))
+	if h := mismatchHint(res); h != "" {
+		fmt.Fprintln(stdout, h)
+	}
 	switch {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
 	default:
-		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json).")
+		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json, .csv).")
 	}
 	return nil
+}
+
+// featuresLine says which columns were given to the model as features, in
+// which order, and how they were chosen: a model trained on the same
+// columns in another order runs without error but forecasts poorly.
+func featuresLine(train *blocks.Dataset, given bool) string {
+	how := fmt.Sprintf("every column but %s, %s and %s, in file order; choose others or another order with --features",
+		train.IDCol, train.TimeCol, strings.Join(train.Targets, ", "))
+	if given {
+		how = "as given by --features"
+	}
+	return fmt.Sprintf("Features, in the order the model takes them: %s (%s).", strings.Join(train.Features, ", "), how)
+}
+
+// mismatchRatio is the stationarity ratio above which the data probably do
+// not match the model: a model trained on these data, even one stopped
+// early or trained with another ridge, has a total gradient of the order of
+// a block's (a ratio below about 1); columns in another order than the
+// model's give ratios of tens to thousands.
+const mismatchRatio = 10
+
+// mismatchHint points at --features (and --ridge, --shift) when the
+// stationarity ratio says the model is far from a minimum of its loss on
+// these data; "" otherwise.
+func mismatchHint(res *audit.Result) string {
+	if !(res.Diag.Stationarity > mismatchRatio) {
+		return ""
+	}
+	return fmt.Sprintf("hint: the stationarity ratio is %.3g: the model is far from a minimum of its loss on these data. "+
+		"If these are not the feature columns the model was trained on, in its order, name them with --features; "+
+		"also check --target, --shift and --ridge.", res.Diag.Stationarity)
 }
 
 // parse reads the command line (and the config file it names) and checks
@@ -215,6 +266,9 @@ func parse(args []string) (*plan, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, errHelp
+		}
+		if hint := singleDash(fs, err); hint != "" {
+			return nil, usagef("%s (run 'audit --help')", hint)
 		}
 		return nil, usagef("%s (run 'audit --help')", tidyFlagError(fs, err))
 	}
@@ -227,6 +281,9 @@ func parse(args []string) (*plan, error) {
 		}
 	}
 	p := &plan{f: f, command: commandLine(args)}
+	if f.version {
+		return p, nil
+	}
 	if err := p.check(fs); err != nil {
 		return nil, err
 	}
@@ -329,7 +386,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	for _, o := range f.out {
 		format, err := reports.FormatOf(o)
 		if err != nil {
-			return usagef("--out %s: the extension must be .html, .md or .json", o)
+			return usagef("--out %s: the extension must be .html, .md, .json or .csv", o)
 		}
 		if err := addOut(o, format, "--out"); err != nil {
 			return err
@@ -438,6 +495,31 @@ func tidyFlagError(fs *pflag.FlagSet, err error) string {
 		}
 	}
 	return msg
+}
+
+// singleDash returns a hint for a long flag written with one dash, which
+// pflag reads as a row of one-letter flags and reports as "unknown
+// shorthand flag: 'm' in -model": "-model: flags take two dashes: did you
+// mean --model?". It returns "" for any other error.
+func singleDash(fs *pflag.FlagSet, err error) string {
+	_, arg, ok := strings.Cut(err.Error(), "unknown shorthand flag: ")
+	if !ok {
+		return ""
+	}
+	_, arg, ok = strings.Cut(arg, " in -")
+	if !ok || arg == "" || arg[0] == '-' {
+		return ""
+	}
+	name, val, hasVal := strings.Cut(arg, "=")
+	if fs.Lookup(name) == nil {
+		if name = closest(fs, name); name == "" {
+			return ""
+		}
+	}
+	if hasVal {
+		name += "=" + val
+	}
+	return fmt.Sprintf("-%s: flags take two dashes: did you mean --%s?", arg, name)
 }
 
 // closest returns the flag name within edit distance 2 of name, if any.

@@ -77,8 +77,10 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 			if pathKeys[name] && s != "" && !filepath.IsAbs(s) {
 				s = filepath.Join(dir, s)
 			}
-			if f.Value.Type() == "stringSlice" && strings.ContainsAny(s, ",\"") {
-				// pflag splits slice values as CSV: quote the item.
+			if f.Value.Type() == "stringSlice" && v.Kind == yaml.SequenceNode && strings.ContainsAny(s, ",\"") {
+				// pflag splits slice values as CSV: quote a list item,
+				// which is one value. A plain value ("features: a,b")
+				// is split like the flag.
 				s = `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 			}
 			if err := fs.Set(name, s); err != nil {

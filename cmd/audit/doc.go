@@ -62,13 +62,19 @@ Output flags:
 
 	--out PATH          write a report; the extension gives the format: .html
 	                    (one self-contained page), .md (with the charts in
-	                    PATH_files/) or .json; may be given several times
+	                    PATH_files/), .json, or .csv (every interval: id, t,
+	                    horizon, prediction, lower, upper, target,
+	                    naive_lower, naive_upper); may be given several times
 	--json PATH         also write the JSON result to PATH
+	--timings           add the wall time of each phase to the JSON (as
+	                    "timings"); without it the same inputs and seed
+	                    give byte-identical JSON
 	--quiet             print neither progress nor the summary
+	--version           print the version and exit
 	--config PATH       read flags from a YAML file whose keys are the flag
-	                    names (alpha: 0.05, features: [x1, x2]); paths in it
-	                    are relative to the file; flags given on the command
-	                    line win
+	                    names (alpha: 0.05, features: [x1, x2] or x1,x2);
+	                    paths in it are relative to the file; flags given
+	                    on the command line win
 
 Progress goes to standard error while it is a terminal.
 
@@ -78,7 +84,10 @@ Audit the bundled synthetic example and write an HTML report:
 
 	audit --model examples/synthetic/model_small.onnx \
 	      --data examples/synthetic/train_small.csv \
-	      --test examples/synthetic/test_small.csv --out report.html
+	      --test examples/synthetic/test_small.csv --ridge 10 --out report.html
+
+(The example model was trained with the penalty ridge/2 |θ|², ridge 10:
+--ridge tells the audit so.)
 
 Flag values below 4 and above 10, with 95% intervals, and also write JSON:
 

@@ -35,6 +35,9 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp // pflag has printed the usage
 		}
+		if hint := singleDash(fs, err); hint != "" {
+			return usagef("inspect: %s", hint)
+		}
 		return usagef("inspect: %v", err)
 	}
 	if fs.NArg() > 0 {
@@ -83,6 +86,9 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 		fmt.Fprintf(w, " (%s)", why)
 	}
 	fmt.Fprintln(w)
+	if warn := fixedShapeWarning(g, layout); warn != "" {
+		fmt.Fprintf(w, "\nWarning: %s\n", warn)
+	}
 
 	var ops []string
 	for _, oc := range g.OpTypes() {
@@ -92,9 +98,9 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 
 	fmt.Fprintf(w, "\nParameters: %d in %d tensors\n", g.NumParams(), len(g.Params()))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\tused as")
+	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, usedAs(g, p.Name))
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, onnx.ParamRole(g, p.Name))
 	}
 	tw.Flush()
 
@@ -102,31 +108,63 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	return nil
 }
 
-// inputRoles names the inputs of the operators whose parameters users
-// recognise.
-var inputRoles = map[string][]string{
-	"RNN":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
-	"GRU":    {"X", "W", "R", "B", "sequence_lens", "initial_h"},
-	"LSTM":   {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"},
-	"Gemm":   {"A", "B", "C"},
-	"MatMul": {"A", "B"},
-}
-
-// usedAs says which node first uses a parameter, and as which input.
-func usedAs(g *graph.Graph, name string) string {
-	for _, n := range g.Nodes {
-		for i, in := range n.Inputs {
-			if in != name {
-				continue
-			}
-			role := fmt.Sprintf("input %d", i)
-			if r := inputRoles[n.OpType]; i < len(r) {
-				role = r[i]
-			}
-			return fmt.Sprintf("%s %s of %s", n.OpType, role, n.Label())
+// fixedShapeWarning says, for a model whose sequence input has a fixed
+// batch size or number of steps (a PyTorch export without dynamic_axes),
+// that the audit cannot feed it its data and how to export it again; ""
+// when both are open.
+func fixedShapeWarning(g *graph.Graph, layout onnx.Layout) string {
+	batchAxis, timeAxis := 0, 1
+	if layout == onnx.TimeFirst {
+		batchAxis, timeAxis = 1, 0
+	}
+	for _, in := range g.Inputs {
+		if dt, _ := in.Elem.DType(); dt != graph.Float || len(in.Dims) != 3 {
+			continue
 		}
+		var fixed []string
+		axes := map[int]string{}
+		if d := in.Dims[batchAxis].Value; d >= 0 {
+			fixed = append(fixed, fmt.Sprintf("the batch size (%d)", d))
+			axes[batchAxis] = "batch"
+		}
+		if d := in.Dims[timeAxis].Value; d >= 0 {
+			fixed = append(fixed, fmt.Sprintf("the number of steps (%d)", d))
+			axes[timeAxis] = "time"
+		}
+		if len(fixed) == 0 {
+			return ""
+		}
+		dyn := []string{fmt.Sprintf("%q: %s", in.Name, axesMap(axes))}
+		var names []string
+		for _, o := range g.Outputs {
+			names = append(names, fmt.Sprintf("%q", o.Name))
+			oa := map[int]string{}
+			for ax, name := range axes {
+				if ax < len(o.Dims) && o.Dims[ax].Value == in.Dims[ax].Value {
+					oa[ax] = name
+				}
+			}
+			if len(oa) > 0 {
+				dyn = append(dyn, fmt.Sprintf("%q: %s", o.Name, axesMap(oa)))
+			}
+		}
+		return fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
+			"Export it again with dynamic axes:\n    torch.onnx.export(model, (x,), \"model.onnx\", input_names=[%q], output_names=[%s],\n"+
+			"                      dynamic_axes={%s})",
+			strings.Join(fixed, " and "), in.Name, in.Name, strings.Join(names, ", "), strings.Join(dyn, ", "))
 	}
 	return ""
+}
+
+// axesMap writes axes as a Python dict literal in axis order: {0: "batch", 1: "time"}.
+func axesMap(axes map[int]string) string {
+	var parts []string
+	for ax := range 3 {
+		if name, ok := axes[ax]; ok {
+			parts = append(parts, fmt.Sprintf("%d: %q", ax, name))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // trialRun evaluates the model on a small batch of zeros (2 sequences of
@@ -134,6 +172,7 @@ func usedAs(g *graph.Graph, name string) string {
 func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	const batch, steps = 2, 5
 	var inputs []*graph.Tensor
+	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
 	for _, in := range g.Inputs {
 		dims := make([]int, len(in.Dims))
 		for i, d := range in.Dims {
@@ -148,6 +187,12 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 				dims[i] = batch
 			default:
 				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+			}
+		}
+		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
+			ranBatch, ranSteps = dims[0], dims[1]
+			if layout == onnx.TimeFirst {
+				ranBatch, ranSteps = dims[1], dims[0]
 			}
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Int {
@@ -168,5 +213,17 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	for i, o := range outs {
 		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
 	}
-	return fmt.Sprintf("%d sequences of %d steps give %s", batch, steps, strings.Join(parts, ", "))
+	verb := "give"
+	if ranBatch == 1 {
+		verb = "gives"
+	}
+	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", "))
+}
+
+// plural returns "1 step", "5 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
 func main() {
@@ -49,21 +47,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printError(stderr, err)
 		return 1
 	}
-}
-
-// printError writes err to w as "audit: message": one line, or one line
-// per problem for a data file with several problems. Anything after the
-// first line of another error (such as a stack trace) is left out.
-func printError(w io.Writer, err error) {
-	var list blocks.ErrorList
-	msg := err.Error()
-	if !errors.As(err, &list) {
-		msg, _, _ = strings.Cut(msg, "\n")
-	}
-	if !strings.HasPrefix(msg, "audit: ") {
-		msg = "audit: " + msg
-	}
-	fmt.Fprintln(w, msg)
 }
 
 var errHelp = errors.New("help requested")

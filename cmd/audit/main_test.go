@@ -38,7 +38,7 @@ func TestInspect(t *testing.T) {
 		"Layout: batch-first",
 		"LSTM×1",
 		"Parameters: 133 in 5 tensors",
-		"LSTM W of /rnn/LSTM",
+		"onnx::LSTM_138    W of LSTM node \"/rnn/LSTM\"",
 		"Trial run: 2 sequences of 5 steps give y [2 5 1]",
 	} {
 		if !strings.Contains(out, want) {
