@@ -35,14 +35,15 @@ func (m Method) String() string {
 	return [...]string{"exact", "cg", "lissa"}[m]
 }
 
-// Options configure Solve. The zero value solves exactly with the Hessian
-// and the default damping.
+// Options configure Solve and Factorize. The zero value solves exactly
+// with the Gauss-Newton curvature and its default damping.
 type Options struct {
 	Method    Method
 	Curvature Curvature
 	// Damping is rho in lambda = rho * trace(C) / P (DESIGN section 4):
-	// damping relative to the mean eigenvalue. 0 means DefaultDamping;
-	// use a negative value for no damping at all.
+	// damping relative to the mean eigenvalue. 0 means the curvature's
+	// default (DefaultDampingFor); use a negative value for no damping at
+	// all.
 	Damping float64
 
 	// CG: stop when |(C + lambda I) x - b| <= Tol |b| (default 1e-10), or
@@ -76,15 +77,31 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// DefaultDamping is rho when Options.Damping is 0. The curvature of a
-// recurrent model's summed loss has a few very large eigenvalues (output
-// scale directions, 1e7 for the paper's RNN) that dominate its mean, so
-// rho must be small for lambda to be small against the bulk of the
-// spectrum: on the bundled synthetic study, rho = 0.01 made influence
-// steps 25-50 times too short (cosine 0.26 with exact re-training), while
-// 1e-6 agrees with exact re-training (mean cosine 0.96, step lengths 0.8
-// to 1.0) and still keeps exactly singular directions well posed.
+// DefaultDamping is rho for the Hessian when Options.Damping is 0 (the
+// paper's setting, kept so that its results can be reproduced). The
+// curvature of a recurrent model's summed loss has a few very large
+// eigenvalues (output scale directions, 1e7 for the paper's RNN) that
+// dominate its mean, so rho must be small for lambda to be small against
+// the bulk of the spectrum: on the bundled synthetic study, rho = 0.01
+// made influence steps 25-50 times too short (cosine 0.26 with exact
+// re-training), while 1e-6 agrees with exact re-training (mean cosine
+// 0.96, step lengths 0.8 to 1.0) and still keeps exactly singular
+// directions well posed. With an indefinite Hessian no small damping is
+// safe: use the Gauss-Newton curvature.
 const DefaultDamping = 1e-6
+
+// DefaultGaussNewtonDamping is rho for the Gauss-Newton curvature when
+// Options.Damping is 0. See DefaultDampingFor for the measurements.
+const DefaultGaussNewtonDamping = 1e-4
+
+// DefaultDampingFor is the default rho of curvature c: DefaultDamping for
+// the Hessian, DefaultGaussNewtonDamping for the Gauss-Newton matrix.
+func DefaultDampingFor(c Curvature) float64 {
+	if c == Hessian {
+		return DefaultDamping
+	}
+	return DefaultGaussNewtonDamping
+}
 
 // Report says what a Solve used and how well it converged.
 type Report struct {
@@ -97,6 +114,13 @@ type Report struct {
 	// MinEig and MaxEig are C's extreme eigenvalues (Exact; for LiSSA
 	// MaxEig is the power-iteration estimate when Scale was 0).
 	MinEig, MaxEig float64
+	// Negative is the number of eigenvalues of C below -lambda (Exact
+	// only): directions in which C + lambda I is negative, so that the
+	// Newton step there climbs the loss instead of descending it. The
+	// exact solver still applies (C + lambda I)^-1 as it is (its inverse
+	// flips the sign of those directions); CG switches to MINRES for the
+	// Hessian.
+	Negative int
 	// Iterations and Residuals per right-hand side: the relative residual
 	// |(C + lambda I) x - b| / |b| at the end (computed exactly for CG and
 	// LiSSA with one extra curvature-vector product).
@@ -114,10 +138,40 @@ var ErrDiverged = errors.New("hvp: the LiSSA recursion diverged")
 // where a method needs it (CG meets a direction of non-positive curvature).
 var ErrIndefinite = errors.New("hvp: the damped curvature is not positive definite")
 
-// Solve returns x_j = (C + lambda I)^-1 b_j for every right-hand side b_j
-// (DESIGN section 4), with C the chosen curvature of o at theta. It never
-// modifies rhs.
-func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options) ([][]float64, *Report, error) {
+// Factor applies (C + lambda I)^-1, C the curvature of an objective at a
+// point, to many vectors after one preparation (a factorisation for the
+// exact method, the damping and scale for the iterative ones). The
+// leave-one-block-out estimator of DESIGN section 8 needs nothing else of
+// the curvature, so any approximation that can apply its inverse (a
+// low-rank one, say) can stand in.
+type Factor interface {
+	// Dim is the number of parameters P.
+	Dim() int
+	// SolveAll sets x[j] = (C + lambda I)^-1 b[j] for every j (x[j] is
+	// allocated when nil, overwritten otherwise; b is not modified).
+	SolveAll(ctx context.Context, x, b [][]float64) error
+}
+
+// factor is a Factor that can also record, per right-hand side, its
+// iterations and residuals in a report.
+type factor interface {
+	Factor
+	solveAll(ctx context.Context, x, b [][]float64, rep *Report) error
+}
+
+// Factorize prepares (C + lambda I)^-1 for the curvature, damping and
+// method of opt (DESIGN section 4), C that of o at theta. The report says
+// what it found (trace, lambda, extreme eigenvalues, warnings); Solve
+// adds per-right-hand-side figures to it.
+func Factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (Factor, *Report, error) {
+	f, rep, err := factorize(ctx, o, theta, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, rep, nil
+}
+
+func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (factor, *Report, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
@@ -125,31 +179,70 @@ func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, 
 	if err := checkLen("theta", theta, P); err != nil {
 		return nil, nil, err
 	}
-	for i, b := range rhs {
-		if len(b) != P {
-			return nil, nil, fmt.Errorf("hvp: right-hand side %d has length %d, want %d", i, len(b), P)
-		}
-	}
 	rho := opt.Damping
 	if rho == 0 {
-		rho = DefaultDamping
+		rho = DefaultDampingFor(opt.Curvature)
 	}
 	if rho < 0 {
 		rho = 0
 	}
 	rep := &Report{Method: opt.Method, Curvature: opt.Curvature, Rho: rho, MinEig: math.NaN(), MaxEig: math.NaN()}
+	var f factor
+	var err error
 	switch opt.Method {
 	case Exact:
-		x, err := solveExact(ctx, o, theta, rhs, opt, rep)
-		return x, rep, err
+		f, err = factorExact(ctx, o, theta, opt, rep)
 	case CG:
-		x, err := solveCG(ctx, o, theta, rhs, opt, rep)
-		return x, rep, err
+		f, err = factorCG(ctx, o, theta, opt, rep)
 	case LiSSA:
-		x, err := solveLiSSA(ctx, o, theta, rhs, opt, rep)
-		return x, rep, err
+		f, err = factorLiSSA(ctx, o, theta, opt, rep)
+	default:
+		return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
 	}
-	return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, rep, nil
+}
+
+// Solve returns x_j = (C + lambda I)^-1 b_j for every right-hand side b_j
+// (DESIGN section 4), with C the chosen curvature of o at theta. It never
+// modifies rhs.
+func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options) ([][]float64, *Report, error) {
+	P := o.numParams()
+	for i, b := range rhs {
+		if len(b) != P {
+			return nil, nil, fmt.Errorf("hvp: right-hand side %d has length %d, want %d", i, len(b), P)
+		}
+	}
+	f, rep, err := factorize(ctx, o, theta, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rhs) == 0 {
+		return nil, rep, nil
+	}
+	x := make([][]float64, len(rhs))
+	if err := f.solveAll(ctx, x, rhs, rep); err != nil {
+		return nil, nil, err
+	}
+	return x, rep, nil
+}
+
+// checkSolveArgs checks the shapes of a SolveAll call.
+func checkSolveArgs(P int, x, b [][]float64) error {
+	if len(x) != len(b) {
+		return fmt.Errorf("hvp: %d right-hand sides but %d solution slots", len(b), len(x))
+	}
+	for i, v := range b {
+		if len(v) != P {
+			return fmt.Errorf("hvp: right-hand side %d has length %d, want %d", i, len(v), P)
+		}
+		if x[i] != nil && len(x[i]) != P {
+			return fmt.Errorf("hvp: solution slot %d has length %d, want %d", i, len(x[i]), P)
+		}
+	}
+	return nil
 }
 
 // setDamping sets lambda from the trace and records the warnings DESIGN
@@ -163,7 +256,23 @@ func (rep *Report) setDamping(P int) {
 	}
 }
 
-func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
+// eigFactor is the exact method's factor: C = V diag(vals) V^T.
+type eigFactor struct {
+	P    int
+	vals []float64
+	inv  []float64 // 1 / (vals + lambda)
+	vecs []float64 // V, row-major P×P
+	c    []float64 // C, row-major, for residuals
+	lam  float64
+}
+
+func (f *eigFactor) Dim() int { return f.P }
+
+func (f *eigFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
+	return f.solveAll(ctx, x, b, nil)
+}
+
+func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*eigFactor, error) {
 	P := o.numParams()
 	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {
@@ -181,14 +290,14 @@ func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 	rep.MinEig, rep.MaxEig = vals[0], vals[len(vals)-1]
 	lam := rep.Lambda
 	if rep.MinEig < -lam {
-		neg := 0
 		for _, v := range vals {
 			if v < -lam {
-				neg++
+				rep.Negative++
 			}
 		}
+		what := "the exact solver applies (C + lambda I)^-1 as it is, which moves the parameters uphill along those directions"
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"the %s has %d eigenvalue(s) below -lambda (smallest %.4g, lambda %.4g): the damped matrix is indefinite and the influence step is not a descent step; use the Gauss-Newton curvature or more damping", opt.Curvature, neg, rep.MinEig, lam))
+			"the %s has %d eigenvalue(s) below -lambda (smallest %.4g, lambda %.4g): the damped matrix is indefinite and the influence step is not a descent step (%s); use the Gauss-Newton curvature or more damping", opt.Curvature, rep.Negative, rep.MinEig, lam, what))
 	}
 	inv := make([]float64, P)
 	for i, v := range vals {
@@ -198,53 +307,72 @@ func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 		}
 		inv[i] = 1 / d
 	}
-	// X = V diag(inv) V^T B, as two matrix products over all columns,
-	// done transposed (one right-hand side per row): X^T = B^T V diag(inv) V^T.
-	n := len(rhs)
-	if n == 0 {
-		return nil, nil
-	}
-	bt := make([]float64, n*P)
-	for j, col := range rhs {
-		copy(bt[j*P:], col)
-	}
 	v := vecs.RawMatrix()
 	if v.Stride != P {
 		return nil, fmt.Errorf("hvp: internal error: eigenvector matrix has stride %d, want %d", v.Stride, P)
 	}
-	tt := make([]float64, n*P)
-	graph.MatMul(false, false, n, P, P, bt, v.Data, tt)
-	for j := 0; j < n; j++ {
-		row := tt[j*P : (j+1)*P]
-		for i := range row {
-			row[i] *= inv[i]
-		}
-	}
-	xt := make([]float64, n*P)
-	graph.MatMul(false, true, n, P, P, tt, v.Data, xt)
-	// Residuals against the dense matrix, (C + lambda I) X - B, as one
-	// more product over all columns.
 	full := make([]float64, P*P)
 	for i := 0; i < P; i++ {
 		for k := 0; k < P; k++ {
 			full[i*P+k] = c.At(i, k)
 		}
 	}
+	return &eigFactor{P: P, vals: vals, inv: inv, vecs: v.Data, c: full, lam: lam}, nil
+}
+
+func (f *eigFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Report) error {
+	P := f.P
+	if err := checkSolveArgs(P, x, rhs); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// X = V diag(inv) V^T B, as two matrix products over all columns,
+	// done transposed (one right-hand side per row): X^T = B^T V diag(inv) V^T.
+	n := len(rhs)
+	if n == 0 {
+		return nil
+	}
+	bt := make([]float64, n*P)
+	for j, col := range rhs {
+		copy(bt[j*P:], col)
+	}
+	tt := make([]float64, n*P)
+	graph.MatMul(false, false, n, P, P, bt, f.vecs, tt)
+	for j := 0; j < n; j++ {
+		row := tt[j*P : (j+1)*P]
+		for i := range row {
+			row[i] *= f.inv[i]
+		}
+	}
+	xt := make([]float64, n*P)
+	graph.MatMul(false, true, n, P, P, tt, f.vecs, xt)
+	for j := range x {
+		if x[j] == nil {
+			x[j] = xt[j*P : (j+1)*P : (j+1)*P]
+		} else {
+			copy(x[j], xt[j*P:(j+1)*P])
+		}
+	}
+	if rep == nil {
+		return nil
+	}
+	// Residuals against the dense matrix, (C + lambda I) X - B, as one
+	// more product over all columns.
 	rt := tt // reused
-	graph.MatMul(false, false, n, P, P, xt, full, rt)
-	out := make([][]float64, n)
+	graph.MatMul(false, false, n, P, P, xt, f.c, rt)
 	rep.Iterations = make([]int, n)
 	rep.Residuals = make([]float64, n)
-	for j := range out {
-		out[j] = xt[j*P : (j+1)*P : (j+1)*P]
+	for j := range x {
 		res := 0.0
 		for i, r := range rt[j*P : (j+1)*P] {
-			d := r + lam*out[j][i] - rhs[j][i]
+			d := r + f.lam*x[j][i] - rhs[j][i]
 			res += d * d
 		}
 		rep.Residuals[j] = math.Sqrt(res) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
-	return out, nil
+	return nil
 }
 
 // traceForIterative estimates trace(C) for CG and LiSSA.
@@ -263,7 +391,26 @@ func traceForIterative(ctx context.Context, o *Objective, theta []float64, opt *
 	return nil
 }
 
-func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
+// cgFactor is the CG method's factor: Krylov solves with
+// curvature-vector products.
+type cgFactor struct {
+	o       *Objective
+	theta   []float64
+	c       Curvature
+	lam     float64
+	tol     float64
+	maxIter int
+	// progress reports right-hand sides done (Options.Progress).
+	progress func(done, total int)
+}
+
+func (f *cgFactor) Dim() int { return len(f.theta) }
+
+func (f *cgFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
+	return f.solveAll(ctx, x, b, nil)
+}
+
+func factorCG(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*cgFactor, error) {
 	P := o.numParams()
 	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
 		return nil, err
@@ -276,9 +423,17 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 	if maxIter <= 0 {
 		maxIter = 10 * P
 	}
-	lam := rep.Lambda
+	return &cgFactor{o: o, theta: theta, c: opt.Curvature, lam: rep.Lambda, tol: tol, maxIter: maxIter, progress: opt.Progress}, nil
+}
+
+func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Report) error {
+	P := len(f.theta)
+	if err := checkSolveArgs(P, out, rhs); err != nil {
+		return err
+	}
+	o, theta, lam, tol, maxIter := f.o, f.theta, f.lam, f.tol, f.maxIter
 	apply := func(v, out []float64) error {
-		if err := o.Apply(ctx, opt.Curvature, theta, v, out); err != nil {
+		if err := o.Apply(ctx, f.c, theta, v, out); err != nil {
 			return err
 		}
 		for i := range out {
@@ -286,19 +441,20 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 		}
 		return nil
 	}
-	out := make([][]float64, len(rhs))
-	rep.Iterations = make([]int, len(rhs))
-	rep.Residuals = make([]float64, len(rhs))
+	if rep != nil {
+		rep.Iterations = make([]int, len(rhs))
+		rep.Residuals = make([]float64, len(rhs))
+	}
 	for j, b := range rhs {
 		var x []float64
 		ap := make([]float64, P)
 		bn := norm(b)
 		it := 0
-		if opt.Curvature == Hessian {
+		if f.c == Hessian {
 			// The Hessian may be indefinite: MINRES, not CG.
 			var err error
 			if x, it, err = minres(apply, b, tol, maxIter); err != nil {
-				return nil, err
+				return err
 			}
 		} else {
 			x = make([]float64, P)
@@ -306,13 +462,13 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 		r := append([]float64(nil), b...)
 		p := append([]float64(nil), b...)
 		rr := dot(r, r)
-		for ; opt.Curvature != Hessian && it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
+		for ; f.c != Hessian && it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
 			if err := apply(p, ap); err != nil {
-				return nil, err
+				return err
 			}
 			pap := dot(p, ap)
 			if pap <= 0 {
-				return nil, fmt.Errorf("%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d; use the Gauss-Newton curvature or more damping", ErrIndefinite, pap, j, it)
+				return fmt.Errorf("%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d; use the Gauss-Newton curvature or more damping", ErrIndefinite, pap, j, it)
 			}
 			alpha := rr / pap
 			for i := range x {
@@ -326,24 +482,31 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 				p[i] = r[i] + beta*p[i]
 			}
 		}
+		if out[j] == nil {
+			out[j] = x
+		} else {
+			copy(out[j], x)
+		}
+		if f.progress != nil {
+			f.progress(j+1, len(rhs))
+		}
+		if rep == nil {
+			continue
+		}
 		// The true residual, not the recursively updated one.
 		if err := apply(x, ap); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range ap {
 			ap[i] -= b[i]
 		}
-		out[j] = x
 		rep.Iterations[j] = it
 		rep.Residuals[j] = norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
-		if opt.Progress != nil {
-			opt.Progress(j+1, len(rhs))
-		}
 		if it >= maxIter && rep.Residuals[j] > tol {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("conjugate gradients did not reach tolerance %.1g on right-hand side %d after %d iterations (residual %.2g)", tol, j, it, rep.Residuals[j]))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // powerMaxEig estimates the largest eigenvalue of C (in magnitude) by
@@ -370,18 +533,23 @@ func powerMaxEig(ctx context.Context, o *Objective, c Curvature, theta []float64
 	return ev, nil
 }
 
-func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
-	P := o.numParams()
-	depth, repeats, bs := opt.Depth, opt.Repeats, opt.BatchSize
-	if depth <= 0 {
-		depth = 1000
-	}
-	if repeats <= 0 {
-		repeats = 1
-	}
-	if bs <= 0 {
-		bs = 1
-	}
+// lissaFactor is the LiSSA method's factor: the recursion with a fixed
+// scale and damping, run afresh for every right-hand side.
+type lissaFactor struct {
+	o     *Objective
+	theta []float64
+	opt   Options
+	sigma float64
+	lam   float64
+}
+
+func (f *lissaFactor) Dim() int { return len(f.theta) }
+
+func (f *lissaFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
+	return f.solveAll(ctx, x, b, nil)
+}
+
+func factorLiSSA(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*lissaFactor, error) {
 	sigma := opt.Scale
 	if sigma <= 0 {
 		ev, err := powerMaxEig(ctx, o, opt.Curvature, theta, 50, rand.New(rand.NewPCG(opt.Seed, 0x706f776572)))
@@ -396,7 +564,26 @@ func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
 		return nil, err
 	}
-	lam0 := rep.Lambda / sigma
+	return &lissaFactor{o: o, theta: theta, opt: *opt, sigma: sigma, lam: rep.Lambda}, nil
+}
+
+func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Report) error {
+	o, theta, opt, sigma := f.o, f.theta, &f.opt, f.sigma
+	P := len(theta)
+	if err := checkSolveArgs(P, out, rhs); err != nil {
+		return err
+	}
+	depth, repeats, bs := opt.Depth, opt.Repeats, opt.BatchSize
+	if depth <= 0 {
+		depth = 1000
+	}
+	if repeats <= 0 {
+		repeats = 1
+	}
+	if bs <= 0 {
+		bs = 1
+	}
+	lam0 := f.lam / sigma
 	sample := opt.Sample
 	if sample == nil {
 		n := len(o.Batches)
@@ -408,9 +595,7 @@ func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 			return jobs, float64(n) / float64(size)
 		}
 	}
-	out := make([][]float64, len(rhs))
-	rep.Iterations = make([]int, len(rhs))
-	rep.Residuals = make([]float64, len(rhs))
+	iters := make([]int, len(rhs))
 	errs := make([]error, len(rhs))
 	next := make(chan int, len(rhs))
 	for j := range rhs {
@@ -462,27 +647,36 @@ func solveLiSSA(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 						x[i] += avg[i] / float64(tail) / sigma / float64(repeats)
 					}
 				}
-				out[j] = x
-				rep.Iterations[j] = depth * repeats
+				if out[j] == nil {
+					out[j] = x
+				} else {
+					copy(out[j], x)
+				}
+				iters[j] = depth * repeats
 			}
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
+	if rep == nil {
+		return nil
+	}
+	rep.Iterations = iters
+	rep.Residuals = make([]float64, len(rhs))
 	// Exact residuals against the full curvature.
 	cx := make([]float64, P)
 	for j, x := range out {
 		if err := o.Apply(ctx, opt.Curvature, theta, x, cx); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range cx {
-			cx[i] += rep.Lambda*x[i] - rhs[j][i]
+			cx[i] += f.lam*x[i] - rhs[j][i]
 		}
 		rep.Residuals[j] = norm(cx) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
-	return out, nil
+	return nil
 }
