@@ -114,6 +114,22 @@ func (r *run) residualsPhase(phase string) error {
 			th[j] = r.theta[j] + r.delta[k][j]
 		}
 		res := &results[k]
+		if r.own != nil && r.own[k] != nil {
+			// The Newton estimator's own-block residuals (sequence
+			// blocks: the region is the block's own terms).
+			ob := r.own[k]
+			for a, t := range ob.terms {
+				res.entries = append(res.entries, entry{blk: k, seq: ob.seq, r: ob.res[a]})
+				res.keys = append(res.keys, t.f)
+				res.shift += ob.shift[a]
+				res.count++
+			}
+			mu.Lock()
+			done++
+			r.opt.progress(phase, done, len(bl))
+			mu.Unlock()
+			return nil
+		}
 		for _, sp := range bl[k].Region(r.train) {
 			pi := partOf[sp.Seq]
 			gr := r.parts[pi]

@@ -42,6 +42,7 @@ type Setting struct {
 	BlockLength   int      `json:"block_length,omitempty"`
 	NumBlocks     int      `json:"num_blocks"`
 	Solver        string   `json:"solver"`
+	Estimator     string   `json:"estimator"` // newton or infinitesimal
 	Curvature     string   `json:"curvature"`
 	Damping       float64  `json:"damping"`
 	Loss          string   `json:"loss"`
@@ -153,6 +154,19 @@ type Diagnostics struct {
 	MaxEig      float64 `json:"max_eigenvalue"`
 	Iterations  int     `json:"max_iterations"`
 	MaxResidual float64 `json:"max_residual"`
+	// NegativeEigenvalues counts the curvature's eigenvalues below
+	// -lambda (exact solver): non-zero only for an indefinite Hessian.
+	NegativeEigenvalues int `json:"negative_eigenvalues"`
+	// LeveragePerStep is, per row (step), the mean over the training
+	// blocks' own terms at that row of their leverage, the diagonal of
+	// Lambda_b^1/2 J_b (C + lambda I)^-1 J_b^T Lambda_b^1/2 (DESIGN
+	// section 8): in [0, 1), the fraction of a term's own residual that the
+	// trained model absorbs. Nil for the infinitesimal estimator.
+	LeveragePerStep []float64 `json:"leverage_per_step,omitempty"`
+	// UnboundedBlocks counts the blocks the model almost interpolates
+	// (a leverage eigenvalue within LeverageLimit of 1): their own
+	// leave-out residuals are unbounded (+Inf), never clipped.
+	UnboundedBlocks int `json:"unbounded_blocks"`
 	// InfluenceNorms are |theta_-b - theta_hat| per block (for a
 	// histogram); Influential the largest, with block labels.
 	InfluenceNorms []float64        `json:"influence_norms"`

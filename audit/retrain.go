@@ -145,11 +145,11 @@ func (r *run) exactResiduals(pick []int, exact [][]float64) (map[forecast][]entr
 	for k, b := range pick {
 		deltas[b] = sub(exact[k], r.theta)
 	}
-	savedEntries, savedNaive, savedInfl := r.entries, r.naive, r.res.Diag.Influential
-	r.delta = deltas
+	savedEntries, savedNaive, savedInfl, savedOwn := r.entries, r.naive, r.res.Diag.Influential, r.own
+	r.delta, r.own = deltas, nil
 	err := r.residualsPhase("exact re-training")
 	out := r.entries
-	r.delta, r.entries, r.naive, r.res.Diag.Influential = saved, savedEntries, savedNaive, savedInfl
+	r.delta, r.entries, r.naive, r.res.Diag.Influential, r.own = saved, savedEntries, savedNaive, savedInfl, savedOwn
 	return out, err
 }
 

@@ -229,6 +229,16 @@ func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, 
 	return x, rep, nil
 }
 
+// SolveRecorded is f.SolveAll that also records, when f came from
+// Factorize, each right-hand side's iterations and relative residual in
+// rep (as Solve does); for another Factor it is f.SolveAll.
+func SolveRecorded(ctx context.Context, f Factor, x, b [][]float64, rep *Report) error {
+	if ff, ok := f.(factor); ok && rep != nil {
+		return ff.solveAll(ctx, x, b, rep)
+	}
+	return f.SolveAll(ctx, x, b)
+}
+
 // checkSolveArgs checks the shapes of a SolveAll call.
 func checkSolveArgs(P int, x, b [][]float64) error {
 	if len(x) != len(b) {

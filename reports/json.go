@@ -135,6 +135,7 @@ type jsonSettings struct {
 	BlockLength    int      `json:"block_length,omitempty"`
 	NumBlocks      int      `json:"num_blocks"`
 	Solver         string   `json:"solver"`
+	Estimator      string   `json:"estimator"`
 	Curvature      string   `json:"curvature"`
 	Damping        fnum     `json:"damping"`
 	Loss           string   `json:"loss"`
@@ -156,7 +157,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
 		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
-		Solver: st.Solver, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
+		Solver: st.Solver, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
 	}
@@ -282,6 +283,9 @@ type jsonDiag struct {
 	MaxEig          fnum            `json:"max_eigenvalue"`
 	Iterations      int             `json:"max_iterations"`
 	MaxResidual     fnum            `json:"max_residual"`
+	NegativeEigs    int             `json:"negative_eigenvalues"`
+	LeveragePerStep []fnum          `json:"leverage_per_step"`
+	UnboundedBlocks int             `json:"unbounded_blocks"`
 	InfluenceNorms  []fnum          `json:"influence_norms"`
 	Influential     []jsonInfluence `json:"most_influential"`
 	Warnings        []string        `json:"warnings"`
@@ -304,6 +308,7 @@ func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
 		GradNorm: fnum(d.GradNorm), BlockGradMedian: fnum(d.BlockGradMedian), Stationarity: fnum(d.Stationarity),
 		Lambda: fnum(d.Lambda), Trace: fnum(d.Trace), MinEig: fnum(d.MinEig), MaxEig: fnum(d.MaxEig),
 		Iterations: d.Iterations, MaxResidual: fnum(d.MaxResidual),
+		NegativeEigs: d.NegativeEigenvalues, LeveragePerStep: fnums(d.LeveragePerStep), UnboundedBlocks: d.UnboundedBlocks,
 		InfluenceNorms: fnums(d.InfluenceNorms),
 		Influential:    make([]jsonInfluence, len(d.Influential)),
 		Warnings:       orEmpty(d.Warnings),
