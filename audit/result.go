@@ -191,9 +191,19 @@ type Phase struct {
 }
 
 // RetrainResult compares influence estimates with exact re-training on a
-// set of blocks.
+// set of blocks. Only the re-fits that converged enter the agreement
+// figures (means, correlation, coverage, lengths); the per-block lists
+// cover every block drawn.
 type RetrainResult struct {
-	Blocks []string `json:"blocks"`
+	// Estimator is the estimator compared with (Setting.Estimator).
+	Estimator string   `json:"estimator"`
+	Blocks    []string `json:"blocks"`
+	// Converged per block: the re-fit reached a gradient norm below 1e-4
+	// times the median block gradient before the iteration cap and the
+	// time budget; NotConverged counts those that did not (or were not
+	// started for lack of time).
+	Converged    []bool `json:"converged"`
+	NotConverged int    `json:"not_converged"`
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64 `json:"cosine"`

@@ -324,7 +324,10 @@ func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
 }
 
 type jsonRetrain struct {
+	Estimator         string   `json:"estimator"`
 	Blocks            []string `json:"blocks"`
+	Converged         []bool   `json:"converged"`
+	NotConverged      int      `json:"not_converged"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -346,8 +349,12 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	if it == nil {
 		it = []int{}
 	}
+	conv := r.Converged
+	if conv == nil {
+		conv = []bool{}
+	}
 	return &jsonRetrain{
-		Blocks: orEmpty(r.Blocks), Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, NotConverged: r.NotConverged, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),
