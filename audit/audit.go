@@ -78,6 +78,10 @@ type run struct {
 	// forward pass at theta_-b instead of the linearised model (for
 	// measurements; unbounded blocks stay unbounded).
 	ownForward bool
+	// lev and levMax are, per block, the leverage of its own terms (the
+	// diagonal of S) and S's largest eigenvalue (Newton estimator).
+	lev    [][]float64
+	levMax []float64
 }
 
 // entry is one leave-one-block-out residual: of training sequence seq,

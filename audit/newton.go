@@ -184,6 +184,7 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 	bl := r.scheme.Blocks
 	own := make([]*ownBlock, len(bl))
 	lev := make([][]float64, len(bl))
+	levMax := make([]float64, len(bl))
 	unbounded := make([]bool, len(bl))
 	err = r.parallel(len(bl), func(_, k int) error {
 		i := bl[k].Seq
@@ -221,6 +222,7 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 			return fmt.Errorf("audit: block %s: eigendecomposition of its %d×%d leverage matrix failed", bl[k].Label, m, m)
 		}
 		s := eig.Values(nil)
+		levMax[k] = s[m-1]
 		if s[m-1] > 1-LeverageLimit || math.IsNaN(s[m-1]) {
 			unbounded[k] = true
 			for a := range ob.res {
@@ -307,7 +309,7 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 	if len(high) > 0 {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("The training sequences' own leverage is high at some steps (%s; above %.1f): the model fits a large part of each training value there, and intervals built from the trained model are expected to under-cover at these steps. A held-out calibration set would correct them.", strings.Join(high, ", "), highLeverage))
 	}
-	r.own = own
+	r.own, r.lev, r.levMax = own, lev, levMax
 	if r.ownForward {
 		// Residuals from a forward pass at theta_-b, except for the
 		// unbounded blocks.
