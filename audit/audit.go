@@ -146,7 +146,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, fmt.Errorf("audit: --params %q: %w", o.Params, err)
 		}
 	}
-	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, theta: g.Theta(), workers: o.Workers}
+	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, theta: g.Theta(), workers: o.Workers, ownForward: o.ownForward}
 	if r.workers <= 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}

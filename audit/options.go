@@ -98,6 +98,11 @@ type Options struct {
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
 	Progress func(Progress)
+
+	// ownForward takes the Newton estimator's own-block residuals from a
+	// forward pass at theta_-b instead of the linearised model (for the
+	// package's measurements).
+	ownForward bool
 }
 
 // Progress reports the advance of one phase.
