@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -288,26 +287,21 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 	for t := range sum {
 		d.LeveragePerStep[t] = ratio(sum[t], cnt[t])
 	}
-	var names []string
+	worst := 0.0
 	for k, u := range unbounded {
 		if u {
 			d.UnboundedBlocks++
-			if len(names) < 5 {
-				names = append(names, bl[k].Label)
-			}
+			d.UnboundedLabels = append(d.UnboundedLabels, bl[k].Label)
+			worst = math.Max(worst, levMax[k])
 		}
 	}
 	if d.UnboundedBlocks > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("The model almost interpolates %d training block(s) (%s): a leverage eigenvalue is within %g of 1, so their leave-out residuals are unbounded and the intervals they enter are infinite on that side. More data, fewer parameters or more regularisation would help.", d.UnboundedBlocks, strings.Join(names, ", "), LeverageLimit))
+		r.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: LeverageLimit, Count: d.UnboundedBlocks})
 	}
-	var high []string
 	for t, v := range d.LeveragePerStep {
 		if v > highLeverage {
-			high = append(high, fmt.Sprintf("step %d: %.2f", t+1, v))
+			r.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: highLeverage})
 		}
-	}
-	if len(high) > 0 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("The training sequences' own leverage is high at some steps (%s; above %.1f): the model fits a large part of each training value there, and intervals built from the trained model are expected to under-cover at these steps. A held-out calibration set would correct them.", strings.Join(high, ", "), highLeverage))
 	}
 	r.own, r.lev, r.levMax = own, lev, levMax
 	if r.ownForward {

@@ -167,11 +167,13 @@ type Diagnostics struct {
 	// (a leverage eigenvalue within LeverageLimit of 1): their own
 	// leave-out residuals are unbounded (+Inf), never clipped.
 	UnboundedBlocks int `json:"unbounded_blocks"`
+	// UnboundedLabels are the labels of those blocks.
+	UnboundedLabels []string `json:"unbounded_block_labels,omitempty"`
 	// InfluenceNorms are |theta_-b - theta_hat| per block (for a
 	// histogram); Influential the largest, with block labels.
 	InfluenceNorms []float64        `json:"influence_norms"`
 	Influential    []InfluenceEntry `json:"most_influential"`
-	Warnings       []string         `json:"warnings,omitempty"`
+	Warnings       []Warning        `json:"warnings,omitempty"`
 	Phases         []Phase          `json:"phases"`
 }
 

@@ -41,14 +41,12 @@ func (r *run) retrain() error {
 		return err
 	}
 	if !okStar {
-		r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-			"Re-training on all the data did not converge within the re-training budget (gradient norm %.3g): every exact leave-one-out model is measured from it, so the agreement figures are rough.", gStar))
+		r.warn(Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: r.refitTol()})
 	}
 	if d := norm(sub(thetaStar, r.theta)); d > 0 {
 		typical := median(r.res.Diag.InfluenceNorms)
 		if typical > 0 && d > typical {
-			r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-				"Re-training on all the data moves the parameters by %.3g, more than the typical influence of one block (%.3g): the model was not trained to convergence, so influence estimates are measured against a moving target.", d, typical))
+			r.warn(Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
 		}
 	}
 	var exact [][]float64
@@ -87,8 +85,8 @@ func (r *run) retrain() error {
 	}
 	r.res.Retrain = rr
 	if rr.NotConverged > 0 {
-		r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-			"%d of %d exact re-fits did not converge (iteration cap %d or time budget %v reached): they are left out of the agreement figures.", rr.NotConverged, n, r.retrainMaxIter(), r.opt.RetrainBudget))
+		r.warn(Warning{Code: RefitNotConverged, Step: -1, Figure: float64(n), Bound: r.opt.RetrainBudget.Seconds(),
+			Count: rr.NotConverged, Ratio: float64(r.retrainMaxIter())})
 	}
 	if len(used) == 0 {
 		rr.MeanCosine, rr.MinCosine, rr.PredCorrelation = math.NaN(), math.NaN(), math.NaN()
@@ -152,8 +150,7 @@ func (r *run) retrain() error {
 	rr.InfluenceCoverage, rr.InfluenceLength = r.coverOf(li)
 	rr.ExactCoverage, rr.ExactLength = r.coverOf(le)
 	if rr.MeanCosine < 0.9 {
-		r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-			"Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): treat the intervals with caution, or try the Gauss-Newton curvature or more damping.", rr.MeanCosine, n, rr.PredCorrelation))
+		r.warn(Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
 	}
 	return nil
 }

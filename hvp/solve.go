@@ -114,21 +114,22 @@ type Report struct {
 	// MinEig and MaxEig are C's extreme eigenvalues (Exact; for LiSSA
 	// MaxEig is the power-iteration estimate when Scale was 0).
 	MinEig, MaxEig float64
-	// Negative is the number of eigenvalues of C below -lambda (Exact
-	// only): directions in which C + lambda I is negative, so that the
-	// Newton step there climbs the loss instead of descending it. The
-	// exact solver still applies (C + lambda I)^-1 as it is (its inverse
-	// flips the sign of those directions); CG switches to MINRES for the
-	// Hessian.
-	Negative int
 	// Iterations and Residuals per right-hand side: the relative residual
 	// |(C + lambda I) x - b| / |b| at the end (computed exactly for CG and
 	// LiSSA with one extra curvature-vector product).
 	Iterations []int
 	Residuals  []float64
-	// Warnings are plain-language notes for the report: an indefinite
-	// curvature, a non-positive trace, slow convergence.
-	Warnings []string
+	// NegativeEigs counts C's eigenvalues below -lambda (Exact): where
+	// it is positive the damped matrix is indefinite and the Newton step
+	// is not a descent step in those directions. The exact solver still
+	// applies (C + lambda I)^-1 as it is (its inverse flips the sign of
+	// those directions, moving the parameters uphill); CG switches to
+	// MINRES for the Hessian.
+	NegativeEigs int
+	// Unconverged counts the right-hand sides on which CG stopped at its
+	// iteration cap above the tolerance Tol.
+	Unconverged int
+	Tol         float64
 }
 
 // ErrDiverged is returned when LiSSA's iterates grow without bound.
@@ -255,15 +256,11 @@ func checkSolveArgs(P int, x, b [][]float64) error {
 	return nil
 }
 
-// setDamping sets lambda from the trace and records the warnings DESIGN
-// section 4 asks for.
+// setDamping sets lambda from the trace (DESIGN section 4). A
+// non-positive trace (Report.Trace, for the caller to report) gives the
+// damping of its magnitude.
 func (rep *Report) setDamping(P int) {
-	rep.Lambda = rep.Rho * rep.Trace / float64(P)
-	if rep.Trace <= 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"the %s has a non-positive trace (%.4g): the influence (Newton) step is not a descent step; use the Gauss-Newton curvature", rep.Curvature, rep.Trace))
-		rep.Lambda = math.Abs(rep.Lambda)
-	}
+	rep.Lambda = math.Abs(rep.Rho * rep.Trace / float64(P))
 }
 
 // eigFactor is the exact method's factor: C = V diag(vals) V^T.
@@ -299,15 +296,10 @@ func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Option
 	eig.VectorsTo(&vecs)
 	rep.MinEig, rep.MaxEig = vals[0], vals[len(vals)-1]
 	lam := rep.Lambda
-	if rep.MinEig < -lam {
-		for _, v := range vals {
-			if v < -lam {
-				rep.Negative++
-			}
+	for _, v := range vals {
+		if v < -lam {
+			rep.NegativeEigs++
 		}
-		what := "the exact solver applies (C + lambda I)^-1 as it is, which moves the parameters uphill along those directions"
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"the %s has %d eigenvalue(s) below -lambda (smallest %.4g, lambda %.4g): the damped matrix is indefinite and the influence step is not a descent step (%s); use the Gauss-Newton curvature or more damping", opt.Curvature, rep.Negative, rep.MinEig, lam, what))
 	}
 	inv := make([]float64, P)
 	for i, v := range vals {
@@ -429,6 +421,7 @@ func factorCG(ctx context.Context, o *Objective, theta []float64, opt *Options, 
 	if tol <= 0 {
 		tol = 1e-10
 	}
+	rep.Tol = tol
 	maxIter := opt.MaxIter
 	if maxIter <= 0 {
 		maxIter = 10 * P
@@ -513,7 +506,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 		rep.Iterations[j] = it
 		rep.Residuals[j] = norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
 		if it >= maxIter && rep.Residuals[j] > tol {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("conjugate gradients did not reach tolerance %.1g on right-hand side %d after %d iterations (residual %.2g)", tol, j, it, rep.Residuals[j]))
+			rep.Unconverged++
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 // appear in any version).
 const (
 	FormatName    = "rnnaudit.report"
-	FormatVersion = 1
+	FormatVersion = 2
 )
 
 // WriteJSON writes r as the JSON document described in the package
@@ -33,7 +33,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Settings:    jsonSettingsOf(r, o),
 		Summary:     jsonSummaryOf(r),
 		Calibration: jsonCalibrationOf(r.Calibration),
-		Diagnostics: jsonDiagOf(&r.Diag),
+		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
 	}
 	head, err := json.MarshalIndent(doc, "", "  ")
@@ -286,9 +286,10 @@ type jsonDiag struct {
 	NegativeEigs    int             `json:"negative_eigenvalues"`
 	LeveragePerStep []fnum          `json:"leverage_per_step"`
 	UnboundedBlocks int             `json:"unbounded_blocks"`
+	UnboundedLabels []string        `json:"unbounded_block_labels"`
 	InfluenceNorms  []fnum          `json:"influence_norms"`
 	Influential     []jsonInfluence `json:"most_influential"`
-	Warnings        []string        `json:"warnings"`
+	Warnings        []jsonWarning   `json:"warnings"`
 	Phases          []jsonPhase     `json:"phases"`
 }
 
@@ -303,16 +304,18 @@ type jsonPhase struct {
 	Seconds fnum   `json:"seconds"`
 }
 
-func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
+func jsonDiagOf(r *audit.Result) jsonDiag {
+	d := &r.Diag
 	out := jsonDiag{
 		GradNorm: fnum(d.GradNorm), BlockGradMedian: fnum(d.BlockGradMedian), Stationarity: fnum(d.Stationarity),
 		Lambda: fnum(d.Lambda), Trace: fnum(d.Trace), MinEig: fnum(d.MinEig), MaxEig: fnum(d.MaxEig),
 		Iterations: d.Iterations, MaxResidual: fnum(d.MaxResidual),
 		NegativeEigs: d.NegativeEigenvalues, LeveragePerStep: fnums(d.LeveragePerStep), UnboundedBlocks: d.UnboundedBlocks,
-		InfluenceNorms: fnums(d.InfluenceNorms),
-		Influential:    make([]jsonInfluence, len(d.Influential)),
-		Warnings:       orEmpty(d.Warnings),
-		Phases:         make([]jsonPhase, len(d.Phases)),
+		UnboundedLabels: orEmpty(d.UnboundedLabels),
+		InfluenceNorms:  fnums(d.InfluenceNorms),
+		Influential:     make([]jsonInfluence, len(d.Influential)),
+		Warnings:        make([]jsonWarning, len(d.Warnings)),
+		Phases:          make([]jsonPhase, len(d.Phases)),
 	}
 	for i, e := range d.Influential {
 		out.Influential[i] = jsonInfluence{e.Block, fnum(e.Norm), fnum(e.PredShift)}
@@ -320,7 +323,31 @@ func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
 	for i, p := range d.Phases {
 		out.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
 	}
+	for i, w := range d.Warnings {
+		jw := jsonWarning{Code: string(w.Code), Figure: fnum(w.Figure), Bound: fnum(w.Bound), Count: w.Count, Ratio: fnum(w.Ratio)}
+		if w.Step >= 0 {
+			jw.Step = &w.Step
+		}
+		if w.Code == audit.StepCoverage {
+			jw.Message = stepCoverageText([]audit.Warning{w})
+		} else {
+			jw.Message = sentence(warningText(r, w))
+		}
+		out.Warnings[i] = jw
+	}
 	return out
+}
+
+// jsonWarning is one typed warning with its figures and, for readers of
+// the JSON alone, its sentence.
+type jsonWarning struct {
+	Code    string `json:"code"`
+	Step    *int   `json:"step"` // row, null when about the whole audit
+	Figure  fnum   `json:"figure"`
+	Bound   fnum   `json:"bound"`
+	Count   int    `json:"count"`
+	Ratio   fnum   `json:"ratio"`
+	Message string `json:"message"`
 }
 
 type jsonRetrain struct {
