@@ -17,11 +17,11 @@ import (
 // linearised leave-out fit cannot be trusted there.
 const LeverageLimit = 1e-3
 
-// highLeverage is the mean leverage above which a step's intervals,
-// built from models started at the trained one, are expected to
-// under-cover (measured on the synthetic study with 100 sequences: the
+// HighLeverageBound is the mean own leverage above which a step's
+// intervals, built from models started at the trained one, are expected
+// to under-cover (measured on the synthetic study with 100 sequences: the
 // steps below the 1 - 2 alpha guarantee are those above about 0.2).
-const highLeverage = 0.2
+const HighLeverageBound = 0.2
 
 // newtonMaxFloats bounds the memory of the Newton estimator's output
 // Jacobians (J and (C + lambda I)^-1 J^T, 8 bytes a float): 2 GB.
@@ -299,8 +299,8 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		r.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: LeverageLimit, Count: d.UnboundedBlocks})
 	}
 	for t, v := range d.LeveragePerStep {
-		if v > highLeverage {
-			r.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: highLeverage})
+		if v > HighLeverageBound {
+			r.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: HighLeverageBound})
 		}
 	}
 	r.own, r.lev, r.levMax = own, lev, levMax
