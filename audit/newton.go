@@ -216,6 +216,24 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		for a := range lev[k] {
 			lev[k][a] = S.At(a, a)
 		}
+		finite := true
+		for a := 0; a < m && finite; a++ {
+			for c := a; c < m; c++ {
+				if v := S.At(a, c); math.IsNaN(v) || math.IsInf(v, 0) {
+					finite = false
+					break
+				}
+			}
+		}
+		if !finite {
+			// An indefinite or singular curvature made the leverage
+			// overflow: no bounded leave-out fit for this block.
+			unbounded[k], levMax[k], lev[k] = true, math.Inf(1), nil
+			for a := range ob.res {
+				ob.res[a] = math.Inf(1)
+			}
+			return nil
+		}
 		var eig mat.EigenSym
 		if !eig.Factorize(S, true) {
 			return fmt.Errorf("audit: block %s: eigendecomposition of its %d×%d leverage matrix failed", bl[k].Label, m, m)
