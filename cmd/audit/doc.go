@@ -47,7 +47,7 @@ Method flags:
 	                    with the block's own leverage) or infinitesimal (the
 	                    paper's infinitesimal jackknife) (default newton)
 	--curvature C       gauss-newton or hessian (default gauss-newton)
-	--damping RHO       damping relative to the mean eigenvalue (default 1e-4
+	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
 	                    for gauss-newton, 1e-6 for hessian)
 	--loss L            the training loss: squared-error, or cross-entropy for
 	                    outputs that are probabilities (default squared-error)
