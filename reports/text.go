@@ -203,7 +203,11 @@ func subline(r *audit.Result) string {
 	parts = append(parts, fmt.Sprintf("every step covered in %s of sequences", pct(s.JointCoverage)))
 	out := strings.Join(parts, "; ") + "."
 	if s.Infinite > 0 {
-		out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+		if n := r.Diag.UnboundedBlocks; n > 0 {
+			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"), plural(n, "training block"))
+		} else {
+			out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+		}
 	}
 	return out
 }
