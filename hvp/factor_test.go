@@ -18,14 +18,7 @@ func TestOutputJacobianRows(t *testing.T) {
 	o, theta := fixtureObjective(t, fx, hvp.SquaredError, 13)
 	b := o.Batches[0]
 	P := len(theta)
-	outAt := func(th []float64) []float64 {
-		s := b.Program.NewState()
-		outs, err := s.Forward(th, b.Inputs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append([]float64(nil), outs[0].F...)
-	}
+	outAt := func(th []float64) []float64 { return batchOutputs(t, b, th) }
 	r := rand.New(rand.NewPCG(7, 7))
 	dirs := [][]float64{randUnit(r, P), randUnit(r, P)}
 	const h = 1e-5
