@@ -257,7 +257,7 @@ func (r *run) describe() {
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
-		res.Setting.Damping = hvp.DefaultDampingFor(o.Curvature)
+		res.Setting.Damping = hvp.DefaultDampingFor(o.Curvature, o.Ridge)
 	}
 	if r.scheme.Kind != blocks.Sequences {
 		res.Setting.BlockLength = r.scheme.K

@@ -41,7 +41,7 @@ func oracleWidth(res *audit.Result, alpha float64) float64 {
 // width either way, the pooled coverage is near the target, no interval
 // or block is unbounded, and the leverage per step lies in [0, 1) and
 // grows over the sequence (the noise, and what the model memorises of it,
-// grows with t). Measured: width 0.98 times the oracle, coverage 0.887.
+// grows with t). Measured: width 1.00 times the oracle, coverage 0.893.
 func TestSmallDataWidth(t *testing.T) {
 	g, err := onnx.Load(filepath.Join(exampleDir, "model_small.onnx"))
 	if err != nil {

@@ -71,7 +71,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, cg or lissa")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
-	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
+	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g with --ridge, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
 	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
@@ -295,7 +295,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		return usagef("--curvature %q: choose hessian or gauss-newton", f.curvature)
 	}
 	if fs.Changed("damping") && (!(f.damping > 0) || math.IsInf(f.damping, 0)) {
-		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDampingFor(curv))
+		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDampingFor(curv, f.ridge))
 	}
 	estimator := audit.Estimator(strings.ToLower(f.estimator))
 	switch estimator {

@@ -48,7 +48,8 @@ Method flags:
 	                    paper's infinitesimal jackknife) (default newton)
 	--curvature C       gauss-newton or hessian (default gauss-newton)
 	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
-	                    for gauss-newton, 1e-6 for hessian)
+	                    for gauss-newton, 1e-4 with --ridge, 1e-6 for
+	                    hessian)
 	--loss L            the training loss: squared-error, or cross-entropy for
 	                    outputs that are probabilities (default squared-error)
 	--ridge R           the L2 penalty (R/2)|θ|² the model was trained with, in
