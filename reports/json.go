@@ -328,9 +328,12 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		if w.Step >= 0 {
 			jw.Step = &w.Step
 		}
-		if w.Code == audit.StepCoverage {
+		switch w.Code {
+		case audit.StepCoverage:
 			jw.Message = stepCoverageText([]audit.Warning{w})
-		} else {
+		case audit.HighLeverage:
+			jw.Message = highLeverageText([]audit.Warning{w})
+		default:
 			jw.Message = sentence(warningText(r, w))
 		}
 		out.Warnings[i] = jw

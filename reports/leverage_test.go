@@ -36,6 +36,11 @@ func TestLeverageReported(t *testing.T) {
 	if len(ws) != 3 {
 		t.Fatalf("%d warnings, want 3 (the two high-leverage steps joined): %q", len(ws), ws)
 	}
+	for _, w := range jsonDiagOf(r).Warnings {
+		if w.Code == string(audit.HighLeverage) && !strings.Contains(w.Message, "leverage is high at some steps (mean step") {
+			t.Errorf("JSON message of a high-leverage warning: %q", w.Message)
+		}
+	}
 	for i, want := range []string{"step 5: 0.30, step 6: 0.45", "sequence 3 (id P003)", "2 of 10 exact re-fits did not converge (iteration cap 200, time budget 120s)"} {
 		if !strings.Contains(ws[i], want) {
 			t.Errorf("warning %d %q lacks %q", i, ws[i], want)
