@@ -304,6 +304,9 @@ func warningText(r *audit.Result, w audit.Warning) string {
 	case audit.FullRefitNotConverged:
 		return fmt.Sprintf("Re-training on all the data did not converge (gradient norm %.3g, bound %.3g): every exact leave-one-out change is measured from it, so the agreement figures are rough; raise --retrain-max-iter or --retrain-budget", w.Figure, w.Bound)
 	case audit.PoorAgreement:
+		if r.Setting.Curvature == "gauss-newton" {
+			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
+		}
 		return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): treat the intervals with caution, or try the Gauss-Newton curvature or more damping", w.Figure, w.Count, w.Ratio)
 	}
 	return fmt.Sprintf("%s (figure %.4g, bound %.4g)", w.Code, w.Figure, w.Bound)
