@@ -71,6 +71,17 @@ type run struct {
 	workers    int
 	phaseStart time.Time
 	base       *newtonEig // Hessian of the full loss at theta_hat, for re-training
+	// own holds, per block, the Newton estimator's own-block residuals
+	// (nil entries and nil slice: from a forward pass at theta_-b).
+	own []*ownBlock
+	// ownForward takes the Newton estimator's own-block residuals from a
+	// forward pass at theta_-b instead of the linearised model (for
+	// measurements; unbounded blocks stay unbounded).
+	ownForward bool
+	// lev and levMax are, per block, the leverage of its own terms (the
+	// diagonal of S) and S's largest eigenvalue (Newton estimator).
+	lev    [][]float64
+	levMax []float64
 }
 
 // entry is one leave-one-block-out residual: of training sequence seq,
@@ -135,7 +146,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, fmt.Errorf("audit: --params %q: %w", o.Params, err)
 		}
 	}
-	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, theta: g.Theta(), workers: o.Workers}
+	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, theta: g.Theta(), workers: o.Workers, ownForward: o.ownForward}
 	if r.workers <= 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
@@ -239,14 +250,14 @@ func (r *run) describe() {
 	}
 	res.Setting = Setting{
 		Alpha: o.Alpha, Blocks: r.scheme.Kind.String(), NumBlocks: len(r.scheme.Blocks),
-		Solver: string(r.solverName()), Curvature: o.Curvature.String(), Damping: o.Damping,
+		Solver: string(r.solverName()), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: r.train.File, TrainSeqs: r.train.Len(), TestSeqs: r.eval.Len(),
 		Notes: r.scheme.Notes, Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
-		res.Setting.Damping = hvp.DefaultDamping
+		res.Setting.Damping = hvp.DefaultDampingFor(o.Curvature, o.Ridge)
 	}
 	if r.scheme.Kind != blocks.Sequences {
 		res.Setting.BlockLength = r.scheme.K
@@ -401,6 +412,15 @@ const chunkSize = 256
 // batch entries do not separate (or when r.separate is set), from one
 // backward pass per sequence.
 func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
+	return r.sequenceGrads(func(gr *group) []float64 { return r.maskRows(gr, lo, hi) }, false)
+}
+
+// sequenceGrads returns, for every training sequence, the gradient of its
+// loss terms that mask keeps (mask gives a group's weights), or with
+// outputs set the gradient of the kept outputs' weighted sum
+// (hvp.Job.Outputs): rows of the output Jacobian when mask keeps one term
+// per sequence.
+func (r *run) sequenceGrads(mask func(gr *group) []float64, outputs bool) ([][]float64, error) {
 	n := r.train.Len()
 	out := make([][]float64, n)
 	if !r.separate {
@@ -419,7 +439,7 @@ func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 		jobs := make([]hvp.Job, len(r.chunks))
 		res := make([][][]float64, len(r.chunks))
 		for c, gr := range r.chunks {
-			jobs[c] = hvp.Job{Batch: c, Weight: r.maskRows(gr, lo, hi)}
+			jobs[c] = hvp.Job{Batch: c, Weight: mask(gr), Outputs: outputs}
 			res[c] = make([][]float64, len(gr.seqs))
 		}
 		err := r.chunkObj.ExampleGradients(r.ctx, r.theta, jobs, res, nil)
@@ -442,7 +462,7 @@ func (r *run) sequenceGradients(lo, hi int) ([][]float64, error) {
 	jobs := make([]hvp.Job, len(r.parts))
 	idx := make([]int, len(r.parts))
 	for pi, gr := range r.parts {
-		jobs[pi] = hvp.Job{Batch: pi, Weight: r.maskRows(gr, lo, hi)}
+		jobs[pi] = hvp.Job{Batch: pi, Weight: mask(gr), Outputs: outputs}
 		idx[pi] = gr.seqs[0]
 	}
 	res := make([][]float64, len(jobs))
@@ -571,12 +591,18 @@ func (r *run) solve(grads [][]float64) error {
 		obj = r.objective(r.parts)
 		opts.Sample = r.lissaSampler()
 	}
-	x, rep, err := hvp.Solve(r.ctx, obj, r.theta, grads, opts)
+	f, rep, err := hvp.Factorize(r.ctx, obj, r.theta, opts)
 	if err != nil {
+		return err
+	}
+	x := make([][]float64, len(grads))
+	if err := hvp.SolveRecorded(r.ctx, f, x, grads, rep); err != nil {
 		return err
 	}
 	r.delta = x
 	d.Lambda, d.Trace, d.MinEig, d.MaxEig = rep.Lambda, rep.Trace, rep.MinEig, rep.MaxEig
+	d.NegativeEigenvalues = rep.NegativeEigs
+	r.res.Setting.Damping = rep.Rho
 	for k := range rep.Iterations {
 		d.Iterations = max(d.Iterations, rep.Iterations[k])
 		d.MaxResidual = math.Max(d.MaxResidual, rep.Residuals[k])
@@ -590,8 +616,13 @@ func (r *run) solve(grads [][]float64) error {
 	if rep.Unconverged > 0 {
 		r.warn(Warning{Code: SolverTolerance, Step: -1, Figure: d.MaxResidual, Bound: rep.Tol, Count: rep.Unconverged})
 	}
-	d.InfluenceNorms = make([]float64, len(x))
-	for k, v := range x {
+	if r.opt.Estimator == Newton {
+		if err := r.newtonCorrection(f); err != nil {
+			return err
+		}
+	}
+	d.InfluenceNorms = make([]float64, len(r.delta))
+	for k, v := range r.delta {
 		d.InfluenceNorms[k] = norm(v)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph/graphtest"
+	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -36,9 +37,19 @@ func arData(name string, n, T int, seed uint64) *blocks.Dataset {
 
 // BenchmarkAuditPaper is the whole audit at the paper's scale: 1000
 // training and 1000 test sequences of 10 steps, a vanilla RNN with 20
-// hidden units (481 parameters), the exact solver. Phase times are
-// reported as extra metrics (seconds).
+// hidden units (481 parameters), the exact solver, the default estimator
+// and curvature. Phase times are reported as extra metrics (seconds).
 func BenchmarkAuditPaper(b *testing.B) {
+	benchAuditPaper(b, &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact})
+}
+
+// BenchmarkAuditPaperInfinitesimal is BenchmarkAuditPaper with the
+// paper's method: the infinitesimal jackknife with the Hessian.
+func BenchmarkAuditPaperInfinitesimal(b *testing.B) {
+	benchAuditPaper(b, &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal, Curvature: hvp.Hessian})
+}
+
+func benchAuditPaper(b *testing.B, opt *audit.Options) {
 	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +57,7 @@ func BenchmarkAuditPaper(b *testing.B) {
 	train, test := arData("train", 1000, 10, 1), arData("test", 1000, 10, 2)
 	var res *audit.Result
 	for b.Loop() {
-		res, err = audit.Run(context.Background(), g, train, test, &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact})
+		res, err = audit.Run(context.Background(), g, train, test, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -34,18 +35,41 @@ const (
 // exact (dense eigendecomposition) solver.
 const AutoExactMax = 3000
 
+// Estimator names how the leave-one-block-out parameters theta_-b are
+// estimated from the trained model.
+type Estimator string
+
+// Estimators.
+const (
+	// Newton is the Newton step on the leave-block-out objective (DESIGN
+	// section 8): theta_-b = theta + (C - C_b)^-1 grad L_b, C_b the
+	// block's own Gauss-Newton term, through the Woodbury identity from
+	// one factorisation of C; the block's own residuals get the leverage
+	// correction of the linearised model. The default.
+	Newton Estimator = "newton"
+	// Infinitesimal is the paper's infinitesimal jackknife, theta_-b =
+	// theta + C^-1 grad L_b (DESIGN section 4), with residuals from a
+	// forward pass at theta_-b: to reproduce the paper.
+	Infinitesimal Estimator = "infinitesimal"
+)
+
 // Options configure an audit. The zero value (with Layout set) runs the
-// defaults of DESIGN: alpha 0.1, sequence blocks, the exact Hessian with
-// the automatic solver, squared error.
+// defaults: alpha 0.1, sequence blocks, the Newton leave-one-block-out
+// estimator with the Gauss-Newton curvature and its default damping, the
+// automatic solver, squared error.
 type Options struct {
 	Layout      Layout
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks
 	Solver      Solver      // "" means Auto
-	Curvature   hvp.Curvature
-	Damping     float64 // rho, relative to the mean eigenvalue; 0 means hvp.DefaultDamping
-	Loss        hvp.Loss
+	// Estimator is "" (Newton), Newton or Infinitesimal.
+	Estimator Estimator
+	Curvature hvp.Curvature // zero value: Gauss-Newton
+	// Damping is rho, relative to the mean eigenvalue; 0 means the
+	// default for the curvature and the ridge (hvp.DefaultDampingFor).
+	Damping float64
+	Loss    hvp.Loss
 	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained
 	// with, in the units of the summed loss (weight decay). The trained
 	// parameters are stationary for the penalised loss, so its curvature
@@ -60,13 +84,25 @@ type Options struct {
 	// Retrain re-trains this many blocks exactly (drawn with Seed) and
 	// compares with influence; a negative value re-trains every block.
 	Retrain int
-	Seed    uint64
+	// RetrainBudget bounds the wall time of all exact re-fits together
+	// (0: no bound); RetrainMaxIter bounds the iterations of one re-fit
+	// (0: 200 Newton or 20000 L-BFGS iterations). A re-fit stopped by
+	// either is reported as not converged and left out of the agreement
+	// figures.
+	RetrainBudget  time.Duration
+	RetrainMaxIter int
+	Seed           uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
 	// ModelPath is recorded in the result.
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
 	Progress func(Progress)
+
+	// ownForward takes the Newton estimator's own-block residuals from a
+	// forward pass at theta_-b instead of the linearised model (for the
+	// package's measurements).
+	ownForward bool
 }
 
 // Progress reports the advance of one phase.
@@ -83,6 +119,17 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if !(r.Alpha > 0 && r.Alpha < 0.5) {
 		return r, fmt.Errorf("audit: alpha %g must be between 0 and 0.5", r.Alpha)
+	}
+	if r.Estimator == "" {
+		r.Estimator = Newton
+	}
+	switch r.Estimator {
+	case Newton, Infinitesimal:
+	default:
+		return r, fmt.Errorf("audit: unknown estimator %q (newton or infinitesimal)", r.Estimator)
+	}
+	if r.RetrainBudget < 0 || r.RetrainMaxIter < 0 {
+		return r, fmt.Errorf("audit: the re-training budget (%v, %d iterations) must not be negative", r.RetrainBudget, r.RetrainMaxIter)
 	}
 	if r.Solver == "" {
 		r.Solver = Auto

@@ -92,7 +92,10 @@ func TestAgainstBruteForce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			opt := &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact, Damping: ref.Rho, Alpha: ref.Alpha}
+			// The reference is the paper's infinitesimal jackknife with a
+			// forward pass per leave-one-out model.
+			opt := &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal,
+				Curvature: hvp.Hessian, Damping: ref.Rho, Alpha: ref.Alpha}
 			if ref.Layout == "time-first" {
 				opt.Layout = audit.TimeFirst
 			}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
 
@@ -95,12 +96,6 @@ func (r *run) residualsPhase(phase string) error {
 	}
 
 	bl := r.scheme.Blocks
-	type blockRes struct {
-		entries []entry
-		keys    []forecast
-		shift   float64
-		count   int
-	}
 	results := make([]blockRes, len(bl))
 	thetas := make([][]float64, r.workers)
 	done := 0
@@ -114,25 +109,18 @@ func (r *run) residualsPhase(phase string) error {
 			th[j] = r.theta[j] + r.delta[k][j]
 		}
 		res := &results[k]
-		for _, sp := range bl[k].Region(r.train) {
-			pi := partOf[sp.Seq]
-			gr := r.parts[pi]
-			outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
-			if err != nil {
-				return err
-			}
-			for _, f := range r.io.forecasts(gr.T) {
-				row := f.T + f.H
-				q := r.io.index(1, gr.T, 0, f.T, f.H)
-				if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
-					continue
-				}
-				y := outs[0].F[q]
-				res.entries = append(res.entries, entry{blk: k, seq: sp.Seq, r: math.Abs(gr.target[q] - y)})
-				res.keys = append(res.keys, f)
-				res.shift += math.Abs(y - base[pi][q])
+		if r.own != nil && r.own[k] != nil {
+			// The Newton estimator's own-block residuals (sequence
+			// blocks: the region is the block's own terms).
+			ob := r.own[k]
+			for a, t := range ob.terms {
+				res.entries = append(res.entries, entry{blk: k, seq: ob.seq, r: ob.res[a]})
+				res.keys = append(res.keys, t.f)
+				res.shift += ob.shift[a]
 				res.count++
 			}
+		} else if err := r.forwardResiduals(ws[w], th, bl[k].Region(r.train), k, partOf, base, res); err != nil {
+			return err
 		}
 		mu.Lock()
 		done++
@@ -154,6 +142,41 @@ func (r *run) residualsPhase(phase string) error {
 		}
 	}
 	r.mostInfluential(shifts)
+	return nil
+}
+
+// blockRes are one block's residual entries, their forecasts, and the sum
+// and count of its prediction shifts.
+type blockRes struct {
+	entries []entry
+	keys    []forecast
+	shift   float64
+	count   int
+}
+
+// forwardResiduals adds to res block k's residuals |y - f(x; th)| over
+// its evaluation region, from forward passes on worker states ws.
+func (r *run) forwardResiduals(ws states, th []float64, region []blocks.Span, k int, partOf []int, base [][]float64, res *blockRes) error {
+	for _, sp := range region {
+		pi := partOf[sp.Seq]
+		gr := r.parts[pi]
+		outs, err := ws.get(gr.prog).Forward(th, gr.in)
+		if err != nil {
+			return err
+		}
+		for _, f := range r.io.forecasts(gr.T) {
+			row := f.T + f.H
+			q := r.io.index(1, gr.T, 0, f.T, f.H)
+			if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
+				continue
+			}
+			y := outs[0].F[q]
+			res.entries = append(res.entries, entry{blk: k, seq: sp.Seq, r: math.Abs(gr.target[q] - y)})
+			res.keys = append(res.keys, f)
+			res.shift += math.Abs(y - base[pi][q])
+			res.count++
+		}
+	}
 	return nil
 }
 

@@ -42,6 +42,7 @@ type Setting struct {
 	BlockLength   int      `json:"block_length,omitempty"`
 	NumBlocks     int      `json:"num_blocks"`
 	Solver        string   `json:"solver"`
+	Estimator     string   `json:"estimator"` // newton or infinitesimal
 	Curvature     string   `json:"curvature"`
 	Damping       float64  `json:"damping"`
 	Loss          string   `json:"loss"`
@@ -159,6 +160,21 @@ type Diagnostics struct {
 	MaxEig      float64 `json:"max_eigenvalue"`
 	Iterations  int     `json:"max_iterations"`
 	MaxResidual float64 `json:"max_residual"`
+	// NegativeEigenvalues counts the curvature's eigenvalues below
+	// -lambda (exact solver): non-zero only for an indefinite Hessian.
+	NegativeEigenvalues int `json:"negative_eigenvalues"`
+	// LeveragePerStep is, per row (step), the mean over the training
+	// blocks' own terms at that row of their leverage, the diagonal of
+	// Lambda_b^1/2 J_b (C + lambda I)^-1 J_b^T Lambda_b^1/2 (DESIGN
+	// section 8): in [0, 1), the fraction of a term's own residual that the
+	// trained model absorbs. Nil for the infinitesimal estimator.
+	LeveragePerStep []float64 `json:"leverage_per_step,omitempty"`
+	// UnboundedBlocks counts the blocks the model almost interpolates
+	// (a leverage eigenvalue within LeverageLimit of 1): their own
+	// leave-out residuals are unbounded (+Inf), never clipped.
+	UnboundedBlocks int `json:"unbounded_blocks"`
+	// UnboundedLabels are the labels of those blocks.
+	UnboundedLabels []string `json:"unbounded_block_labels,omitempty"`
 	// InfluenceNorms are |theta_-b - theta_hat| per block (for a
 	// histogram); Influential the largest, with block labels.
 	InfluenceNorms []float64        `json:"influence_norms"`
@@ -183,9 +199,19 @@ type Phase struct {
 }
 
 // RetrainResult compares influence estimates with exact re-training on a
-// set of blocks.
+// set of blocks. Only the re-fits that converged enter the agreement
+// figures (means, correlation, coverage, lengths); the per-block lists
+// cover every block drawn.
 type RetrainResult struct {
-	Blocks []string `json:"blocks"`
+	// Estimator is the estimator compared with (Setting.Estimator).
+	Estimator string   `json:"estimator"`
+	Blocks    []string `json:"blocks"`
+	// Converged per block: the re-fit reached a gradient norm below 1e-4
+	// times the median block gradient before the iteration cap and the
+	// time budget; NotConverged counts those that did not (or were not
+	// started for lack of time).
+	Converged    []bool `json:"converged"`
+	NotConverged int    `json:"not_converged"`
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64 `json:"cosine"`

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -30,9 +31,17 @@ func (r *run) retrain() error {
 	slices.Sort(pick)
 
 	r.opt.progress("exact re-training", 0, n)
-	thetaStar, _, _, err := r.refit(-1)
+	var deadline time.Time
+	if r.opt.RetrainBudget > 0 {
+		deadline = time.Now().Add(r.opt.RetrainBudget)
+	}
+	rr := &RetrainResult{Estimator: r.res.Setting.Estimator}
+	thetaStar, _, gStar, okStar, err := r.refit(-1, deadline)
 	if err != nil {
 		return err
+	}
+	if !okStar {
+		r.warn(Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: r.refitTol()})
 	}
 	if d := norm(sub(thetaStar, r.theta)); d > 0 {
 		typical := median(r.res.Diag.InfluenceNorms)
@@ -40,25 +49,59 @@ func (r *run) retrain() error {
 			r.warn(Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
 		}
 	}
-	rr := &RetrainResult{}
-	exact := make([][]float64, n)
+	var exact [][]float64
+	var used []int // the converged re-fits, by block
 	for k, b := range pick {
-		th, iters, gnorm, err := r.refit(b)
+		rr.Blocks = append(rr.Blocks, bl[b].Label)
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			// Out of time: not re-fitted.
+			rr.Cosine = append(rr.Cosine, math.NaN())
+			rr.NormRatio = append(rr.NormRatio, math.NaN())
+			rr.Iterations = append(rr.Iterations, 0)
+			rr.FinalGrad = append(rr.FinalGrad, math.NaN())
+			rr.Converged = append(rr.Converged, false)
+			rr.NotConverged++
+			r.opt.progress("exact re-training", k+1, n)
+			continue
+		}
+		th, iters, gnorm, ok, err := r.refit(b, deadline)
 		if err != nil {
 			return err
 		}
-		exact[k] = th
-		rr.Blocks = append(rr.Blocks, bl[b].Label)
 		de := sub(th, thetaStar)
 		di := r.delta[b]
 		rr.Cosine = append(rr.Cosine, cosine(de, di))
 		rr.NormRatio = append(rr.NormRatio, ratio(norm(di), norm(de)))
 		rr.Iterations = append(rr.Iterations, iters)
 		rr.FinalGrad = append(rr.FinalGrad, gnorm)
+		rr.Converged = append(rr.Converged, ok)
+		if ok {
+			exact = append(exact, th)
+			used = append(used, b)
+		} else {
+			rr.NotConverged++
+		}
 		r.opt.progress("exact re-training", k+1, n)
 	}
-	rr.MeanCosine = stat.Mean(rr.Cosine, nil)
-	rr.MinCosine = slices.Min(rr.Cosine)
+	r.res.Retrain = rr
+	if rr.NotConverged > 0 {
+		r.warn(Warning{Code: RefitNotConverged, Step: -1, Figure: float64(n), Bound: r.opt.RetrainBudget.Seconds(),
+			Count: rr.NotConverged, Ratio: float64(r.retrainMaxIter())})
+	}
+	if len(used) == 0 {
+		rr.MeanCosine, rr.MinCosine, rr.PredCorrelation = math.NaN(), math.NaN(), math.NaN()
+		rr.ExactCoverage, rr.InfluenceCoverage, rr.ExactLength, rr.InfluenceLength = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		return nil
+	}
+	var cos []float64
+	for k, ok := range rr.Converged {
+		if ok {
+			cos = append(cos, rr.Cosine[k])
+		}
+	}
+	rr.MeanCosine = stat.Mean(cos, nil)
+	rr.MinCosine = slices.Min(cos)
+	pick, n = used, len(used)
 
 	// Prediction changes and intervals with exact and influence parameters.
 	deltas := make([][]float64, n)
@@ -106,7 +149,6 @@ func (r *run) retrain() error {
 	r.entries = saved
 	rr.InfluenceCoverage, rr.InfluenceLength = r.coverOf(li)
 	rr.ExactCoverage, rr.ExactLength = r.coverOf(le)
-	r.res.Retrain = rr
 	if rr.MeanCosine < 0.9 {
 		r.warn(Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
 	}
@@ -143,11 +185,11 @@ func (r *run) exactResiduals(pick []int, exact [][]float64) (map[forecast][]entr
 	for k, b := range pick {
 		deltas[b] = sub(exact[k], r.theta)
 	}
-	savedEntries, savedNaive, savedInfl := r.entries, r.naive, r.res.Diag.Influential
-	r.delta = deltas
+	savedEntries, savedNaive, savedInfl, savedOwn := r.entries, r.naive, r.res.Diag.Influential, r.own
+	r.delta, r.own = deltas, nil
 	err := r.residualsPhase("exact re-training")
 	out := r.entries
-	r.delta, r.entries, r.naive, r.res.Diag.Influential = saved, savedEntries, savedNaive, savedInfl
+	r.delta, r.entries, r.naive, r.res.Diag.Influential, r.own = saved, savedEntries, savedNaive, savedInfl, savedOwn
 	return out, err
 }
 
@@ -173,15 +215,39 @@ func (r *run) blockObjective(b int) *hvp.Objective {
 	return obj
 }
 
+// retrainMaxIter is the iteration cap of one re-fit: RetrainMaxIter, or
+// 200 Newton steps (small models) or 20000 L-BFGS iterations.
+func (r *run) retrainMaxIter() int {
+	if r.opt.RetrainMaxIter > 0 {
+		return r.opt.RetrainMaxIter
+	}
+	if r.g.NumParams() <= AutoExactMax {
+		return 200
+	}
+	return 20000
+}
+
+// refitTol is the gradient norm below which a re-fit counts as converged:
+// 1e-4 times the median block gradient: the step it leaves undone is
+// about 1e-4 of a typical leave-one-out shift. (Newton re-fits of the
+// synthetic small model stall at the rounding floor at 1e-6 to 3e-6.)
+func (r *run) refitTol() float64 {
+	return 1e-4 * math.Max(r.res.Diag.BlockGradMedian, 1e-300)
+}
+
 // refit minimises L(.; w_-b) from theta_hat (b < 0: the full loss): with
 // Newton steps on the dense Hessian when the model is small enough for the
-// exact solver, with L-BFGS otherwise.
-func (r *run) refit(b int) (theta []float64, iters int, gradNorm float64, err error) {
+// exact solver, with L-BFGS otherwise. It stops at the iteration cap or
+// the deadline (zero: none); converged says whether the final gradient
+// norm is below refitTol.
+func (r *run) refit(b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
 	obj := r.blockObjective(b)
 	if r.g.NumParams() <= AutoExactMax {
-		return r.newton(obj)
+		theta, iters, gradNorm, err = r.newton(obj, deadline)
+	} else {
+		theta, iters, gradNorm, err = r.lbfgs(obj, deadline)
 	}
-	return r.lbfgs(obj)
+	return theta, iters, gradNorm, err == nil && gradNorm <= r.refitTol(), err
 }
 
 // newtonEig is an eigendecomposition of a Hessian, the Newton matrix.
@@ -222,7 +288,7 @@ func (ne *newtonEig) step(g []float64, mu float64) []float64 {
 // Hessian is recomputed when the gradient stops falling fast. It stops at
 // a gradient norm of 1e-10 times the typical block gradient, or when no
 // step decreases the loss any more (converged to rounding).
-func (r *run) newton(obj *hvp.Objective) ([]float64, int, float64, error) {
+func (r *run) newton(obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
 	theta := slices.Clone(r.theta)
 	P := len(theta)
 	g := make([]float64, P)
@@ -241,7 +307,7 @@ func (r *run) newton(obj *hvp.Objective) ([]float64, int, float64, error) {
 		return nil, 0, 0, err
 	}
 	it := 0
-	for ; it < 200 && norm(g) > tol; it++ {
+	for ; it < r.retrainMaxIter() && norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
 		s := ne.step(g, mu)
 		accepted := false
 		for a := 1.0; a > 1e-6; a /= 2 {
@@ -276,7 +342,7 @@ func (r *run) newton(obj *hvp.Objective) ([]float64, int, float64, error) {
 }
 
 // lbfgs minimises obj from theta_hat with L-BFGS (large models).
-func (r *run) lbfgs(obj *hvp.Objective) ([]float64, int, float64, error) {
+func (r *run) lbfgs(obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
 	var ferr error
 	grad := make([]float64, len(r.theta))
 	scale := math.Max(r.res.Diag.BlockGradMedian, 1e-12)
@@ -294,7 +360,10 @@ func (r *run) lbfgs(obj *hvp.Objective) ([]float64, int, float64, error) {
 			}
 		},
 	}
-	set := &optimize.Settings{GradientThreshold: 1e-9 * scale, MajorIterations: 20000, Converger: &optimize.FunctionConverge{Absolute: 0, Relative: 0, Iterations: 200}}
+	set := &optimize.Settings{GradientThreshold: 1e-9 * scale, MajorIterations: r.retrainMaxIter(), Converger: &optimize.FunctionConverge{Absolute: 0, Relative: 0, Iterations: 200}}
+	if !deadline.IsZero() {
+		set.Runtime = max(time.Until(deadline), time.Millisecond)
+	}
 	res, err := optimize.Minimize(prob, slices.Clone(r.theta), set, &optimize.LBFGS{Store: 30})
 	if ferr != nil {
 		return nil, 0, 0, ferr

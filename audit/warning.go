@@ -38,6 +38,25 @@ const (
 	// parameter cosine Figure below Bound over Count re-trained blocks;
 	// Ratio is the correlation of their prediction changes.
 	PoorAgreement WarningCode = "poor-agreement"
+	// UnboundedBlocks: Count training blocks are (almost) interpolated by
+	// the model, a leverage eigenvalue within Bound (LeverageLimit) of 1:
+	// their own leave-out residuals are unbounded (+Inf), never clipped.
+	// Figure is the largest leverage eigenvalue met.
+	UnboundedBlocks WarningCode = "unbounded-blocks"
+	// HighLeverage: at row Step the training blocks' mean own leverage is
+	// Figure, above Bound: the model fits a large part of each training
+	// value there, and intervals built from the trained model are
+	// expected to under-cover at that step.
+	HighLeverage WarningCode = "high-leverage"
+	// RefitNotConverged: Count of the exact re-fits (Figure of them drawn,
+	// as a number) stopped at the iteration cap (Ratio) or the time budget
+	// (Bound, seconds; 0 for none) before converging; they are left out
+	// of the agreement figures.
+	RefitNotConverged WarningCode = "refit-not-converged"
+	// FullRefitNotConverged: re-training on all the data stopped at the
+	// iteration cap or the time budget with gradient norm Figure, above
+	// the convergence bound Bound; every exact change is measured from it.
+	FullRefitNotConverged WarningCode = "full-refit-not-converged"
 )
 
 // Warning is one finding of an audit, as figures: what was measured

@@ -12,14 +12,20 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Curvature selects the matrix C of the Newton step (DESIGN section 4).
+// Curvature selects the matrix C of the Newton step (DESIGN sections 4
+// and 8). The zero value is the generalised Gauss-Newton matrix: it is
+// positive semi-definite, so the damped system can never be indefinite,
+// whereas the Hessian of a model trained by a stochastic optimiser
+// usually has negative eigenvalues that (H + lambda I)^-1 amplifies.
 type Curvature int
 
 const (
-	// Hessian is the exact Hessian of the loss.
-	Hessian Curvature = iota
-	// GaussNewton is J^T D J, positive semi-definite for both losses.
-	GaussNewton
+	// GaussNewton is the generalised Gauss-Newton matrix J^T D J, D the
+	// second derivatives of the loss in the outputs: positive
+	// semi-definite for both losses. The default.
+	GaussNewton Curvature = iota
+	// Hessian is the exact Hessian of the loss (the paper's curvature).
+	Hessian
 )
 
 func (c Curvature) String() string {

@@ -45,10 +45,12 @@ func (l Loss) eval(y, f float64) (v, d1, d2 float64) {
 	}
 }
 
-// d2GN returns the curvature weight of the Gauss-Newton matrix for one
-// term: the second derivative of l in f, which is positive for both
-// losses, so the Gauss-Newton matrix is positive semi-definite.
-func (l Loss) d2GN(y, f float64) float64 {
+// SecondDerivative returns the curvature weight of the Gauss-Newton
+// matrix for one term: the second derivative of l(y, f) in f, which is
+// positive for both losses (2 for squared error, 1/f² or 1/(1-f)² for
+// cross-entropy), so the Gauss-Newton matrix is positive semi-definite.
+// It is the Lambda of DESIGN section 8 (times the term's weight).
+func (l Loss) SecondDerivative(y, f float64) float64 {
 	_, _, d2 := l.eval(y, f)
 	return d2
 }

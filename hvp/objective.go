@@ -207,7 +207,7 @@ func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error)
 		return 0, err
 	}
 	v, err := o.reduce(ctx, nil, func(w *worker, b *Batch, _ []float64) (float64, error) {
-		_, _, _, loss, err := o.lossSeeds(w, b, theta, b.Weight)
+		_, _, _, loss, err := o.lossSeeds(w, b, theta, b.Weight, false)
 		return loss, err
 	})
 	if o.Ridge != 0 {
@@ -227,7 +227,7 @@ func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float6
 		return 0, err
 	}
 	v, err := o.reduce(ctx, grad, func(w *worker, b *Batch, acc []float64) (float64, error) {
-		return o.batchGradient(w, b, theta, b.Weight, acc)
+		return o.batchGradient(w, b, theta, b.Weight, acc, false)
 	})
 	if o.Ridge != 0 && err == nil {
 		for i, t := range theta {
@@ -240,8 +240,8 @@ func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float6
 
 // batchGradient adds batch b's gradient, with weights wt, into acc and
 // returns its loss.
-func (o *Objective) batchGradient(w *worker, b *Batch, theta, wt, acc []float64) (float64, error) {
-	st, _, g, loss, err := o.lossSeeds(w, b, theta, wt)
+func (o *Objective) batchGradient(w *worker, b *Batch, theta, wt, acc []float64, outputs bool) (float64, error) {
+	st, _, g, loss, err := o.lossSeeds(w, b, theta, wt, outputs)
 	if err != nil {
 		return 0, err
 	}
@@ -251,12 +251,21 @@ func (o *Objective) batchGradient(w *worker, b *Batch, theta, wt, acc []float64)
 // lossSeeds runs batch b forward at theta on worker w's State and sets the
 // output cotangents of its loss with weights wt, ready for a backward
 // pass. It returns the State, the outputs, the cotangents and the loss.
-func (o *Objective) lossSeeds(w *worker, b *Batch, theta, wt []float64) (st *graph.State, outs, g []*graph.Tensor, loss float64, err error) {
+// With outputs set the cotangents are the weights themselves (the
+// gradient of sum_e wt_e f_e, see Job.Outputs) and the loss is 0.
+func (o *Objective) lossSeeds(w *worker, b *Batch, theta, wt []float64, outputs bool) (st *graph.State, outs, g []*graph.Tensor, loss float64, err error) {
 	st = w.state(b.Program)
 	if outs, err = st.Forward(theta, b.Inputs); err != nil {
 		return nil, nil, nil, 0, err
 	}
 	g, _ = w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+	if outputs {
+		if len(wt) != len(outs[b.Output].F) {
+			return nil, nil, nil, 0, fmt.Errorf("weights (%d) do not match the output's %d elements", len(wt), len(outs[b.Output].F))
+		}
+		copy(g[b.Output].F, wt)
+		return st, outs, g, 0, nil
+	}
 	bw := *b
 	bw.Weight = wt
 	loss, err = o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil)
@@ -323,6 +332,11 @@ func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaus
 type Job struct {
 	Batch  int
 	Weight []float64
+	// Outputs asks for the gradient of the weighted sum of the outputs,
+	// sum_e Weight_e f_e, instead of the loss (whose losses are then 0):
+	// with a weight that keeps one element per example, ExampleGradients
+	// gives one row of every example's output Jacobian.
+	Outputs bool
 }
 
 // Gradients computes, for every job, the gradient of that job's loss into
@@ -352,7 +366,7 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 		} else {
 			clear(out[i])
 		}
-		loss, err := o.batchGradient(w, b, theta, wt, out[i])
+		loss, err := o.batchGradient(w, b, theta, wt, out[i], j.Outputs)
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", j.Batch, err)
 		}
@@ -423,13 +437,16 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 			st.SetSerial(false)
 			defer st.SetSerial(w.serial)
 		}
-		st, outs, g, _, err := o.lossSeeds(w, b, theta, wt)
+		st, outs, g, _, err := o.lossSeeds(w, b, theta, wt, j.Outputs)
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", j.Batch, err)
 		}
 		if losses != nil {
 			l := losses[i]
 			clear(l)
+			if j.Outputs {
+				wt = nil // no loss terms
+			}
 			ids, f := xs[i].Output(b.Output), outs[b.Output].F
 			for k, we := range wt {
 				if we != 0 && ids[k] >= 0 {

@@ -156,6 +156,17 @@ func TestDerivativesFiniteDifferences(t *testing.T) {
 	}
 }
 
+// batchOutputs runs batch b forward at theta and returns its first
+// output.
+func batchOutputs(t *testing.T, b hvp.Batch, theta []float64) []float64 {
+	t.Helper()
+	outs, err := b.Program.NewState().Forward(theta, b.Inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float64(nil), outs[0].F...)
+}
+
 // TestGaussNewtonMatchesJacobian checks G v against J^T D (J v) with J v
 // from central differences of the outputs, for squared error (D = 2 w).
 func TestGaussNewtonMatchesJacobian(t *testing.T) {
@@ -170,14 +181,7 @@ func TestGaussNewtonMatchesJacobian(t *testing.T) {
 	P := len(theta)
 	r := rand.New(rand.NewPCG(5, 5))
 	u, v := randUnit(r, P), randUnit(r, P)
-	outAt := func(th []float64) []float64 {
-		s := b.Program.NewState()
-		outs, err := s.Forward(th, b.Inputs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append([]float64(nil), outs[0].F...)
-	}
+	outAt := func(th []float64) []float64 { return batchOutputs(t, b, th) }
 	jac := func(d []float64) []float64 {
 		const h = 1e-5
 		p, m := outAt(axpy(h, d, theta)), outAt(axpy(-h, d, theta))

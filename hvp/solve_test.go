@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -273,6 +275,24 @@ func TestExactReport(t *testing.T) {
 	}
 	if rep.NegativeEigs == 0 {
 		t.Errorf("indefinite Hessian (min eig %.3g, lambda %.3g) not reported", rep.MinEig, rep.Lambda)
+	}
+	// The count, from an eigendecomposition of the dense Hessian.
+	h, err := o.Dense(ctx, hvp.Hessian, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(h, false) {
+		t.Fatal("eigendecomposition failed")
+	}
+	neg := 0
+	for _, v := range eig.Values(nil) {
+		if v < -rep.Lambda {
+			neg++
+		}
+	}
+	if neg != rep.NegativeEigs {
+		t.Errorf("%d eigenvalues below -lambda reported, %d in the dense Hessian", rep.NegativeEigs, neg)
 	}
 }
 

@@ -340,6 +340,7 @@ func charts(r *audit.Result, o *Options) chartSet {
 	}
 	if s := r.Summary; s != nil {
 		add(groupCoverage, coverageChart(r))
+		add(groupCoverage, leverageChart(r))
 		add(groupCoverage, widthChart(r))
 		add(groupCoverage, calibrationChart(r))
 		add(groupCoverage, horizonChart(r))
@@ -421,6 +422,36 @@ func horizonChart(r *audit.Result) *chart {
 		Title: "Coverage per horizon",
 		Caption: fmt.Sprintf("Share of the %s values inside their interval for each horizon h, the forecasts made at row t for row t+h, against the %s target and the %s guarantee. Mean widths by horizon: %s.",
 			evaluated(r), pct0(nominal), pct0(floor), strings.Join(widths, "; ")),
+		SVG: render(p, chartW, chartH),
+	}
+}
+
+// leverageChart: the training blocks' mean own leverage per step (the
+// Newton estimator), with the level above which intervals from the
+// trained model tend to under-cover.
+func leverageChart(r *audit.Result) *chart {
+	lev := r.Diag.LeveragePerStep
+	n := len(lev)
+	if n == 0 {
+		return nil
+	}
+	p := newPlot("step (row of the sequence)", "mean own leverage")
+	stepAxis(p, n)
+	xs := steps(n)
+	hi := 0.25
+	for _, v := range lev {
+		if isFinite(v) {
+			hi = math.Max(hi, v)
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, math.Min(1, math.Ceil(hi*1.1*20)/20)
+	hline(p, audit.HighLeverageBound, 0.5, float64(n)+0.5, colFloor, dotted, fmt.Sprintf("%.1f", audit.HighLeverageBound))
+	line(p, finite(xs, lev), colJack, 2, nil, true, "leverage")
+	return &chart{
+		ID:    "leverage",
+		Title: "Leverage per step",
+		Caption: fmt.Sprintf("Mean over the training sequences of each value's own leverage at that step: the share of its own residual that the trained model absorbs (0: none, 1: the model interpolates it). Above the dotted line (%.1f) intervals built from the trained model tend to under-cover; compare with the coverage per step.",
+			audit.HighLeverageBound),
 		SVG: render(p, chartW, chartH),
 	}
 }

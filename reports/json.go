@@ -142,6 +142,7 @@ type jsonSettings struct {
 	BlockLength    int      `json:"block_length,omitempty"`
 	NumBlocks      int      `json:"num_blocks"`
 	Solver         string   `json:"solver"`
+	Estimator      string   `json:"estimator"`
 	Curvature      string   `json:"curvature"`
 	Damping        fnum     `json:"damping"`
 	Loss           string   `json:"loss"`
@@ -163,7 +164,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
 		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
-		Solver: st.Solver, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
+		Solver: st.Solver, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
 	}
@@ -295,6 +296,10 @@ type jsonDiag struct {
 	MaxEig          fnum            `json:"max_eigenvalue"`
 	Iterations      int             `json:"max_iterations"`
 	MaxResidual     fnum            `json:"max_residual"`
+	NegativeEigs    int             `json:"negative_eigenvalues"`
+	LeveragePerStep []fnum          `json:"leverage_per_step"`
+	UnboundedBlocks int             `json:"unbounded_blocks"`
+	UnboundedLabels []string        `json:"unbounded_block_labels"`
 	InfluenceNorms  []fnum          `json:"influence_norms"`
 	Influential     []jsonInfluence `json:"most_influential"`
 	Warnings        []jsonWarning   `json:"warnings"`
@@ -317,9 +322,11 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		GradNorm: fnum(d.GradNorm), BlockGradMedian: fnum(d.BlockGradMedian), Stationarity: fnum(d.Stationarity),
 		Lambda: fnum(d.Lambda), Trace: fnum(d.Trace), MinEig: fnum(d.MinEig), MaxEig: fnum(d.MaxEig),
 		Iterations: d.Iterations, MaxResidual: fnum(d.MaxResidual),
-		InfluenceNorms: fnums(d.InfluenceNorms),
-		Influential:    make([]jsonInfluence, len(d.Influential)),
-		Warnings:       make([]jsonWarning, len(d.Warnings)),
+		NegativeEigs: d.NegativeEigenvalues, LeveragePerStep: fnums(d.LeveragePerStep), UnboundedBlocks: d.UnboundedBlocks,
+		UnboundedLabels: orEmpty(d.UnboundedLabels),
+		InfluenceNorms:  fnums(d.InfluenceNorms),
+		Influential:     make([]jsonInfluence, len(d.Influential)),
+		Warnings:        make([]jsonWarning, len(d.Warnings)),
 	}
 	for i, e := range d.Influential {
 		out.Influential[i] = jsonInfluence{e.Block, fnum(e.Norm), fnum(e.PredShift)}
@@ -329,9 +336,12 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		if w.Step >= 0 {
 			jw.Step = &w.Step
 		}
-		if w.Code == audit.StepCoverage {
+		switch w.Code {
+		case audit.StepCoverage:
 			jw.Message = stepCoverageText([]audit.Warning{w})
-		} else {
+		case audit.HighLeverage:
+			jw.Message = highLeverageText([]audit.Warning{w})
+		default:
 			jw.Message = sentence(warningText(r, w))
 		}
 		out.Warnings[i] = jw
@@ -371,7 +381,10 @@ func jsonTimingsOf(d *audit.Diagnostics) *jsonTimings {
 }
 
 type jsonRetrain struct {
+	Estimator         string   `json:"estimator"`
 	Blocks            []string `json:"blocks"`
+	Converged         []bool   `json:"converged"`
+	NotConverged      int      `json:"not_converged"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -393,8 +406,12 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	if it == nil {
 		it = []int{}
 	}
+	conv := r.Converged
+	if conv == nil {
+		conv = []bool{}
+	}
 	return &jsonRetrain{
-		Blocks: orEmpty(r.Blocks), Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, NotConverged: r.NotConverged, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),

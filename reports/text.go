@@ -206,7 +206,11 @@ func subline(r *audit.Result) string {
 	}
 	out := strings.Join(parts, "; ") + "."
 	if s.Infinite > 0 {
-		out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+		if n := r.Diag.UnboundedBlocks; n > 0 {
+			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"), plural(n, "training block"))
+		} else {
+			out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+		}
 	}
 	return out
 }
@@ -223,25 +227,47 @@ func pluralIs(n int, noun string) string {
 // paragraph each; the step-coverage warnings are joined into one.
 func warnings(r *audit.Result) []string {
 	var out []string
-	var steps []audit.Warning
+	var steps, lev []audit.Warning
+	stepsAt, levAt := -1, -1
 	for _, w := range r.Diag.Warnings {
-		if w.Code == audit.StepCoverage {
+		switch w.Code {
+		case audit.StepCoverage:
 			if len(steps) == 0 {
+				stepsAt = len(out)
 				out = append(out, "") // its place, filled below
 			}
 			steps = append(steps, w)
 			continue
+		case audit.HighLeverage:
+			if len(lev) == 0 {
+				levAt = len(out)
+				out = append(out, "")
+			}
+			lev = append(lev, w)
+			continue
 		}
 		out = append(out, sentence(warningText(r, w)))
 	}
-	if len(steps) > 0 {
-		for i, x := range out {
-			if x == "" {
-				out[i] = stepCoverageText(steps)
-			}
-		}
+	if stepsAt >= 0 {
+		out[stepsAt] = stepCoverageText(steps)
+	}
+	if levAt >= 0 {
+		out[levAt] = highLeverageText(lev)
 	}
 	return out
+}
+
+// highLeverageText joins the high-leverage warnings into one paragraph.
+func highLeverageText(ws []audit.Warning) string {
+	var parts []string
+	for i, w := range ws {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("step %d: %.2f", w.Step+1, w.Figure))
+	}
+	return fmt.Sprintf("The training sequences' own leverage is high at some steps (mean %s; above %.2g): the model fits a large part of each training value there, so intervals built from the trained model are expected to under-cover at these steps. Intervals calibrated on held-out sequences would correct them.", strings.Join(parts, ", "), ws[0].Bound)
 }
 
 // warningText puts one warning (other than step coverage) into words: what
@@ -265,7 +291,25 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("Conjugate gradients did not reach tolerance %.1g on %d right-hand side(s) (worst relative residual %.2g): raise the iteration limit or the damping", w.Bound, w.Count, w.Figure)
 	case audit.FullRefitMoved:
 		return fmt.Sprintf("Re-training on all the data moves the parameters by %.3g, more than the typical influence of one block (%.3g): the model was not trained to convergence, so influence estimates are measured against a moving target", w.Figure, w.Bound)
+	case audit.UnboundedBlocks:
+		names := r.Diag.UnboundedLabels
+		more := ""
+		if len(names) > 5 {
+			names, more = names[:5], fmt.Sprintf(" and %d more", len(r.Diag.UnboundedLabels)-5)
+		}
+		return fmt.Sprintf("The model almost interpolates %d training block(s) (%s%s): a leverage eigenvalue is within %g of 1 (largest %.6f), so their leave-out residuals are unbounded and the intervals they enter are infinite on that side where they reach the quantile. More training data, fewer parameters or more regularisation would help", w.Count, strings.Join(names, ", "), more, w.Bound, w.Figure)
+	case audit.RefitNotConverged:
+		budget := "no time budget"
+		if w.Bound > 0 {
+			budget = fmt.Sprintf("time budget %.3gs", w.Bound)
+		}
+		return fmt.Sprintf("%d of %.0f exact re-fits did not converge (iteration cap %.0f, %s): they are left out of the agreement figures; raise --retrain-max-iter or --retrain-budget", w.Count, w.Figure, w.Ratio, budget)
+	case audit.FullRefitNotConverged:
+		return fmt.Sprintf("Re-training on all the data did not converge (gradient norm %.3g, bound %.3g): every exact leave-one-out change is measured from it, so the agreement figures are rough; raise --retrain-max-iter or --retrain-budget", w.Figure, w.Bound)
 	case audit.PoorAgreement:
+		if r.Setting.Curvature == "gauss-newton" {
+			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
+		}
 		return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): treat the intervals with caution, or try the Gauss-Newton curvature or more damping", w.Figure, w.Count, w.Ratio)
 	}
 	return fmt.Sprintf("%s (figure %.4g, bound %.4g)", w.Code, w.Figure, w.Bound)

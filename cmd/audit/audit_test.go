@@ -106,7 +106,7 @@ func TestAuditExample(t *testing.T) {
 	}
 
 	page := readFile(t, html)
-	for _, id := range []string{"coverage", "width", "calibration", "fan-1", "fan-6", "influence", "gap"} {
+	for _, id := range []string{"coverage", "leverage", "width", "calibration", "fan-1", "fan-6", "influence", "gap"} {
 		if !strings.Contains(page, `id="chart-`+id+`"`) {
 			t.Errorf("the HTML report lacks the %s chart", id)
 		}
@@ -116,8 +116,8 @@ func TestAuditExample(t *testing.T) {
 	}
 	mdText := readFile(t, md)
 	svgs, _ := filepath.Glob(filepath.Join(dir, "report_files", "*.svg"))
-	if len(svgs) != 11 {
-		t.Errorf("%d SVG files beside the Markdown report, want 11", len(svgs))
+	if len(svgs) != 12 {
+		t.Errorf("%d SVG files beside the Markdown report, want 12", len(svgs))
 	}
 	for _, s := range svgs {
 		if !strings.Contains(mdText, "](report_files/"+filepath.Base(s)+")") {

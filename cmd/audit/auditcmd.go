@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -34,11 +35,14 @@ type flags struct {
 	blocks                    string
 	blockLength               int
 	solver, curvature         string
+	estimator                 string
 	damping, ridge            float64
 	loss                      string
 	params                    string
 	low, high                 optFloat
 	retrain                   int
+	retrainBudget             time.Duration
+	retrainMaxIter            int
 	out                       []string
 	json                      string
 	seed                      uint64
@@ -67,14 +71,17 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
 	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, cg or lissa")
-	fs.StringVar(&f.curvature, "curvature", "hessian", "hessian or gauss-newton")
-	fs.Float64Var(&f.damping, "damping", hvp.DefaultDamping, "damping relative to the mean eigenvalue")
+	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
+	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
+	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g with --ridge, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
 	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
 	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
 	fs.Var(&f.high, "high", "flag values whose interval reaches above this")
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
+	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
+	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
 	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
@@ -344,8 +351,14 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	default:
 		return usagef("--curvature %q: choose hessian or gauss-newton", f.curvature)
 	}
-	if !(f.damping > 0) || math.IsInf(f.damping, 0) {
-		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDamping)
+	if fs.Changed("damping") && (!(f.damping > 0) || math.IsInf(f.damping, 0)) {
+		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDampingFor(curv, f.ridge))
+	}
+	estimator := audit.Estimator(strings.ToLower(f.estimator))
+	switch estimator {
+	case audit.Newton, audit.Infinitesimal:
+	default:
+		return usagef("--estimator %q: choose newton or infinitesimal", f.estimator)
 	}
 	var loss hvp.Loss
 	switch strings.ToLower(f.loss) {
@@ -364,6 +377,12 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	}
 	if f.retrain < -1 {
 		return usagef("--retrain %d: give a number of blocks, or -1 for all", f.retrain)
+	}
+	if f.retrainBudget < 0 {
+		return usagef("--retrain-budget %v: give a duration such as 2m, or 0 for none", f.retrainBudget)
+	}
+	if f.retrainMaxIter < 0 {
+		return usagef("--retrain-max-iter %d: give a number of iterations, or 0 for the default", f.retrainMaxIter)
 	}
 	if f.idCol == "" || f.timeCol == "" || f.target == "" {
 		return usagef("--id-col, --time-col and --target cannot be empty")
@@ -407,8 +426,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
 	p.opt = audit.Options{
-		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Curvature: curv,
+		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Estimator: estimator, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
+		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model,
 	}
 	return nil

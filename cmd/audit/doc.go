@@ -42,8 +42,14 @@ Method flags:
 	--block-length K    steps per interval block (interval and nested blocks)
 	--solver S          auto, exact, cg or lissa (default auto: exact up to
 	                    3000 parameters, cg above)
-	--curvature C       hessian or gauss-newton (default hessian)
-	--damping RHO       damping relative to the mean eigenvalue (default 1e-6)
+	--estimator E       how the leave-one-block-out models are estimated:
+	                    newton (a Newton step on the leave-block-out loss,
+	                    with the block's own leverage) or infinitesimal (the
+	                    paper's infinitesimal jackknife) (default newton)
+	--curvature C       gauss-newton or hessian (default gauss-newton)
+	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
+	                    for gauss-newton, 1e-4 with --ridge, 1e-6 for
+	                    hessian)
 	--loss L            the training loss: squared-error, or cross-entropy for
 	                    outputs that are probabilities (default squared-error)
 	--ridge R           the L2 penalty (R/2)|θ|² the model was trained with, in
@@ -56,6 +62,11 @@ Method flags:
 	--high X            the same above X
 	--retrain N         also re-train N blocks exactly and compare them with the
 	                    influence estimates (-1: every block; slow)
+	--retrain-budget D  stop re-training after this time, e.g. 2m; re-fits not
+	                    finished are reported as not converged (default none)
+	--retrain-max-iter N
+	                    iteration cap of one re-fit (default 200 Newton or
+	                    20000 L-BFGS iterations)
 	--seed N            random seed (default 1)
 
 Output flags:
