@@ -70,9 +70,9 @@ type run struct {
 	points     []point
 	// The calibration set (nil without one), its groups and forecasts;
 	// perturbedPredictions evaluates them after the evaluation points.
-	cal       *blocks.Dataset
-	calGroups []*group
-	calPoints []point
+	cal        *blocks.Dataset
+	calGroups  []*group
+	calPoints  []point
 	workers    int
 	phaseStart time.Time
 	base       *newtonEig // Hessian of the full loss at theta_hat, for re-training
