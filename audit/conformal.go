@@ -114,6 +114,7 @@ type KindSummary struct {
 	Coverage        float64   `json:"coverage"`
 	CoveragePerStep []float64 `json:"coverage_per_step"`
 	JointCoverage   float64   `json:"joint_coverage"`
+	Sequences       int       `json:"sequences"`   // labelled test sequences, for joint coverage
 	MeanLength      float64   `json:"mean_length"` // over finite intervals
 	LengthPerStep   []float64 `json:"length_per_step"`
 	Infinite        int       `json:"infinite_intervals"`
@@ -384,6 +385,7 @@ func (r *run) kindSummary(kind string, lo, up, q []float64) KindSummary {
 		}
 	}
 	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
+	k.Sequences = len(seqOK)
 	for t := range nrow {
 		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
 		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])

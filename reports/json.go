@@ -15,7 +15,7 @@ import (
 // appear in any version).
 const (
 	FormatName    = "rnnaudit.report"
-	FormatVersion = 1
+	FormatVersion = 2
 )
 
 // WriteJSON writes r as the JSON document described in the package
@@ -35,6 +35,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Calibration: jsonCalibrationOf(r.Calibration),
 		Diagnostics: jsonDiagOf(&r.Diag),
 		Retrain:     jsonRetrainOf(r.Retrain),
+		Conformal:   jsonConformalOf(r),
 	}
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -112,6 +113,7 @@ type jsonDoc struct {
 	Calibration []jsonCalibPoint `json:"calibration"`
 	Diagnostics jsonDiag         `json:"diagnostics"`
 	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
+	Conformal   *jsonConformal   `json:"conformal"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not
@@ -365,6 +367,9 @@ type jsonStep struct {
 	NaiveLower     fnum    `json:"naive_lower"`
 	NaiveUpper     fnum    `json:"naive_upper"`
 	M              int     `json:"m"`
+
+	// The calibrated limits, with a calibration set.
+	jsonStepConformal
 }
 
 func jsonStepOf(s *audit.StepResult) jsonStep {
@@ -373,6 +378,7 @@ func jsonStepOf(s *audit.StepResult) jsonStep {
 		Lower: fnum(s.Lower), Upper: fnum(s.Upper),
 		LowerUnbounded: math.IsInf(s.Lower, -1), UpperUnbounded: math.IsInf(s.Upper, 1),
 		NaiveLower: fnum(s.NaiveLower), NaiveUpper: fnum(s.NaiveUpper), M: s.M,
+		jsonStepConformal: jsonStepConformalOf(s.Conformal),
 	}
 	if s.Target != nil {
 		y := fnum(*s.Target)

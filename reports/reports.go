@@ -193,6 +193,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	if s := subline(r); s != "" {
 		b.WriteString(s + "\n")
 	}
+	for _, s := range conformalLines(r) {
+		b.WriteString(s + "\n")
+	}
 	for _, x := range warnings(r) {
 		b.WriteString("warning: " + x + "\n")
 	}
