@@ -279,24 +279,25 @@ func minCalibration(alpha float64) int {
 	return m
 }
 
-// rowList names rows (0-based) as 1-based steps: "steps 1, 2 and 9",
-// eliding a long list.
+// rowList names rows (0-based) as 1-based steps, runs as ranges: "step
+// 3", "steps 1-4 and 9".
 func rowList(rows []int) string {
 	var parts []string
-	for i, t := range rows {
-		if i == 6 {
-			parts = append(parts, fmt.Sprintf("%d more", len(rows)-6))
-			break
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
 		}
-		parts = append(parts, fmt.Sprint(t+1))
+		if j == i {
+			parts = append(parts, fmt.Sprint(rows[i]+1))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", rows[i]+1, rows[j]+1))
+		}
+		i = j + 1
 	}
-	if len(parts) == 1 {
+	if len(rows) == 1 {
 		return "step " + parts[0]
 	}
-	return "steps " + joinAnd(parts)
-}
-
-func joinAnd(parts []string) string {
 	out := ""
 	for i, p := range parts {
 		switch {
@@ -308,7 +309,7 @@ func joinAnd(parts []string) string {
 		}
 		out += p
 	}
-	return out
+	return "steps " + out
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".
@@ -459,12 +460,12 @@ func overlap(cal, other *blocks.Dataset, byID bool) error {
 		var msg string
 		for _, j := range hashes[seqHash(s)] {
 			if sameRows(s, other.Seqs[j]) {
-				msg = fmt.Sprintf("calibration sequence %q is %s sequence %q%s (the same steps and features)", s.ID, role, other.Seqs[j].ID, lineOf(other, j))
+				msg = fmt.Sprintf("calibration sequence %q has the same steps and features as %s sequence %q (%s%s)", s.ID, role, other.Seqs[j].ID, other.File, lineOf(other, j))
 				break
 			}
 		}
 		if j, ok := ids[s.ID]; msg == "" && byID && ok {
-			msg = fmt.Sprintf("calibration sequence %q has the id of %s sequence %q%s", s.ID, role, s.ID, lineOf(other, j))
+			msg = fmt.Sprintf("calibration sequence %q has the id of a %s sequence (%s%s)", s.ID, role, other.File, lineOf(other, j))
 		}
 		if msg == "" {
 			continue
@@ -488,13 +489,13 @@ func overlap(cal, other *blocks.Dataset, byID bool) error {
 	if !byID {
 		what = "calibration and test sequences must be different sequences, or the measured coverage says nothing: remove these sequences from one of the files"
 	}
-	return &blocks.DataError{File: cal.File, Line: line, Err: &overlapError{fmt.Sprintf("%s of %s%s; %s", first, other.File, more, what)}}
+	return &blocks.DataError{File: cal.File, Line: line, Err: &overlapError{fmt.Sprintf("%s%s; %s", first, more, what)}}
 }
 
-// lineOf is " (line N)" for sequence j of d, or "".
+// lineOf is " line N" for sequence j of d, or "".
 func lineOf(d *blocks.Dataset, j int) string {
 	if s := d.Seqs[j]; len(s.Lines) > 0 {
-		return fmt.Sprintf(" (line %d)", s.Lines[0])
+		return fmt.Sprintf(" line %d", s.Lines[0])
 	}
 	return ""
 }

@@ -134,34 +134,51 @@ func narrower(a, b *audit.KindSummary) bool {
 }
 
 // recommendation picks the narrowest kind whose coverage holds on the
-// test data (the Bonferroni kind aside: it answers another question, joint
-// coverage) and says why in plain words. kind is "" when no kind holds or
-// there is nothing to compare.
+// test data and says why in plain words. Not eligible: the Bonferroni
+// kind (it answers another question, joint coverage; it is mentioned
+// apart), the in-sample residual intervals (shown for comparison only:
+// nothing guarantees their coverage on new data, and they are usually too
+// narrow) and a kind whose every interval is unbounded. kind is "" when
+// no kind holds or there is nothing to compare.
 func recommendation(r *audit.Result) (kind, text string) {
 	c, s := r.Conformal, r.Summary
 	if c == nil || s == nil || len(c.Kinds) == 0 {
 		return "", ""
 	}
+	eligible := func(k *audit.KindSummary) bool {
+		return k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite < s.Points
+	}
 	var best *audit.KindSummary
-	var fail []string
+	var fail, good []*audit.KindSummary
+	var why, unbounded []string
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
-		if k.Kind == audit.KindBonferroni {
+		if k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite == s.Points {
+			unbounded = append(unbounded, kindName(k.Kind))
+		}
+		if !eligible(k) {
 			continue
 		}
-		if ok, why := holds(k, s, c); !ok {
-			fail = append(fail, fmt.Sprintf("%s (%s)", kindName(k.Kind), why))
+		ok, w := holds(k, s, c)
+		if !ok {
+			fail = append(fail, k)
+			why = append(why, w)
 			continue
 		}
+		good = append(good, k)
 		if best == nil || narrower(k, best) {
 			best = k
 		}
 	}
 	var b strings.Builder
 	if best == nil {
-		closest := &c.Kinds[0]
-		for i := range c.Kinds {
-			if k := &c.Kinds[i]; k.Kind != audit.KindBonferroni && k.Coverage > closest.Coverage {
+		if len(fail) == 0 {
+			fmt.Fprintf(&b, "The calibration set is too small for finite calibrated intervals (see the notes), and no jackknife+ interval is bounded: compare the kinds with more calibration sequences.")
+			return "", b.String()
+		}
+		closest := fail[0]
+		for _, k := range fail {
+			if k.Coverage > closest.Coverage {
 				closest = k
 			}
 		}
@@ -169,27 +186,37 @@ func recommendation(r *audit.Result) (kind, text string) {
 			pct0(1-s.Alpha), kindName(closest.Kind), pct(closest.Coverage))
 		return "", b.String()
 	}
-	fmt.Fprintf(&b, "Use %s: its coverage holds (%s of %s test values, target %s; guaranteed %s) and its mean width %s is the narrowest of the kinds whose coverage holds",
+	fmt.Fprintf(&b, "Use %s: its coverage holds (%s of %s test values, target %s; guaranteed %s) and its mean width %s is the narrowest",
 		kindName(best.Kind), pct(best.Coverage), count(s.Points), pct0(1-s.Alpha), kindGuarantee(best.Kind, s.Alpha), widthText(best))
 	var others []string
-	for i := range c.Kinds {
-		k := &c.Kinds[i]
-		if k == best || k.Kind == audit.KindBonferroni {
-			continue
-		}
-		if ok, _ := holds(k, s, c); ok {
+	for _, k := range good {
+		if k != best {
 			others = append(others, fmt.Sprintf("%s %s", kindName(k.Kind), widthText(k)))
 		}
 	}
 	if len(others) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(others, ", "))
+		fmt.Fprintf(&b, " of the kinds whose coverage holds (%s)", strings.Join(others, ", "))
+	} else {
+		b.WriteString(" that holds")
 	}
 	b.WriteString(".")
 	if len(fail) > 0 {
-		fmt.Fprintf(&b, " Short of the target: %s.", strings.Join(fail, "; "))
+		var parts []string
+		for i, k := range fail {
+			parts = append(parts, fmt.Sprintf("%s (%s)", kindName(k.Kind), why[i]))
+		}
+		fmt.Fprintf(&b, " Short of the target: %s.", strings.Join(parts, "; "))
+	}
+	if len(unbounded) > 0 {
+		fmt.Fprintf(&b, " Every %s interval is unbounded: the calibration set has too few sequences for this alpha.", strings.Join(unbounded, " and every "))
 	}
 	for i := range c.Kinds {
-		if k := &c.Kinds[i]; k.Kind == audit.KindBonferroni {
+		k := &c.Kinds[i]
+		switch {
+		case k.Kind != audit.KindBonferroni:
+		case k.Infinite == s.Points:
+			b.WriteString(" Joint coverage of whole sequences (Bonferroni) needs more calibration sequences: those intervals are unbounded.")
+		default:
 			if ok, _ := holds(k, s, c); ok {
 				fmt.Fprintf(&b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
 			}
@@ -200,6 +227,9 @@ func recommendation(r *audit.Result) (kind, text string) {
 
 // widthText is the mean width, with the count of unbounded intervals.
 func widthText(k *audit.KindSummary) string {
+	if math.IsNaN(k.MeanLength) && k.Infinite > 0 {
+		return "unbounded"
+	}
 	if k.Infinite > 0 {
 		return fmt.Sprintf("%s (%s unbounded)", num(k.MeanLength), count(k.Infinite))
 	}
