@@ -193,8 +193,8 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	if s := subline(r); s != "" {
 		b.WriteString(s + "\n")
 	}
-	for _, s := range conformalLines(r) {
-		b.WriteString(s + "\n")
+	if _, rec := recommendation(r); rec != "" {
+		b.WriteString(rec + "\n")
 	}
 	for _, x := range warnings(r) {
 		b.WriteString("warning: " + x + "\n")

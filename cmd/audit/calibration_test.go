@@ -195,16 +195,21 @@ func TestCalibrationConfig(t *testing.T) {
 	}
 }
 
-// TestNoCalibrationHint: without --calibration the summary says in one
-// line what a calibration set would add, and the JSON has conformal null.
+// TestNoCalibrationHint: without --calibration the reports say in one
+// line what a calibration set would add (the terminal summary does not
+// repeat it on every run), and the JSON has conformal null.
 func TestNoCalibrationHint(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "n.json")
-	code, out, errs := runCmd("--model", exModel, "--data", exTrain, "--test", exTest, "--ridge", "10", "--json", js)
+	dir := t.TempDir()
+	js, md := filepath.Join(dir, "n.json"), filepath.Join(dir, "n.md")
+	code, out, errs := runCmd("--model", exModel, "--data", exTrain, "--test", exTest, "--ridge", "10", "--json", js, "--out", md)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if n := strings.Count(out, "A held-out calibration set (--calibration cal.csv"); n != 1 {
-		t.Errorf("the hint appears %d times:\n%s", n, out)
+	if strings.Contains(out, "calibration set") {
+		t.Errorf("the summary mentions calibration:\n%s", out)
+	}
+	if n := strings.Count(readFile(t, md), "A held-out calibration set (--calibration cal.csv"); n != 1 {
+		t.Errorf("the hint appears %d times in the Markdown report", n)
 	}
 	doc := readJSON(t, js)
 	if c, ok := doc["conformal"]; !ok || c != nil {
