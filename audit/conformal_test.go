@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -307,5 +308,74 @@ func TestCalibrationOverlap(t *testing.T) {
 	// number their sequences from 1), and so are disjoint files.
 	if err := checkCalibration(train, test, readCSV(t, "cal.csv", "id,t,x,y\nk,1,0,0\nc,2,1,1\n")); err != nil {
 		t.Errorf("disjoint: %v", err)
+	}
+}
+
+// TestCalibrationShapes runs calibrated audits of a many-to-one model, a
+// model with 3 horizons and variable-length sequences, and an unlabelled
+// test set: every forecast gets calibrated limits whose half-widths follow
+// from the calibration values of its (row, horizon), the Bonferroni level
+// counts the forecasts whose target lies inside the sequence, and the
+// comparison of kinds needs test targets.
+func TestCalibrationShapes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		model      string
+		unlabelled bool
+	}{{"lstm_last_bf", false}, {"gru_horizon3_bf", false}, {"rnn_tanh_1l_bf", true}} {
+		g := fixtureModel(t, tc.model)
+		train := randomData(t, "train", g, BatchFirst, 10, 0, 3, 6, 41)
+		test := randomData(t, "test", g, BatchFirst, 4, 0, 3, 6, 42)
+		cal := randomData(t, "cal", g, BatchFirst, 25, 0, 3, 6, 43)
+		for _, s := range cal.Seqs {
+			s.ID = "c" + s.ID
+		}
+		if tc.unlabelled {
+			test.Targets = nil
+			for _, s := range test.Seqs {
+				s.Y = nil
+			}
+		}
+		res, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst, Calibration: cal})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.model, err)
+		}
+		c := res.Conformal
+		if (c.Kinds == nil) != tc.unlabelled {
+			t.Errorf("%s: %d kinds", tc.model, len(c.Kinds))
+		}
+		// The calibration |residuals| per forecast, from an audit of the
+		// calibration set as test data.
+		ref, err := Run(ctx, g, train, cal, &Options{Layout: BatchFirst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resid := map[forecast][]float64{}
+		for _, s := range ref.Sequences {
+			for _, st := range s.Steps {
+				if st.Target != nil {
+					f := forecast{st.Row, st.Horizon}
+					resid[f] = append(resid[f], math.Abs(*st.Target-st.Prediction))
+				}
+			}
+		}
+		for i, s := range res.Sequences {
+			T := test.Seqs[i].Len()
+			L := 0
+			for _, st := range s.Steps {
+				if st.Row+st.Horizon < T {
+					L++
+				}
+			}
+			for _, st := range s.Steps {
+				f := forecast{st.Row, st.Horizon}
+				cf := st.Conformal
+				h, b := conformalRef(1, 10, resid[f]), conformalRef(1, 10*L, resid[f])
+				if cf == nil || cf.M != len(resid[f]) || cf.SplitUpper != st.Prediction+h || cf.SplitLower != st.Prediction-h ||
+					cf.BonferroniUpper != st.Prediction+b || cf.BonferroniLower != st.Prediction-b {
+					t.Fatalf("%s: sequence %s forecast %v (prediction %g): %+v; want m %d, half-widths %g and %g (L %d)", tc.model, s.ID, f, st.Prediction, cf, len(resid[f]), h, b, L)
+				}
+			}
+		}
 	}
 }
