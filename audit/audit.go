@@ -563,6 +563,11 @@ func norm(v []float64) float64 {
 	return math.Sqrt(s)
 }
 
+// StationarityBound is the ratio of the total gradient to the median
+// block gradient above which the audit warns that the model is not at a
+// stationary point of its training loss (Warning NotStationary).
+const StationarityBound = 0.2
+
 // solve computes theta_-b - theta_hat = (C + lambda I)^-1 grad L_b for
 // every block (DESIGN section 4: the leave-one-out sign) and the
 // stationarity diagnostic.
@@ -582,8 +587,8 @@ func (r *run) solve(grads [][]float64) error {
 	if d.BlockGradMedian > 0 {
 		d.Stationarity = d.GradNorm / d.BlockGradMedian
 	}
-	if d.Stationarity > 0.2 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("The model is not at a stationary point of its training loss: the total gradient is %.2g times the typical block gradient. Influence estimates assume a trained (converged) model; train longer or check that the data and loss match the training.", d.Stationarity))
+	if d.Stationarity > StationarityBound {
+		r.warn(Warning{Code: NotStationary, Step: -1, Figure: d.Stationarity, Bound: StationarityBound})
 	}
 	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA}[r.solverName()]
 	opts := &hvp.Options{Method: method, Curvature: r.opt.Curvature, Damping: r.opt.Damping, Seed: r.opt.Seed,
@@ -603,7 +608,15 @@ func (r *run) solve(grads [][]float64) error {
 		d.Iterations = max(d.Iterations, rep.Iterations[k])
 		d.MaxResidual = math.Max(d.MaxResidual, rep.Residuals[k])
 	}
-	d.Warnings = append(d.Warnings, rep.Warnings...)
+	if rep.Trace <= 0 {
+		r.warn(Warning{Code: NonPositiveTrace, Step: -1, Figure: rep.Trace})
+	}
+	if rep.NegativeEigs > 0 {
+		r.warn(Warning{Code: Indefinite, Step: -1, Figure: rep.MinEig, Bound: -rep.Lambda, Count: rep.NegativeEigs})
+	}
+	if rep.Unconverged > 0 {
+		r.warn(Warning{Code: SolverTolerance, Step: -1, Figure: d.MaxResidual, Bound: rep.Tol, Count: rep.Unconverged})
+	}
 	d.InfluenceNorms = make([]float64, len(x))
 	for k, v := range x {
 		d.InfluenceNorms[k] = norm(v)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -481,17 +480,17 @@ func TestStepCoverageWarning(t *testing.T) {
 				t.Fatalf("%d warnings, want 1", len(r.res.Diag.Warnings))
 			}
 			w := r.res.Diag.Warnings[0]
-			if !strings.Contains(w, "(step 1: 70.0% of 1000 values)") {
-				t.Errorf("does not name step 1 alone: %q", w)
+			if w.Code != StepCoverage || w.Step != 0 || w.Figure != 0.70 || w.Count != 1000 || math.Abs(w.Bound-0.8) > 1e-15 {
+				t.Errorf("does not name step 1 alone with its coverage: %+v", w)
 			}
-			if got := strings.Contains(w, "1.5 times larger"); got != c.memorise {
-				t.Errorf("memorisation sentence %v, want %v: %q", got, c.memorise, w)
+			if got := w.Ratio >= 1.2; got != c.memorise {
+				t.Errorf("memorisation ratio %g, want >= 1.2: %v", w.Ratio, c.memorise)
 			}
 		})
 	}
 	r := &run{res: &Result{}}
 	r.stepCoverageWarning(&Summary{Alpha: 0.1, CoveragePerStep: []float64{0.79}, PointsPerStep: []int{1000}, RMSEPerStep: []float64{1}})
 	if len(r.res.Diag.Warnings) != 0 {
-		t.Errorf("coverage within sampling error of the guarantee warned: %q", r.res.Diag.Warnings)
+		t.Errorf("coverage within sampling error of the guarantee warned: %+v", r.res.Diag.Warnings)
 	}
 }

@@ -1,10 +1,7 @@
 package audit
 
 import (
-	"fmt"
 	"math"
-	"slices"
-	"strings"
 )
 
 // limits are the intervals of every evaluated point.
@@ -134,29 +131,15 @@ func (r *run) stepCoverageWarning(s *Summary) {
 			}
 		}
 	}
-	var parts []string
-	var ratios []float64
-	for i, t := range low {
-		if i == 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(low)-5))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values", t+1, 100*s.CoveragePerStep[t], s.PointsPerStep[t]))
+	for _, t := range low {
+		w := Warning{Code: StepCoverage, Step: t, Figure: s.CoveragePerStep[t], Bound: floor, Count: s.PointsPerStep[t]}
 		if cnt[t] > 0 && !r.self {
 			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
-				ratios = append(ratios, s.RMSEPerStep[t]/in)
+				w.Ratio = s.RMSEPerStep[t] / in
 			}
 		}
+		r.warn(w)
 	}
-	w := fmt.Sprintf("Coverage at some steps is below the %.0f%% that the jackknife+ guarantees (%s). Treat the intervals at these steps as too narrow.", 100*floor, strings.Join(parts, "; "))
-	if len(ratios) == len(low) && slices.Min(ratios) >= 1.2 {
-		times := fmt.Sprintf("%.2g", slices.Min(ratios))
-		if hi := fmt.Sprintf("%.2g", slices.Max(ratios)); hi != times {
-			times += " to " + hi
-		}
-		w += fmt.Sprintf(" The model's errors there are %s times larger on the test data than on its training data: it fits training noise at these steps, and the leave-one-block-out models, which start from the trained model, keep part of that fit (the guarantee holds for models re-trained from scratch). More regularisation in training would help.", times)
-	}
-	r.res.Diag.Warnings = append(r.res.Diag.Warnings, w)
 }
 
 // summary computes the metrics of DESIGN section 6 over the labelled

@@ -163,7 +163,7 @@ type Diagnostics struct {
 	// histogram); Influential the largest, with block labels.
 	InfluenceNorms []float64        `json:"influence_norms"`
 	Influential    []InfluenceEntry `json:"most_influential"`
-	Warnings       []string         `json:"warnings,omitempty"`
+	Warnings       []Warning        `json:"warnings,omitempty"`
 	Phases         []Phase          `json:"phases"`
 }
 

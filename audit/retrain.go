@@ -37,8 +37,7 @@ func (r *run) retrain() error {
 	if d := norm(sub(thetaStar, r.theta)); d > 0 {
 		typical := median(r.res.Diag.InfluenceNorms)
 		if typical > 0 && d > typical {
-			r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-				"Re-training on all the data moves the parameters by %.3g, more than the typical influence of one block (%.3g): the model was not trained to convergence, so influence estimates are measured against a moving target.", d, typical))
+			r.warn(Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
 		}
 	}
 	rr := &RetrainResult{}
@@ -109,8 +108,7 @@ func (r *run) retrain() error {
 	rr.ExactCoverage, rr.ExactLength = r.coverOf(le)
 	r.res.Retrain = rr
 	if rr.MeanCosine < 0.9 {
-		r.res.Diag.Warnings = append(r.res.Diag.Warnings, fmt.Sprintf(
-			"Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): treat the intervals with caution, or try the Gauss-Newton curvature or more damping.", rr.MeanCosine, n, rr.PredCorrelation))
+		r.warn(Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,10 +82,10 @@ func TestKnownTruth(t *testing.T) {
 	// training errors: exactly one warning, naming that step alone and
 	// the memorisation.
 	if len(res.Diag.Warnings) != 1 {
-		t.Fatalf("want one warning (step 10's coverage), got %q", res.Diag.Warnings)
+		t.Fatalf("want one warning (step 10's coverage), got %+v", res.Diag.Warnings)
 	}
 	w := res.Diag.Warnings[0]
-	if !strings.Contains(w, "(step 10: 77.5% of 2000 values)") || !strings.Contains(w, "1.6 times larger on the test data") {
-		t.Errorf("warning does not name step 10 alone and its memorisation: %q", w)
+	if w.Code != audit.StepCoverage || w.Step != 9 || w.Count != 2000 || math.Abs(w.Figure-0.775) > 0.0005 || math.Abs(w.Ratio-1.6) > 0.05 {
+		t.Errorf("warning does not name step 10 alone (77.5%% of 2000 values) and its memorisation (ratio 1.6): %+v", w)
 	}
 }

@@ -102,9 +102,14 @@ type Report struct {
 	// LiSSA with one extra curvature-vector product).
 	Iterations []int
 	Residuals  []float64
-	// Warnings are plain-language notes for the report: an indefinite
-	// curvature, a non-positive trace, slow convergence.
-	Warnings []string
+	// NegativeEigs counts C's eigenvalues below -lambda (Exact): where
+	// it is positive the damped matrix is indefinite and the Newton step
+	// is not a descent step in those directions.
+	NegativeEigs int
+	// Unconverged counts the right-hand sides on which CG stopped at its
+	// iteration cap above the tolerance Tol.
+	Unconverged int
+	Tol         float64
 }
 
 // ErrDiverged is returned when LiSSA's iterates grow without bound.
@@ -152,15 +157,11 @@ func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, 
 	return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
 }
 
-// setDamping sets lambda from the trace and records the warnings DESIGN
-// section 4 asks for.
+// setDamping sets lambda from the trace (DESIGN section 4). A
+// non-positive trace (Report.Trace, for the caller to report) gives the
+// damping of its magnitude.
 func (rep *Report) setDamping(P int) {
-	rep.Lambda = rep.Rho * rep.Trace / float64(P)
-	if rep.Trace <= 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"the %s has a non-positive trace (%.4g): the influence (Newton) step is not a descent step; use the Gauss-Newton curvature", rep.Curvature, rep.Trace))
-		rep.Lambda = math.Abs(rep.Lambda)
-	}
+	rep.Lambda = math.Abs(rep.Rho * rep.Trace / float64(P))
 }
 
 func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options, rep *Report) ([][]float64, error) {
@@ -180,15 +181,10 @@ func solveExact(ctx context.Context, o *Objective, theta []float64, rhs [][]floa
 	eig.VectorsTo(&vecs)
 	rep.MinEig, rep.MaxEig = vals[0], vals[len(vals)-1]
 	lam := rep.Lambda
-	if rep.MinEig < -lam {
-		neg := 0
-		for _, v := range vals {
-			if v < -lam {
-				neg++
-			}
+	for _, v := range vals {
+		if v < -lam {
+			rep.NegativeEigs++
 		}
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"the %s has %d eigenvalue(s) below -lambda (smallest %.4g, lambda %.4g): the damped matrix is indefinite and the influence step is not a descent step; use the Gauss-Newton curvature or more damping", opt.Curvature, neg, rep.MinEig, lam))
 	}
 	inv := make([]float64, P)
 	for i, v := range vals {
@@ -272,6 +268,7 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 	if tol <= 0 {
 		tol = 1e-10
 	}
+	rep.Tol = tol
 	maxIter := opt.MaxIter
 	if maxIter <= 0 {
 		maxIter = 10 * P
@@ -340,7 +337,7 @@ func solveCG(ctx context.Context, o *Objective, theta []float64, rhs [][]float64
 			opt.Progress(j+1, len(rhs))
 		}
 		if it >= maxIter && rep.Residuals[j] > tol {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("conjugate gradients did not reach tolerance %.1g on right-hand side %d after %d iterations (residual %.2g)", tol, j, it, rep.Residuals[j]))
+			rep.Unconverged++
 		}
 	}
 	return out, nil

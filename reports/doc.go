@@ -70,7 +70,15 @@
 //	                stationarity_ratio, lambda, trace, min_eigenvalue,
 //	                max_eigenvalue, max_iterations, max_residual,
 //	                influence_norms (one per block), most_influential
-//	                [{block, norm, prediction_shift}], warnings,
+//	                [{block, norm, prediction_shift}], warnings
+//	                [{code, step, figure, bound, count, ratio, message}]
+//	                (version 2; version 1 had sentences only): code is
+//	                one of audit's WarningCode values (not-stationary,
+//	                indefinite-curvature, step-coverage, ...), step the
+//	                row it is about or null, figure what was measured and
+//	                bound the threshold it crossed (their meaning per code
+//	                is documented at audit.WarningCode), message the
+//	                sentence the reports show,
 //	                phases [{name, seconds}]
 //	retrain         present with --retrain: blocks, cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,

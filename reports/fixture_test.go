@@ -48,7 +48,7 @@ func fixture() *audit.Result {
 				{Block: "sequence 7 (id P007)", Norm: 0.05, PredShift: 0.31},
 				{Block: "sequence 4 (id P004)", Norm: 0.03, PredShift: 0.2},
 			},
-			Warnings: []string{"The Hessian has 1 eigenvalue(s) below -lambda: use the Gauss-Newton curvature."},
+			Warnings: []audit.Warning{{Code: audit.Indefinite, Step: -1, Figure: -0.001, Bound: -0.0002, Count: 1}},
 			Phases:   []audit.Phase{{Name: "prepare", Seconds: 0.004}, {Name: "block gradients", Seconds: 0.25}, {Name: "intervals", Seconds: 1.5}},
 		},
 		Calibration: []audit.CalibrationPoint{},

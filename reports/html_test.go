@@ -75,7 +75,7 @@ func xssResult() (*audit.Result, *Options) {
 	r.Setting.TrainFile = s + ".csv"
 	r.Setting.TestFile = `"><img src=x onerror=alert(2)>.csv`
 	r.Setting.Notes = append(r.Setting.Notes, s)
-	r.Diag.Warnings = append(r.Diag.Warnings, s)
+	r.Diag.Warnings = append(r.Diag.Warnings, audit.Warning{Code: s, Step: -1})
 	r.Diag.Influential[0].Block = "sequence 1 (id " + s + ")"
 	r.Retrain.Blocks[0] = s
 	for i := range r.Sequences {

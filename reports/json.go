@@ -33,7 +33,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Settings:    jsonSettingsOf(r, o),
 		Summary:     jsonSummaryOf(r),
 		Calibration: jsonCalibrationOf(r.Calibration),
-		Diagnostics: jsonDiagOf(&r.Diag),
+		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
 		Conformal:   jsonConformalOf(r),
 	}
@@ -286,7 +286,7 @@ type jsonDiag struct {
 	MaxResidual     fnum            `json:"max_residual"`
 	InfluenceNorms  []fnum          `json:"influence_norms"`
 	Influential     []jsonInfluence `json:"most_influential"`
-	Warnings        []string        `json:"warnings"`
+	Warnings        []jsonWarning   `json:"warnings"`
 	Phases          []jsonPhase     `json:"phases"`
 }
 
@@ -301,14 +301,15 @@ type jsonPhase struct {
 	Seconds fnum   `json:"seconds"`
 }
 
-func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
+func jsonDiagOf(r *audit.Result) jsonDiag {
+	d := &r.Diag
 	out := jsonDiag{
 		GradNorm: fnum(d.GradNorm), BlockGradMedian: fnum(d.BlockGradMedian), Stationarity: fnum(d.Stationarity),
 		Lambda: fnum(d.Lambda), Trace: fnum(d.Trace), MinEig: fnum(d.MinEig), MaxEig: fnum(d.MaxEig),
 		Iterations: d.Iterations, MaxResidual: fnum(d.MaxResidual),
 		InfluenceNorms: fnums(d.InfluenceNorms),
 		Influential:    make([]jsonInfluence, len(d.Influential)),
-		Warnings:       orEmpty(d.Warnings),
+		Warnings:       make([]jsonWarning, len(d.Warnings)),
 		Phases:         make([]jsonPhase, len(d.Phases)),
 	}
 	for i, e := range d.Influential {
@@ -317,7 +318,31 @@ func jsonDiagOf(d *audit.Diagnostics) jsonDiag {
 	for i, p := range d.Phases {
 		out.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
 	}
+	for i, w := range d.Warnings {
+		jw := jsonWarning{Code: string(w.Code), Figure: fnum(w.Figure), Bound: fnum(w.Bound), Count: w.Count, Ratio: fnum(w.Ratio)}
+		if w.Step >= 0 {
+			jw.Step = &w.Step
+		}
+		if w.Code == audit.StepCoverage {
+			jw.Message = stepCoverageText([]audit.Warning{w})
+		} else {
+			jw.Message = sentence(warningText(r, w))
+		}
+		out.Warnings[i] = jw
+	}
 	return out
+}
+
+// jsonWarning is one typed warning with its figures and, for readers of
+// the JSON alone, its sentence.
+type jsonWarning struct {
+	Code    string `json:"code"`
+	Step    *int   `json:"step"` // row, null when about the whole audit
+	Figure  fnum   `json:"figure"`
+	Bound   fnum   `json:"bound"`
+	Count   int    `json:"count"`
+	Ratio   fnum   `json:"ratio"`
+	Message string `json:"message"`
 }
 
 type jsonRetrain struct {

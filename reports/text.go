@@ -216,12 +216,79 @@ func pluralIs(n int, noun string) string {
 	return count(n) + " " + noun + "s are"
 }
 
-// warnings are the audit's warnings as sentences: capitalised, with a
-// final period.
+// warnings are the audit's warnings put into words, one sentence or
+// paragraph each; the step-coverage warnings are joined into one.
 func warnings(r *audit.Result) []string {
 	var out []string
+	var steps []audit.Warning
 	for _, w := range r.Diag.Warnings {
-		out = append(out, sentence(w))
+		if w.Code == audit.StepCoverage {
+			if len(steps) == 0 {
+				out = append(out, "") // its place, filled below
+			}
+			steps = append(steps, w)
+			continue
+		}
+		out = append(out, sentence(warningText(r, w)))
+	}
+	if len(steps) > 0 {
+		for i, x := range out {
+			if x == "" {
+				out[i] = stepCoverageText(steps)
+			}
+		}
+	}
+	return out
+}
+
+// warningText puts one warning (other than step coverage) into words: what
+// was measured, against what, and what to do.
+func warningText(r *audit.Result, w audit.Warning) string {
+	curv := "curvature"
+	switch r.Setting.Curvature {
+	case "hessian":
+		curv = "Hessian"
+	case "gauss-newton":
+		curv = "Gauss-Newton matrix"
+	}
+	switch w.Code {
+	case audit.NotStationary:
+		return fmt.Sprintf("The model is not at a stationary point of its training loss: the total gradient is %.2g times the typical block gradient. Influence estimates assume a trained (converged) model; train longer or check that the data, ridge and loss match the training", w.Figure)
+	case audit.NonPositiveTrace:
+		return fmt.Sprintf("The %s has a non-positive trace (%.4g): the influence (Newton) step is not a descent step; use the Gauss-Newton curvature", curv, w.Figure)
+	case audit.Indefinite:
+		return fmt.Sprintf("The %s has %d eigenvalue(s) below -lambda (smallest %.4g, lambda %.4g): the damped matrix is indefinite, so the influence step is not a descent step in those directions and intervals can blow up; use the Gauss-Newton curvature or more damping", curv, w.Count, w.Figure, -w.Bound)
+	case audit.SolverTolerance:
+		return fmt.Sprintf("Conjugate gradients did not reach tolerance %.1g on %d right-hand side(s) (worst relative residual %.2g): raise the iteration limit or the damping", w.Bound, w.Count, w.Figure)
+	case audit.FullRefitMoved:
+		return fmt.Sprintf("Re-training on all the data moves the parameters by %.3g, more than the typical influence of one block (%.3g): the model was not trained to convergence, so influence estimates are measured against a moving target", w.Figure, w.Bound)
+	case audit.PoorAgreement:
+		return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): treat the intervals with caution, or try the Gauss-Newton curvature or more damping", w.Figure, w.Count, w.Ratio)
+	}
+	return fmt.Sprintf("%s (figure %.4g, bound %.4g)", w.Code, w.Figure, w.Bound)
+}
+
+// stepCoverageText joins the step-coverage warnings into one paragraph:
+// the steps below the guarantee, and, when the model's test errors exceed
+// its training errors at every one of them, why.
+func stepCoverageText(ws []audit.Warning) string {
+	var parts []string
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, w := range ws {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-5))
+		} else if i < 5 {
+			parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values", w.Step+1, 100*w.Figure, w.Count))
+		}
+		lo, hi = math.Min(lo, w.Ratio), math.Max(hi, w.Ratio)
+	}
+	out := fmt.Sprintf("Coverage at some steps is below the %s that the jackknife+ guarantees (%s). Treat the intervals at these steps as too narrow.", pct0(ws[0].Bound), strings.Join(parts, "; "))
+	if lo >= 1.2 {
+		times := fmt.Sprintf("%.2g", lo)
+		if h := fmt.Sprintf("%.2g", hi); h != times {
+			times += " to " + h
+		}
+		out += fmt.Sprintf(" The model's errors there are %s times larger on the test data than on its training data: it fits training noise at these steps, and the leave-one-block-out models, which start from the trained model, keep part of that fit (the guarantee holds for models re-trained from scratch). More regularisation in training would help.", times)
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+
+	"github.com/rnnaudit/rnnaudit/audit"
 )
 
 func TestNumberFormats(t *testing.T) {
@@ -81,9 +83,27 @@ func TestWriteSummary(t *testing.T) {
 	want := `90% intervals covered 87.5% of 16 test values; no value was flagged ‘below 4’; flagged ‘above 10’ with 75.0% precision.
 Coverage is at the 90% target (within sampling error).
 Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha.
-warning: The Hessian has 1 eigenvalue(s) below -lambda: use the Gauss-Newton curvature.
+warning: The Hessian has 1 eigenvalue(s) below -lambda (smallest -0.001, lambda 0.0002): the damped matrix is indefinite, so the influence step is not a descent step in those directions and intervals can blow up; use the Gauss-Newton curvature or more damping.
 `
 	if b.String() != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestStepCoverageText: the step-coverage warnings become one paragraph
+// naming each step with its coverage, and the memorisation sentence only
+// when every named step's test/train error ratio is at least 1.2.
+func TestStepCoverageText(t *testing.T) {
+	w := func(step int, cov, ratio float64) audit.Warning {
+		return audit.Warning{Code: audit.StepCoverage, Step: step, Figure: cov, Bound: 0.8, Count: 1000, Ratio: ratio}
+	}
+	got := stepCoverageText([]audit.Warning{w(0, 0.7, 1.5), w(9, 0.75, 1.3)})
+	for _, s := range []string{"below the 80%", "step 1: 70.0% of 1000 values; step 10: 75.0% of 1000 values", "1.3 to 1.5 times larger"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("missing %q in %q", s, got)
+		}
+	}
+	if got := stepCoverageText([]audit.Warning{w(0, 0.7, 1.5), w(1, 0.7, 1.1)}); strings.Contains(got, "times larger") {
+		t.Errorf("memorisation sentence with one step's ratio 1.1: %q", got)
 	}
 }
