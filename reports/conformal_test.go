@@ -135,7 +135,7 @@ func TestConformalReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := doc.Conformal
-	if doc.Version != 2 || c.File != "cal<b>.csv" || len(c.Kinds) != 2 || len(c.Forecasts) != 6 || c.Forecasts[0]["half_width"] != nil || c.Notes[0] != "few values" {
+	if doc.Version != 3 || c.File != "cal<b>.csv" || len(c.Kinds) != 2 || len(c.Forecasts) != 6 || c.Forecasts[0]["half_width"] != nil || c.Notes[0] != "few values" {
 		t.Errorf("conformal %+v", c)
 	}
 	if _, ok := c.Kinds[1]["coverage_holds"].(bool); c.Kinds[1]["kind"] != "split_conformal" || !ok || c.Kinds[0]["mean_length"] != 3.25 {

@@ -30,9 +30,9 @@
 // each sequence's first row (smallest step value).
 //
 //	format          "rnnaudit.report"
-//	version         2 (changes when fields change meaning, go, or, as in 2,
-//	                a new kind of result is added: 2 added conformal and the
-//	                calibrated limits of the steps)
+//	version         3 (changes when fields change meaning or go, or a new
+//	                kind of result is added: 2 typed the warnings, 3 added
+//	                conformal and the calibrated limits of the steps)
 //	model           path, opset, layout ("batch-first" or "time-first"),
 //	                features, horizons, many_to_one, parameters (count),
 //	                parameter_tensors (names)

@@ -15,7 +15,7 @@ import (
 // appear in any version).
 const (
 	FormatName    = "rnnaudit.report"
-	FormatVersion = 2
+	FormatVersion = 3
 )
 
 // WriteJSON writes r as the JSON document described in the package

@@ -39,7 +39,7 @@ func TestCalibrationExample(t *testing.T) {
 		t.Errorf("stdout lacks the recommendation:\n%s", out)
 	}
 	doc := readJSON(t, js)
-	if doc["version"] != 2.0 {
+	if doc["version"] != 3.0 {
 		t.Errorf("version %v", doc["version"])
 	}
 	c := doc["conformal"].(map[string]any)
