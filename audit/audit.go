@@ -68,6 +68,11 @@ type run struct {
 	// Evaluation forecasts and their unperturbed predictions.
 	evalGroups []*group
 	points     []point
+	// The calibration set (nil without one), its groups and forecasts;
+	// perturbedPredictions evaluates them after the evaluation points.
+	cal        *blocks.Dataset
+	calGroups  []*group
+	calPoints  []point
 	workers    int
 	phaseStart time.Time
 	base       *newtonEig // Hessian of the full loss at theta_hat, for re-training
@@ -136,6 +141,11 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, err
 		}
 	}
+	if o.Calibration != nil {
+		if err := checkCalibration(train, test, o.Calibration); err != nil {
+			return nil, err
+		}
+	}
 	g := model
 	if o.Params != "" {
 		keep, err := graph.ParamPattern(o.Params)
@@ -146,7 +156,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, fmt.Errorf("audit: --params %q: %w", o.Params, err)
 		}
 	}
-	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, theta: g.Theta(), workers: o.Workers, ownForward: o.ownForward}
+	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers, ownForward: o.ownForward}
 	if r.workers <= 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
@@ -198,6 +208,14 @@ func (r *run) run() (*Result, error) {
 	}
 	if err := r.predictEval(); err != nil {
 		return nil, err
+	}
+	if r.cal != nil {
+		if r.calGroups, err = r.makeGroups(r.cal, 0); err != nil {
+			return nil, err
+		}
+		if r.calPoints, err = r.pointsOf(r.cal, r.calGroups); err != nil {
+			return nil, err
+		}
 	}
 
 	r.phase("block gradients")
@@ -352,28 +370,37 @@ func (r *run) objective(groups []*group) *hvp.Objective {
 // predictEval evaluates the unperturbed model on the evaluation set and
 // lists its forecasts.
 func (r *run) predictEval() error {
-	for gi, gr := range r.evalGroups {
+	var err error
+	r.points, err = r.pointsOf(r.eval, r.evalGroups)
+	return err
+}
+
+// pointsOf evaluates the unperturbed model on the groups of dataset d and
+// lists their forecasts, by sequence, then row, then horizon.
+func (r *run) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) {
+	var points []point
+	for gi, gr := range groups {
 		s := gr.prog.NewState()
 		outs, err := s.Forward(r.theta, gr.in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		B := len(gr.seqs)
 		for b, i := range gr.seqs {
-			seq := r.eval.Seqs[i]
+			seq := d.Seqs[i]
 			for _, f := range r.io.forecasts(gr.T) {
 				q := r.io.index(B, gr.T, b, f.T, f.H)
 				pt := point{seq: i, f: f, group: gi, pos: q, pred: outs[0].F[q]}
 				if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
 					pt.y, pt.has = seq.Y[row][0], true
 				}
-				r.points = append(r.points, pt)
+				points = append(points, pt)
 			}
 		}
 	}
 	// A stable order: by sequence, then row, then horizon.
-	sort.SliceStable(r.points, func(a, b int) bool {
-		pa, pb := r.points[a], r.points[b]
+	sort.SliceStable(points, func(a, b int) bool {
+		pa, pb := points[a], points[b]
 		if pa.seq != pb.seq {
 			return pa.seq < pb.seq
 		}
@@ -382,7 +409,7 @@ func (r *run) predictEval() error {
 		}
 		return pa.f.H < pb.f.H
 	})
-	return nil
+	return points, nil
 }
 
 // maskRows returns a weight vector of group gr keeping only the terms

@@ -5,7 +5,10 @@
 // with real forward passes, and gives every forecast of new sequences a
 // jackknife+ interval; on labelled data it measures coverage, interval
 // length, precision of risk flags and the gap to naive in-sample
-// intervals, and it can check influence against exact re-training.
+// intervals, and it can check influence against exact re-training. With a
+// held-out calibration set (Options.Calibration) it adds split-conformal,
+// Bonferroni and conformalized jackknife+ intervals with a finite-sample
+// guarantee and compares every kind (conformal.go, DESIGN section 8).
 //
 // Run is the one entry point; it returns a Result that the reports
 // package renders. The model must take one float input of features over

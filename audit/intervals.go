@@ -17,7 +17,14 @@ type limits struct {
 // to the blocks keep accepts when keep is non-nil). In a self-audit a
 // point's own sequence's residuals are left out.
 func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) bool) limits {
-	n := len(r.points)
+	return r.jackknifeLimits(alpha, preds, keep, r.points, 0, r.self)
+}
+
+// jackknifeLimits computes the jackknife+ limits of the points pts, whose
+// perturbed predictions are preds[b][off+p]; self leaves out a point's own
+// training sequence.
+func (r *run) jackknifeLimits(alpha float64, preds [][]float64, keep func(blk int) bool, pts []point, off int, self bool) limits {
+	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	const chunk = 256
 	chunks := (n + chunk - 1) / chunk
@@ -25,13 +32,13 @@ func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) 
 	vps := make([][]float64, r.workers)
 	_ = r.parallel(chunks, func(w, c int) error {
 		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
-			pt := r.points[p]
+			pt := pts[p]
 			vm, vp := vms[w][:0], vps[w][:0]
 			for _, e := range r.entries[pt.f] {
-				if (r.self && e.seq == pt.seq) || (keep != nil && !keep(e.blk)) {
+				if (self && e.seq == pt.seq) || (keep != nil && !keep(e.blk)) {
 					continue
 				}
-				f := preds[e.blk][p]
+				f := preds[e.blk][off+p]
 				vm = append(vm, f-e.r)
 				vp = append(vp, f+e.r)
 			}
@@ -82,6 +89,9 @@ func (r *run) intervals(preds [][]float64) {
 	if r.res.Summary != nil {
 		r.res.Calibration = r.calibration(preds)
 		r.stepCoverageWarning(r.res.Summary)
+	}
+	if r.cal != nil {
+		r.conformal(preds, l)
 	}
 }
 

@@ -94,6 +94,11 @@ type Options struct {
 	Seed           uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
+	// Calibration is a held-out labelled set of sequences (nil: none),
+	// exchangeable with the test sequences and disjoint from the training
+	// ones: it adds split-conformal and conformalized jackknife+
+	// intervals (DESIGN section 8; see conformal.go). It needs test data.
+	Calibration *blocks.Dataset
 	// ModelPath is recorded in the result.
 	ModelPath string
 	// Progress, when set, is called as long phases advance.

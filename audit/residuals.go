@@ -227,8 +227,10 @@ func sortByDesc(idx []int, key []float64) {
 	}
 }
 
-// perturbedPredictions evaluates the evaluation set with theta_hat +
-// deltas[k] for every k: out[k][p] is the prediction of point p.
+// perturbedPredictions evaluates the evaluation set, and the calibration
+// set when there is one, with theta_hat + deltas[k] for every k and then
+// with thetas[k]: out[k][p] is the prediction of evaluation point p, and
+// out[k][len(r.points)+c] that of calibration point c.
 func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]float64) ([][]float64, error) {
 	out := make([][]float64, len(deltas)+len(thetas))
 	ws := make([]states, r.workers)
@@ -237,10 +239,20 @@ func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]
 		ws[w] = states{}
 		bufs[w] = make([]float64, len(r.theta))
 	}
-	// Positions of the points in each group's output.
-	byGroup := make([][]int, len(r.evalGroups))
-	for p, pt := range r.points {
-		byGroup[pt.group] = append(byGroup[pt.group], p)
+	// The point sets, and the positions of their points in each group's
+	// output.
+	sets := []struct {
+		groups  []*group
+		points  []point
+		off     int
+		byGroup [][]int
+	}{{groups: r.evalGroups, points: r.points}, {groups: r.calGroups, points: r.calPoints, off: len(r.points)}}
+	for s := range sets {
+		set := &sets[s]
+		set.byGroup = make([][]int, len(set.groups))
+		for p, pt := range set.points {
+			set.byGroup[pt.group] = append(set.byGroup[pt.group], p)
+		}
 	}
 	var mu sync.Mutex
 	done := 0
@@ -254,14 +266,16 @@ func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]
 		} else {
 			copy(th, thetas[k-len(deltas)])
 		}
-		pred := make([]float64, len(r.points))
-		for gi, gr := range r.evalGroups {
-			outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
-			if err != nil {
-				return err
-			}
-			for _, p := range byGroup[gi] {
-				pred[p] = outs[0].F[r.points[p].pos]
+		pred := make([]float64, len(r.points)+len(r.calPoints))
+		for _, set := range sets {
+			for gi, gr := range set.groups {
+				outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
+				if err != nil {
+					return err
+				}
+				for _, p := range set.byGroup[gi] {
+					pred[set.off+p] = outs[0].F[set.points[p].pos]
+				}
 			}
 		}
 		out[k] = pred

@@ -21,6 +21,9 @@ type Result struct {
 	// Retrain compares influence with exact re-training (nil unless
 	// asked for).
 	Retrain *RetrainResult `json:"retrain,omitempty"`
+	// Conformal holds the intervals calibrated on a held-out set (nil
+	// without Options.Calibration).
+	Conformal *Conformal `json:"conformal,omitempty"`
 }
 
 // ModelInfo describes the audited model.
@@ -142,6 +145,9 @@ type StepResult struct {
 	NaiveLower float64  `json:"naive_lower"`
 	NaiveUpper float64  `json:"naive_upper"`
 	M          int      `json:"m"` // number of leave-one-block-out residuals used
+	// Conformal holds the limits calibrated on the held-out set (nil
+	// without one).
+	Conformal *StepConformal `json:"conformal,omitempty"`
 }
 
 // Diagnostics say how far to trust the influence approximation.

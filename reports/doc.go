@@ -32,9 +32,10 @@
 // value).
 //
 //	format          "rnnaudit.report"
-//	version         2 (changes only when a field changes meaning or goes;
-//	                2 typed the warnings and moved diagnostics.phases to
-//	                timings)
+//	version         3 (changes when fields change meaning or go, or a new
+//	                kind of result is added: 2 typed the warnings and moved
+//	                diagnostics.phases to timings, 3 added conformal and
+//	                the calibrated limits of the steps)
 //	model           path, opset, layout ("batch-first" or "time-first"),
 //	                features, horizons, many_to_one, parameters (count),
 //	                parameter_tensors (names)
@@ -91,6 +92,36 @@
 //	timings         present only with Options.Timings (audit --timings):
 //	                phases [{name, seconds}], total_seconds; the wall
 //	                times, the one part that differs between runs
+//	conformal       null without a calibration set (--calibration), else:
+//	  file, sequences, values   the calibration file, its sequences and
+//	                        labelled values
+//	  forecasts             [{row, horizon, m, half_width, scale,
+//	                        jackknife_coverage}] per forecast: m calibration
+//	                        values, the split-conformal half-width (the
+//	                        ceil((1-alpha)(m+1))-th smallest |residual|, null
+//	                        when that exceeds m), the conformalized jackknife+
+//	                        scale s (null likewise), and the share of
+//	                        calibration values inside their unscaled
+//	                        jackknife+ interval
+//	  kinds                 [{kind, coverage, coverage_per_step,
+//	                        joint_coverage, mean_length, length_per_step,
+//	                        infinite_intervals, interval_score, audit,
+//	                        coverage_holds}] on the labelled test values (empty
+//	                        without them), kind one of jackknife_plus,
+//	                        conformal_jackknife_plus, split_conformal,
+//	                        split_conformal_bonferroni, in_sample; audit as in
+//	                        summary; coverage_holds: pooled coverage within
+//	                        sampling error of 1-alpha (two standard errors) and
+//	                        no step with 20 or more values below it by more than
+//	                        three (for the calibrated kinds counting the
+//	                        calibration set's sampling too); for the Bonferroni
+//	                        kind, joint coverage within two standard errors
+//	  recommendation        null without test targets, else {kind, text}: the
+//	                        narrowest (fewest unbounded, then smallest mean
+//	                        width) of jackknife_plus, conformal_jackknife_plus
+//	                        and split_conformal whose coverage holds; kind null
+//	                        when none does
+//	  notes                 where calibration values are too few
 //	sequences       [{id, steps: [step...]}] in file order, one step per
 //	                forecast, sorted by row then horizon:
 //	  t                     the step value from the data
@@ -102,4 +133,13 @@
 //	  target, covered       present when the value is known
 //	  naive_lower, naive_upper  the in-sample residual interval
 //	  m                     leave-one-block-out residuals used
+//	  split_lower, split_upper, bonferroni_lower, bonferroni_upper,
+//	  conformal_jackknife_lower, conformal_jackknife_upper
+//	                        with a calibration set only: the split-conformal
+//	                        interval, its Bonferroni variant (level alpha / L,
+//	                        L the sequence's forecasts whose target row lies in
+//	                        it) and the conformalized jackknife+ interval
+//	                        [f - s (f - lower), f + s (upper - f)]; null when
+//	                        unbounded
+//	  m_calibration         with a calibration set: its values at this forecast
 package reports

@@ -45,6 +45,8 @@ type page struct {
 	Level         string
 	Verdict       string
 	Subline       string
+	Calibrated    []string // the recommendation, or what a calibration set would add
+	Conformal     *conformalView
 	Cards         []card
 	Warnings      []string
 	Notes         []string
@@ -83,6 +85,8 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Level:         level,
 		Verdict:       verdictText,
 		Subline:       subline(r),
+		Calibrated:    conformalLines(r),
+		Conformal:     newConformalView(r),
 		Warnings:      warnings(r),
 		Notes:         notes(r),
 		Summary:       summaryRows(r),

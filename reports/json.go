@@ -16,7 +16,7 @@ import (
 // the phase times from diagnostics.phases to the optional timings object.
 const (
 	FormatName    = "rnnaudit.report"
-	FormatVersion = 2
+	FormatVersion = 3
 )
 
 // WriteJSON writes r as the JSON document described in the package
@@ -38,6 +38,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Calibration: jsonCalibrationOf(r.Calibration),
 		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
+		Conformal:   jsonConformalOf(r),
 	}
 	if o != nil && o.Timings {
 		doc.Timings = jsonTimingsOf(&r.Diag)
@@ -119,6 +120,7 @@ type jsonDoc struct {
 	Diagnostics jsonDiag         `json:"diagnostics"`
 	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
 	Timings     *jsonTimings     `json:"timings,omitempty"`
+	Conformal   *jsonConformal   `json:"conformal"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not
@@ -434,6 +436,9 @@ type jsonStep struct {
 	NaiveLower     fnum    `json:"naive_lower"`
 	NaiveUpper     fnum    `json:"naive_upper"`
 	M              int     `json:"m"`
+
+	// The calibrated limits, with a calibration set.
+	jsonStepConformal
 }
 
 func jsonStepOf(s *audit.StepResult) jsonStep {
@@ -442,6 +447,7 @@ func jsonStepOf(s *audit.StepResult) jsonStep {
 		Lower: fnum(s.Lower), Upper: fnum(s.Upper),
 		LowerUnbounded: math.IsInf(s.Lower, -1), UpperUnbounded: math.IsInf(s.Upper, 1),
 		NaiveLower: fnum(s.NaiveLower), NaiveUpper: fnum(s.NaiveUpper), M: s.M,
+		jsonStepConformal: jsonStepConformalOf(s.Conformal),
 	}
 	if s.Target != nil {
 		y := fnum(*s.Target)

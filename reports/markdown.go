@@ -41,6 +41,9 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 	if s := subline(r); s != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(s))
 	}
+	for _, s := range conformalLines(r) {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(s))
+	}
 	if ws := warnings(r); len(ws) > 0 {
 		fmt.Fprintf(&b, "## ⚠️ Warnings\n\nRead these before relying on the intervals.\n\n")
 		md.list(ws)
@@ -61,6 +64,7 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 		}
 		md.table([]string{"Flag", "Precision", "Recall", "Flagged", "Correct", "Real cases"}, "lrrrrr", cells)
 	}
+	writeConformalMarkdown(md, r)
 	if c := cs[groupCoverage]; len(c) > 0 {
 		fmt.Fprintf(&b, "## Coverage and width\n\n")
 		for _, x := range c {

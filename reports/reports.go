@@ -211,6 +211,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	if s := subline(r); s != "" {
 		b.WriteString(s + "\n")
 	}
+	if _, rec := recommendation(r); rec != "" {
+		b.WriteString(rec + "\n")
+	}
 	for _, x := range warnings(r) {
 		b.WriteString("warning: " + x + "\n")
 	}

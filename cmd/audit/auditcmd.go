@@ -27,6 +27,7 @@ import (
 // flags are the flags of an audit, bound to a FlagSet by newFlagSet.
 type flags struct {
 	model, data, test, config string
+	calibration               string
 	idCol, timeCol, target    string
 	features                  []string
 	shift                     int
@@ -60,6 +61,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.model, "model", "", "the ONNX model (required)")
 	fs.StringVar(&f.data, "data", "", "the training data, CSV (required)")
 	fs.StringVar(&f.test, "test", "", "the test data, CSV (default: audit the training data)")
+	fs.StringVar(&f.calibration, "calibration", "", "held-out labelled sequences (CSV, like the training data) for split-conformal and conformalized jackknife+ intervals; needs --test")
 	fs.StringVar(&f.config, "config", "", "read flags from this YAML file")
 	fs.StringVar(&f.idCol, "id-col", "id", "the sequence id column")
 	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
@@ -169,6 +171,13 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		ro := p.read
 		ro.Features, ro.Targets, ro.OptionalTargets = train.Features, train.Targets, true
 		if test, err = blocks.ReadFile(p.f.test, &ro); err != nil {
+			return err
+		}
+	}
+	if p.f.calibration != "" {
+		ro := p.read
+		ro.Features, ro.Targets = train.Features, train.Targets
+		if p.opt.Calibration, err = blocks.ReadFile(p.f.calibration, &ro); err != nil {
 			return err
 		}
 	}
@@ -384,6 +393,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	if f.retrainMaxIter < 0 {
 		return usagef("--retrain-max-iter %d: give a number of iterations, or 0 for the default", f.retrainMaxIter)
 	}
+	if f.calibration != "" && f.test == "" {
+		return usagef("--calibration needs --test: conformal intervals are for new sequences, and without --test the audit evaluates the training sequences, which their guarantee does not cover")
+	}
 	if f.idCol == "" || f.timeCol == "" || f.target == "" {
 		return usagef("--id-col, --time-col and --target cannot be empty")
 	}
@@ -416,7 +428,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 			return err
 		}
 	}
-	for _, in := range []struct{ flag, path string }{{"--model", f.model}, {"--data", f.data}, {"--test", f.test}} {
+	for _, in := range []struct{ flag, path string }{{"--model", f.model}, {"--data", f.data}, {"--test", f.test}, {"--calibration", f.calibration}} {
 		if in.path != "" {
 			if _, dup := seen[filepath.Clean(in.path)]; dup {
 				return usagef("%s %s is also an output file: it would be overwritten", in.flag, in.path)
@@ -437,7 +449,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 // checkFiles checks that the input files can be read and the output
 // directories exist, before any heavy work.
 func (p *plan) checkFiles() error {
-	for _, in := range []struct{ flag, path string }{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}} {
+	for _, in := range []struct{ flag, path string }{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}, {"--calibration", p.f.calibration}} {
 		if in.path == "" {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 // pathKeys are the config keys that name files; relative paths in a
 // config file are relative to the file's directory.
-var pathKeys = map[string]bool{"model": true, "data": true, "test": true, "out": true, "json": true}
+var pathKeys = map[string]bool{"model": true, "data": true, "test": true, "calibration": true, "out": true, "json": true}
 
 // applyConfig sets, from the YAML file at path, every flag of fs that the
 // command line did not set. The file is a mapping whose keys are flag

@@ -23,6 +23,13 @@ Data flags:
 	--data PATH         the training data the model was fitted to (required)
 	--test PATH         test data in the same format; without it the training
 	                    data are audited, leaving one sequence out
+	--calibration PATH  held-out labelled sequences in the same format (not
+	                    used in training, not in the test data, ids distinct
+	                    from the training ids): adds split-conformal and
+	                    conformalized jackknife+ intervals, whose per-step
+	                    coverage 1-A is guaranteed for test sequences
+	                    exchangeable with them, and compares every kind of
+	                    interval; needs --test
 	--id-col NAME       the sequence id column (default id)
 	--time-col NAME     the step column (default t)
 	--target NAME       the target column (default y)
@@ -104,6 +111,11 @@ Flag values below 4 and above 10, with 95% intervals, and also write JSON:
 
 	audit --model m.onnx --data train.csv --test test.csv \
 	      --alpha 0.05 --low 4 --high 10 --out report.html --json result.json
+
+Calibrate on held-out sequences and compare every kind of interval:
+
+	audit --model m.onnx --data train.csv --test test.csv \
+	      --calibration validation.csv --out report.html
 
 Leave out blocks of 5 steps of every sequence, for long sequences:
 

@@ -1,0 +1,536 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+)
+
+// Held-out calibration (DESIGN section 8). A calibration set is m labelled
+// sequences that the model was not trained on. Every quantity below is
+// computed per forecast (row t, horizon h), over the calibration values of
+// that forecast, with the conformal quantile
+//
+//	q = the ceil((1 - alpha)(m + 1))-th smallest of m scores (+Inf when that exceeds m),
+//
+// which is upperQuantile (the rank of the jackknife+ upper limit).
+//
+//   - Split conformal: the score is |y - f(x; theta_hat)|; the interval is
+//     prediction ± q.
+//   - Bonferroni: the same at level alpha / L, L the number of forecasts of
+//     the test sequence whose target row lies inside it (its length, with
+//     one output per step): by the union bound every value of a sequence
+//     is covered at once with probability at least 1 - alpha.
+//   - Conformalized jackknife+: the nested family of intervals
+//     I(s) = [f - s (f - lower), f + s (upper - f)], s >= 0, scales the
+//     point's own jackknife+ interval [lower, upper] about its prediction
+//     f, so it keeps the jackknife+ shape (wider where the leave-one-out
+//     models disagree). A side whose jackknife+ limit lies on the wrong
+//     side of f counts as width 0; an unbounded side stays unbounded in
+//     every member; I(+Inf) is the whole line. A calibration value's score
+//     is the smallest s with y in I(s) (cjScore); the test interval is
+//     I(q) (cjLimits).
+//
+// The guarantee (the standard split-conformal argument): the model and
+// its leave-one-block-out models depend on the training data only, so the
+// score is a fixed function of a sequence. If the calibration sequences
+// and a test sequence are exchangeable (for example drawn independently
+// from one population, and independent of the training data), then at
+// every forecast (t, h) with m calibration values,
+//
+//	P(y in interval) >= 1 - alpha,
+//
+// marginally over the calibration set and the test sequence; and when the
+// scores have no ties, P(y in interval) <= 1 - alpha + 1/(m + 1). The
+// bound is per forecast; pooled coverage is an average of such
+// probabilities; the Bonferroni intervals bound the joint coverage of a
+// sequence. Nothing here needs the influence approximation to be good:
+// a poor approximation makes the conformalized jackknife+ wider, not
+// invalid.
+
+// Kinds of interval compared in Conformal.Kinds.
+const (
+	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (DESIGN section 5)
+	KindConformalJackknife = "conformal_jackknife_plus"   // jackknife+ scaled on the calibration set
+	KindSplit              = "split_conformal"            // prediction ± calibration quantile
+	KindBonferroni         = "split_conformal_bonferroni" // the same at alpha / L, for joint coverage
+	KindInSample           = "in_sample"                  // prediction ± quantile of training residuals
+)
+
+// Conformal is what a calibration set adds to a result.
+type Conformal struct {
+	File      string `json:"file"`
+	Sequences int    `json:"sequences"`
+	Values    int    `json:"values"` // labelled calibration values
+	// Forecasts are the calibrated quantities per forecast (row,
+	// horizon), by row then horizon.
+	Forecasts []ConformalForecast `json:"forecasts"`
+	// Kinds compares every kind of interval on the labelled test values
+	// (nil without them), in the order jackknife+, conformalized
+	// jackknife+, split conformal, Bonferroni, in-sample.
+	Kinds []KindSummary `json:"kinds,omitempty"`
+	// Notes say where calibration values are too few for finite limits.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ConformalForecast is the calibration of one forecast (row, horizon).
+type ConformalForecast struct {
+	Row     int `json:"row"`
+	Horizon int `json:"horizon"`
+	M       int `json:"m"` // calibration values
+	// HalfWidth is the split-conformal half-width: the conformal quantile
+	// of the calibration |residuals| (+Inf when m < 1/alpha - 1).
+	HalfWidth float64 `json:"half_width"`
+	// Scale is the conformalized jackknife+ scale s: 1 keeps the
+	// jackknife+ interval, above 1 widens it (+Inf: unbounded).
+	Scale float64 `json:"scale"`
+	// JackknifeCoverage is the fraction of the calibration values inside
+	// their (unscaled) jackknife+ interval: held-out evidence on the
+	// jackknife+ itself.
+	JackknifeCoverage float64 `json:"jackknife_coverage"`
+}
+
+// StepConformal are the calibrated limits of one test forecast; limits
+// may be ±Inf.
+type StepConformal struct {
+	SplitLower      float64 `json:"split_lower"`
+	SplitUpper      float64 `json:"split_upper"`
+	BonferroniLower float64 `json:"bonferroni_lower"`
+	BonferroniUpper float64 `json:"bonferroni_upper"`
+	JackknifeLower  float64 `json:"conformal_jackknife_lower"`
+	JackknifeUpper  float64 `json:"conformal_jackknife_upper"`
+	M               int     `json:"m"` // calibration values at this forecast
+}
+
+// KindSummary are the metrics of DESIGN section 6 for one kind of
+// interval, on the labelled test values. Per-step arrays are indexed by
+// row, like Summary's.
+type KindSummary struct {
+	Kind            string    `json:"kind"` // one of the Kind constants
+	Coverage        float64   `json:"coverage"`
+	CoveragePerStep []float64 `json:"coverage_per_step"`
+	JointCoverage   float64   `json:"joint_coverage"`
+	Sequences       int       `json:"sequences"`   // labelled test sequences, for joint coverage
+	MeanLength      float64   `json:"mean_length"` // over finite intervals
+	LengthPerStep   []float64 `json:"length_per_step"`
+	Infinite        int       `json:"infinite_intervals"`
+	IntervalScore   float64   `json:"interval_score"` // Winkler score at alpha, over finite intervals
+	Audit           Audit     `json:"audit"`
+}
+
+// cjScore is the score of a calibration value y for the conformalized
+// jackknife+: the smallest s >= 0 with y in I(s) = [f - s (f - lower),
+// f + s (upper - f)]; 0 when an unbounded side reaches y, +Inf when the
+// side towards y has width 0 (no member covers y).
+func cjScore(f, lower, upper, y float64) float64 {
+	var dist, width float64
+	switch {
+	case y == f:
+		return 0
+	case y > f:
+		dist, width = y-f, upper-f
+	default:
+		dist, width = f-y, f-lower
+	}
+	switch {
+	case math.IsInf(width, 1):
+		return 0
+	case !(width > 0):
+		return math.Inf(1)
+	}
+	return dist / width
+}
+
+// cjLimits is the member I(s) of the conformalized jackknife+ family of
+// the interval [lower, upper] about the prediction f (see cjScore).
+func cjLimits(f, lower, upper, s float64) (lo, up float64) {
+	if math.IsInf(s, 1) {
+		return math.Inf(-1), math.Inf(1)
+	}
+	side := func(limit float64, sign float64) float64 {
+		if math.IsInf(limit, 0) {
+			return limit
+		}
+		return f + sign*s*math.Max(sign*(limit-f), 0)
+	}
+	return side(lower, -1), side(upper, 1)
+}
+
+// conformal calibrates the test intervals on the calibration set: l holds
+// the test points' jackknife+ and in-sample limits, preds the perturbed
+// predictions of the test and calibration points.
+func (r *run) conformal(preds [][]float64, l limits) {
+	alpha := r.opt.Alpha
+	cl := r.jackknifeLimits(alpha, preds, nil, r.calPoints, len(r.points), false)
+	res := map[forecast][]float64{}
+	scores := map[forecast][]float64{}
+	inJK := map[forecast]int{}
+	keys := map[forecast]bool{}
+	c := &Conformal{File: r.cal.File, Sequences: r.cal.Len()}
+	for k, pt := range r.calPoints {
+		if !pt.has {
+			continue
+		}
+		c.Values++
+		keys[pt.f] = true
+		res[pt.f] = append(res[pt.f], math.Abs(pt.y-pt.pred))
+		scores[pt.f] = append(scores[pt.f], cjScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
+		if cl.lo[k] <= pt.y && pt.y <= cl.up[k] {
+			inJK[pt.f]++
+		}
+	}
+	for _, pt := range r.points {
+		keys[pt.f] = true
+	}
+	half := map[forecast]float64{}
+	scale := map[forecast]float64{}
+	var order []forecast
+	for f := range keys {
+		order = append(order, f)
+	}
+	slices.SortFunc(order, func(a, b forecast) int {
+		if a.T != b.T {
+			return a.T - b.T
+		}
+		return a.H - b.H
+	})
+	var few []int // rows with calibration values too few for finite limits
+	for _, f := range order {
+		half[f] = upperQuantile(alpha, res[f])
+		scale[f] = upperQuantile(alpha, scores[f])
+		m := len(res[f])
+		c.Forecasts = append(c.Forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: half[f], Scale: scale[f],
+			JackknifeCoverage: ratio(float64(inJK[f]), float64(m))})
+		if math.IsInf(half[f], 1) && (len(few) == 0 || few[len(few)-1] != f.T) {
+			few = append(few, f.T)
+		}
+	}
+	if len(few) > 0 {
+		need := minCalibration(alpha)
+		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
+			need, rowList(few), pct(1-alpha), need))
+	}
+
+	// L per test sequence: its forecasts whose target row lies inside it.
+	L := make([]int, r.eval.Len())
+	for _, pt := range r.points {
+		if pt.f.T+pt.f.H < r.eval.Seqs[pt.seq].Len() {
+			L[pt.seq]++
+		}
+	}
+	type bonKey struct {
+		f forecast
+		L int
+	}
+	bon := map[bonKey]float64{}
+	n := len(r.points)
+	splo, spup, sq := make([]float64, n), make([]float64, n), make([]float64, n)
+	blo, bup, bq := make([]float64, n), make([]float64, n), make([]float64, n)
+	cjlo, cjup := make([]float64, n), make([]float64, n)
+	next := make([]int, len(r.res.Sequences))
+	bonInf := 0
+	for p, pt := range r.points {
+		h := half[pt.f]
+		splo[p], spup[p], sq[p] = pt.pred-h, pt.pred+h, h
+		k := bonKey{pt.f, max(1, L[pt.seq])}
+		b, ok := bon[k]
+		if !ok {
+			b = upperQuantile(alpha/float64(k.L), res[pt.f])
+			bon[k] = b
+		}
+		if math.IsInf(b, 1) {
+			bonInf++
+		}
+		blo[p], bup[p], bq[p] = pt.pred-b, pt.pred+b, b
+		cjlo[p], cjup[p] = cjLimits(pt.pred, l.lo[p], l.up[p], scale[pt.f])
+		st := &r.res.Sequences[pt.seq].Steps[next[pt.seq]]
+		next[pt.seq]++
+		st.Conformal = &StepConformal{SplitLower: splo[p], SplitUpper: spup[p], BonferroniLower: blo[p], BonferroniUpper: bup[p],
+			JackknifeLower: cjlo[p], JackknifeUpper: cjup[p], M: len(res[pt.f])}
+	}
+	if bonInf > 0 && len(few) == 0 {
+		longest := slices.Max(L)
+		c.Notes = append(c.Notes, fmt.Sprintf("%d of %d Bonferroni intervals are unbounded: joint %s coverage of a sequence of %d forecasts needs at least %d calibration values per step.",
+			bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
+	}
+	if r.res.Summary != nil {
+		c.Kinds = []KindSummary{
+			r.kindSummary(KindJackknife, l.lo, l.up, nil),
+			r.kindSummary(KindConformalJackknife, cjlo, cjup, nil),
+			r.kindSummary(KindSplit, splo, spup, sq),
+			r.kindSummary(KindBonferroni, blo, bup, bq),
+			r.kindSummary(KindInSample, l.nlo, l.nup, l.nq),
+		}
+	}
+	r.res.Conformal = c
+}
+
+// minCalibration is the smallest m for which the conformal quantile at
+// alpha is finite: ceil((1-alpha)(m+1)) <= m.
+func minCalibration(alpha float64) int {
+	m := int(math.Max(0, math.Floor(1/alpha-2)))
+	for upperRank(alpha, m) > m {
+		m++
+	}
+	return m
+}
+
+// rowList names rows (0-based) as 1-based steps, runs as ranges: "step
+// 3", "steps 1-4 and 9".
+func rowList(rows []int) string {
+	var parts []string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(rows[i]+1))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", rows[i]+1, rows[j]+1))
+		}
+		i = j + 1
+	}
+	if len(rows) == 1 {
+		return "step " + parts[0]
+	}
+	out := ""
+	for i, p := range parts {
+		switch {
+		case i == 0:
+		case i == len(parts)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += p
+	}
+	return "steps " + out
+}
+
+// pct formats a fraction as a percentage, "90%" or "92.5%".
+func pct(x float64) string { return fmt.Sprintf("%g%%", math.Round(1000*x)/10) }
+
+// kindSummary computes the metrics of one kind of interval (limits lo,
+// up per test point) over the labelled test points. With half-widths q
+// (intervals symmetric about the prediction) a value is covered when
+// |y - prediction| <= q, which the float limits could misjudge on the
+// boundary; the in-sample summary uses the same rule.
+func (r *run) kindSummary(kind string, lo, up, q []float64) KindSummary {
+	alpha := r.opt.Alpha
+	nrow := 0
+	for _, pt := range r.points {
+		if pt.has {
+			nrow = max(nrow, pt.f.T+1)
+		}
+	}
+	k := KindSummary{Kind: kind, CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
+	cov, cnt, lens, lcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
+	seqOK := map[int]bool{}
+	var covered, n, lenSum, lenN, score float64
+	var tl, th Threshold
+	for p, pt := range r.points {
+		if !pt.has {
+			continue
+		}
+		y, a, b, t := pt.y, lo[p], up[p], pt.f.T
+		in := a <= y && y <= b
+		if q != nil {
+			in = math.Abs(y-pt.pred) <= q[p]
+		}
+		if _, seen := seqOK[pt.seq]; !seen {
+			seqOK[pt.seq] = true
+		}
+		n++
+		cnt[t]++
+		if in {
+			covered++
+			cov[t]++
+		} else {
+			seqOK[pt.seq] = false
+		}
+		if math.IsInf(a, 0) || math.IsInf(b, 0) {
+			k.Infinite++
+		} else {
+			w := b - a
+			lenSum += w
+			lenN++
+			lens[t] += w
+			lcnt[t]++
+			if y < a {
+				w += 2 / alpha * (a - y)
+			}
+			if y > b {
+				w += 2 / alpha * (y - b)
+			}
+			score += w
+		}
+		if r.opt.Low != nil {
+			tally(&tl, a < *r.opt.Low, y < *r.opt.Low)
+		}
+		if r.opt.High != nil {
+			tally(&th, b > *r.opt.High, y > *r.opt.High)
+		}
+	}
+	k.Coverage = ratio(covered, n)
+	k.MeanLength = ratio(lenSum, lenN)
+	k.IntervalScore = ratio(score, lenN)
+	joint := 0
+	for _, ok := range seqOK {
+		if ok {
+			joint++
+		}
+	}
+	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
+	k.Sequences = len(seqOK)
+	for t := range nrow {
+		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
+		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])
+	}
+	if r.opt.Low != nil {
+		tl.Threshold = *r.opt.Low
+		finish(&tl)
+		k.Audit.Low = &tl
+	}
+	if r.opt.High != nil {
+		th.Threshold = *r.opt.High
+		finish(&th)
+		k.Audit.High = &th
+	}
+	return k
+}
+
+// ErrCalibrationOverlap is wrapped by the error of Run when the
+// calibration set shares sequences with the training data (by id or by
+// content) or with the test data (by content): a calibration set must be
+// held out, or its coverage guarantee does not hold.
+var ErrCalibrationOverlap = errors.New("calibration data overlaps")
+
+// overlapError is a message that wraps ErrCalibrationOverlap without
+// repeating its text.
+type overlapError struct{ msg string }
+
+func (e *overlapError) Error() string        { return e.msg }
+func (e *overlapError) Is(target error) bool { return target == ErrCalibrationOverlap }
+
+// checkCalibration checks a calibration set against the training and
+// test data: labelled, with their columns, and disjoint from both.
+func checkCalibration(train, test, cal *blocks.Dataset) error {
+	if test == nil {
+		return fmt.Errorf("audit: the calibration set %s needs test data: conformal intervals are for new sequences, while an audit without test data evaluates the training sequences, which their guarantee does not cover; give the test data too", cal.File)
+	}
+	if cal.Len() == 0 {
+		return fmt.Errorf("audit: the calibration set %s has no sequences", cal.File)
+	}
+	if !cal.Labelled() {
+		return &blocks.DataError{File: cal.File, Line: 1, Err: fmt.Errorf("the calibration file has no target column %v: calibration needs the observed values", train.Targets)}
+	}
+	if err := blocks.CheckCompatible(train, cal); err != nil {
+		return err
+	}
+	if err := overlap(cal, train, true); err != nil {
+		return err
+	}
+	return overlap(cal, test, false)
+}
+
+// overlap returns a *blocks.DataError wrapping ErrCalibrationOverlap on
+// the first calibration sequence that is also in other: with the same
+// rows, or (byID) with the same id.
+func overlap(cal, other *blocks.Dataset, byID bool) error {
+	ids := map[string]int{}
+	hashes := map[uint64][]int{}
+	for i, s := range other.Seqs {
+		ids[s.ID] = i
+		h := seqHash(s)
+		hashes[h] = append(hashes[h], i)
+	}
+	role := "training"
+	if !byID {
+		role = "test"
+	}
+	var first string
+	line := 0
+	count := 0
+	for _, s := range cal.Seqs {
+		var msg string
+		for _, j := range hashes[seqHash(s)] {
+			if sameRows(s, other.Seqs[j]) {
+				msg = fmt.Sprintf("calibration sequence %q has the same steps and features as %s sequence %q (%s%s)", s.ID, role, other.Seqs[j].ID, other.File, lineOf(other, j))
+				break
+			}
+		}
+		if j, ok := ids[s.ID]; msg == "" && byID && ok {
+			msg = fmt.Sprintf("calibration sequence %q has the id of a %s sequence (%s%s)", s.ID, role, other.File, lineOf(other, j))
+		}
+		if msg == "" {
+			continue
+		}
+		if count == 0 {
+			first = msg
+			if len(s.Lines) > 0 {
+				line = s.Lines[0]
+			}
+		}
+		count++
+	}
+	if count == 0 {
+		return nil
+	}
+	more := ""
+	if count > 1 {
+		more = fmt.Sprintf(", and %d more calibration sequences overlap", count-1)
+	}
+	what := "a calibration set must be held out from training, or its coverage guarantee does not hold: remove these sequences from the calibration file, or give them other ids if they are in fact different sequences"
+	if !byID {
+		what = "calibration and test sequences must be different sequences, or the measured coverage says nothing: remove these sequences from one of the files"
+	}
+	return &blocks.DataError{File: cal.File, Line: line, Err: &overlapError{fmt.Sprintf("%s%s; %s", first, more, what)}}
+}
+
+// lineOf is " line N" for sequence j of d, or "".
+func lineOf(d *blocks.Dataset, j int) string {
+	if s := d.Seqs[j]; len(s.Lines) > 0 {
+		return fmt.Sprintf(" line %d", s.Lines[0])
+	}
+	return ""
+}
+
+// seqHash hashes a sequence's steps and features.
+func seqHash(s *blocks.Sequence) uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	put := func(x float64) {
+		b := math.Float64bits(x)
+		for i := range buf {
+			buf[i] = byte(b >> (8 * i))
+		}
+		h.Write(buf[:])
+	}
+	for t := range s.Steps {
+		put(s.Steps[t])
+		for _, x := range s.X[t] {
+			put(x)
+		}
+	}
+	return h.Sum64()
+}
+
+// sameRows reports whether two sequences have the same steps and
+// features: the same input sequence (targets are left out, so that an
+// unlabelled test file is compared too).
+func sameRows(a, b *blocks.Sequence) bool {
+	if !slices.Equal(a.Steps, b.Steps) || len(a.X) != len(b.X) {
+		return false
+	}
+	for t := range a.X {
+		if !slices.Equal(a.X[t], b.X[t]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,524 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// This file renders what a held-out calibration set adds (audit.Conformal):
+// the comparison of every kind of interval, the recommendation and the
+// calibrated limits in the JSON.
+
+// kindName is the name a report gives a kind of interval.
+func kindName(kind string) string {
+	switch kind {
+	case audit.KindJackknife:
+		return "jackknife+"
+	case audit.KindConformalJackknife:
+		return "conformalized jackknife+"
+	case audit.KindSplit:
+		return "split conformal"
+	case audit.KindBonferroni:
+		return "split conformal, Bonferroni (joint)"
+	case audit.KindInSample:
+		return "in-sample residuals"
+	}
+	return kind
+}
+
+// kindShort is the name of a kind in a table header.
+func kindShort(kind string) string {
+	switch kind {
+	case audit.KindConformalJackknife:
+		return "conf. jackknife+"
+	case audit.KindSplit:
+		return "split"
+	case audit.KindBonferroni:
+		return "Bonferroni"
+	case audit.KindInSample:
+		return "in-sample"
+	}
+	return kindName(kind)
+}
+
+// kindGuarantee says what each kind guarantees.
+func kindGuarantee(kind string, alpha float64) string {
+	switch kind {
+	case audit.KindJackknife:
+		return fmt.Sprintf("at least %s with exact re-training", pct0(1-2*alpha))
+	case audit.KindConformalJackknife, audit.KindSplit:
+		return fmt.Sprintf("at least %s per step", pct0(1-alpha))
+	case audit.KindBonferroni:
+		return fmt.Sprintf("every step of a sequence at once, at least %s", pct0(1-alpha))
+	}
+	return "none"
+}
+
+// conformalHint is the one line a report without a calibration set gives
+// about what one would add ("" when there is one).
+func conformalHint(r *audit.Result) string {
+	if r.Conformal != nil {
+		return ""
+	}
+	return "A held-out calibration set (--calibration cal.csv: labelled sequences the model was not trained on, beside --test) would add split-conformal and conformalized jackknife+ intervals, whose per-step coverage is guaranteed whatever the model, and compare every kind of interval."
+}
+
+// stepZ is how many standard errors a step's coverage may fall below the
+// target before the kind counts as failing there: 3, since every step of
+// every kind is tested (two, CoverageTolerance, for pooled coverage).
+const stepZ = 3
+
+// holds reports whether a kind's measured coverage reaches the target
+// 1-alpha: pooled within sampling error (audit.CoverageTolerance), and
+// at every step with at least 20 values within stepZ standard errors.
+// For the calibrated kinds a step's standard error also counts the
+// calibration set's own sampling: their coverage given the calibration
+// set varies around its mean with variance about p(1-p)/(m+1), m the
+// calibration values at the step. The Bonferroni kind is judged on joint
+// coverage. When the coverage does not hold it says where.
+func holds(k *audit.KindSummary, s *audit.Summary, c *audit.Conformal) (bool, string) {
+	p := 1 - s.Alpha
+	if k.Kind == audit.KindBonferroni {
+		if k.JointCoverage < p-audit.CoverageTolerance(p, k.Sequences) {
+			return false, fmt.Sprintf("joint coverage %s", pct(k.JointCoverage))
+		}
+		return true, ""
+	}
+	if k.Coverage < p-audit.CoverageTolerance(p, s.Points) {
+		return false, fmt.Sprintf("coverage %s", pct(k.Coverage))
+	}
+	calibrated := k.Kind == audit.KindSplit || k.Kind == audit.KindConformalJackknife
+	for t, cov := range k.CoveragePerStep {
+		n := 0
+		if t < len(s.PointsPerStep) {
+			n = s.PointsPerStep[t]
+		}
+		if n < 20 {
+			continue
+		}
+		v := 1 / float64(n)
+		if calibrated {
+			if m := calibrationValues(c, t); m > 0 {
+				v += 1 / float64(m+1)
+			}
+		}
+		if cov < p-math.Max(0.01, stepZ*math.Sqrt(p*(1-p)*v)) {
+			return false, fmt.Sprintf("coverage %s at step %d", pct(cov), t+1)
+		}
+	}
+	return true, ""
+}
+
+// calibrationValues is the fewest calibration values of a forecast made
+// at row t.
+func calibrationValues(c *audit.Conformal, t int) int {
+	m := -1
+	for _, f := range c.Forecasts {
+		if f.Row == t && (m < 0 || f.M < m) {
+			m = f.M
+		}
+	}
+	return m
+}
+
+// narrower orders kinds by width: fewer unbounded intervals first, then
+// the smaller mean width.
+func narrower(a, b *audit.KindSummary) bool {
+	if a.Infinite != b.Infinite {
+		return a.Infinite < b.Infinite
+	}
+	return a.MeanLength < b.MeanLength
+}
+
+// recommendation picks the narrowest kind whose coverage holds on the
+// test data and says why in plain words. Not eligible: the Bonferroni
+// kind (it answers another question, joint coverage; it is mentioned
+// apart), the in-sample residual intervals (shown for comparison only:
+// nothing guarantees their coverage on new data, and they are usually too
+// narrow) and a kind whose every interval is unbounded. kind is "" when
+// no kind holds or there is nothing to compare.
+func recommendation(r *audit.Result) (kind, text string) {
+	c, s := r.Conformal, r.Summary
+	if c == nil || s == nil || len(c.Kinds) == 0 {
+		return "", ""
+	}
+	eligible := func(k *audit.KindSummary) bool {
+		return k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite < s.Points
+	}
+	var best *audit.KindSummary
+	var fail, good []*audit.KindSummary
+	var why, unbounded []string
+	for i := range c.Kinds {
+		k := &c.Kinds[i]
+		if k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite == s.Points {
+			unbounded = append(unbounded, kindName(k.Kind))
+		}
+		if !eligible(k) {
+			continue
+		}
+		ok, w := holds(k, s, c)
+		if !ok {
+			fail = append(fail, k)
+			why = append(why, w)
+			continue
+		}
+		good = append(good, k)
+		if best == nil || narrower(k, best) {
+			best = k
+		}
+	}
+	var b strings.Builder
+	if best == nil {
+		if len(fail) == 0 {
+			fmt.Fprintf(&b, "The calibration set is too small for finite calibrated intervals (see the notes), and no jackknife+ interval is bounded: compare the kinds with more calibration sequences.")
+			return "", b.String()
+		}
+		closest := fail[0]
+		for _, k := range fail {
+			if k.Coverage > closest.Coverage {
+				closest = k
+			}
+		}
+		fmt.Fprintf(&b, "No kind of interval reaches the %s target on the test data; the closest is %s (coverage %s). The calibration and test sequences may not be alike (a shift between them), or the calibration set is small: check both.",
+			pct0(1-s.Alpha), kindName(closest.Kind), pct(closest.Coverage))
+		return "", b.String()
+	}
+	fmt.Fprintf(&b, "Use %s: its coverage holds (%s of %s test values, target %s; guaranteed %s) and its mean width %s is the narrowest",
+		kindName(best.Kind), pct(best.Coverage), count(s.Points), pct0(1-s.Alpha), kindGuarantee(best.Kind, s.Alpha), widthText(best))
+	var others []string
+	for _, k := range good {
+		if k != best {
+			others = append(others, fmt.Sprintf("%s %s", kindName(k.Kind), widthText(k)))
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(&b, " of the kinds whose coverage holds (%s)", strings.Join(others, ", "))
+	} else {
+		b.WriteString(" that holds")
+	}
+	b.WriteString(".")
+	if len(fail) > 0 {
+		var parts []string
+		for i, k := range fail {
+			parts = append(parts, fmt.Sprintf("%s (%s)", kindName(k.Kind), why[i]))
+		}
+		fmt.Fprintf(&b, " Short of the target: %s.", strings.Join(parts, "; "))
+	}
+	if len(unbounded) > 0 {
+		fmt.Fprintf(&b, " Every %s interval is unbounded: the calibration set has too few sequences for this alpha.", strings.Join(unbounded, " and every "))
+	}
+	for i := range c.Kinds {
+		k := &c.Kinds[i]
+		switch {
+		case k.Kind != audit.KindBonferroni:
+		case k.Infinite == s.Points:
+			b.WriteString(" Joint coverage of whole sequences (Bonferroni) needs more calibration sequences: those intervals are unbounded.")
+		default:
+			if ok, _ := holds(k, s, c); ok {
+				fmt.Fprintf(&b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
+			}
+		}
+	}
+	return best.Kind, b.String()
+}
+
+// widthText is the mean width, with the count of unbounded intervals.
+func widthText(k *audit.KindSummary) string {
+	if math.IsNaN(k.MeanLength) && k.Infinite > 0 {
+		return "unbounded"
+	}
+	if k.Infinite > 0 {
+		return fmt.Sprintf("%s (%s unbounded)", num(k.MeanLength), count(k.Infinite))
+	}
+	return num(k.MeanLength)
+}
+
+// kindRow is one line of the comparison of interval kinds.
+type kindRow struct {
+	Kind, Guarantee, Coverage, Joint, Width, Unbounded, Score string
+	LowPrec, LowRec, HighPrec, HighRec                        string
+	Recommended                                               bool
+}
+
+func kindRows(r *audit.Result) []kindRow {
+	c := r.Conformal
+	if c == nil || r.Summary == nil {
+		return nil
+	}
+	rec, _ := recommendation(r)
+	prec := func(t *audit.Threshold) (string, string) {
+		if t == nil {
+			return "–", "–"
+		}
+		return pct(t.Precision), pct(t.Recall)
+	}
+	var out []kindRow
+	for _, k := range c.Kinds {
+		row := kindRow{Kind: kindName(k.Kind), Guarantee: kindGuarantee(k.Kind, r.Summary.Alpha), Coverage: pct(k.Coverage),
+			Joint: pct(k.JointCoverage), Width: num(k.MeanLength), Unbounded: count(k.Infinite), Score: num(k.IntervalScore),
+			Recommended: k.Kind == rec}
+		row.LowPrec, row.LowRec = prec(k.Audit.Low)
+		row.HighPrec, row.HighRec = prec(k.Audit.High)
+		out = append(out, row)
+	}
+	return out
+}
+
+// kindHeader is the header of the comparison table; the threshold
+// columns appear only for the thresholds that were asked for.
+func kindHeader(r *audit.Result) []string {
+	h := []string{"Interval", "Guarantee", "Coverage", "Joint coverage", "Mean width", "Unbounded", "Winkler score"}
+	if r.Setting.Low != nil {
+		h = append(h, "P_low precision", "P_low recall")
+	}
+	if r.Setting.High != nil {
+		h = append(h, "P_high precision", "P_high recall")
+	}
+	return h
+}
+
+// cells is the row as table cells matching kindHeader.
+func (k kindRow) cells(r *audit.Result) []string {
+	name := k.Kind
+	if k.Recommended {
+		name += " (recommended)"
+	}
+	out := []string{name, k.Guarantee, k.Coverage, k.Joint, k.Width, k.Unbounded, k.Score}
+	if r.Setting.Low != nil {
+		out = append(out, k.LowPrec, k.LowRec)
+	}
+	if r.Setting.High != nil {
+		out = append(out, k.HighPrec, k.HighRec)
+	}
+	return out
+}
+
+// kindStepTable is coverage and mean width per step of every kind, with
+// the calibration values and the jackknife+ scale at the step (horizon 0).
+func kindStepTable(r *audit.Result) (head []string, rows [][]string) {
+	c := r.Conformal
+	if c == nil || r.Summary == nil {
+		return nil, nil
+	}
+	head = []string{"Step", "Calibration values", "Jackknife+ scale"}
+	for _, k := range c.Kinds {
+		head = append(head, kindShort(k.Kind)+" coverage", kindShort(k.Kind)+" width")
+	}
+	byRow := map[int]audit.ConformalForecast{}
+	for _, f := range c.Forecasts {
+		if f.Horizon == 0 {
+			byRow[f.Row] = f
+		}
+	}
+	stepOf := stepValues(r)
+	for t := range r.Summary.CoveragePerStep {
+		if t < len(r.Summary.PointsPerStep) && r.Summary.PointsPerStep[t] == 0 {
+			continue
+		}
+		label := fmt.Sprint(t + 1)
+		if v, ok := stepOf[t]; ok {
+			label = step(v)
+		}
+		f, ok := byRow[t]
+		m, sc := "0", "n/a"
+		if ok {
+			m, sc = count(f.M), num(f.Scale)
+		}
+		row := []string{label, m, sc}
+		for _, k := range c.Kinds {
+			row = append(row, pct(at(k.CoveragePerStep, t)), num(at(k.LengthPerStep, t)))
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// stepValues maps a row to its step value when every sequence agrees on it.
+func stepValues(r *audit.Result) map[int]float64 {
+	out := map[int]float64{}
+	bad := map[int]bool{}
+	for _, s := range r.Sequences {
+		for _, st := range s.Steps {
+			if v, ok := out[st.Row]; ok && v != st.Step {
+				bad[st.Row] = true
+			}
+			out[st.Row] = st.Step
+		}
+	}
+	for t := range bad {
+		delete(out, t)
+	}
+	return out
+}
+
+// conformalLead introduces the comparison.
+func conformalLead(r *audit.Result) string {
+	c := r.Conformal
+	return fmt.Sprintf("Calibrated on %s (%s, %s) held out from training. Split conformal: prediction ± the calibration quantile of |residuals| at each step. Conformalized jackknife+: each jackknife+ interval scaled about its prediction by the factor per step that makes it cover the calibration values (a scale above 1 means the jackknife+ was too narrow there). Both cover each step with probability at least %s for test sequences exchangeable with the calibration sequences; the Bonferroni variant covers whole sequences.",
+		orDash(c.File), plural(c.Sequences, "sequence"), plural(c.Values, "value"), pct0(1-r.Setting.Alpha))
+}
+
+// conformalNotes are the notes of the calibration, as sentences.
+func conformalNotes(r *audit.Result) []string {
+	if r.Conformal == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range r.Conformal.Notes {
+		out = append(out, sentence(n))
+	}
+	return out
+}
+
+// JSON.
+
+type jsonConformal struct {
+	File           string              `json:"file"`
+	Sequences      int                 `json:"sequences"`
+	Values         int                 `json:"values"`
+	Forecasts      []jsonConfForecast  `json:"forecasts"`
+	Kinds          []jsonKind          `json:"kinds"`
+	Recommendation *jsonRecommendation `json:"recommendation"`
+	Notes          []string            `json:"notes"`
+}
+
+type jsonConfForecast struct {
+	Row               int  `json:"row"`
+	Horizon           int  `json:"horizon"`
+	M                 int  `json:"m"`
+	HalfWidth         fnum `json:"half_width"`
+	Scale             fnum `json:"scale"`
+	JackknifeCoverage fnum `json:"jackknife_coverage"`
+}
+
+type jsonKind struct {
+	Kind            string    `json:"kind"`
+	Coverage        fnum      `json:"coverage"`
+	CoveragePerStep []fnum    `json:"coverage_per_step"`
+	JointCoverage   fnum      `json:"joint_coverage"`
+	MeanLength      fnum      `json:"mean_length"`
+	LengthPerStep   []fnum    `json:"length_per_step"`
+	Infinite        int       `json:"infinite_intervals"`
+	IntervalScore   fnum      `json:"interval_score"`
+	Audit           jsonAudit `json:"audit"`
+	Holds           bool      `json:"coverage_holds"`
+}
+
+type jsonRecommendation struct {
+	Kind *string `json:"kind"`
+	Text string  `json:"text"`
+}
+
+func jsonConformalOf(r *audit.Result) *jsonConformal {
+	c := r.Conformal
+	if c == nil {
+		return nil
+	}
+	out := &jsonConformal{File: c.File, Sequences: c.Sequences, Values: c.Values,
+		Forecasts: make([]jsonConfForecast, len(c.Forecasts)), Kinds: []jsonKind{}, Notes: orEmpty(c.Notes)}
+	for i, f := range c.Forecasts {
+		out.Forecasts[i] = jsonConfForecast{f.Row, f.Horizon, f.M, fnum(f.HalfWidth), fnum(f.Scale), fnum(f.JackknifeCoverage)}
+	}
+	for i := range c.Kinds {
+		k := &c.Kinds[i]
+		ok := false
+		if r.Summary != nil {
+			ok, _ = holds(k, r.Summary, c)
+		}
+		out.Kinds = append(out.Kinds, jsonKind{Kind: k.Kind, Coverage: fnum(k.Coverage), CoveragePerStep: fnums(k.CoveragePerStep),
+			JointCoverage: fnum(k.JointCoverage), MeanLength: fnum(k.MeanLength), LengthPerStep: fnums(k.LengthPerStep),
+			Infinite: k.Infinite, IntervalScore: fnum(k.IntervalScore),
+			Audit: jsonAudit{jsonThresholdOf(k.Audit.Low), jsonThresholdOf(k.Audit.High)}, Holds: ok})
+	}
+	if kind, text := recommendation(r); text != "" {
+		out.Recommendation = &jsonRecommendation{Text: text}
+		if kind != "" {
+			out.Recommendation.Kind = &kind
+		}
+	}
+	return out
+}
+
+// jsonStepConformal are the calibrated limits of one step, written in
+// the step's line (null when unbounded).
+type jsonStepConformal struct {
+	SplitLower      *fnum `json:"split_lower,omitempty"`
+	SplitUpper      *fnum `json:"split_upper,omitempty"`
+	BonferroniLower *fnum `json:"bonferroni_lower,omitempty"`
+	BonferroniUpper *fnum `json:"bonferroni_upper,omitempty"`
+	JackknifeLower  *fnum `json:"conformal_jackknife_lower,omitempty"`
+	JackknifeUpper  *fnum `json:"conformal_jackknife_upper,omitempty"`
+	M               *int  `json:"m_calibration,omitempty"`
+}
+
+func jsonStepConformalOf(c *audit.StepConformal) jsonStepConformal {
+	if c == nil {
+		return jsonStepConformal{}
+	}
+	p := func(x float64) *fnum { v := fnum(x); return &v }
+	m := c.M
+	return jsonStepConformal{p(c.SplitLower), p(c.SplitUpper), p(c.BonferroniLower), p(c.BonferroniUpper),
+		p(c.JackknifeLower), p(c.JackknifeUpper), &m}
+}
+
+// conformalLines are the lines under the headline about calibration: the
+// recommendation with a calibration set, or one line on what a
+// calibration set would add.
+func conformalLines(r *audit.Result) []string {
+	if h := conformalHint(r); h != "" {
+		return []string{h}
+	}
+	if _, text := recommendation(r); text != "" {
+		return []string{text}
+	}
+	return nil
+}
+
+// writeConformalMarkdown writes the comparison of interval kinds.
+func writeConformalMarkdown(md *mdWriter, r *audit.Result) {
+	if r.Conformal == nil {
+		return
+	}
+	fmt.Fprintf(md.b, "## Interval kinds compared\n\n%s\n\n", mdEscape(conformalLead(r)))
+	if rows := kindRows(r); len(rows) > 0 {
+		var cells [][]string
+		for _, k := range rows {
+			cells = append(cells, k.cells(r))
+		}
+		head := kindHeader(r)
+		md.table(head, "ll"+strings.Repeat("r", len(head)-2), cells)
+	}
+	if head, rows := kindStepTable(r); len(rows) > 0 {
+		fmt.Fprintf(md.b, "### Coverage and mean width per step\n\n")
+		md.table(head, strings.Repeat("r", len(head)), rows)
+	}
+	if ns := conformalNotes(r); len(ns) > 0 {
+		md.list(ns)
+	}
+}
+
+// conformalView is the comparison of interval kinds for the HTML page.
+type conformalView struct {
+	Lead           string
+	Head, StepHead []string
+	Rows, StepRows [][]string
+	Notes          []string
+}
+
+func newConformalView(r *audit.Result) *conformalView {
+	if r.Conformal == nil {
+		return nil
+	}
+	v := &conformalView{Lead: conformalLead(r), Notes: conformalNotes(r)}
+	if rows := kindRows(r); len(rows) > 0 {
+		v.Head = kindHeader(r)
+		for _, k := range rows {
+			v.Rows = append(v.Rows, k.cells(r))
+		}
+	}
+	v.StepHead, v.StepRows = kindStepTable(r)
+	return v
+}
