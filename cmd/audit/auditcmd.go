@@ -161,7 +161,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var prog *progress
-	if !p.f.quiet && isTerminal(stderr) {
+	if !p.f.quiet {
 		prog = newProgress(stderr)
 		p.opt.Progress = prog.report
 	}
@@ -171,7 +171,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return errors.New("interrupted")
+			return errInterrupted
 		}
 		return err
 	}
