@@ -160,6 +160,8 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first Ctrl-C, a second one kills at once.
+	go func() { <-ctx.Done(); stop() }()
 	var prog *progress
 	if !p.f.quiet {
 		prog = newProgress(stderr)
