@@ -52,8 +52,9 @@ for c in "${cases[@]}"; do
 	status=$?
 	set -e
 	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$OUT/$tag.time")
+	user=$(awk -F': ' '/User time/ {print $2}' "$OUT/$tag.time")
 	rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f MB", $2 / 1024}' "$OUT/$tag.time")
-	printf '%-22s exit %-3s wall %-9s peak %s\n' "$c" "$status" "$wall" "$rss"
+	printf '%-22s exit %-3s wall %-9s user %-8s peak %s\n' "$c" "$status" "$wall" "${user}s" "$rss"
 	if [ -s "$OUT/$tag.json" ]; then
 		python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
