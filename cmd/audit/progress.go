@@ -90,6 +90,12 @@ func (p *progress) status() {
 		fmt.Fprintf(p.w, "  %s: %s so far\n", p.phase, roundDuration(el))
 		return
 	}
+	if p.count >= p.total {
+		// The counted work is done; what follows (a factorisation) has
+		// no count.
+		fmt.Fprintf(p.w, "  %s: %d/%d counted steps done, %s so far, finishing\n", p.phase, p.count, p.total, roundDuration(el))
+		return
+	}
 	left := time.Duration(float64(el) * float64(p.total-p.count) / float64(p.count))
 	fmt.Fprintf(p.w, "  %s: %d/%d (%.0f%%), %s so far, about %s left\n", p.phase, p.count, p.total,
 		100*float64(p.count)/float64(p.total), roundDuration(el), roundDuration(left))

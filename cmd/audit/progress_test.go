@@ -122,6 +122,8 @@ func TestProgressLines(t *testing.T) {
 	p.report(audit.Progress{Phase: "curvature and solve", Done: 30, Total: 120})
 	// 30 of 120 in 12 s: 36 s left.
 	waitFor(t, &out, regexp.MustCompile(`  curvature and solve: 30/120 \(25%\), 12s so far, about 36s left\n`))
+	p.report(audit.Progress{Phase: "curvature and solve", Done: 120, Total: 120})
+	waitFor(t, &out, regexp.MustCompile(`  curvature and solve: 120/120 counted steps done, 12s so far, finishing\n`))
 	p.report(audit.Progress{Phase: "intervals"})
 	p.report(audit.Progress{Phase: ""})
 	p.done()
