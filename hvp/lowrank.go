@@ -222,30 +222,11 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	// The complement's mean eigenvalue by Hutchinson on projected
 	// Rademacher vectors: E[z'^T C z'] = trace((I - U^T U) C (I - U^T U)).
 	if ns > 0 {
-		z := make([]float64, P)
-		cz := make([]float64, P)
-		var sum, sumsq float64
-		for s := 0; s < ns; s++ {
-			for i := range z {
-				z[i] = float64(2*r.IntN(2) - 1)
-			}
-			orthogonalise(z, f.U, P)
-			if err := product(z, cz); err != nil {
-				return nil, err
-			}
-			v := dot(z, cz)
-			sum += v
-			sumsq += v * v
+		mean, se, err := hutchinson(P, ns, r, func(z []float64) { orthogonalise(z, f.U, P) }, product)
+		if err != nil {
+			return nil, err
 		}
-		mean := sum / float64(ns)
-		se := 0.0
-		if ns > 1 {
-			se = math.Sqrt(math.Max(sumsq/float64(ns)-mean*mean, 0) / float64(ns-1))
-		}
-		f.Rest, f.RestErr = mean/float64(P-k), se/float64(P-k)
-		if f.Rest < 0 {
-			f.Rest = 0
-		}
+		f.Rest, f.RestErr = math.Max(mean/float64(P-k), 0), se/float64(P-k)
 	}
 	f.Complement = f.Rest
 	if np > 0 {

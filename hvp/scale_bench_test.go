@@ -42,15 +42,9 @@ func processData(tb testing.TB, g *graph.Graph, n, chunk int, seed uint64) *hvp.
 		x := graph.NewFloat([]int{m, T, 1}, nil)
 		y := make([]float64, m*T)
 		w := make([]float64, m*T)
-		for i := 0; i < m; i++ {
-			s := 0.0
-			for t := 0; t < T; t++ {
-				v := 1 + 2*r.NormFloat64()
-				x.F[i*T+t] = v
-				s = 0.9*s + v
-				y[i*T+t] = s + 0.1*float64(t+1)*r.NormFloat64()
-				w[i*T+t] = 1
-			}
+		arSequences(r, T, x.F, y)
+		for i := range w {
+			w[i] = 1
 		}
 		p, ok := progs[m]
 		if !ok {
