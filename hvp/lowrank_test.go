@@ -3,6 +3,7 @@ package hvp_test
 import (
 	"context"
 	"math"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -368,5 +369,68 @@ func TestLowRankSubsample(t *testing.T) {
 	diff.Sub(got, want)
 	if d, n := mat.Norm(&diff, 2), mat.Norm(want, 2); d > 1e-9*n {
 		t.Errorf("factor's matrix differs from W/W_S C_S + r I by %.3g (norm %.3g)", d, n)
+	}
+}
+
+// TestTestSubspaceMeasure measures, for benchmarks/scale/RESULTS.md, a
+// subspace chosen for the test predictions instead of C's top
+// eigenvectors: the generalised eigenvectors of Ctest v = mu (C + lambda I) v,
+// (C + lambda I)-orthonormal, so that (C + lambda I)^-1 = V V^T and keeping
+// the k largest mu loses only the directions the test predictions see
+// least. Dense matrices (run with -v and MEASURE=subspace).
+func TestTestSubspaceMeasure(t *testing.T) {
+	if os.Getenv("MEASURE") != "subspace" {
+		t.Skip("a measurement: run with -v and MEASURE=subspace")
+	}
+	train, theta, c, ctest := splitPaper(t, 1000, 200)
+	b := blockGradients(t, train, theta)
+	P := len(theta)
+	for _, rho := range []float64{1e-6, 1e-2} {
+		lam := rho * mat.Trace(c) / float64(P)
+		want := exactSolves(t, c, lam, b)
+		a := mat.NewSymDense(P, nil)
+		a.CopySym(c)
+		for i := 0; i < P; i++ {
+			a.SetSym(i, i, a.At(i, i)+lam)
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(a) {
+			t.Fatal("not positive definite")
+		}
+		var l mat.TriDense
+		ch.LTo(&l)
+		// M = L^-1 Ctest L^-T.
+		var li mat.TriDense
+		if err := li.InverseTri(&l); err != nil {
+			t.Fatal(err)
+		}
+		var tmp, m mat.Dense
+		tmp.Mul(&li, ctest)
+		m.Mul(&tmp, li.T())
+		ms := mat.NewSymDense(P, nil)
+		for i := 0; i < P; i++ {
+			for j := i; j < P; j++ {
+				ms.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
+			}
+		}
+		var eig mat.EigenSym
+		if !eig.Factorize(ms, true) {
+			t.Fatal("eigendecomposition failed")
+		}
+		var w, v mat.Dense
+		eig.VectorsTo(&w)
+		v.Mul(li.T(), &w) // V = L^-T W, columns in increasing mu
+		for _, k := range []int{10, 20, 40, 80, 160} {
+			vk := v.Slice(0, P, P-k, P)
+			x := make([][]float64, len(b))
+			for j, bj := range b {
+				var c1, xj mat.VecDense
+				c1.MulVec(vk.T(), mat.NewVecDense(P, bj))
+				xj.MulVec(vk, &c1)
+				x[j] = xj.RawVector().Data
+			}
+			param, trainErr, testErr := solveErrors(x, want, c, ctest)
+			t.Logf("P=%d rho=%-6g k=%-4d test-subspace: parameters %.3g  train predictions %.3g  test predictions %.3g", P, rho, k, param, trainErr, testErr)
+		}
 	}
 }
