@@ -190,3 +190,19 @@ func TestLowRankMeasureRNN64(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScaleLowRankBuild is NewLowRank on the LSTM (P = 17,217) with
+// 10,000 sequences, k = 100 and 16 trace vectors: the curvature phase of
+// the scalable path on a 10k subsample.
+func BenchmarkScaleLowRankBuild(b *testing.B) {
+	g := scaleModel(b, "lstm64")
+	o := processData(b, g, 10000, 500, 1)
+	theta := g.Theta()
+	for b.Loop() {
+		f, err := hvp.NewLowRank(context.Background(), o, theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: 100})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(f.Products), "products")
+	}
+}
