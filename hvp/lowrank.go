@@ -94,14 +94,15 @@ type LowRank struct {
 	// when not subsampled).
 	Drawn []int
 	Scale float64
-
-	p int
+	// P is the number of parameters. All fields are plain values, so a
+	// LowRank can be stored or sent (e.g. JSON) and used elsewhere.
+	P int
 }
 
 var _ Factor = (*LowRank)(nil)
 
 // Dim returns the number of parameters P.
-func (f *LowRank) Dim() int { return f.p }
+func (f *LowRank) Dim() int { return f.P }
 
 // Rank returns k, the number of rows of U.
 func (f *LowRank) Rank() int { return len(f.S) }
@@ -129,7 +130,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	if k == P {
 		ns = 0
 	}
-	f := &LowRank{p: P, Scale: 1}
+	f := &LowRank{P: P, Scale: 1}
 	apply, err := f.curvatureOf(o, opt)
 	if err != nil {
 		return nil, err
@@ -349,7 +350,7 @@ func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
 	if len(x) != len(b) {
 		panic(fmt.Sprintf("hvp: LowRank.SolveAll: %d solutions for %d right-hand sides", len(x), len(b)))
 	}
-	P, k := f.p, len(f.S)
+	P, k := f.P, len(f.S)
 	lc := f.Complement + f.Lambda
 	if lc <= 0 && k < P {
 		return fmt.Errorf("%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g; add damping", ErrIndefinite, k, f.Complement, f.Lambda)

@@ -2,6 +2,7 @@ package hvp_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"testing"
@@ -431,6 +432,41 @@ func TestTestSubspaceMeasure(t *testing.T) {
 			}
 			param, trainErr, testErr := solveErrors(x, want, c, ctest)
 			t.Logf("P=%d rho=%-6g k=%-4d test-subspace: parameters %.3g  train predictions %.3g  test predictions %.3g", P, rho, k, param, trainErr, testErr)
+		}
+	}
+}
+
+// TestLowRankSerialisable: a factor sent through JSON (as a map step of a
+// distributed run would) solves exactly as the original.
+func TestLowRankSerialisable(t *testing.T) {
+	ctx := context.Background()
+	whole, parts, theta := paperData(t, 20)
+	f, err := hvp.NewLowRank(ctx, whole, theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: 30, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g hvp.LowRank
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	b := blockGradients(t, parts, theta)[:5]
+	x, y := make([][]float64, len(b)), make([][]float64, len(b))
+	if err := f.SolveAll(ctx, x, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SolveAll(ctx, y, b); err != nil {
+		t.Fatal(err)
+	}
+	if g.Dim() != len(theta) {
+		t.Errorf("dim %d after JSON, want %d", g.Dim(), len(theta))
+	}
+	for j := range x {
+		if e := relErr(x[j], y[j], 0); e != 0 {
+			t.Errorf("solve %d differs by %.3g after JSON", j, e)
 		}
 	}
 }
