@@ -206,3 +206,19 @@ func BenchmarkScaleLowRankBuild(b *testing.B) {
 		b.ReportMetric(float64(f.Products), "products")
 	}
 }
+
+// BenchmarkScaleGNVPOneBatch is BenchmarkScaleGNVP's lstm64 n=10000 with
+// all sequences in one batch, as the audit groups equal-length sequences
+// today: the buffers of one batch grow with its size.
+func BenchmarkScaleGNVPOneBatch(b *testing.B) {
+	g := scaleModel(b, "lstm64")
+	o := processData(b, g, 10000, 10000, 1)
+	theta := g.Theta()
+	v := randUnit(rand.New(rand.NewPCG(1, 1)), len(theta))
+	out := make([]float64, len(theta))
+	for b.Loop() {
+		if err := o.Apply(context.Background(), hvp.GaussNewton, theta, v, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
