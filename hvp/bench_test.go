@@ -24,15 +24,7 @@ func paperData(b testing.TB, n int) (whole, parts *hvp.Objective, theta []float6
 	r := rand.New(rand.NewPCG(1, 2))
 	x := graph.NewFloat([]int{n, T, 1}, nil)
 	y := make([]float64, n*T)
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for t := 0; t < T; t++ {
-			v := 1 + 2*r.NormFloat64()
-			x.F[i*T+t] = v
-			s = 0.9*s + v
-			y[i*T+t] = s + 0.1*float64(t+1)*r.NormFloat64()
-		}
-	}
+	arSequences(r, T, x.F, y)
 	w := make([]float64, n*T)
 	for i := range w {
 		w[i] = 1
@@ -54,6 +46,21 @@ func paperData(b testing.TB, n int) (whole, parts *hvp.Objective, theta []float6
 		parts.Batches = append(parts.Batches, hvp.Batch{Program: p1, Inputs: []*graph.Tensor{xi}, Target: y[i*T : (i+1)*T], Weight: w[i*T : (i+1)*T]})
 	}
 	return whole, parts, g.Theta()
+}
+
+// arSequences fills x and y (len(x)/T sequences of T steps, row-major)
+// from the paper's AR process: x_t ~ N(1, 2^2), s_t = 0.9 s_{t-1} + x_t,
+// y_t = s_t + N(0, (0.1 t)^2).
+func arSequences(r *rand.Rand, T int, x, y []float64) {
+	for i := 0; i < len(x)/T; i++ {
+		s := 0.0
+		for t := 0; t < T; t++ {
+			v := 1 + 2*r.NormFloat64()
+			x[i*T+t] = v
+			s = 0.9*s + v
+			y[i*T+t] = s + 0.1*float64(t+1)*r.NormFloat64()
+		}
+	}
 }
 
 func BenchmarkGradientPaper(b *testing.B) {

@@ -228,7 +228,14 @@ func (dw *denseWorker) column(o *Objective, c Curvature, j int, col []float64) e
 // Rademacher vectors z (E[z^T C z] = trace C), returning the estimate and
 // its standard error.
 func (o *Objective) TraceEstimate(ctx context.Context, c Curvature, theta []float64, n int, r *rand.Rand) (tr, stderr float64, err error) {
-	P := o.numParams()
+	return hutchinson(o.numParams(), n, r, nil, func(z, cz []float64) error { return o.Apply(ctx, c, theta, z, cz) })
+}
+
+// hutchinson returns the mean of z'^T C z' over n Rademacher vectors z of
+// length P, with z' = project(z) (in place; nil: z' = z) and C z' from
+// apply, and the mean's standard error: trace(C), or with a projection Q,
+// trace(Q C Q).
+func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z, cz []float64) error) (mean, stderr float64, err error) {
 	z := make([]float64, P)
 	cz := make([]float64, P)
 	var sum, sumsq float64
@@ -236,14 +243,17 @@ func (o *Objective) TraceEstimate(ctx context.Context, c Curvature, theta []floa
 		for i := range z {
 			z[i] = float64(2*r.IntN(2) - 1)
 		}
-		if err := o.Apply(ctx, c, theta, z, cz); err != nil {
+		if project != nil {
+			project(z)
+		}
+		if err := apply(z, cz); err != nil {
 			return 0, 0, err
 		}
 		q := dot(z, cz)
 		sum += q
 		sumsq += q * q
 	}
-	mean := sum / float64(n)
+	mean = sum / float64(n)
 	if n > 1 {
 		stderr = math.Sqrt(math.Max(sumsq/float64(n)-mean*mean, 0) / float64(n-1))
 	}

@@ -20,4 +20,12 @@
 // trace(C) / P, and the Report says what was used and how well it
 // converged, with plain-language warnings when the damped curvature is
 // indefinite.
+//
+// A Factor is (C + lambda I)^-1 in whatever form it is held. LowRank is
+// the form for models too large for the exact method: k Lanczos steps
+// on Gauss-Newton-vector products (optionally on a subsample of batches,
+// scaled to the whole) give C on a k-dimensional subspace, and one
+// constant stands for C on the rest; it costs k plus a few dozen
+// curvature-vector products and O(P k) memory, and its solves are two
+// matrix products.
 package hvp

@@ -322,7 +322,11 @@ func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Option
 	rep.Trace = mat.Trace(c)
 	rep.setDamping(P)
 	var eig mat.EigenSym
-	if !eig.Factorize(c, true) {
+	ok, err := interruptible(ctx, func() bool { return eig.Factorize(c, true) })
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d %s failed", P, P, opt.Curvature)
 	}
 	vals := eig.Values(nil)
@@ -409,6 +413,21 @@ func (f *eigFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Repor
 		rep.Residuals[j] = math.Sqrt(res) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
 	return nil
+}
+
+// interruptible runs f, which cannot be cancelled (a dense
+// factorisation: minutes for several thousand parameters), and returns
+// its result, or ctx's error as soon as ctx ends; f then finishes in the
+// background and its result is dropped.
+func interruptible(ctx context.Context, f func() bool) (bool, error) {
+	done := make(chan bool, 1)
+	go func() { done <- f() }()
+	select {
+	case ok := <-done:
+		return ok, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // traceForIterative estimates trace(C) for CG and LiSSA.

@@ -184,8 +184,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first Ctrl-C, a second one kills at once.
+	go func() { <-ctx.Done(); stop() }()
 	var prog *progress
-	if !p.f.quiet && isTerminal(stderr) {
+	if !p.f.quiet {
 		prog = newProgress(stderr)
 		p.opt.Progress = prog.report
 	}
@@ -195,7 +197,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return errors.New("interrupted")
+			return errInterrupted
 		}
 		if fixedShapeWarning(g, layout) != "" {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}

@@ -94,7 +94,10 @@ Output flags:
 	                    paths in it are relative to the file; flags given
 	                    on the command line win
 
-Progress goes to standard error while it is a terminal.
+Progress goes to standard error: bars on a terminal; elsewhere (a log
+file, a pipe) a status line every 5 seconds while a phase runs, with its
+count and the time left when it has one. Ctrl-C stops the audit cleanly
+(a second Ctrl-C at once).
 
 Examples:
 
@@ -133,6 +136,7 @@ Keep the settings in a file:
 	audit --config audit.yaml --out report.html
 
 Exit status: 0 on success, 2 on bad usage (unknown flag, missing or
-contradictory options), 1 on any other error.
+contradictory options), 130 when interrupted (Ctrl-C), 1 on any other
+error.
 */
 package main

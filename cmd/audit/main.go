@@ -32,14 +32,21 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// errInterrupted ends an audit stopped by Ctrl-C (SIGINT) or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
 // run executes the command line and returns the exit status: 0 on
-// success (and for --help), 2 for a usage error, 1 for any other error.
+// success (and for --help), 2 for a usage error, 130 when interrupted
+// (128 + SIGINT, as shells report it), 1 for any other error.
 func run(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args, stdout, stderr)
 	var ue *usageError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.Is(err, errInterrupted):
+		printError(stderr, err)
+		return 130
 	case errors.As(err, &ue):
 		printError(stderr, err)
 		return 2

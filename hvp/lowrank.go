@@ -1,0 +1,407 @@
+package hvp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// LowRankOptions configure NewLowRank. Nil gives a rank-100 Gauss-Newton
+// factor on all the data with the default damping.
+type LowRankOptions struct {
+	// Curvature is the matrix C. Use GaussNewton (the zero value is the
+	// Hessian, as in Options): the complement constant and the solve
+	// assume a positive semi-definite C.
+	Curvature Curvature
+	// Rank is k, the number of Lanczos steps and of kept Ritz pairs
+	// (default 100; at most P).
+	Rank int
+	// Damping is rho in lambda = rho trace(C) / P, as Options.Damping: 0
+	// means DefaultDamping, negative means none.
+	Damping float64
+	// TraceSamples is the number of Hutchinson vectors estimating the
+	// trace of C on the complement of the Krylov subspace (default 16).
+	TraceSamples int
+	// Subsample, when positive and below the number of batches, builds
+	// the curvature from that many batches drawn without replacement
+	// (with Seed) and scaled to the whole: C ~= (W / W_S) C_S + r I, with
+	// W and W_S the total loss weight of all and of the drawn batches,
+	// C_S the drawn batches' curvature without the ridge r, which is
+	// added exactly.
+	Subsample int
+	// Probe, when set, are vectors like the ones to be solved (a few
+	// block gradients): the complement constant of the solve is then
+	// their aggregate Rayleigh quotient on the complement, sum b'^T C b' /
+	// sum |b'|^2 with b' = b - U^T U b, which minimises the C-norm error
+	// of b'/c over them (one more curvature-vector product per probe).
+	// Without probes the constant is Rest, the complement's mean
+	// eigenvalue. Measured on the paper RNN, probes cut the error of the
+	// linearised predictions by a third to a half (RESULTS.md).
+	Probe [][]float64
+	// Seed makes the start vector, the trace vectors and the subsample
+	// reproducible.
+	Seed uint64
+	// Progress, when set, is called after every curvature-vector product.
+	Progress func(done, total int)
+}
+
+// LowRank is a low-rank plus constant approximation of a damped
+// curvature (C + lambda I):
+//
+//	C ~= U^T diag(S) U + Rest (I - U^T U),
+//
+// with the k orthonormal rows of U spanning the Krylov subspace that k
+// Lanczos steps on curvature-vector products explore (full
+// reorthogonalisation), S the Ritz values (U^T C U restricted to that
+// subspace is exact), and Rest the mean eigenvalue of C on the
+// complement, trace((I - U^T U) C (I - U^T U)) / (P - k) by Hutchinson's
+// estimator on projected vectors. Its solve replaces Rest by Complement
+// (Rest, or the Rayleigh quotient of probe vectors, LowRankOptions.Probe):
+//
+//	(C + lambda I)^-1 b ~= U^T diag(1/(S + lambda)) U b + (b - U^T U b) / (Complement + lambda).
+//
+// It costs k + TraceSamples (+ probes) curvature-vector products to build and
+// O(P k) memory, and a solve costs 2 P k multiply-adds per vector. The
+// approximation is exact when k = P; it is good when b lies mostly in the
+// top eigen-directions of C or when the damping dominates the rest of the
+// spectrum (see benchmarks/scale/RESULTS.md for measured errors).
+type LowRank struct {
+	// U holds k orthonormal rows of length P, row-major (k×P).
+	U []float64
+	// S are the Ritz values, one per row of U, in decreasing order.
+	S []float64
+	// Lambda is the absolute damping, rho trace(C) / P.
+	Lambda float64
+	// Rest is the mean eigenvalue of C on the complement of U (0 when
+	// k = P); RestErr the standard error of its estimate.
+	Rest, RestErr float64
+	// Complement is the curvature the solve assumes on the complement of
+	// U: Rest, or the probes' Rayleigh quotient.
+	Complement float64
+	// Trace is trace(C) = sum(S) + (P - k) Rest.
+	Trace float64
+	// Products is the number of curvature-vector products used.
+	Products int
+	// Drawn lists, in increasing order, the batches the curvature came
+	// from when subsampled (nil: all of them), and Scale is W / W_S (1
+	// when not subsampled).
+	Drawn []int
+	Scale float64
+	// P is the number of parameters. All fields are plain values, so a
+	// LowRank can be stored or sent (e.g. JSON) and used elsewhere.
+	P int
+}
+
+var _ Factor = (*LowRank)(nil)
+
+// Dim returns the number of parameters P.
+func (f *LowRank) Dim() int { return f.P }
+
+// Rank returns k, the number of rows of U.
+func (f *LowRank) Rank() int { return len(f.S) }
+
+// NewLowRank builds the low-rank factor of o's curvature at theta by k
+// Lanczos steps from a random start vector (see LowRank). It returns an
+// error when the context ends or a curvature-vector product fails.
+func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRankOptions) (*LowRank, error) {
+	if opt == nil {
+		opt = &LowRankOptions{Curvature: GaussNewton}
+	}
+	P := o.numParams()
+	if err := checkLen("theta", theta, P); err != nil {
+		return nil, err
+	}
+	k := opt.Rank
+	if k <= 0 {
+		k = 100
+	}
+	k = min(k, P)
+	ns := opt.TraceSamples
+	if ns <= 0 {
+		ns = 16
+	}
+	if k == P {
+		ns = 0
+	}
+	f := &LowRank{P: P, Scale: 1}
+	apply, err := f.curvatureOf(o, opt)
+	if err != nil {
+		return nil, err
+	}
+	np := len(opt.Probe)
+	if k == P {
+		np = 0
+	}
+	total := k + ns + np
+	product := func(v, out []float64) error {
+		if err := apply(ctx, opt.Curvature, theta, v, out); err != nil {
+			return err
+		}
+		f.Products++
+		if opt.Progress != nil {
+			opt.Progress(f.Products, total)
+		}
+		return nil
+	}
+	r := rand.New(rand.NewPCG(opt.Seed, 0x6c616e637a6f73))
+
+	// Lanczos with full reorthogonalisation: Q (k×P) orthonormal rows,
+	// T = Q C Q^T tridiagonal with diagonal alpha and off-diagonal beta.
+	q := make([]float64, k*P)
+	alpha := make([]float64, k)
+	beta := make([]float64, k) // beta[j] couples rows j and j+1
+	w := make([]float64, P)
+	randomUnit(r, q[:P], nil)
+	for j := 0; j < k; j++ {
+		qj := q[j*P : (j+1)*P]
+		if err := product(qj, w); err != nil {
+			return nil, err
+		}
+		alpha[j] = dot(qj, w)
+		if j+1 == k {
+			break
+		}
+		// Twice is enough (Kahan, Parlett): classical Gram-Schmidt
+		// against every row so far, repeated.
+		for pass := 0; pass < 2; pass++ {
+			orthogonalise(w, q[:(j+1)*P], P)
+		}
+		next := q[(j+1)*P : (j+2)*P]
+		beta[j] = norm(w)
+		if beta[j] <= 1e-10*math.Abs(alpha[j]) || beta[j] == 0 {
+			// An invariant subspace: restart in a fresh direction
+			// orthogonal to it (T stays block diagonal).
+			beta[j] = 0
+			randomUnit(r, next, q[:(j+1)*P])
+			continue
+		}
+		for i, v := range w {
+			next[i] = v / beta[j]
+		}
+	}
+	t := mat.NewSymDense(k, nil)
+	for j := 0; j < k; j++ {
+		t.SetSym(j, j, alpha[j])
+		if j+1 < k {
+			t.SetSym(j, j+1, beta[j])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(t, true) {
+		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d Lanczos matrix failed", k, k)
+	}
+	vals := eig.Values(nil)
+	var z mat.Dense
+	eig.VectorsTo(&z)
+	// Decreasing order; U = Z^T Q row by row.
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
+	zt := make([]float64, k*k) // zt[i][j] = Z[j][order[i]]: row i of Z^T, reordered
+	for i, c := range order {
+		for j := 0; j < k; j++ {
+			zt[i*k+j] = z.At(j, c)
+		}
+	}
+	f.U = make([]float64, k*P)
+	graph.MatMul(false, false, k, P, k, zt, q, f.U)
+	q = nil
+	f.S = make([]float64, k)
+	for i, c := range order {
+		f.S[i] = vals[c]
+	}
+
+	// The complement's mean eigenvalue by Hutchinson on projected
+	// Rademacher vectors: E[z'^T C z'] = trace((I - U^T U) C (I - U^T U)).
+	if ns > 0 {
+		mean, se, err := hutchinson(P, ns, r, func(z []float64) { orthogonalise(z, f.U, P) }, product)
+		if err != nil {
+			return nil, err
+		}
+		f.Rest, f.RestErr = math.Max(mean/float64(P-k), 0), se/float64(P-k)
+	}
+	f.Complement = f.Rest
+	if np > 0 {
+		var num, den float64
+		bp := make([]float64, P)
+		cb := make([]float64, P)
+		for j, b := range opt.Probe {
+			if err := checkLen(fmt.Sprintf("probe %d", j), b, P); err != nil {
+				return nil, err
+			}
+			copy(bp, b)
+			orthogonalise(bp, f.U, P)
+			if err := product(bp, cb); err != nil {
+				return nil, err
+			}
+			num += dot(bp, cb)
+			den += dot(bp, bp)
+		}
+		if den > 0 && num > 0 {
+			f.Complement = num / den
+		}
+	}
+	f.Trace = float64(P-k) * f.Rest
+	for _, s := range f.S {
+		f.Trace += s
+	}
+	rho := opt.Damping
+	if rho == 0 {
+		rho = DefaultDamping
+	}
+	f.Lambda = math.Abs(math.Max(rho, 0) * f.Trace / float64(P))
+	return f, nil
+}
+
+// curvatureOf returns the curvature-vector product NewLowRank uses: o's
+// own, or a subsample's scaled to the whole (LowRankOptions.Subsample).
+func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx context.Context, c Curvature, theta, v, out []float64) error, error) {
+	n := len(o.Batches)
+	if opt.Subsample <= 0 || opt.Subsample >= n {
+		return o.Apply, nil
+	}
+	r := rand.New(rand.NewPCG(opt.Seed, 0x73756273616d706c))
+	pick := r.Perm(n)[:opt.Subsample]
+	slices.Sort(pick)
+	sub := &Objective{Loss: o.Loss, Workers: o.Workers}
+	var wAll, wSub float64
+	for i := range o.Batches {
+		for _, v := range o.Batches[i].Weight {
+			wAll += v
+		}
+	}
+	for _, i := range pick {
+		sub.Batches = append(sub.Batches, o.Batches[i])
+		for _, v := range o.Batches[i].Weight {
+			wSub += v
+		}
+	}
+	if wSub <= 0 {
+		return nil, fmt.Errorf("hvp: the %d sampled batches have no loss weight; sample more", opt.Subsample)
+	}
+	f.Drawn, f.Scale = pick, wAll/wSub
+	ridge, scale := o.Ridge, f.Scale
+	return func(ctx context.Context, c Curvature, theta, v, out []float64) error {
+		if err := sub.Apply(ctx, c, theta, v, out); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i] = scale*out[i] + ridge*v[i]
+		}
+		return nil
+	}, nil
+}
+
+// randomUnit fills v with a Gaussian vector orthogonalised against the
+// rows of q (length a multiple of len(v)) and normalised.
+func randomUnit(r *rand.Rand, v, q []float64) {
+	for {
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		orthogonalise(v, q, len(v))
+		orthogonalise(v, q, len(v))
+		if n := norm(v); n > 1e-8 {
+			for i := range v {
+				v[i] /= n
+			}
+			return
+		}
+	}
+}
+
+// orthogonalise removes from v its components along the rows of q (k×P,
+// orthonormal): v -= q^T (q v).
+func orthogonalise(v, q []float64, P int) {
+	k := len(q) / P
+	if k == 0 {
+		return
+	}
+	c := make([]float64, k)
+	graph.MatMul(false, false, k, 1, P, q, v, c)
+	for j, cj := range c {
+		row := q[j*P : (j+1)*P]
+		for i, u := range row {
+			v[i] -= cj * u
+		}
+	}
+}
+
+// solveChunk is the number of right-hand sides SolveAll treats in one
+// matrix product.
+const solveChunk = 64
+
+// SolveAll sets x[j] = U^T diag(1/(S + lambda)) U b[j] + (b[j] - U^T U b[j]) / (Complement + lambda)
+// for every j: the low-rank approximation of (C + lambda I)^-1 b[j]. A
+// nil x[j] is allocated; x[j] may be b[j] (solved in place). It returns
+// an error when len(x) != len(b) or a vector's length is not Dim(), when
+// the context ends or the complement's damped curvature
+// Complement + lambda is 0 (no damping and a flat complement).
+func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
+	if err := checkSolveArgs(f.P, x, b); err != nil {
+		return err
+	}
+	P, k := f.P, len(f.S)
+	lc := f.Complement + f.Lambda
+	if lc <= 0 && k < P {
+		return fmt.Errorf("%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g; add damping", ErrIndefinite, k, f.Complement, f.Lambda)
+	}
+	// Coefficient d_i on row i of U: 1/(S_i + lambda) - 1/lc, so that
+	// x = b/lc + U^T (d ⊙ U b).
+	d := make([]float64, k)
+	for i, s := range f.S {
+		if s+f.Lambda <= 0 {
+			return fmt.Errorf("%w: Ritz value %.4g + lambda %.4g is not positive; add damping or use the Gauss-Newton curvature", ErrIndefinite, s, f.Lambda)
+		}
+		d[i] = 1 / (s + f.Lambda)
+		if k < P {
+			d[i] -= 1 / lc
+		}
+	}
+	inv := 0.0
+	if k < P {
+		inv = 1 / lc
+	}
+	bt := make([]float64, solveChunk*P)
+	ct := make([]float64, k*solveChunk)
+	xt := make([]float64, solveChunk*P)
+	for lo := 0; lo < len(b); lo += solveChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+solveChunk, len(b))
+		nb := hi - lo
+		for j := lo; j < hi; j++ {
+			copy(bt[(j-lo)*P:], b[j])
+		}
+		// C^T = U B^T (k×nb), scaled row by row, then X = C U + B / lc.
+		graph.MatMul(false, true, k, nb, P, f.U, bt[:nb*P], ct[:k*nb])
+		for i := 0; i < k; i++ {
+			row := ct[i*nb : (i+1)*nb]
+			for j := range row {
+				row[j] *= d[i]
+			}
+		}
+		graph.MatMul(true, false, nb, P, k, ct[:k*nb], f.U, xt[:nb*P])
+		for j := lo; j < hi; j++ {
+			if x[j] == nil {
+				x[j] = make([]float64, P)
+			}
+			src, dst := xt[(j-lo)*P:(j-lo+1)*P], x[j]
+			bj := bt[(j-lo)*P : (j-lo+1)*P]
+			for i := range dst {
+				dst[i] = src[i] + inv*bj[i]
+			}
+		}
+	}
+	return nil
+}
