@@ -54,6 +54,10 @@ LABELS = {
     "dp-rnn-0.1": "DP-RNN (dropout 0.1, 100 passes)",
     "dp-rnn-0.45": "DP-RNN (dropout 0.45, 100 passes)",
 }
+SHORT = {
+    "rnnaudit": "rnnaudit", "rnnaudit-infinitesimal": "rnnaudit infinitesimal", "cf-rnn": "CF-RNN",
+    "mq-rnn": "MQ-RNN", "dp-rnn-0.1": "DP-RNN 0.1", "dp-rnn-0.45": "DP-RNN 0.45",
+}
 ORDER = ["rnnaudit", "rnnaudit-infinitesimal", "rnnaudit-calibration", "cf-rnn", "mq-rnn",
          "dp-rnn-0.1", "dp-rnn-0.45"]
 
@@ -319,7 +323,8 @@ def table(ds, n, seeds, per_seed):
         cells = [label, fmt(mean([m["coverage"] for m in ms])),
                  "%s (%s)" % (fmt(mean(worst)), ",".join(str(t) for t in wsteps)),
                  fmt(mean([m["joint_coverage"] for m in ms])),
-                 fmt(mean([m["mean_width"] for m in ms])) + (" (%d inf)" % sum(m["infinite"] for m in ms)
+                 (fmt(mean([m["mean_width"] for m in ms])) if any(np.isfinite(m["mean_width"]) for m in ms)
+                  else "∞") + (" (%d inf)" % sum(m["infinite"] for m in ms)
                                                               if any(m["infinite"] for m in ms) else "")]
         if synth:
             cells.append(fmt(mean([m["width_ratio"] for m in ms]), 2))
@@ -331,6 +336,25 @@ def table(ds, n, seeds, per_seed):
         lines.append("| " + " | ".join(cells) + " |")
     title = "%s, n = %d training sequences" % (ds, n) if synth else "ChickWeight (%d training chicks, 121 test values)" % n
     return title, "\n".join(lines), spec
+
+
+def overview(results, ns, seeds):
+    """One line per method: pooled coverage, worst step and width / oracle
+    for every synthetic (noise, n), means over seeds."""
+    cols = [(ds, n) for ds in SYNTHETIC for n in ns if (ds, n) in results]
+    names = sorted({k for c in cols for s in seeds for k in results[c][s]},
+                   key=lambda k: (ORDER.index(k.split(":")[0]), k))
+    head = ["method"] + ["%s n=%d" % c for c in cols]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for k in names:
+        cells = [SHORT.get(k, k.replace("rnnaudit-calibration", "rnnaudit --calibration"))]
+        for c in cols:
+            ms = [results[c][s][k][0] for s in seeds if k in results[c][s] and results[c][s][k][0] is not None]
+            cells.append("n/a" if not ms else "%s / %s / %s" % (
+                fmt(mean([m["coverage"] for m in ms])), fmt(mean([m["worst_step_coverage"] for m in ms])),
+                fmt(mean([m["width_ratio"] for m in ms]), 2)))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def figure(path, results, ns, seeds):
@@ -351,8 +375,10 @@ def figure(path, results, ns, seeds):
                 ms = [m for m in ms if m is not None]
                 t = ms[0]["steps"] + 1
                 col = colors.setdefault(k, palette[len(colors) % len(palette)])
-                acov.plot(t, np.mean([m["coverage_per_step"] for m in ms], axis=0), "o-", ms=3, color=col, label=k)
-                awid.plot(t, np.mean([m["width_ratio_per_step"] for m in ms], axis=0), "o-", ms=3, color=col, label=k)
+                lab = SHORT.get(k, k.replace("rnnaudit-calibration", "rnnaudit cal."))
+                acov.plot(t, np.mean([m["coverage_per_step"] for m in ms], axis=0), "o-", ms=3, color=col, label=lab)
+                awid.plot(t, np.mean([m["width_ratio_per_step"] for m in ms], axis=0), "o-", ms=3, color=col,
+                          label=lab)
             acov.axhline(1 - config.ALPHA, color="k", ls="--", lw=0.8)
             acov.axhline(1 - 2 * config.ALPHA, color="k", ls=":", lw=0.8)
             awid.axhline(1.0, color="k", ls="--", lw=0.8)
@@ -363,7 +389,7 @@ def figure(path, results, ns, seeds):
     for a in axes[-1]:
         a.set_xlabel("step t")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=90, metadata={"Software": None})
     plt.close(fig)
@@ -390,6 +416,16 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
                 elapsed, counts[0], counts[1]))
     L.append(SETUP % {"seeds": len(seeds), "ns": ", ".join(map(str, ns)), "alpha": config.ALPHA,
                       "nom": 1 - config.ALPHA, "guar": 1 - 2 * config.ALPHA})
+    L.append("## Overview (synthetic data)\n")
+    L.append("Each cell: pooled coverage / worst step's coverage / mean width over the oracle width; "
+             "means over %d seeds; target %.2f, jackknife+ guarantee %.2f.\n"
+             % (len(seeds), 1 - config.ALPHA, 1 - 2 * config.ALPHA))
+    L.append(overview(results, ns, seeds) + "\n")
+    defaults = sorted({json.dumps(meta.get("settings"), sort_keys=True) for per in results.values() for s in per
+                       for k, (m, meta) in per[s].items() if k == "rnnaudit" and meta.get("settings")})
+    if defaults:
+        L.append("rnnaudit's default settings in this binary: %s.\n" % "; ".join(
+            ", ".join("%s %s" % kv for kv in sorted(json.loads(d).items())) for d in defaults))
     L.append("![Coverage and width per step](%s)\n" % fig_name)
     L.append("Figure: coverage per step (dashed: 1 - alpha = %.2f, dotted: 1 - 2 alpha = %.2f) and interval "
              "width over the oracle width per step, means over %d seeds.\n"
