@@ -411,9 +411,10 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
     L = []
     L.append("# Validity benchmark: rnnaudit, MQ-RNN, DP-RNN and split conformal (CF-RNN)\n")
     L.append("Written by `bash benchmarks/validity/run.sh`%s on %s, rnnaudit built from commit `%s` "
-             "(binary SHA-256 `%s`). This run took %.0f s (%d training jobs and %d rnnaudit runs were not cached).\n"
+             "(binary SHA-256 `%s`). This run took %.0f s: %d of %d training jobs and %d of %d rnnaudit runs were not "
+             "in the cache (see README.md for the cost of a cold run).\n"
              % (" with QUICK=1" if quick else "", datetime.date.today().isoformat(), rev, binary_sha[:12],
-                elapsed, counts[0], counts[1]))
+                elapsed, counts[0], len(cfgs), counts[1], len(cfgs) * len(AUDITS)))
     L.append(SETUP % {"seeds": len(seeds), "ns": ", ".join(map(str, ns)), "alpha": config.ALPHA,
                       "nom": 1 - config.ALPHA, "guar": 1 - 2 * config.ALPHA})
     L.append("## Overview (synthetic data)\n")
@@ -428,7 +429,7 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
             ", ".join("%s %s" % kv for kv in sorted(json.loads(d).items())) for d in defaults))
     L.append("![Coverage and width per step](%s)\n" % fig_name)
     L.append("Figure: coverage per step (dashed: 1 - alpha = %.2f, dotted: 1 - 2 alpha = %.2f) and interval "
-             "width over the oracle width per step, means over %d seeds.\n"
+             "width over the oracle width per step (axis cut at 3), means over %d seeds.\n"
              % (1 - config.ALPHA, 1 - 2 * config.ALPHA, len(seeds)))
     for ds in SYNTHETIC + ("chickweight",):
         for n in (ns if ds in SYNTHETIC else [39]):
@@ -438,6 +439,9 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
             L.append("## %s\n" % title)
             L.append("Thresholds: low %g, high %g. Means over %d seeds.\n" % (spec["low"], spec["high"], len(seeds)))
             L.append(tab + "\n")
+            if ds == "chickweight":
+                L.append(CHICK_NOTE % {"cal": int(round(config.CAL_FRACTION * n)),
+                                       "k": math.ceil((1 - config.ALPHA) * (int(round(config.CAL_FRACTION * n)) + 1))})
     L.append("## Checks\n")
     if checks:
         L.append("Our metrics differ from rnnaudit's own summary on the same limits:\n")
@@ -447,15 +451,29 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
         L.append("For every rnnaudit default run, metrics.measure on the JSON's per-point limits gives rnnaudit's "
                  "own summary (coverage, joint coverage, mean width, RMSE, flagged / true positives / actual "
                  "counts) to 1e-9.\n")
-    warn = sorted({(ds, w) for (ds, n), per in results.items() for s in per
-                   for k, (m, meta) in per[s].items() if k == "rnnaudit" for w in meta.get("warnings", [])})
+    warn = sorted((ds, n, s, w) for (ds, n), per in results.items() for s in per
+                  for k, (m, meta) in per[s].items() if k == "rnnaudit" for w in meta.get("warnings", []))
     if warn:
         L.append("Warnings rnnaudit gave (default runs):\n")
-        L += ["- %s: %s" % (ds, w.replace("\n", " ")) for ds, w in warn[:30]]
+        L += ["- %s n=%d seed %d: %s" % (ds, n, s, w.replace("\n", " ")) for ds, n, s, w in warn[:40]]
         L.append("")
+    total = sum(meta.get(f, 0) or 0 for per in results.values() for s in per for _, (_, meta) in per[s].items()
+                for f in ("train_seconds", "interval_seconds") if not meta.get("method", "").startswith("rnnaudit"))
+    audits = sum(meta.get("interval_seconds", 0) for per in results.values() for s in per
+                 for k, (_, meta) in per[s].items() if k.startswith("rnnaudit"))
+    L.append("Cost held in the cache: %.0f s of training and baseline intervals (the vanilla models counted once "
+             "per row that uses them), %.0f s of rnnaudit runs; a re-run after an rnnaudit change repeats only "
+             "the latter.\n" % (total, audits))
     with open(out_md, "w") as f:
         f.write("\n".join(L))
 
+
+CHICK_NOTE = """\
+With %(cal)d calibration chicks, split conformal needs the %(k)d-th smallest of %(cal)d residuals at each step:
+CF-RNN's intervals are unbounded at alpha = 0.1 (a calibration set of at least 9 sequences is needed). The
+vanilla GRU reaches the same optimum of its penalised loss from all three seeds' initial weights, so the
+rnnaudit row is one model; only the baselines and the calibration split change with the seed.
+"""
 
 SETUP = """\
 ## Setup
