@@ -395,7 +395,7 @@ def figure(path, results, ns, seeds):
     plt.close(fig)
 
 
-def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
+def write_results(cache, out_md, quick, binary_sha, rev, t0, counts):
     cfgs = configs(quick)
     seeds = sorted({s for _, _, s in cfgs})
     ns = sorted({n for ds, n, _ in cfgs if ds in SYNTHETIC})
@@ -408,6 +408,7 @@ def write_results(cache, out_md, quick, binary_sha, rev, elapsed, counts):
                 checks.append("%s n=%d seed=%d: ours %r, rnnaudit's summary %r" % (ds, n, seed, ours, theirs))
     fig_name = os.path.splitext(os.path.basename(out_md))[0].replace("RESULTS", "per_step") + ".png"
     figure(os.path.join(os.path.dirname(out_md), fig_name), results, ns, seeds)
+    elapsed = time.time() - t0
     L = []
     L.append("# Validity benchmark: rnnaudit, MQ-RNN, DP-RNN and split conformal (CF-RNN)\n")
     L.append("Written by `bash benchmarks/validity/run.sh`%s on %s, rnnaudit built from commit `%s` "
@@ -540,7 +541,7 @@ def main():
             if audit_one(binary, binary_sha, cache, ds, n, seed, name, extra, which):
                 ran += 1
                 log("%s on %s n=%d seed=%d: %.1f s" % (name, ds, n, seed, time.time() - t1))
-    write_results(cache, a.out, a.quick, binary_sha, a.rev, time.time() - t0, (len(todo), ran))
+    write_results(cache, a.out, a.quick, binary_sha, a.rev, t0, (len(todo), ran))
     log("wrote %s in %.0f s" % (a.out, time.time() - t0))
 
 
