@@ -78,14 +78,6 @@ def train_keys(dataset):
     return {m: key_of(config.method_config(dataset, m)) for m in config.TRAIN_METHODS}
 
 
-def stored_key(path):
-    try:
-        with np.load(path) as z:
-            return json.loads(str(z["meta"]))["key"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def configs(quick):
     seeds = SEEDS[:1] if quick else SEEDS
     ns = NS[:1] if quick else NS
@@ -104,7 +96,7 @@ def needs_training(cache, ds, n, seed):
     keys = train_keys(ds)
     if not all(os.path.exists(os.path.join(d, f)) for f in ("vanilla.onnx", "vanilla80.onnx", "cal.csv")):
         return True
-    return any(stored_key(os.path.join(d, m + ".npz")) != keys[m] for m in config.TRAIN_METHODS)
+    return any(config.stored_key(os.path.join(d, m + ".npz")) != keys[m] for m in config.TRAIN_METHODS)
 
 
 def train_all(cache, todo, jobs):
@@ -185,7 +177,7 @@ def audit_one(binary, binary_sha, cache, ds, n, seed, name, extra, which):
     inputs = [a for a in cmd[1:] if a.endswith((".onnx", ".csv"))]
     key = key_of({"binary": binary_sha, "args": cmd[1:], "inputs": [sha256_file(os.path.join(d, f)) for f in inputs]})
     out = os.path.join(d, name + ".npz")
-    if stored_key(out) == key:
+    if config.stored_key(out) == key:
         return False
     jpath = os.path.join(d, "audit.json")
     if os.path.exists(jpath):

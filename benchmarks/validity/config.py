@@ -1,6 +1,7 @@
 """Settings of the validity benchmark shared by bench.py (no torch) and
 methods.py (the training jobs)."""
 
+import json
 import os
 import sys
 from statistics import NormalDist
@@ -70,3 +71,12 @@ def oracle_width(dataset, steps):
         return None
     sd = generate.noise_sd(np.asarray(steps, dtype=np.float64) + 1.0, spec["noise"])
     return 2.0 * NormalDist().inv_cdf(1 - ALPHA / 2) * sd
+
+
+def stored_key(path):
+    """The cache key stored in a result file, or None when it is missing or unreadable."""
+    try:
+        with np.load(path) as z:
+            return json.loads(str(z["meta"]))["key"]
+    except (OSError, ValueError, KeyError):
+        return None

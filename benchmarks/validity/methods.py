@@ -46,7 +46,7 @@ import torch.nn as nn  # noqa: E402
 import generate  # noqa: E402
 import rnnfit  # noqa: E402
 from config import (ALPHA, CAL_FRACTION, DATASETS, DROPOUTS, FIT, MC_PASSES, N_TEST,  # noqa: E402
-                    POOL, SGD, TRAIN_METHODS, config_dir)
+                    POOL, SGD, TRAIN_METHODS, config_dir, stored_key)
 
 # ---------------------------------------------------------------- data
 
@@ -206,15 +206,6 @@ def save_result(path, key, method, M, Y, pred, lower, upper, train_s, interval_s
     os.replace(tmp, path)
 
 
-def result_key(path):
-    """The key stored in a result file, or None when it is missing or unreadable."""
-    try:
-        with np.load(path) as z:
-            return json.loads(str(z["meta"]))["key"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def fit_vanilla(spec, Xtr, Ytr, Mtr, seed, onnx_path, log):
     """The audited model: rnnfit.fit to (near) a stationary point of the
     penalised sum loss, exported to ONNX; returns the float64 model with the
@@ -270,7 +261,7 @@ def run_training(cache, dataset, n, seed, keys):
     _, Xte, Yte, Mte = load(os.path.join(out, "test.csv"))
     log = io.StringIO()
     path = lambda m: os.path.join(out, m + ".npz")  # noqa: E731
-    stale = [m for m in TRAIN_METHODS if result_key(path(m)) != keys[m]]
+    stale = [m for m in TRAIN_METHODS if stored_key(path(m)) != keys[m]]
     for m in ("vanilla", "vanilla80"):
         if not os.path.exists(os.path.join(out, m + ".onnx")) and m not in stale:
             stale.append(m)
