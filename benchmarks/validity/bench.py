@@ -225,7 +225,7 @@ def audit_one(binary, binary_sha, cache, ds, n, seed, name, extra, which):
     summary = doc.get("summary") or {}
     meta["summary"] = {k: summary.get(k) for k in ("coverage", "joint_coverage", "mean_length", "infinite_intervals",
                                                     "rmse", "audit")}
-    meta["warnings"] = [w if isinstance(w, str) else json.dumps(w, sort_keys=True)
+    meta["warnings"] = [w if isinstance(w, str) else w.get("message") or json.dumps(w, sort_keys=True)
                         for w in (doc.get("diagnostics") or {}).get("warnings") or []]
     meta["settings"] = {k: (doc.get("settings") or {}).get(k) for k in ("solver", "curvature", "damping", "blocks")}
     np.savez(out + ".tmp.npz", meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
