@@ -9,7 +9,8 @@ T = 10 and its time-dependent noise profile; x's law is not in the paper):
     eps_t ~ N(0, sigma_t^2),  sigma_t^2 = t/10   (paper; sd = sqrt(t/10))
 
 (the default, --noise linear, uses sd = 0.1 t as the project's issue on the
-jackknife specifies; --noise paper gives the paper's variance t/10.)
+jackknife specifies; --noise paper gives the paper's variance t/10; --noise
+static the paper's static profile with sd 1, used by benchmarks/validity.)
 
 Writes, beside this script:
     train.csv        n = 1000 sequences  (stream 0 of the seed)
@@ -36,8 +37,11 @@ X_MEAN, X_SD = 1.0, 2.0
 
 
 def noise_sd(t, profile):
+    """The noise sd at steps t: "linear" 0.1 t, "paper" sqrt(t/10), "static" 1."""
     if profile == "paper":
         return np.sqrt(t / 10.0)
+    if profile == "static":
+        return np.ones_like(t)
     return 0.1 * t
 
 
@@ -70,8 +74,9 @@ def main():
     ap.add_argument("--n-test", type=int, default=1000)
     ap.add_argument("--n-train-small", type=int, default=100)
     ap.add_argument("--n-test-small", type=int, default=200)
-    ap.add_argument("--noise", choices=["paper", "linear"], default="linear",
-                    help="noise profile: linear = sd 0.1 t (default, as the project specifies), paper = variance t/10")
+    ap.add_argument("--noise", choices=["paper", "linear", "static"], default="linear",
+                    help="noise profile: linear = sd 0.1 t (default, as the project specifies), "
+                         "paper = variance t/10, static = sd 1")
     ap.add_argument("--out", default=HERE, help="output folder (default: beside this script)")
     a = ap.parse_args()
 
