@@ -174,11 +174,13 @@ def metrics(d, rec, synthetic):
         conv = r.get("converged")
         if conv is None:  # binaries before the convergence field: the Newton re-fit's cap is 200
             conv = [it < 200 for it in r["iterations"]]
+        conv = [bool(c) for c in conv]
         m["retrain"] = {
             "blocks": len(r["blocks"]),
             "converged": int(sum(conv)),
             "mean_cosine": r["mean_cosine"],
-            "median_norm_ratio": float(np.median(r["norm_ratio"])) if r["norm_ratio"] else None,
+            "median_norm_ratio": (float(np.median([v for v in r["norm_ratio"] if v is not None]))
+                                  if any(v is not None for v in r["norm_ratio"]) else None),
             "prediction_change_correlation": r["prediction_change_correlation"],
             "exact_coverage": r["exact_coverage"],
             "influence_coverage": r["influence_coverage"],
@@ -209,7 +211,9 @@ def table(rows):
             fmt(m["mean_width"], "%.3g"), fmt(m["width_over_oracle"], "%.2f"),
             fmt(m["width_over_noise_oracle"], "%.2f"), m["infinite_intervals"],
             fmt(r.get("mean_cosine"), "%.2f"), fmt(r.get("median_norm_ratio"), "%.2f"),
-            fmt(r.get("prediction_change_correlation"), "%.2f"), fmt(r.get("exact_coverage")),
+            fmt(r.get("prediction_change_correlation"), "%.2f"),
+            (fmt(r["exact_coverage"]) + ("" if r.get("exact_mean_width") is not None else " (unbounded)"))
+            if r and r.get("exact_coverage") is not None else "–",
             ("%d / %d" % (r["converged"], r["blocks"])) if r else "–",
             fmt(max(lev) if lev else None, "%.3f"), m["verdict"],
             m["audit_seconds"], r.get("seconds", 0.0)))
@@ -248,7 +252,8 @@ zoo takes about 1 minute, each audit a few seconds plus its re-training).
   change of the parameters; **norm ratio** median |influence| / |exact|;
   **pred. corr.** correlation of the prediction changes; **exact-retrain
   cov.** coverage of the intervals built from the re-trained blocks' exact
-  parameters (only those blocks); **re-fits converged** re-fits that reached
+  parameters (only those blocks; "unbounded" when they are too few for a
+  finite jackknife+ quantile, fewer than (1 - alpha)(n + 1) - 1); **re-fits converged** re-fits that reached
   the binary's tolerance (a binary without the convergence field: fewer than
   its 200-iteration cap). Agreement figures of a binary that does not report
   convergence include the re-fits that hit the cap.
@@ -266,18 +271,19 @@ def loo_section():
         loo = json.load(f)
     out = ["## Own-block leave-one-out residuals: from scratch, warm-started, influence (loo.py)", "",
            loo.get("description", ""), "",
-           "| model | block | in-sample | warm-started exact | from scratch | scratch / warm | "
-           "IJ Hessian | IJ Gauss-Newton | Newton GN (linearised) | warm-start converged |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| model | block | in-sample | warm-started full re-fit | warm-started exact LOO | from scratch LOO "
+           "| scratch / warm | IJ Hessian | IJ Gauss-Newton | Newton GN (linearised) | warm re-fits converged |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, blocks in loo["models"].items():
         for b in blocks:
-            out.append("| %s | %s | %.3f | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f | %s |" % (
-                name, b["block"], b["in_sample"], b["warm"], b["scratch"], b["scratch"] / b["warm"],
+            out.append("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f | %s |" % (
+                name, b["block"], b["in_sample"], b["warm_full"], b["warm"], b["scratch"], b["scratch"] / b["warm"],
                 b["ij_hessian"], b["ij_gauss_newton"], b["newton_linear"],
-                "yes" if b["warm_converged"] else "no (|grad| %.2g)" % b["warm_grad"]))
+                "full |grad| %.2g, LOO |grad| %.2g (%s)" % (b["warm_full_grad"], b["warm_grad"],
+                                                          "converged" if b["warm_converged"] else "not converged")))
         s = loo["summary"][name]
-        out.append("| %s | **all** | %.3f | %.3f | %.3f | **%.2f** | %.3f | %.3f | %.3f | |" % (
-            name, s["in_sample"], s["warm"], s["scratch"], s["scratch"] / s["warm"],
+        out.append("| %s | **all** | %.3f | %.3f | %.3f | %.3f | **%.2f** | %.3f | %.3f | %.3f | |" % (
+            name, s["in_sample"], s["warm_full"], s["warm"], s["scratch"], s["scratch"] / s["warm"],
             s["ij_hessian"], s["ij_gauss_newton"], s["newton_linear"]))
     return "\n".join(out) + "\n"
 

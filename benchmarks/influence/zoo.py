@@ -188,24 +188,36 @@ def export_packed(model, path):
     return m32.double()
 
 
-def train_one(name):
-    train, test, epochs, seed, packed = ZOO[name]
+def fit_model(name, keep=None):
+    """Trains zoo entry name (float64) on its training set, or on the
+    sequences keep of it (leave-out re-training from scratch, same init
+    seed and recipe). Returns (model, recipe, seconds)."""
+    train, _, epochs, seed, packed = ZOO[name]
     Xtr, Ytr, Mtr = load(train)
-    Xte, Yte, Mte = load(test)
     rnnfit.setup(seed)
     model = build(name)
     t0 = time.time()
     if name == "rnn100s":
         # Start from rnn100's recipe, then polish to a stationary point.
-        adam_train(model, Xtr, Ytr, Mtr, ZOO["rnn100"][2], seed)
+        adam_train(model, Xtr, Ytr, Mtr, ZOO["rnn100"][2], seed, keep=keep)
+        if keep is not None:
+            k = torch.from_numpy(np.asarray(keep))
+            Xtr, Ytr, Mtr = Xtr[k], Ytr[k], Mtr[k]
         recipe = ("rnn100's Adam recipe, then rnnfit.fit (L-BFGS, damped Newton) on the sum loss "
                   "+ %g/2 |theta|^2 (the examples' ridge; without it the polished model overfits: "
                   "test RMSE 1.41)" % RIDGE_S)
         rnnfit.fit(model, Xtr, Ytr, Mtr, ridge=RIDGE_S, adam_steps=0, lbfgs_iters=3000, max_newton=30)
     else:
-        adam_train(model, Xtr, Ytr, Mtr, epochs, seed, packed)
+        adam_train(model, Xtr, Ytr, Mtr, epochs, seed, packed, keep)
         recipe = "Adam lr %g, batch %d, %d epochs, mean squared error" % (LR, BATCH, epochs)
-    seconds = time.time() - t0
+    return model, recipe, time.time() - t0
+
+
+def train_one(name):
+    train, test, _, seed, packed = ZOO[name]
+    Xtr, Ytr, Mtr = load(train)
+    Xte, Yte, Mte = load(test)
+    model, recipe, seconds = fit_model(name)
     path = os.path.join(MODELS, name + ".onnx")
     os.makedirs(MODELS, exist_ok=True)
     m = export_packed(model, path) if packed else rnnfit.export_onnx(model, path, 1)
@@ -225,7 +237,6 @@ def train_one(name):
         "init_seed": seed,
         "ridge": ridge,
         "objective": loss,
-
         "grad_norm": g,  # of the objective (sum loss + ridge/2 |theta|^2) at the exported weights
         "block_grad_median": float(np.median(seq)),
         "stationarity_ratio": g / float(np.median(seq)),
