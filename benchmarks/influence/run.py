@@ -71,7 +71,7 @@ def default_of(help, flag):
     return m.group(1) if m else None
 
 
-def run_audit(binary, bin_hash, name, facts, est, curv, damp, retrain, budget, has_est, has_budget):
+def run_audit(binary, bin_hash, name, facts, est, curv, damp, retrain, budget, has_est, has_budget, timeout):
     """Runs (or reads back) one audit; returns (json dict or None, record)."""
     args = ["--model", facts["model"], "--data", facts["train"], "--test", facts["test"],
             "--quiet", "--seed", "1", "--curvature", curv]
@@ -99,11 +99,18 @@ def run_audit(binary, bin_hash, name, facts, est, curv, damp, retrain, budget, h
     t0 = time.time()
     print("  %s: %s %s damping %s, retrain %s ..." % (name, est, curv, damp or "default", retrain or 0),
           end="", flush=True)
-    p = subprocess.run([binary] + args + ["--json", out], cwd=ROOT, capture_output=True, text=True)
+    try:
+        p = subprocess.run([binary] + args + ["--json", out], cwd=ROOT, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rec["seconds"] = time.time() - t0
+        rec["error"] = ["timed out after %.0f s (run.py --timeout)" % timeout]
+        print(" timed out", flush=True)
+        return None, rec
     rec["seconds"] = time.time() - t0
     print(" %.0f s" % rec["seconds"], flush=True)
     if p.returncode != 0:
-        rec["error"] = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:]
+        rec["error"] = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:] or ["exit status %d" % p.returncode]
         print("    rejected: %s" % rec["error"], flush=True)
         return None, rec
     with open(meta, "w") as f:
@@ -300,6 +307,8 @@ def main():
     ap.add_argument("--retrain", type=int, default=40, help="blocks to re-train per run")
     ap.add_argument("--retrain-budget", default="3m", help="--retrain-budget of each run, if the binary has it")
     ap.add_argument("--only", default="", help="comma-separated model names (default all)")
+    ap.add_argument("--timeout", type=float, default=1200, help="seconds after which one audit is stopped "
+                    "and reported as timed out (not cached)")
     a = ap.parse_args()
     t0 = time.time()
     os.makedirs(RUNS, exist_ok=True)
@@ -337,7 +346,7 @@ def main():
                 if damp is not None and (curv, float(damp)) in seen:
                     continue  # already the default damping
                 d, rec = run_audit(binary, bin_hash, name, facts, est, curv, damp, retrain if damp is None else 0,
-                                   a.retrain_budget, has_est, has_budget)
+                                   a.retrain_budget, has_est, has_budget, a.timeout)
                 if d is None:
                     skipped.append({"estimator": est, "curvature": curv, "damping": damp, "error": rec["error"]})
                     if has_est and "estimator" in " ".join(rec["error"]):

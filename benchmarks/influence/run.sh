@@ -9,6 +9,7 @@
 #               binary accepts, writes RESULTS.md and results.json.
 # Needs Debian's python3-torch (/usr/bin/python3) and Go. Environment:
 #   RETRAIN=N (blocks re-trained per audit, default 40), BUDGET=D (default 3m),
+#   TIMEOUT=S (seconds before one audit is stopped, default 1200),
 #   ONLY=name,... (models), FORCE=1 (retrain the zoo and loo.json).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,5 +22,5 @@ force=()
 bin="$here/runs/audit"
 mkdir -p "$here/runs"
 go build -trimpath -o "$bin" ./cmd/audit
-"$py" "$here/run.py" --bin "$bin" --retrain "${RETRAIN:-40}" --retrain-budget "${BUDGET:-3m}" ${ONLY:+--only "$ONLY"}
+"$py" "$here/run.py" --bin "$bin" --retrain "${RETRAIN:-40}" --retrain-budget "${BUDGET:-3m}" --timeout "${TIMEOUT:-1200}" ${ONLY:+--only "$ONLY"}
 echo "wrote $here/RESULTS.md and $here/results.json"
