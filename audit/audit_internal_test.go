@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -574,5 +575,40 @@ func TestStepCoverageWarning(t *testing.T) {
 	r.stepCoverageWarning(&Summary{Alpha: 0.1, CoveragePerStep: []float64{0.79}, PointsPerStep: []int{1000}, RMSEPerStep: []float64{1}})
 	if len(r.res.Diag.Warnings) != 0 {
 		t.Errorf("coverage within sampling error of the guarantee warned: %+v", r.res.Diag.Warnings)
+	}
+}
+
+// TestWidthWarning: intervals more than WideBound times the in-sample
+// width (or split conformal's) are warned about with the ratio; at the
+// bound nothing is said.
+func TestWidthWarning(t *testing.T) {
+	for _, c := range []struct {
+		jack, naive, split float64
+		want               []WarningCode
+	}{
+		{2, 1, 0, nil},
+		{2.1, 1, 0, []WarningCode{TooWide}},
+		{5, 1, 2, []WarningCode{TooWide, WiderThanCalibrated}},
+		{3, 2, 1, []WarningCode{WiderThanCalibrated}},
+	} {
+		r := &run{res: &Result{Summary: &Summary{MeanLength: c.jack, Naive: NaiveSummary{MeanLength: c.naive}}}}
+		if c.split > 0 {
+			r.res.Conformal = &Conformal{Kinds: []KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
+		}
+		r.widthWarning()
+		var got []WarningCode
+		for _, w := range r.res.Diag.Warnings {
+			got = append(got, w.Code)
+			ref := c.naive
+			if w.Code == WiderThanCalibrated {
+				ref = c.split
+			}
+			if math.Abs(w.Figure-c.jack/ref) > 1e-12 || w.Ratio != ref {
+				t.Errorf("%+v: figure %g ratio %g", c, w.Figure, w.Ratio)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%+v: warnings %v, want %v", c, got, c.want)
+		}
 	}
 }

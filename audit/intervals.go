@@ -93,6 +93,28 @@ func (r *run) intervals(preds [][]float64) {
 	if r.cal != nil {
 		r.conformal(preds, l)
 	}
+	r.widthWarning()
+}
+
+// widthWarning warns when the jackknife+ intervals are more than WideBound
+// times wider than the in-sample residual intervals, or than split
+// conformal on a calibration set (DESIGN section 8): coverage alone would
+// call such intervals good.
+func (r *run) widthWarning() {
+	s := r.res.Summary
+	if s == nil || !(s.MeanLength > 0) {
+		return
+	}
+	if ref := s.Naive.MeanLength; ref > 0 && s.MeanLength > WideBound*ref {
+		r.warn(Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
+	}
+	if c := r.res.Conformal; c != nil {
+		for _, k := range c.Kinds {
+			if k.Kind == KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
+				r.warn(Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
+			}
+		}
+	}
 }
 
 // CoverageTolerance is the sampling error allowed when n values' coverage

@@ -6,47 +6,13 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
-// parallel runs f(k) for k in [0, n) on the run's workers, each with its
-// own index w; it stops early when the context is cancelled and returns the
-// first error.
+// parallel runs f(w, k) for k in [0, n) on the run's workers (internal/par:
+// the first error wins, cancellation stops new work, w names the worker).
 func (r *run) parallel(n int, f func(w, k int) error) error {
-	next := make(chan int, n)
-	for k := 0; k < n; k++ {
-		next <- k
-	}
-	close(next)
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < min(r.workers, max(n, 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				mu.Lock()
-				stop := first != nil
-				mu.Unlock()
-				if stop {
-					continue
-				}
-				err := r.ctx.Err()
-				if err == nil {
-					err = f(w, k)
-				}
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return par.For(r.ctx, n, r.workers, f)
 }
 
 // states caches one evaluation state per program for one worker.

@@ -178,6 +178,36 @@ func verdict(r *audit.Result) (level, text string) {
 	if s == nil {
 		return none, "Give labelled test data (a target column) to measure coverage."
 	}
+	level, text = coverageVerdict(s)
+	// Width: intervals many times wider than the model's own errors (or
+	// than calibrated intervals) are not good, whatever they cover.
+	for _, w := range r.Diag.Warnings {
+		switch w.Code {
+		case audit.TooWide, audit.WiderThanCalibrated:
+			if level == good {
+				level = fair
+			}
+			ref := "the in-sample residual intervals"
+			if w.Code == audit.WiderThanCalibrated {
+				ref = "the split-conformal intervals of the calibration set"
+			}
+			text += fmt.Sprintf(" But they are %.1f times as wide as %s (mean width %s): too wide to be informative; see the warnings.", w.Figure, ref, num(w.Ratio))
+		}
+	}
+	// Stationarity: a model far from a minimum of the loss it is audited
+	// with, or data that do not match it, is said so here.
+	if d := r.Diag.Stationarity; d > audit.MismatchBound {
+		text += fmt.Sprintf(" The model is far from a stationary point of its training loss (total gradient %.3g times the typical block gradient): the data, ridge or loss may not match its training (swapped feature columns do this).", d)
+	} else if d > audit.StationarityBound {
+		text += fmt.Sprintf(" The model is not at a stationary point of its training loss (total gradient %.2g times the typical block gradient).", d)
+	}
+	return level, text
+}
+
+// coverageVerdict judges the coverage alone: against its nominal level
+// 1-alpha and its guarantee 1-2alpha, allowing two binomial standard
+// errors (at least one percentage point) of sampling error.
+func coverageVerdict(s *audit.Summary) (level, text string) {
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
 	tol := audit.CoverageTolerance(nominal, s.Points)
 	switch {
@@ -306,6 +336,10 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("%d of %.0f exact re-fits did not converge (iteration cap %.0f, %s): they are left out of the agreement figures; raise --retrain-max-iter or --retrain-budget", w.Count, w.Figure, w.Ratio, budget)
 	case audit.FullRefitNotConverged:
 		return fmt.Sprintf("Re-training on all the data did not converge (gradient norm %.3g, bound %.3g): every exact leave-one-out change is measured from it, so the agreement figures are rough; raise --retrain-max-iter or --retrain-budget", w.Figure, w.Bound)
+	case audit.TooWide:
+		return fmt.Sprintf("The intervals are %.1f times as wide as the in-sample residual intervals (mean width %.4g against %.4g): too wide to be informative. Influence steps are being amplified: check the curvature (use the default Gauss-Newton), raise --damping, or compare with --calibration", w.Figure, w.Figure*w.Ratio, w.Ratio)
+	case audit.WiderThanCalibrated:
+		return fmt.Sprintf("The jackknife+ intervals are %.1f times as wide as split conformal on the calibration set (mean width %.4g against %.4g), whose coverage is guaranteed: prefer the calibrated intervals", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.PoorAgreement:
 		if r.Setting.Curvature == "gauss-newton" {
 			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)

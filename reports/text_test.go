@@ -107,3 +107,23 @@ func TestStepCoverageText(t *testing.T) {
 		t.Errorf("memorisation sentence with one step's ratio 1.1: %q", got)
 	}
 }
+
+// TestVerdictReadsWidth: coverage at the target with intervals many times
+// wider than the in-sample ones is not "good", and a model far from a
+// stationary point is named in the headline.
+func TestVerdictReadsWidth(t *testing.T) {
+	r := fixture()
+	r.Summary.Coverage, r.Summary.Points = 0.9, 10000
+	if level, _ := verdict(r); level != good {
+		t.Fatalf("fixture at the target gives %s", level)
+	}
+	r.Diag.Warnings = append(r.Diag.Warnings, audit.Warning{Code: audit.TooWide, Step: -1, Figure: 13, Bound: audit.WideBound, Ratio: 1.8})
+	level, text := verdict(r)
+	if level != fair || !strings.Contains(text, "13.0 times as wide as the in-sample residual intervals") {
+		t.Errorf("too-wide intervals: %s, %q", level, text)
+	}
+	r.Diag.Stationarity = 250
+	if _, text := verdict(r); !strings.Contains(text, "may not match its training") {
+		t.Errorf("stationarity 250 not in the headline: %q", text)
+	}
+}
