@@ -153,7 +153,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, err
 		}
 		if g, err = g.Restrict(keep); err != nil {
-			return nil, fmt.Errorf("audit: --params %q: %w", o.Params, err)
+			return nil, fmt.Errorf("audit: parameter pattern %q (Options.Params): %w", o.Params, err)
 		}
 	}
 	r := &run{ctx: ctx, opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers, ownForward: o.ownForward}

@@ -85,7 +85,7 @@ func TestHTMLInChromium(t *testing.T) {
 	dom, log := dumpDOM(t, page)
 	checkBrowser(t, log)
 	figs := figures(dom)
-	want := []string{"coverage", "width", "calibration", "fan-1", "fan-2", "fan-3", "fan-4", "fan-5", "fan-6", "influence", "gap", "retrain"}
+	want := []string{"coverage", "width", "calibration", "fan-1", "fan-2", "fan-3", "fan-4", "fan-5", "fan-6", "influence", "gap", "retrain", "leverage"}
 	for _, id := range want {
 		if ok, found := figs[id]; !found {
 			t.Errorf("chart %s is not in the DOM", id)

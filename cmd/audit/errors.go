@@ -108,7 +108,7 @@ func (e *contextError) Unwrap() error { return e.err }
 // render is err's message, with the options a *blocks.DataError names
 // (blocks.OptFeatures) written as the command's flags (--features).
 func render(err error) string {
-	msg := err.Error()
+	msg := optionFlags.Replace(err.Error())
 	var de *blocks.DataError
 	if errors.As(err, &de) {
 		if own := de.Error(); strings.HasSuffix(msg, own) {
@@ -117,6 +117,14 @@ func render(err error) string {
 	}
 	return msg
 }
+
+// optionFlags names, in the audit's own error messages, the option fields
+// they point at by this command's flags.
+var optionFlags = strings.NewReplacer(
+	"(blocks.Options.Features)", "(--features)",
+	"(Options.Params)", "(--params)",
+	"(is Options.Layout right?)", "(is --layout right?)",
+)
 
 // flagOf is the flag that sets a field of blocks.Options.
 func flagOf(o blocks.Option) string {
