@@ -100,7 +100,7 @@ def run_audit(binary, bin_hash, name, facts, est, curv, damp, retrain, budget, h
     print("  %s: %s %s damping %s, retrain %s ..." % (name, est, curv, damp or "default", retrain or 0),
           end="", flush=True)
     try:
-        p = subprocess.run([binary] + args + ["--json", out], cwd=ROOT, capture_output=True, text=True,
+        p = subprocess.run([binary] + args + ["--json", out] + timings_flag(binary), cwd=ROOT, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         rec["seconds"] = time.time() - t0
@@ -177,7 +177,7 @@ def metrics(d, rec, synthetic):
         "leverage_per_step": diag.get("leverage_per_step"),
         "unbounded_blocks": diag.get("unbounded_blocks"),
         "seconds": rec.get("seconds"),
-        "audit_seconds": sum(p["seconds"] for p in diag["phases"] if p["name"] != "exact re-training"),
+        "audit_seconds": sum(p["seconds"] for p in phases_of(d) if p["name"] != "exact re-training"),
         "warnings": diag.get("warnings", []),
     }
     r = d.get("retrain")
@@ -197,9 +197,24 @@ def metrics(d, rec, synthetic):
             "influence_coverage": r["influence_coverage"],
             "exact_mean_width": r.get("exact_mean_length"),
             "influence_mean_width": r.get("influence_mean_length"),
-            "seconds": sum(p["seconds"] for p in diag["phases"] if p["name"] == "exact re-training"),
+            "seconds": sum(p["seconds"] for p in phases_of(d) if p["name"] == "exact re-training"),
         }
     return m
+
+
+def timings_flag(binary):
+    """--timings where the binary has it (phase times left the JSON's
+    deterministic part in version 2)."""
+    h = subprocess.run([binary, "--help"], capture_output=True, text=True)
+    return ["--timings"] if "--timings" in h.stdout + h.stderr else []
+
+
+def phases_of(d):
+    """The phase timings: diagnostics.phases before JSON version 2, the
+    top-level timings object (written with --timings) since."""
+    if "timings" in d and d["timings"]:
+        return d["timings"]["phases"]
+    return d.get("diagnostics", {}).get("phases", [])
 
 
 def fmt(v, f="%.3f"):
