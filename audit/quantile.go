@@ -84,8 +84,22 @@ func partitionLess(v []float64, p float64) int {
 }
 
 // jackknifePlus returns the limits from V- (lower) and V+ (upper), each
-// of m values; both slices are reordered.
+// of m values; both slices are reordered. A NaN value (a perturbed model
+// whose prediction or residual is not a number, as from a blown-up
+// influence step) counts as unbounded on its side (-Inf in V-, +Inf in
+// V+): it says nothing about where the limit is, and selection must not
+// meet a NaN, which no ordering places.
 func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64) {
+	for i, v := range vminus {
+		if v != v {
+			vminus[i] = math.Inf(-1)
+		}
+	}
+	for i, v := range vplus {
+		if v != v {
+			vplus[i] = math.Inf(1)
+		}
+	}
 	m := len(vplus)
 	lower, upper = math.Inf(-1), math.Inf(1)
 	if k := upperRank(alpha, m); k >= 1 && k <= m {

@@ -108,3 +108,17 @@ func TestKthSmallestAgainstSort(t *testing.T) {
 		}
 	}
 }
+
+// TestJackknifePlusNaN: NaN values count as unbounded on their side, and
+// the selection ends (a NaN in the quickselect used to loop for ever).
+func TestJackknifePlusNaN(t *testing.T) {
+	nan := math.NaN()
+	vm := []float64{1, nan, 2, 3, nan, 0, 4, 5, 6, 7}
+	vp := []float64{3, nan, 4, 5, 10, 2, 6, 7, 8, 9}
+	lo, up := jackknifePlus(0.2, vm, vp)
+	// m = 10, alpha 0.2: upper is the 9th smallest of V+ (one +Inf among
+	// ten: 10), lower the 2nd smallest of V- (two -Inf: -Inf).
+	if !math.IsInf(lo, -1) || up != 10 {
+		t.Errorf("limits %g, %g; want -Inf, 10", lo, up)
+	}
+}
