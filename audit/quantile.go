@@ -51,8 +51,11 @@ func kthSmallest(v []float64, k int) float64 {
 		default:
 			// Nothing below p, the smallest value: split off the copies
 			// of p (at least the pivot itself), so the range shrinks.
+			// j2 == lo only when p is +Inf (every value left is +Inf:
+			// the nextafter bound cannot exceed it) or NaN; either way p
+			// is the answer, and the loop would otherwise not shrink.
 			j2 := lo + partitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
-			if k < j2 {
+			if k < j2 || j2 == lo {
 				return p
 			}
 			lo = j2

@@ -122,3 +122,20 @@ func TestJackknifePlusNaN(t *testing.T) {
 		t.Errorf("limits %g, %g; want -Inf, 10", lo, up)
 	}
 }
+
+// TestKthSmallestInfinite: selection among many +Inf values (unbounded
+// leave-out residuals) ends and returns +Inf where the rank falls on
+// them; it used to loop for ever when a pivot was +Inf.
+func TestKthSmallestInfinite(t *testing.T) {
+	v := make([]float64, 40)
+	for i := range v {
+		v[i] = math.Inf(1)
+	}
+	v[3], v[17] = 1, 2
+	if got := kthSmallest(slices.Clone(v), 2); got != 2 {
+		t.Errorf("2nd smallest %g, want 2", got)
+	}
+	if got := kthSmallest(slices.Clone(v), 30); !math.IsInf(got, 1) {
+		t.Errorf("30th smallest %g, want +Inf", got)
+	}
+}

@@ -297,7 +297,7 @@ func highLeverageText(ws []audit.Warning) string {
 		}
 		parts = append(parts, fmt.Sprintf("step %d: %.2f", w.Step+1, w.Figure))
 	}
-	return fmt.Sprintf("The training sequences' own leverage is high at some steps (mean %s; above %.2g): the model fits a large part of each training value there, so intervals built from the trained model are expected to under-cover at these steps. Intervals calibrated on held-out sequences would correct them.", strings.Join(parts, ", "), ws[0].Bound)
+	return fmt.Sprintf("The training sequences' own leverage is high at some steps (mean %s; above %.2g): the model fits a large part of each training value there, so intervals built from the trained model are expected to under-cover at these steps. Intervals calibrated on held-out sequences (--calibration, with sequences the model never trained on) would correct them.", strings.Join(parts, ", "), ws[0].Bound)
 }
 
 // warningText puts one warning (other than step coverage) into words: what
