@@ -165,130 +165,50 @@ func (r *run) stepCoverageWarning(s *Summary) {
 }
 
 // summary computes the metrics of DESIGN section 6 over the labelled
-// points; nil when there are none.
+// points; nil when there are none. The interval metrics of the jackknife+
+// and in-sample intervals are kindSummary's, the one place they are
+// computed; summary adds the point predictions' errors and the gaps.
 func (r *run) summary(l limits) *Summary {
-	alpha := r.opt.Alpha
-	maxRow := 0
-	labelled := 0
+	nrow, labelled := 0, 0
 	for _, pt := range r.points {
 		if pt.has {
 			labelled++
-			maxRow = max(maxRow, pt.f.T)
+			nrow = max(nrow, pt.f.T+1)
 		}
 	}
 	if labelled == 0 {
 		return nil
 	}
-	s := &Summary{Alpha: alpha, Points: labelled}
-	nrow := maxRow + 1
-	cov, cnt := make([]float64, nrow), make([]float64, nrow)
-	lens, lcnt := make([]float64, nrow), make([]float64, nrow)
-	ncov, nlens, nlcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
-	sseStep := make([]float64, nrow)
-	seqOK := map[int]bool{}
-	var sse, covered, lenSum, lenN, score, ncovered, nlenSum, nlenN float64
-	low, high := r.opt.Low, r.opt.High
-	var tl, th Threshold
-	for p, pt := range r.points {
-		if !pt.has {
-			continue
-		}
-		y, lo, up := pt.y, l.lo[p], l.up[p]
-		t := pt.f.T
-		in := lo <= y && y <= up
-		if _, seen := seqOK[pt.seq]; !seen {
-			seqOK[pt.seq] = true
-		}
-		if !in {
-			seqOK[pt.seq] = false
-			cnt[t]++
-		} else {
-			covered++
-			cov[t]++
-			cnt[t]++
-		}
-		sse += (y - pt.pred) * (y - pt.pred)
-		sseStep[t] += (y - pt.pred) * (y - pt.pred)
-		if !math.IsInf(lo, 0) && !math.IsInf(up, 0) {
-			lenSum += up - lo
-			lenN++
-			lens[t] += up - lo
-			lcnt[t]++
-			sc := up - lo
-			if y < lo {
-				sc += 2 / alpha * (lo - y)
-			}
-			if y > up {
-				sc += 2 / alpha * (y - up)
-			}
-			score += sc
-		} else {
-			s.Infinite++
-		}
-		nlo, nup := l.nlo[p], l.nup[p]
-		// Covered when |y - prediction| <= q: exact, where the float
-		// limits prediction ± q could misjudge a target lying on the
-		// boundary (in a self-audit one point per row does).
-		if math.Abs(y-pt.pred) <= l.nq[p] {
-			ncovered++
-			ncov[t]++
-		}
-		if !math.IsInf(nlo, 0) && !math.IsInf(nup, 0) {
-			nlenSum += nup - nlo
-			nlenN++
-			nlens[t] += nup - nlo
-			nlcnt[t]++
-		}
-		if low != nil {
-			flag, real := lo < *low, y < *low
-			tally(&tl, flag, real)
-		}
-		if high != nil {
-			flag, real := up > *high, y > *high
-			tally(&th, flag, real)
+	jk := r.kindSummary(KindJackknife, l.lo, l.up, nil)
+	// Naive coverage is |y - prediction| <= q: exact, where the float
+	// limits prediction ± q could misjudge a target lying on the boundary
+	// (in a self-audit one point per row does).
+	nv := r.kindSummary(KindInSample, l.nlo, l.nup, l.nq)
+	s := &Summary{Alpha: r.opt.Alpha, Points: labelled,
+		Coverage: jk.Coverage, CoveragePerStep: jk.CoveragePerStep, JointCoverage: jk.JointCoverage,
+		MeanLength: jk.MeanLength, LengthPerStep: jk.LengthPerStep, Infinite: jk.Infinite,
+		IntervalScore: jk.IntervalScore, Audit: jk.Audit,
+		Naive: NaiveSummary{Coverage: nv.Coverage, CoveragePerStep: nv.CoveragePerStep,
+			MeanLength: nv.MeanLength, LengthPerStep: nv.LengthPerStep},
+		PointsPerStep: make([]int, nrow), RMSEPerStep: make([]float64, nrow), GapPerStep: make([]float64, nrow),
+	}
+	sse, sseStep := 0.0, make([]float64, nrow)
+	for _, pt := range r.points {
+		if pt.has {
+			e := (pt.y - pt.pred) * (pt.y - pt.pred)
+			sse += e
+			sseStep[pt.f.T] += e
+			s.PointsPerStep[pt.f.T]++
 		}
 	}
-	n := float64(labelled)
-	s.Coverage = covered / n
-	s.RMSE = math.Sqrt(sse / n)
-	s.MeanLength = ratio(lenSum, lenN)
-	s.IntervalScore = ratio(score, lenN)
-	joint := 0
-	for _, ok := range seqOK {
-		if ok {
-			joint++
-		}
-	}
-	s.JointCoverage = float64(joint) / float64(len(seqOK))
-	s.CoveragePerStep = make([]float64, nrow)
-	s.LengthPerStep = make([]float64, nrow)
-	s.Naive = NaiveSummary{Coverage: ncovered / n, MeanLength: ratio(nlenSum, nlenN),
-		CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
-	s.GapPerStep = make([]float64, nrow)
-	s.PointsPerStep = make([]int, nrow)
-	s.RMSEPerStep = make([]float64, nrow)
-	for t := 0; t < nrow; t++ {
-		s.PointsPerStep[t] = int(cnt[t])
-		s.RMSEPerStep[t] = math.Sqrt(ratio(sseStep[t], cnt[t]))
-		s.CoveragePerStep[t] = ratio(cov[t], cnt[t])
-		s.LengthPerStep[t] = ratio(lens[t], lcnt[t])
-		s.Naive.CoveragePerStep[t] = ratio(ncov[t], cnt[t])
-		s.Naive.LengthPerStep[t] = ratio(nlens[t], nlcnt[t])
+	s.RMSE = math.Sqrt(sse / float64(labelled))
+	for t := range nrow {
+		s.RMSEPerStep[t] = math.Sqrt(ratio(sseStep[t], float64(s.PointsPerStep[t])))
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
 	if r.io.K > 1 {
 		s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon = perHorizon(r.io.K, r.points, l)
-	}
-	if low != nil {
-		tl.Threshold = *low
-		finish(&tl)
-		s.Audit.Low = &tl
-	}
-	if high != nil {
-		th.Threshold = *high
-		finish(&th)
-		s.Audit.High = &th
 	}
 	return s
 }
