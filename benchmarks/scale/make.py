@@ -25,7 +25,7 @@ examples/rnnfit.py's exporter (float32, opset 14, input x [batch, time, 1]):
 The models are not at an optimum (brief training): the benchmark measures
 cost, not interval quality.
 
-Run:  /usr/bin/python3 benchmarks/scale/make.py [--steps 300]
+Run:  /usr/bin/python3 benchmarks/scale/make.py [--steps 300] [--no-models]
 """
 
 import argparse
@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300, help="Adam steps per model")
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
     ap.add_argument("--no-data", action="store_true", help="only train and export the models")
+    ap.add_argument("--no-models", action="store_true", help="only write the data (keep the committed models)")
     a = ap.parse_args()
 
     streams = np.random.SeedSequence(SEED).spawn(2)
@@ -74,6 +75,9 @@ def main():
         generate.write_csv(os.path.join(a.data, "test_1000.csv"), xte, yte)
         generate.write_csv(os.path.join(a.data, "test_100.csv"), xte[:100], yte[:100])
         print("data written to", a.data, flush=True)
+
+    if a.no_models:
+        return
 
     # Training reads the 6-decimal values the CSVs hold.
     def tensors(x, y):
