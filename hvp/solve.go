@@ -29,10 +29,15 @@ const (
 	// LiSSA is the paper's stochastic recursion (DESIGN section 4) with
 	// blockwise batch sampling.
 	LiSSA
+	// Dual is exact like Exact, for the Gauss-Newton curvature only,
+	// through the N×N kernel of the N loss terms instead of the P×P
+	// matrix (Woodbury's identity, see dual.go): the exact solver for
+	// models with fewer loss terms than parameters (DualFits).
+	Dual
 )
 
 func (m Method) String() string {
-	return [...]string{"exact", "cg", "lissa"}[m]
+	return [...]string{"exact", "cg", "lissa", "dual"}[m]
 }
 
 // Options configure Solve and Factorize. The zero value solves exactly
@@ -72,7 +77,8 @@ type Options struct {
 	Seed uint64
 
 	// Progress, when set, is called as the work advances: columns of the
-	// dense curvature for Exact, right-hand sides for CG and LiSSA. It is
+	// dense curvature for Exact, right-hand sides for CG and LiSSA,
+	// backward passes of the output Jacobian for Dual. It is
 	// called from one goroutine at a time.
 	Progress func(done, total int)
 }
@@ -231,6 +237,8 @@ func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options)
 		f, err = factorCG(ctx, o, theta, opt, rep)
 	case LiSSA:
 		f, err = factorLiSSA(ctx, o, theta, opt, rep)
+	case Dual:
+		f, err = factorDual(ctx, o, theta, opt, rep)
 	default:
 		return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
 	}
