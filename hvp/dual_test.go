@@ -196,7 +196,8 @@ func TestDualRowsBothWays(t *testing.T) {
 }
 
 // TestDualRecorded: SolveRecorded fills the report's residuals, SolveAll
-// overwrites allocated slots, and bad shapes are errors.
+// overwrites allocated slots and solves in place, and bad shapes are
+// errors.
 func TestDualRecorded(t *testing.T) {
 	ctx := context.Background()
 	o, theta := dualData(t, 10, hvp.SquaredError, 0.1, true)
@@ -227,6 +228,18 @@ func TestDualRecorded(t *testing.T) {
 	}
 	if e := relErr(x[3], y[3], 1e-300); e > 0 {
 		t.Errorf("an allocated slot got another solution (%.3g apart)", e)
+	}
+	in := make([][]float64, len(rhs)) // solved in place
+	for j, b := range rhs {
+		in[j] = append([]float64(nil), b...)
+	}
+	if err := f.SolveAll(ctx, in, in); err != nil {
+		t.Fatal(err)
+	}
+	for j := range in {
+		if e := relErr(in[j], y[j], 1e-300); e > 0 {
+			t.Fatalf("rhs %d: solved in place, %.3g from the solution", j, e)
+		}
 	}
 	if err := f.SolveAll(ctx, make([][]float64, 1), rhs); err == nil {
 		t.Error("SolveAll accepted 70 right-hand sides for 1 slot")
@@ -272,5 +285,45 @@ func TestDualFits(t *testing.T) {
 	}
 	if got, want := hvp.DualBytes(1000, 4353), int64(8*(1000*4353+3*1000*1000)); got != want {
 		t.Errorf("DualBytes = %d, want %d", got, want)
+	}
+}
+
+// BenchmarkDualRNN64 is Factorize with Method Dual and the solve of 100
+// right-hand sides (the per-sequence gradients) on the 4,353-parameter
+// RNN of benchmarks/scale with 100 sequences of 10 steps (N = 1,000 loss
+// terms), in one batch and in batches of 25: the curvature and solve
+// phases of an audit whose exact dense path takes minutes.
+func BenchmarkDualRNN64(b *testing.B) {
+	ctx := context.Background()
+	g := scaleModel(b, "rnn64")
+	theta := g.Theta()
+	for _, chunk := range []int{100, 25} {
+		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
+			o := processData(b, g, 100, chunk, 1)
+			jobs := make([]hvp.Job, len(o.Batches))
+			out := make([][][]float64, len(jobs))
+			for i := range jobs {
+				jobs[i] = hvp.Job{Batch: i}
+				out[i] = make([][]float64, chunk)
+			}
+			if err := o.ExampleGradients(ctx, theta, jobs, out, nil); err != nil {
+				b.Fatal(err)
+			}
+			var rhs [][]float64
+			for _, o := range out {
+				rhs = append(rhs, o...)
+			}
+			x := make([][]float64, len(rhs))
+			for b.Loop() {
+				f, rep, err := hvp.Factorize(ctx, o, theta, &hvp.Options{Method: hvp.Dual})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := hvp.SolveRecorded(ctx, f, x, rhs, rep); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(o.NumTerms()), "terms")
+			}
+		})
 	}
 }
