@@ -14,9 +14,12 @@
 // order, so results do not depend on the number of workers.
 //
 // Solve returns (C + lambda I)^-1 b for many right-hand sides with the
-// exact method (one eigendecomposition, applied as a matrix product),
-// conjugate gradients, or the paper's LiSSA recursion with blockwise batch
-// sampling. The damping is relative to the mean eigenvalue, lambda = rho
+// exact method (one eigendecomposition, applied as a matrix product), its
+// dual form for the Gauss-Newton matrix of models with fewer loss terms
+// than parameters (one Cholesky factorisation of the N×N kernel of the
+// terms' weighted output Jacobian, by Woodbury's identity; DualFits says
+// when), conjugate gradients, or the paper's LiSSA recursion with
+// blockwise batch sampling. The damping is relative to the mean eigenvalue, lambda = rho
 // trace(C) / P, and the Report says what was used and how well it
 // converged, with plain-language warnings when the damped curvature is
 // indefinite.

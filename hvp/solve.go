@@ -29,10 +29,19 @@ const (
 	// LiSSA is the paper's stochastic recursion (DESIGN section 4) with
 	// blockwise batch sampling.
 	LiSSA
+	// Dual is exact like Exact, for the Gauss-Newton curvature only,
+	// through the N×N kernel of the N loss terms instead of the P×P
+	// matrix (Woodbury's identity, see dual.go): the exact solver for
+	// models with fewer loss terms than parameters (DualFits says when).
+	// It holds the N×P weighted output Jacobian and the kernel's
+	// Cholesky factor, 8 (N P + N^2) bytes (DualBytes: the peak while
+	// factorising), and needs lambda + ridge > 0. Its factor's SolveAll
+	// allows x[j] to be b[j].
+	Dual
 )
 
 func (m Method) String() string {
-	return [...]string{"exact", "cg", "lissa"}[m]
+	return [...]string{"exact", "cg", "lissa", "dual"}[m]
 }
 
 // Options configure Solve and Factorize. The zero value solves exactly
@@ -72,7 +81,8 @@ type Options struct {
 	Seed uint64
 
 	// Progress, when set, is called as the work advances: columns of the
-	// dense curvature for Exact, right-hand sides for CG and LiSSA. It is
+	// dense curvature for Exact, right-hand sides for CG and LiSSA,
+	// backward passes of the output Jacobian for Dual. It is
 	// called from one goroutine at a time.
 	Progress func(done, total int)
 }
@@ -143,17 +153,17 @@ type Report struct {
 	Curvature Curvature
 	Rho       float64 // relative damping as given
 	Lambda    float64 // absolute damping added to C
-	Trace     float64 // trace(C): exact (Exact) or estimated
+	Trace     float64 // trace(C): exact (Exact, Dual) or estimated
 	TraceErr  float64 // standard error of the estimate; 0 when exact
-	// MinEig and MaxEig are C's extreme eigenvalues (Exact; for LiSSA
-	// MaxEig is the power-iteration estimate when Scale was 0).
+	// MinEig and MaxEig are C's extreme eigenvalues (Exact, Dual; for
+	// LiSSA MaxEig is the power-iteration estimate when Scale was 0).
 	MinEig, MaxEig float64
 	// Iterations and Residuals per right-hand side: the relative residual
 	// |(C + lambda I) x - b| / |b| at the end (computed exactly for CG and
 	// LiSSA with one extra curvature-vector product).
 	Iterations []int
 	Residuals  []float64
-	// NegativeEigs counts C's eigenvalues below -lambda (Exact): where
+	// NegativeEigs counts C's eigenvalues below -lambda (Exact, Dual): where
 	// it is positive the damped matrix is indefinite and the Newton step
 	// is not a descent step in those directions. The exact solver still
 	// applies (C + lambda I)^-1 as it is (its inverse flips the sign of
@@ -231,6 +241,8 @@ func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options)
 		f, err = factorCG(ctx, o, theta, opt, rep)
 	case LiSSA:
 		f, err = factorLiSSA(ctx, o, theta, opt, rep)
+	case Dual:
+		f, err = factorDual(ctx, o, theta, opt, rep)
 	default:
 		return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
 	}
