@@ -80,7 +80,7 @@ func newRun(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt Options) *r
 	if r.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
 		t.Fatal(err)
 	}
-	if r.groups, err = r.makeGroups(train, 0); err != nil {
+	if r.groups, err = r.makeGroups(train, wholeBatch); err != nil {
 		t.Fatal(err)
 	}
 	if r.parts, err = r.makeGroups(train, 1); err != nil {
