@@ -66,27 +66,34 @@ func fixtureModel(t *testing.T, name string) *graph.Graph {
 	return g
 }
 
-// newRun prepares a run up to the block gradients.
-func newRun(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt Options) *run {
+// newProblem prepares a self-audit of train with two workers.
+func newProblem(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt Options) *problem {
 	t.Helper()
 	o, err := opt.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{ctx: context.Background(), opt: o, g: g, train: train, eval: train, self: true, theta: g.Theta(), workers: 2, res: &Result{}}
-	if r.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+	o.Workers = 2
+	p, err := prepare(o, g, train, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
+	return p
+}
+
+// blockGrads runs the block-gradient phase of p (separate: one pass per
+// sequence) and returns the gradients and the per-sequence gradients used.
+func blockGrads(t *testing.T, p *problem, separate bool) ([][]float64, *seqGrads) {
+	t.Helper()
+	sg, err := newSeqGrads(p, separate)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.groups, err = r.makeGroups(train, 0); err != nil {
+	grads, err := blockGradients(t.Context(), p, sg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.parts, err = r.makeGroups(train, 1); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return grads, sg
 }
 
 // TestBlockGradientsAddUp: the block gradients of each scheme add up as
@@ -99,7 +106,7 @@ func TestBlockGradientsAddUp(t *testing.T) {
 	train := randomData(t, "train", g, BatchFirst, 9, 2, 4, 7, 1)
 	ctx := context.Background()
 	full := make([]float64, g.NumParams())
-	rs := newRun(t, g, train, Options{Layout: BatchFirst})
+	rs := newProblem(t, g, train, Options{Layout: BatchFirst})
 	if _, err := rs.objective(rs.groups).Gradient(ctx, rs.theta, full); err != nil {
 		t.Fatal(err)
 	}
@@ -120,27 +127,18 @@ func TestBlockGradientsAddUp(t *testing.T) {
 			t.Errorf("%s: differs by %.3g (|b| = %.3g)", what, norm(d), norm(b))
 		}
 	}
-	gs, err := rs.blockGradients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	gs, sgs := blockGrads(t, rs, false)
 	close("sum of sequence-block gradients vs gradient", sum(gs), full)
 
-	ri := newRun(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2})
-	gi, err := ri.blockGradients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ri := newProblem(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2})
+	gi, _ := blockGrads(t, ri, false)
 	if len(gi) != 4 {
 		t.Fatalf("%d interval blocks, want 4 (max length 7, K 2)", len(gi))
 	}
 	close("sum of interval-block gradients vs gradient", sum(gi), full)
 
-	rn := newRun(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2})
-	gn, err := rn.blockGradients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rn := newProblem(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2})
+	gn, _ := blockGrads(t, rn, false)
 	// Nested (i, j) = loss of sequence i plus loss of interval j minus
 	// their intersection, computed here by weights directly.
 	parts := rn.objective(rn.parts)
@@ -168,13 +166,8 @@ func TestBlockGradientsAddUp(t *testing.T) {
 		o     Options
 		batch [][]float64
 	}{{Options{Layout: BatchFirst}, gs}, {Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2}, gi}, {Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2}, gn}} {
-		r := newRun(t, g, train, c.o)
-		r.separate = true
-		sep, err := r.blockGradients()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.chunks != nil || rs.chunks == nil {
+		sep, sg := blockGrads(t, newProblem(t, g, train, c.o), true)
+		if sg.chunks != nil || sgs.chunks == nil || sgs.separate {
 			t.Fatal("the two runs did not take the two paths")
 		}
 		for k := range sep {
@@ -554,15 +547,15 @@ func TestStepCoverageWarning(t *testing.T) {
 		memorise bool
 	}{{"memorised", 1, false, true}, {"not memorised", 1.4, false, false}, {"self-audit", 1, true, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &run{self: c.self, res: &Result{}, naive: map[forecast][]float64{}}
+			naive := map[forecast][]float64{}
 			for row := 0; row < 3; row++ {
-				r.naive[forecast{T: row}] = []float64{c.train, -c.train}
+				naive[forecast{T: row}] = []float64{c.train, -c.train}
 			}
-			r.stepCoverageWarning(s)
-			if len(r.res.Diag.Warnings) != 1 {
-				t.Fatalf("%d warnings, want 1", len(r.res.Diag.Warnings))
+			warns := stepCoverageWarnings(s, naive, c.self)
+			if len(warns) != 1 {
+				t.Fatalf("%d warnings, want 1", len(warns))
 			}
-			w := r.res.Diag.Warnings[0]
+			w := warns[0]
 			if w.Code != StepCoverage || w.Step != 0 || w.Figure != 0.70 || w.Count != 1000 || math.Abs(w.Bound-0.8) > 1e-15 {
 				t.Errorf("does not name step 1 alone with its coverage: %+v", w)
 			}
@@ -571,10 +564,8 @@ func TestStepCoverageWarning(t *testing.T) {
 			}
 		})
 	}
-	r := &run{res: &Result{}}
-	r.stepCoverageWarning(&Summary{Alpha: 0.1, CoveragePerStep: []float64{0.79}, PointsPerStep: []int{1000}, RMSEPerStep: []float64{1}})
-	if len(r.res.Diag.Warnings) != 0 {
-		t.Errorf("coverage within sampling error of the guarantee warned: %+v", r.res.Diag.Warnings)
+	if w := stepCoverageWarnings(&Summary{Alpha: 0.1, CoveragePerStep: []float64{0.79}, PointsPerStep: []int{1000}, RMSEPerStep: []float64{1}}, nil, false); len(w) != 0 {
+		t.Errorf("coverage within sampling error of the guarantee warned: %+v", w)
 	}
 }
 
@@ -591,13 +582,13 @@ func TestWidthWarning(t *testing.T) {
 		{5, 1, 2, []WarningCode{TooWide, WiderThanCalibrated}},
 		{3, 2, 1, []WarningCode{WiderThanCalibrated}},
 	} {
-		r := &run{res: &Result{Summary: &Summary{MeanLength: c.jack, Naive: NaiveSummary{MeanLength: c.naive}}}}
+		s := &Summary{MeanLength: c.jack, Naive: NaiveSummary{MeanLength: c.naive}}
+		var conf *Conformal
 		if c.split > 0 {
-			r.res.Conformal = &Conformal{Kinds: []KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
+			conf = &Conformal{Kinds: []KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
 		}
-		r.widthWarning()
 		var got []WarningCode
-		for _, w := range r.res.Diag.Warnings {
+		for _, w := range widthWarnings(s, conf) {
 			got = append(got, w.Code)
 			ref := c.naive
 			if w.Code == WiderThanCalibrated {

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -160,34 +161,48 @@ func cjLimits(f, lower, upper, s float64) (lo, up float64) {
 	return side(lower, -1), side(upper, 1)
 }
 
-// conformal calibrates the test intervals on the calibration set: l holds
-// the test points' jackknife+ and in-sample limits, preds the perturbed
-// predictions of the test and calibration points.
-func (r *run) conformal(preds [][]float64, l limits) {
-	alpha := r.opt.Alpha
-	cl := r.jackknifeLimits(alpha, preds, nil, r.calPoints, len(r.points), false)
-	res := map[forecast][]float64{}
+// calibration is what a calibration set fixes per forecast (row,
+// horizon): the calibration |residuals| res, the split-conformal
+// half-width half and the conformalized jackknife+ scale scale.
+type calibration struct {
+	res   map[forecast][]float64
+	half  map[forecast]float64
+	scale map[forecast]float64
+	// forecasts are the calibrated quantities by row then horizon (every
+	// forecast of the calibration or test points); few the rows with
+	// calibration values too few for finite limits; values the labelled
+	// calibration values.
+	forecasts []ConformalForecast
+	few       []int
+	values    int
+}
+
+// calibrate computes the calibration of the labelled calibration points
+// cal, whose jackknife+ limits are cl, for the forecasts of cal and test:
+// per forecast, the conformal quantile at alpha of the |residuals| (the
+// split-conformal half-width) and of the conformalized jackknife+ scores
+// (cjScore), and the fraction of calibration values inside their
+// jackknife+ interval.
+func calibrate(alpha float64, cal []point, cl limits, test []point) calibration {
+	c := calibration{res: map[forecast][]float64{}, half: map[forecast]float64{}, scale: map[forecast]float64{}}
 	scores := map[forecast][]float64{}
 	inJK := map[forecast]int{}
 	keys := map[forecast]bool{}
-	c := &Conformal{File: r.cal.File, Sequences: r.cal.Len()}
-	for k, pt := range r.calPoints {
+	for k, pt := range cal {
 		if !pt.has {
 			continue
 		}
-		c.Values++
+		c.values++
 		keys[pt.f] = true
-		res[pt.f] = append(res[pt.f], math.Abs(pt.y-pt.pred))
+		c.res[pt.f] = append(c.res[pt.f], math.Abs(pt.y-pt.pred))
 		scores[pt.f] = append(scores[pt.f], cjScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
 		if cl.lo[k] <= pt.y && pt.y <= cl.up[k] {
 			inJK[pt.f]++
 		}
 	}
-	for _, pt := range r.points {
+	for _, pt := range test {
 		keys[pt.f] = true
 	}
-	half := map[forecast]float64{}
-	scale := map[forecast]float64{}
 	var order []forecast
 	for f := range keys {
 		order = append(order, f)
@@ -198,75 +213,106 @@ func (r *run) conformal(preds [][]float64, l limits) {
 		}
 		return a.H - b.H
 	})
-	var few []int // rows with calibration values too few for finite limits
 	for _, f := range order {
-		half[f] = upperQuantile(alpha, res[f])
-		scale[f] = upperQuantile(alpha, scores[f])
-		m := len(res[f])
-		c.Forecasts = append(c.Forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: half[f], Scale: scale[f],
+		c.half[f] = upperQuantile(alpha, c.res[f])
+		c.scale[f] = upperQuantile(alpha, scores[f])
+		m := len(c.res[f])
+		c.forecasts = append(c.forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: ratio(float64(inJK[f]), float64(m))})
-		if math.IsInf(half[f], 1) && (len(few) == 0 || few[len(few)-1] != f.T) {
-			few = append(few, f.T)
+		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
+			c.few = append(c.few, f.T)
 		}
 	}
-	if len(few) > 0 {
-		need := minCalibration(alpha)
-		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
-			need, rowList(few), pct(1-alpha), need))
-	}
+	return c
+}
 
-	// L per test sequence: its forecasts whose target row lies inside it.
-	L := make([]int, r.eval.Len())
-	for _, pt := range r.points {
-		if pt.f.T+pt.f.H < r.eval.Seqs[pt.seq].Len() {
-			L[pt.seq]++
-		}
-	}
+// calibrated are the calibrated intervals of the test points: split
+// conformal, Bonferroni (half-widths in the limits' nq) and conformalized
+// jackknife+; bonInf counts the unbounded Bonferroni intervals.
+type calibrated struct {
+	split, bonf, cj limits
+	bonInf          int
+}
+
+// calibratedLimits computes the calibrated intervals of the test points
+// pts, whose jackknife+ limits are jk, from the calibration c: split
+// conformal pred ± half, Bonferroni pred ± the quantile at alpha / L
+// (L[seq] the forecasts of a point's sequence whose target row lies inside
+// it), conformalized jackknife+ cjLimits with the forecast's scale.
+func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk limits) calibrated {
 	type bonKey struct {
 		f forecast
 		L int
 	}
 	bon := map[bonKey]float64{}
-	n := len(r.points)
-	splo, spup, sq := make([]float64, n), make([]float64, n), make([]float64, n)
-	blo, bup, bq := make([]float64, n), make([]float64, n), make([]float64, n)
-	cjlo, cjup := make([]float64, n), make([]float64, n)
-	next := make([]int, len(r.res.Sequences))
-	bonInf := 0
-	for p, pt := range r.points {
-		h := half[pt.f]
-		splo[p], spup[p], sq[p] = pt.pred-h, pt.pred+h, h
+	n := len(pts)
+	mk := func() limits {
+		return limits{lo: make([]float64, n), up: make([]float64, n), nq: make([]float64, n)}
+	}
+	out := calibrated{split: mk(), bonf: mk(), cj: mk()}
+	for p, pt := range pts {
+		h := c.half[pt.f]
+		out.split.lo[p], out.split.up[p], out.split.nq[p] = pt.pred-h, pt.pred+h, h
 		k := bonKey{pt.f, max(1, L[pt.seq])}
 		b, ok := bon[k]
 		if !ok {
-			b = upperQuantile(alpha/float64(k.L), res[pt.f])
+			b = upperQuantile(alpha/float64(k.L), c.res[pt.f])
 			bon[k] = b
 		}
 		if math.IsInf(b, 1) {
-			bonInf++
+			out.bonInf++
 		}
-		blo[p], bup[p], bq[p] = pt.pred-b, pt.pred+b, b
-		cjlo[p], cjup[p] = cjLimits(pt.pred, l.lo[p], l.up[p], scale[pt.f])
-		st := &r.res.Sequences[pt.seq].Steps[next[pt.seq]]
-		next[pt.seq]++
-		st.Conformal = &StepConformal{SplitLower: splo[p], SplitUpper: spup[p], BonferroniLower: blo[p], BonferroniUpper: bup[p],
-			JackknifeLower: cjlo[p], JackknifeUpper: cjup[p], M: len(res[pt.f])}
+		out.bonf.lo[p], out.bonf.up[p], out.bonf.nq[p] = pt.pred-b, pt.pred+b, b
+		out.cj.lo[p], out.cj.up[p] = cjLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
 	}
-	if bonInf > 0 && len(few) == 0 {
+	return out
+}
+
+// conformal is the calibration step of the limits phase: it calibrates
+// the test intervals on the calibration set cal (points ev.cal, perturbed
+// predictions preds.point(len(ev.test)+c)) and returns what it adds to the
+// result and every test point's calibrated limits. jk holds the test
+// points' jackknife+ and in-sample limits; with labelled test points the
+// kinds of interval are compared.
+func conformal(ctx context.Context, p *problem, ev *evaluation, preds perturbed, entries map[forecast][]entry, jk limits, labelled bool) (*Conformal, []*StepConformal) {
+	lv := p.level()
+	alpha := lv.alpha
+	cl := jackknifeLimits(ctx, p.workers, alpha, ev.cal, len(ev.test), preds, entries, false, nil)
+	cb := calibrate(alpha, ev.cal, cl, ev.test)
+	c := &Conformal{File: p.cal.File, Sequences: p.cal.Len(), Values: cb.values, Forecasts: cb.forecasts}
+	if len(cb.few) > 0 {
+		need := minCalibration(alpha)
+		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
+			need, rowList(cb.few), pct(1-alpha), need))
+	}
+	// L per test sequence: its forecasts whose target row lies inside it.
+	L := make([]int, p.eval.Len())
+	for _, pt := range ev.test {
+		if pt.f.T+pt.f.H < p.eval.Seqs[pt.seq].Len() {
+			L[pt.seq]++
+		}
+	}
+	cd := calibratedLimits(alpha, ev.test, L, cb, jk)
+	steps := make([]*StepConformal, len(ev.test))
+	for i, pt := range ev.test {
+		steps[i] = &StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
+			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], M: len(cb.res[pt.f])}
+	}
+	if n := len(ev.test); cd.bonInf > 0 && len(cb.few) == 0 {
 		longest := slices.Max(L)
 		c.Notes = append(c.Notes, fmt.Sprintf("%d of %d Bonferroni intervals are unbounded: joint %s coverage of a sequence of %d forecasts needs at least %d calibration values per step.",
-			bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
+			cd.bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
 	}
-	if r.res.Summary != nil {
+	if labelled {
 		c.Kinds = []KindSummary{
-			r.kindSummary(KindJackknife, l.lo, l.up, nil),
-			r.kindSummary(KindConformalJackknife, cjlo, cjup, nil),
-			r.kindSummary(KindSplit, splo, spup, sq),
-			r.kindSummary(KindBonferroni, blo, bup, bq),
-			r.kindSummary(KindInSample, l.nlo, l.nup, l.nq),
+			kindSummary(KindJackknife, lv, ev.test, jk.lo, jk.up, nil),
+			kindSummary(KindConformalJackknife, lv, ev.test, cd.cj.lo, cd.cj.up, nil),
+			kindSummary(KindSplit, lv, ev.test, cd.split.lo, cd.split.up, cd.split.nq),
+			kindSummary(KindBonferroni, lv, ev.test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
+			kindSummary(KindInSample, lv, ev.test, jk.nlo, jk.nup, jk.nq),
 		}
 	}
-	r.res.Conformal = c
+	return c, steps
 }
 
 // minCalibration is the smallest m for which the conformal quantile at
@@ -314,95 +360,6 @@ func rowList(rows []int) string {
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".
 func pct(x float64) string { return fmt.Sprintf("%g%%", math.Round(1000*x)/10) }
-
-// kindSummary computes the metrics of one kind of interval (limits lo,
-// up per test point) over the labelled test points. With half-widths q
-// (intervals symmetric about the prediction) a value is covered when
-// |y - prediction| <= q, which the float limits could misjudge on the
-// boundary; the in-sample summary uses the same rule.
-func (r *run) kindSummary(kind string, lo, up, q []float64) KindSummary {
-	alpha := r.opt.Alpha
-	nrow := 0
-	for _, pt := range r.points {
-		if pt.has {
-			nrow = max(nrow, pt.f.T+1)
-		}
-	}
-	k := KindSummary{Kind: kind, CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
-	cov, cnt, lens, lcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
-	seqOK := map[int]bool{}
-	var covered, n, lenSum, lenN, score float64
-	var tl, th Threshold
-	for p, pt := range r.points {
-		if !pt.has {
-			continue
-		}
-		y, a, b, t := pt.y, lo[p], up[p], pt.f.T
-		in := a <= y && y <= b
-		if q != nil {
-			in = math.Abs(y-pt.pred) <= q[p]
-		}
-		if _, seen := seqOK[pt.seq]; !seen {
-			seqOK[pt.seq] = true
-		}
-		n++
-		cnt[t]++
-		if in {
-			covered++
-			cov[t]++
-		} else {
-			seqOK[pt.seq] = false
-		}
-		if math.IsInf(a, 0) || math.IsInf(b, 0) {
-			k.Infinite++
-		} else {
-			w := b - a
-			lenSum += w
-			lenN++
-			lens[t] += w
-			lcnt[t]++
-			if y < a {
-				w += 2 / alpha * (a - y)
-			}
-			if y > b {
-				w += 2 / alpha * (y - b)
-			}
-			score += w
-		}
-		if r.opt.Low != nil {
-			tally(&tl, a < *r.opt.Low, y < *r.opt.Low)
-		}
-		if r.opt.High != nil {
-			tally(&th, b > *r.opt.High, y > *r.opt.High)
-		}
-	}
-	k.Coverage = ratio(covered, n)
-	k.MeanLength = ratio(lenSum, lenN)
-	k.IntervalScore = ratio(score, lenN)
-	joint := 0
-	for _, ok := range seqOK {
-		if ok {
-			joint++
-		}
-	}
-	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
-	k.Sequences = len(seqOK)
-	for t := range nrow {
-		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
-		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])
-	}
-	if r.opt.Low != nil {
-		tl.Threshold = *r.opt.Low
-		finish(&tl)
-		k.Audit.Low = &tl
-	}
-	if r.opt.High != nil {
-		th.Threshold = *r.opt.High
-		finish(&th)
-		k.Audit.High = &th
-	}
-	return k
-}
 
 // ErrCalibrationOverlap is wrapped by the error of Run when the
 // calibration set shares sequences with the training data (by id or by

@@ -16,9 +16,45 @@
 // sequence lengths, and give one forecast per step (possibly several
 // horizons) or one per sequence.
 //
+// # Phases
+//
+// Run is an orchestrator over phase functions; each takes what it reads
+// as arguments and returns what it produces, and warnings travel in
+// return values. The immutable *problem (options after defaults, model
+// and its IO, theta_hat, data sets, block scheme, batches) is the one
+// value every phase shares.
+//
+//	prepare           validate, prepare     -> *problem
+//	                  evaluate(problem)     -> *evaluation: test and calibration points
+//	                                           with the trained model's predictions
+//	block gradients   blockGradients        -> grad L_b per block (through *seqGrads,
+//	                                           the per-sequence gradient machinery)
+//	influence         estimate              -> *influence: theta_-b - theta_hat per
+//	                                           block, own-block residuals and leverage
+//	                                           (Newton), diagnostics, warnings
+//	residuals         inSampleResiduals     -> in-sample residuals by forecast
+//	                  blockResiduals        -> *looResiduals: leave-one-block-out
+//	                                           residual entries by forecast
+//	perturbed         perturbedPredictions  -> perturbed: every block's prediction
+//	predictions                                at every evaluation point
+//	limits            jackknifeLimits, naiveLimits, conformal -> limits per point
+//	summary           summarize, kindSummary, calibrationCurve, perHorizon
+//	                                        -> Summary, calibration curve, warnings
+//	re-training       retrain (optional)    -> *RetrainResult, warnings
+//
+// The limits and summary phases are plain functions of points,
+// per-block predictions and residual entries (intervals.go,
+// conformal.go), tested on hand-worked examples without a model. They
+// read the perturbed predictions one point at a time through the
+// perturbed interface, so an influence implementation that never holds
+// blocks × parameters or blocks × points (low-rank curvature, linearised
+// test predictions f(x; theta_hat) + J_x delta_b) can feed them the same
+// way as the forward passes do (predMatrix).
+//
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever
-//     enters a forecast.
+//     enters a forecast, of at most 512 sequences (wholeBatch), so that no
+//     curvature product runs one huge program.
 //   - With interval blocks, every residual in a block's region is one
 //     element of the sets V±, paired with that block's perturbed
 //     prediction; the number m at a forecast is the number of such

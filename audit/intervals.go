@@ -1,10 +1,20 @@
 package audit
 
 import (
+	"context"
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
-// limits are the intervals of every evaluated point.
+// The limits and summary phases: plain functions of the evaluation
+// points, the perturbed predictions and the residual entries, without a
+// model.
+
+// limits are the intervals of every evaluated point: jackknife+ (lo, up,
+// from m residuals) and, when filled by naiveLimits, in-sample (nlo, nup,
+// half-widths nq).
 type limits struct {
 	lo, up   []float64
 	nlo, nup []float64
@@ -12,109 +22,119 @@ type limits struct {
 	m        []int
 }
 
-// intervalsFor computes the jackknife+ limits of every point from the
-// perturbed predictions preds[b][p] and the residual entries (restricted
-// to the blocks keep accepts when keep is non-nil). In a self-audit a
-// point's own sequence's residuals are left out.
-func (r *run) intervalsFor(alpha float64, preds [][]float64, keep func(blk int) bool) limits {
-	return r.jackknifeLimits(alpha, preds, keep, r.points, 0, r.self)
+// jackknifeAt is the jackknife+ interval at one point (DESIGN section 5):
+// over the m residual entries es of the point's forecast, leaving out
+// those of training sequence skipSeq (-1: none) and those of blocks keep
+// rejects (keep nil: none), with pred[b] the prediction of block b's model
+// at the point, V- = {pred[b] - r} and V+ = {pred[b] + r}; lo is the
+// floor(alpha(m+1))-th smallest of V- (-Inf below 1), up the
+// ceil((1-alpha)(m+1))-th smallest of V+ (+Inf above m). vm and vp are
+// scratch space, returned for reuse.
+func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
+	vm, vp = vm[:0], vp[:0]
+	for _, e := range es {
+		if e.seq == skipSeq || (keep != nil && !keep(e.blk)) {
+			continue
+		}
+		f := pred[e.blk]
+		vm = append(vm, f-e.r)
+		vp = append(vp, f+e.r)
+	}
+	lo, up = jackknifePlus(alpha, vm, vp)
+	return lo, up, len(vp), vm, vp
 }
 
-// jackknifeLimits computes the jackknife+ limits of the points pts, whose
-// perturbed predictions are preds[b][off+p]; self leaves out a point's own
-// training sequence.
-func (r *run) jackknifeLimits(alpha float64, preds [][]float64, keep func(blk int) bool, pts []point, off int, self bool) limits {
+// jackknifeLimits computes the jackknife+ limits (jackknifeAt) of the
+// points pts, whose perturbed predictions are preds.point(off+p), from the
+// residual entries by forecast; self leaves out a point's own training
+// sequence (a self-audit), keep (nil: every block) restricts the blocks.
+func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries map[forecast][]entry, self bool, keep func(blk int) bool) limits {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	const chunk = 256
 	chunks := (n + chunk - 1) / chunk
-	vms := make([][]float64, r.workers)
-	vps := make([][]float64, r.workers)
-	_ = r.parallel(chunks, func(w, c int) error {
+	type scratch struct{ pred, vm, vp []float64 }
+	buf := make([]scratch, workers)
+	_ = par.For(ctx, chunks, workers, func(w, c int) error {
+		s := &buf[w]
+		if s.pred == nil {
+			s.pred = make([]float64, preds.blocks())
+		}
 		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
 			pt := pts[p]
-			vm, vp := vms[w][:0], vps[w][:0]
-			for _, e := range r.entries[pt.f] {
-				if (self && e.seq == pt.seq) || (keep != nil && !keep(e.blk)) {
-					continue
-				}
-				f := preds[e.blk][off+p]
-				vm = append(vm, f-e.r)
-				vp = append(vp, f+e.r)
+			skip := -1
+			if self {
+				skip = pt.seq
 			}
-			l.lo[p], l.up[p] = jackknifePlus(alpha, vm, vp)
-			l.m[p] = len(vp)
-			vms[w], vps[w] = vm, vp
+			preds.point(off+p, s.pred)
+			l.lo[p], l.up[p], l.m[p], s.vm, s.vp = jackknifeAt(alpha, entries[pt.f], s.pred, skip, keep, s.vm, s.vp)
 		}
 		return nil
 	})
 	return l
 }
 
-// intervals fills the result's sequences, summary and calibration.
-func (r *run) intervals(preds [][]float64) {
-	alpha := r.opt.Alpha
-	l := r.intervalsFor(alpha, preds, nil)
-	// Naive in-sample intervals: prediction ± the per-(row, horizon)
-	// quantile of the training residuals at theta_hat.
+// naiveLimits fills l's in-sample intervals of the points pts: prediction
+// ± the per-forecast upper quantile at alpha of the in-sample residuals
+// naive (unbounded where a forecast has none).
+func naiveLimits(alpha float64, naive map[forecast][]float64, pts []point, l *limits) {
 	halfw := map[forecast]float64{}
-	for f, v := range r.naive {
+	for f, v := range naive {
 		halfw[f] = upperQuantile(alpha, v)
 	}
-	l.nlo, l.nup, l.nq = make([]float64, len(r.points)), make([]float64, len(r.points)), make([]float64, len(r.points))
-	for p, pt := range r.points {
+	l.nlo, l.nup, l.nq = make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
+	for p, pt := range pts {
 		q, ok := halfw[pt.f]
 		if !ok {
 			q = math.Inf(1)
 		}
 		l.nlo[p], l.nup[p], l.nq[p] = pt.pred-q, pt.pred+q, q
 	}
-	// Sequences.
-	seqs := make([]SequenceResult, r.eval.Len())
-	for i, s := range r.eval.Seqs {
+}
+
+// sequences lays out the points' intervals by evaluated sequence of d
+// (conf, when not nil, holds each point's calibrated limits).
+func sequences(d *blocks.Dataset, pts []point, l limits, conf []*StepConformal) []SequenceResult {
+	seqs := make([]SequenceResult, d.Len())
+	for i, s := range d.Seqs {
 		seqs[i].ID = s.ID
 	}
-	for p, pt := range r.points {
-		s := r.eval.Seqs[pt.seq]
+	for p, pt := range pts {
+		s := d.Seqs[pt.seq]
 		st := StepResult{Row: pt.f.T, Step: s.Steps[pt.f.T], Horizon: pt.f.H, Prediction: pt.pred,
 			Lower: l.lo[p], Upper: l.up[p], NaiveLower: l.nlo[p], NaiveUpper: l.nup[p], M: l.m[p]}
 		if pt.has {
 			y := pt.y
 			st.Target = &y
 		}
+		if conf != nil {
+			st.Conformal = conf[p]
+		}
 		seqs[pt.seq].Steps = append(seqs[pt.seq].Steps, st)
 	}
-	r.res.Sequences = seqs
-	r.res.Summary = r.summary(l)
-	if r.res.Summary != nil {
-		r.res.Calibration = r.calibration(preds)
-		r.stepCoverageWarning(r.res.Summary)
-	}
-	if r.cal != nil {
-		r.conformal(preds, l)
-	}
-	r.widthWarning()
+	return seqs
 }
 
-// widthWarning warns when the jackknife+ intervals are more than WideBound
-// times wider than the in-sample residual intervals, or than split
-// conformal on a calibration set (DESIGN section 8): coverage alone would
-// call such intervals good.
-func (r *run) widthWarning() {
-	s := r.res.Summary
+// widthWarnings warns when the jackknife+ intervals (summary s) are more
+// than WideBound times wider than the in-sample residual intervals, or
+// than split conformal on a calibration set (c, nil without one; DESIGN
+// section 8): coverage alone would call such intervals good.
+func widthWarnings(s *Summary, c *Conformal) []Warning {
 	if s == nil || !(s.MeanLength > 0) {
-		return
+		return nil
 	}
+	var out []Warning
 	if ref := s.Naive.MeanLength; ref > 0 && s.MeanLength > WideBound*ref {
-		r.warn(Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
+		out = append(out, Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
 	}
-	if c := r.res.Conformal; c != nil {
+	if c != nil {
 		for _, k := range c.Kinds {
 			if k.Kind == KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
-				r.warn(Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
+				out = append(out, Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
 			}
 		}
 	}
+	return out
 }
 
 // CoverageTolerance is the sampling error allowed when n values' coverage
@@ -124,13 +144,14 @@ func CoverageTolerance(p float64, n int) float64 {
 	return math.Max(0.01, 2*math.Sqrt(p*(1-p)/float64(max(1, n))))
 }
 
-// stepCoverageWarning warns about the steps whose coverage falls below the
-// 1 - 2 alpha the jackknife+ guarantees by more than sampling error
-// (CoverageTolerance; steps with at least 20 values), and says when
-// the model's test errors at those steps are much larger than its training
-// errors: the sign that it fits training noise there, which leave-one-out
-// models started from the trained model keep in part.
-func (r *run) stepCoverageWarning(s *Summary) {
+// stepCoverageWarnings warns about the steps whose coverage in s falls
+// below the 1 - 2 alpha the jackknife+ guarantees by more than sampling
+// error (CoverageTolerance; steps with at least 20 values), and says when
+// the model's test errors at those steps are much larger than its
+// training errors (the in-sample residuals naive; not in a self-audit):
+// the sign that it fits training noise there, which leave-one-out models
+// started from the trained model keep in part.
+func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) []Warning {
 	floor := 1 - 2*s.Alpha
 	var low []int
 	for t, c := range s.CoveragePerStep {
@@ -140,12 +161,12 @@ func (r *run) stepCoverageWarning(s *Summary) {
 		}
 	}
 	if len(low) == 0 {
-		return
+		return nil
 	}
 	// In-sample residual RMS per row.
 	ss := make([]float64, len(s.CoveragePerStep))
 	cnt := make([]float64, len(ss))
-	for f, res := range r.naive {
+	for f, res := range naive {
 		if f.T < len(ss) {
 			for _, e := range res {
 				ss[f.T] += e * e
@@ -153,24 +174,27 @@ func (r *run) stepCoverageWarning(s *Summary) {
 			}
 		}
 	}
+	var out []Warning
 	for _, t := range low {
 		w := Warning{Code: StepCoverage, Step: t, Figure: s.CoveragePerStep[t], Bound: floor, Count: s.PointsPerStep[t]}
-		if cnt[t] > 0 && !r.self {
+		if cnt[t] > 0 && !self {
 			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
 				w.Ratio = s.RMSEPerStep[t] / in
 			}
 		}
-		r.warn(w)
+		out = append(out, w)
 	}
+	return out
 }
 
-// summary computes the metrics of DESIGN section 6 over the labelled
-// points; nil when there are none. The interval metrics of the jackknife+
-// and in-sample intervals are kindSummary's, the one place they are
-// computed; summary adds the point predictions' errors and the gaps.
-func (r *run) summary(l limits) *Summary {
+// summarize computes the metrics of DESIGN section 6 over the labelled
+// points pts with intervals l (jackknife+ and in-sample); nil when no
+// point is labelled. The interval metrics are kindSummary's, the one place
+// they are computed; summarize adds the point predictions' errors, the
+// gaps and, for horizons > 1, the per-horizon figures.
+func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 	nrow, labelled := 0, 0
-	for _, pt := range r.points {
+	for _, pt := range pts {
 		if pt.has {
 			labelled++
 			nrow = max(nrow, pt.f.T+1)
@@ -179,12 +203,12 @@ func (r *run) summary(l limits) *Summary {
 	if labelled == 0 {
 		return nil
 	}
-	jk := r.kindSummary(KindJackknife, l.lo, l.up, nil)
+	jk := kindSummary(KindJackknife, lv, pts, l.lo, l.up, nil)
 	// Naive coverage is |y - prediction| <= q: exact, where the float
 	// limits prediction ± q could misjudge a target lying on the boundary
 	// (in a self-audit one point per row does).
-	nv := r.kindSummary(KindInSample, l.nlo, l.nup, l.nq)
-	s := &Summary{Alpha: r.opt.Alpha, Points: labelled,
+	nv := kindSummary(KindInSample, lv, pts, l.nlo, l.nup, l.nq)
+	s := &Summary{Alpha: lv.alpha, Points: labelled,
 		Coverage: jk.Coverage, CoveragePerStep: jk.CoveragePerStep, JointCoverage: jk.JointCoverage,
 		MeanLength: jk.MeanLength, LengthPerStep: jk.LengthPerStep, Infinite: jk.Infinite,
 		IntervalScore: jk.IntervalScore, Audit: jk.Audit,
@@ -193,7 +217,7 @@ func (r *run) summary(l limits) *Summary {
 		PointsPerStep: make([]int, nrow), RMSEPerStep: make([]float64, nrow), GapPerStep: make([]float64, nrow),
 	}
 	sse, sseStep := 0.0, make([]float64, nrow)
-	for _, pt := range r.points {
+	for _, pt := range pts {
 		if pt.has {
 			e := (pt.y - pt.pred) * (pt.y - pt.pred)
 			sse += e
@@ -207,10 +231,103 @@ func (r *run) summary(l limits) *Summary {
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
-	if r.io.K > 1 {
-		s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon = perHorizon(r.io.K, r.points, l)
+	if horizons > 1 {
+		s.CoveragePerHorizon, s.LengthPerHorizon, s.PointsPerHorizon = perHorizon(horizons, pts, l)
 	}
 	return s
+}
+
+// kindSummary computes the metrics of one kind of interval (limits lo,
+// up per point) over the labelled points pts: coverage (overall, per row,
+// joint per sequence), mean width of the finite intervals (overall, per
+// row), the number of unbounded ones, the Winkler score at lv.alpha
+// (width + 2/alpha times the miss, over finite intervals) and precision
+// and recall of the threshold flags (lower < low, upper > high). With
+// half-widths q (intervals symmetric about the prediction) a value is
+// covered when |y - prediction| <= q, which the float limits could
+// misjudge on the boundary.
+func kindSummary(kind string, lv level, pts []point, lo, up, q []float64) KindSummary {
+	alpha := lv.alpha
+	nrow := 0
+	for _, pt := range pts {
+		if pt.has {
+			nrow = max(nrow, pt.f.T+1)
+		}
+	}
+	k := KindSummary{Kind: kind, CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
+	cov, cnt, lens, lcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
+	seqOK := map[int]bool{}
+	var covered, n, lenSum, lenN, score float64
+	var tl, th Threshold
+	for p, pt := range pts {
+		if !pt.has {
+			continue
+		}
+		y, a, b, t := pt.y, lo[p], up[p], pt.f.T
+		in := a <= y && y <= b
+		if q != nil {
+			in = math.Abs(y-pt.pred) <= q[p]
+		}
+		if _, seen := seqOK[pt.seq]; !seen {
+			seqOK[pt.seq] = true
+		}
+		n++
+		cnt[t]++
+		if in {
+			covered++
+			cov[t]++
+		} else {
+			seqOK[pt.seq] = false
+		}
+		if math.IsInf(a, 0) || math.IsInf(b, 0) {
+			k.Infinite++
+		} else {
+			w := b - a
+			lenSum += w
+			lenN++
+			lens[t] += w
+			lcnt[t]++
+			if y < a {
+				w += 2 / alpha * (a - y)
+			}
+			if y > b {
+				w += 2 / alpha * (y - b)
+			}
+			score += w
+		}
+		if lv.low != nil {
+			tally(&tl, a < *lv.low, y < *lv.low)
+		}
+		if lv.high != nil {
+			tally(&th, b > *lv.high, y > *lv.high)
+		}
+	}
+	k.Coverage = ratio(covered, n)
+	k.MeanLength = ratio(lenSum, lenN)
+	k.IntervalScore = ratio(score, lenN)
+	joint := 0
+	for _, ok := range seqOK {
+		if ok {
+			joint++
+		}
+	}
+	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
+	k.Sequences = len(seqOK)
+	for t := range nrow {
+		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
+		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])
+	}
+	if lv.low != nil {
+		tl.Threshold = *lv.low
+		finish(&tl)
+		k.Audit.Low = &tl
+	}
+	if lv.high != nil {
+		th.Threshold = *lv.high
+		finish(&th)
+		k.Audit.High = &th
+	}
+	return k
 }
 
 // perHorizon returns the coverage, the mean width of the finite intervals
@@ -238,6 +355,26 @@ func perHorizon(k int, points []point, l limits) (coverage, length []float64, n 
 		length[h] = ratio(lsum[h], lcnt[h])
 	}
 	return coverage, length, n
+}
+
+// coverOf is the coverage (lo <= y <= up) and the mean finite length of
+// the intervals l over the labelled points pts.
+func coverOf(pts []point, l limits) (cov, length float64) {
+	var c, n, s, m float64
+	for p, pt := range pts {
+		if !pt.has {
+			continue
+		}
+		n++
+		if l.lo[p] <= pt.y && pt.y <= l.up[p] {
+			c++
+		}
+		if !math.IsInf(l.lo[p], 0) && !math.IsInf(l.up[p], 0) {
+			s += l.up[p] - l.lo[p]
+			m++
+		}
+	}
+	return ratio(c, n), ratio(s, m)
 }
 
 func tally(t *Threshold, flag, real bool) {
@@ -268,14 +405,43 @@ func ratio(a, b float64) float64 {
 // calibrationAlphas is the grid of the calibration curve.
 var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
 
-// calibration computes coverage against nominal level over the alpha grid
-// from the same residuals and perturbed predictions, over every labelled
-// point: a subsample of every k-th point would alias with the sequence
-// length (k a multiple of it picks one step only), and the two counts per
-// point below cost no more than the intervals themselves.
-func (r *run) calibration(preds [][]float64) []CalibrationPoint {
+// coveredAt adds to hits[a] one for every level alphas[a] whose
+// jackknife+ interval at a point (entries es, block predictions pred,
+// leaving out training sequence skipSeq) covers y. The k-th smallest of
+// V+ is at least y exactly when fewer than k values of V+ lie below y,
+// and the k-th smallest of V- is at most y when at least k values of V-
+// do not exceed it: two counts decide the coverage at every level.
+func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skipSeq int, hits []int) {
+	m, below, notAbove := 0, 0, 0
+	for _, e := range es {
+		if e.seq == skipSeq {
+			continue
+		}
+		f := pred[e.blk]
+		m++
+		if f+e.r < y {
+			below++
+		}
+		if f-e.r <= y {
+			notAbove++
+		}
+	}
+	for a, alpha := range alphas {
+		if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
+			hits[a]++
+		}
+	}
+}
+
+// calibrationCurve computes coverage against nominal level over the alpha
+// grid from the residual entries and the perturbed predictions, over
+// every labelled point: a subsample of every k-th point would alias with
+// the sequence length (k a multiple of it picks one step only), and the
+// two counts per point (coveredAt) cost no more than the intervals
+// themselves.
+func calibrationCurve(ctx context.Context, workers int, pts []point, preds perturbed, entries map[forecast][]entry, self bool) []CalibrationPoint {
 	var chosen []int
-	for p, pt := range r.points {
+	for p, pt := range pts {
 		if pt.has {
 			chosen = append(chosen, p)
 		}
@@ -285,34 +451,19 @@ func (r *run) calibration(preds [][]float64) []CalibrationPoint {
 	const chunk = 64
 	nchunks := (len(chosen) + chunk - 1) / chunk
 	counts := make([][]int, nchunks)
-	_ = r.parallel(nchunks, func(_, c int) error {
+	bufs := make([][]float64, workers)
+	_ = par.For(ctx, nchunks, workers, func(w, c int) error {
+		if bufs[w] == nil {
+			bufs[w] = make([]float64, preds.blocks())
+		}
 		hits := make([]int, len(calibrationAlphas))
 		for _, p := range chosen[c*chunk : min(len(chosen), (c+1)*chunk)] {
-			// The k-th smallest of V+ is at least y exactly when fewer
-			// than k values of V+ lie below y, and the k-th smallest of
-			// V- is at most y when at least k values of V- do not exceed
-			// it: two counts decide the coverage at every level.
-			pt := r.points[p]
-			y := pt.y
-			m, below, notAbove := 0, 0, 0
-			for _, e := range r.entries[pt.f] {
-				if r.self && e.seq == pt.seq {
-					continue
-				}
-				f := preds[e.blk][p]
-				m++
-				if f+e.r < y {
-					below++
-				}
-				if f-e.r <= y {
-					notAbove++
-				}
+			pt := pts[p]
+			skip := -1
+			if self {
+				skip = pt.seq
 			}
-			for a, alpha := range calibrationAlphas {
-				if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
-					hits[a]++
-				}
-			}
+			coveredAt(calibrationAlphas, pt.y, entries[pt.f], preds.point(p, bufs[w]), skip, hits)
 		}
 		counts[c] = hits
 		return nil

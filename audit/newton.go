@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // LeverageLimit is how close to 1 a block's largest leverage eigenvalue
@@ -48,17 +50,17 @@ type ownBlock struct {
 
 // ownTerms lists, per training sequence, its loss terms with the model's
 // outputs at theta_hat.
-func (r *run) ownTerms() ([][]ownTerm, error) {
-	out := make([][]ownTerm, r.train.Len())
-	for _, gr := range r.groups {
-		outs, err := gr.prog.NewState().Forward(r.theta, gr.in)
+func (p *problem) ownTerms() ([][]ownTerm, error) {
+	out := make([][]ownTerm, p.train.Len())
+	for _, gr := range p.groups {
+		outs, err := gr.prog.NewState().Forward(p.theta, gr.in)
 		if err != nil {
 			return nil, err
 		}
 		B := len(gr.seqs)
 		for b, i := range gr.seqs {
-			for k, f := range r.io.forecasts(gr.T) {
-				q := r.io.index(B, gr.T, b, f.T, f.H)
+			for k, f := range p.io.forecasts(gr.T) {
+				q := p.io.index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
 					out[i] = append(out[i], ownTerm{f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
 				}
@@ -71,11 +73,11 @@ func (r *run) ownTerms() ([][]ownTerm, error) {
 // jacobianRows returns, per training sequence, the rows d f_e / d theta
 // of its loss terms (in the order of terms): one batched pass per
 // forecast position, every sequence's term at that position seeded with 1
-// (hvp.Job.Outputs), through the per-sequence gradient machinery.
-func (r *run) jacobianRows(terms [][]ownTerm) ([][][]float64, error) {
+// (hvp.Job.Outputs), through the per-sequence gradients sg.
+func jacobianRows(ctx context.Context, p *problem, sg *seqGrads, terms [][]ownTerm) ([][][]float64, error) {
 	maxF := 0
-	for _, gr := range r.groups {
-		maxF = max(maxF, len(r.io.forecasts(gr.T)))
+	for _, gr := range p.groups {
+		maxF = max(maxF, len(p.io.forecasts(gr.T)))
 	}
 	rows := make([][][]float64, len(terms))
 	for i, ts := range terms {
@@ -95,20 +97,20 @@ func (r *run) jacobianRows(terms [][]ownTerm) ([][][]float64, error) {
 	for k := 0; k < maxF; k++ {
 		mask := func(gr *group) []float64 {
 			w := make([]float64, len(gr.weight))
-			fs := r.io.forecasts(gr.T)
+			fs := p.io.forecasts(gr.T)
 			if k >= len(fs) {
 				return w
 			}
 			B := len(gr.seqs)
 			for b := range gr.seqs {
-				q := r.io.index(B, gr.T, b, fs[k].T, fs[k].H)
+				q := p.io.index(B, gr.T, b, fs[k].T, fs[k].H)
 				if gr.weight[q] != 0 {
 					w[q] = 1
 				}
 			}
 			return w
 		}
-		g, err := r.sequenceGrads(mask, true)
+		g, err := sg.grads(ctx, mask, true)
 		if err != nil {
 			return nil, err
 		}
@@ -117,12 +119,12 @@ func (r *run) jacobianRows(terms [][]ownTerm) ([][][]float64, error) {
 				rows[i][j] = g[i]
 			}
 		}
-		r.opt.progress("output Jacobians", k+1, maxF)
+		p.opt.progress("output Jacobians", k+1, maxF)
 	}
 	return rows, nil
 }
 
-// newtonCorrection turns the infinitesimal steps r.delta = A g_b (A =
+// newtonCorrection turns the infinitesimal steps inf.delta = A g_b (A =
 // (C + lambda I)^-1, applied by f) into Newton steps on the leave-block-out
 // objective (DESIGN section 8):
 //
@@ -143,15 +145,18 @@ func (r *run) jacobianRows(terms [][]ownTerm) ([][][]float64, error) {
 // pass per block is saved. A block with a
 // leverage eigenvalue within LeverageLimit of 1 keeps the infinitesimal
 // step and gets unbounded own residuals. Only sequence blocks: other
-// schemes keep the infinitesimal estimator, with a note.
-func (r *run) newtonCorrection(f hvp.Factor) error {
-	d := &r.res.Diag
-	if r.scheme.Kind != blocks.Sequences {
-		r.res.Setting.Estimator = string(Infinitesimal)
-		r.res.Setting.Notes = append(r.res.Setting.Notes, fmt.Sprintf("The Newton leave-one-block-out estimator is implemented for sequence blocks; with %s blocks the infinitesimal jackknife (the paper's) is used.", r.scheme.Kind))
+// schemes keep the infinitesimal estimator, with a note. It sets inf's
+// delta, own, lev and levMax, its leverage diagnostics and warnings, or
+// its estimator and a note when it falls back; mark is called as its
+// sub-phases (output Jacobians, leverage) begin.
+func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrads, inf *influence, mark func(string)) error {
+	d := &inf.diag
+	if p.scheme.Kind != blocks.Sequences {
+		inf.estimator = Infinitesimal
+		inf.notes = append(inf.notes, fmt.Sprintf("The Newton leave-one-block-out estimator is implemented for sequence blocks; with %s blocks the infinitesimal jackknife (the paper's) is used.", p.scheme.Kind))
 		return nil
 	}
-	terms, err := r.ownTerms()
+	terms, err := p.ownTerms()
 	if err != nil {
 		return err
 	}
@@ -159,24 +164,24 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 	for _, ts := range terms {
 		nt += len(ts)
 	}
-	P := len(r.theta)
+	P := len(p.theta)
 	if 2*nt*P > newtonMaxFloats {
-		r.res.Setting.Estimator = string(Infinitesimal)
-		r.res.Setting.Notes = append(r.res.Setting.Notes, fmt.Sprintf("The Newton estimator would need %d output-Jacobian rows of %d parameters (%.1f GB); the infinitesimal jackknife is used instead.", nt, P, float64(2*nt*P)*8/1e9))
+		inf.estimator = Infinitesimal
+		inf.notes = append(inf.notes, fmt.Sprintf("The Newton estimator would need %d output-Jacobian rows of %d parameters (%.1f GB); the infinitesimal jackknife is used instead.", nt, P, float64(2*nt*P)*8/1e9))
 		return nil
 	}
-	r.phase("output Jacobians")
-	J, err := r.jacobianRows(terms)
+	mark("output Jacobians")
+	J, err := jacobianRows(ctx, p, sg, terms)
 	if err != nil {
 		return err
 	}
-	r.phase("leverage")
+	mark("leverage")
 	flat := make([][]float64, 0, nt)
 	for _, rows := range J {
 		flat = append(flat, rows...)
 	}
 	AJflat := make([][]float64, nt)
-	if err := f.SolveAll(r.ctx, AJflat, flat); err != nil {
+	if err := f.SolveAll(ctx, AJflat, flat); err != nil {
 		return err
 	}
 	AJ := make([][][]float64, len(J))
@@ -185,13 +190,13 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		AJ[i] = AJflat[at : at+len(rows)]
 		at += len(rows)
 	}
-	loss := r.opt.Loss
-	bl := r.scheme.Blocks
+	loss := p.opt.Loss
+	bl := p.scheme.Blocks
 	own := make([]*ownBlock, len(bl))
 	lev := make([][]float64, len(bl))
 	levMax := make([]float64, len(bl))
 	unbounded := make([]bool, len(bl))
-	err = r.parallel(len(bl), func(_, k int) error {
+	err = par.For(ctx, len(bl), p.workers, func(_, k int) error {
 		i := bl[k].Seq
 		ts, Jb, AJb := terms[i], J[i], AJ[i]
 		m := len(ts)
@@ -200,7 +205,7 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		if m == 0 {
 			return nil
 		}
-		u := r.delta[k]
+		u := inf.delta[k]
 		// K = J A J^T (symmetrised), sqrt(Lambda), S.
 		K := mat.NewSymDense(m, nil)
 		for a := 0; a < m; a++ {
@@ -280,7 +285,7 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		for c := 0; c < m; c++ {
 			addTo(delta, AJb[c], z[c])
 		}
-		r.delta[k] = delta
+		inf.delta[k] = delta
 		// J delta = v + K z; own residuals y - f - J delta.
 		for a, t := range ts {
 			jd := v[a]
@@ -320,15 +325,15 @@ func (r *run) newtonCorrection(f hvp.Factor) error {
 		}
 	}
 	if d.UnboundedBlocks > 0 {
-		r.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: LeverageLimit, Count: d.UnboundedBlocks})
+		inf.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: LeverageLimit, Count: d.UnboundedBlocks})
 	}
 	for t, v := range d.LeveragePerStep {
 		if v > HighLeverageBound {
-			r.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: HighLeverageBound})
+			inf.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: HighLeverageBound})
 		}
 	}
-	r.own, r.lev, r.levMax = own, lev, levMax
-	if r.ownForward {
+	inf.own, inf.lev, inf.levMax = own, lev, levMax
+	if p.opt.ownForward {
 		// Residuals from a forward pass at theta_-b, except for the
 		// unbounded blocks.
 		for k := range own {

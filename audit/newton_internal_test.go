@@ -13,21 +13,20 @@ import (
 )
 
 // newtonRun runs the audit's estimation phases (block gradients, the
-// solve and the Newton correction) of a self-audit and returns the run.
-func newtonRun(t *testing.T, r *run) {
+// solve and the Newton correction) of p and returns their output.
+func newtonRun(t *testing.T, p *problem) *influence {
 	t.Helper()
-	grads, err := r.blockGradients()
+	grads, sg := blockGrads(t, p, false)
+	inf, err := estimate(t.Context(), p, grads, sg, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.solve(grads); err != nil {
-		t.Fatal(err)
-	}
+	return inf
 }
 
 // ownObjective is the loss of training sequence i alone (no ridge): its
 // Gauss-Newton matrix is C_b and its gradient g_b.
-func (r *run) ownObjective(i int) *hvp.Objective {
+func (r *problem) ownObjective(i int) *hvp.Objective {
 	obj := r.objective(r.groups)
 	obj.Ridge = 0
 	for gi, gr := range r.groups {
@@ -48,7 +47,7 @@ func (r *run) ownObjective(i int) *hvp.Objective {
 }
 
 // partOutputs is the output of training sequence i's own part at theta.
-func (r *run) partOutputs(t *testing.T, i int, theta []float64) ([]float64, *group) {
+func (r *problem) partOutputs(t *testing.T, i int, theta []float64) ([]float64, *group) {
 	t.Helper()
 	for _, gr := range r.parts {
 		if gr.seqs[0] == i {
@@ -75,16 +74,16 @@ func (r *run) partOutputs(t *testing.T, i int, theta []float64) ([]float64, *gro
 func TestNewtonAgainstDense(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
 	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	r := newRun(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5})
-	newtonRun(t, r)
-	ctx := r.ctx
+	r := newProblem(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5})
+	inf := newtonRun(t, r)
+	ctx := t.Context()
 	P := len(r.theta)
 	whole := r.objective(r.groups)
 	C, err := whole.Dense(ctx, hvp.GaussNewton, r.theta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lam := r.res.Diag.Lambda
+	lam := inf.diag.Lambda
 	if !(lam > 0) {
 		t.Fatalf("lambda %g", lam)
 	}
@@ -117,7 +116,7 @@ func TestNewtonAgainstDense(t *testing.T) {
 		if err := want.SolveVec(M, mat.NewVecDense(P, gb)); err != nil {
 			t.Fatal(err)
 		}
-		got := r.delta[k]
+		got := inf.delta[k]
 		diff := 0.0
 		for j := range got {
 			diff = math.Max(diff, math.Abs(got[j]-want.AtVec(j)))
@@ -137,7 +136,7 @@ func TestNewtonAgainstDense(t *testing.T) {
 		fp, gr := r.partOutputs(t, i, plus)
 		fm, _ := r.partOutputs(t, i, minus)
 		f0, _ := r.partOutputs(t, i, r.theta)
-		ob := r.own[k]
+		ob := inf.own[k]
 		if ob == nil || len(ob.terms) == 0 {
 			t.Fatalf("block %d: no own-block residuals", k)
 		}
@@ -175,8 +174,8 @@ func TestNewtonAgainstDense(t *testing.T) {
 			}
 		}
 		for a := 0; a < m; a++ {
-			if d := sym.At(a, a); math.Abs(r.lev[k][a]-d) > 1e-6 {
-				t.Errorf("block %d term %d: leverage %.8g, brute force %.8g", k, a, r.lev[k][a], d)
+			if d := sym.At(a, a); math.Abs(inf.lev[k][a]-d) > 1e-6 {
+				t.Errorf("block %d term %d: leverage %.8g, brute force %.8g", k, a, inf.lev[k][a], d)
 			}
 		}
 		var eig mat.EigenSym
@@ -184,8 +183,8 @@ func TestNewtonAgainstDense(t *testing.T) {
 			t.Fatal("eigendecomposition failed")
 		}
 		vals := eig.Values(nil)
-		if math.Abs(vals[m-1]-r.levMax[k]) > 1e-6 {
-			t.Errorf("block %d: largest leverage eigenvalue %.8g, brute force %.8g", k, r.levMax[k], vals[m-1])
+		if math.Abs(vals[m-1]-inf.levMax[k]) > 1e-6 {
+			t.Errorf("block %d: largest leverage eigenvalue %.8g, brute force %.8g", k, inf.levMax[k], vals[m-1])
 		}
 		if vals[0] < -1e-9 || vals[m-1] >= 1 {
 			t.Errorf("block %d: leverage eigenvalues %v outside [0, 1)", k, vals)

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -145,7 +146,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: unknown solver %q (exact, cg, lissa or auto)", r.Solver)
 	}
 	if r.Layout != BatchFirst && r.Layout != TimeFirst {
-		return r, fmt.Errorf("audit: the model's input layout is not known: give it (batch-first or time-first)")
+		return r, errors.New("audit: the model's input layout is not known: batch-first or time-first (Options.Layout)")
 	}
 	if (r.Blocks == blocks.Intervals || r.Blocks == blocks.Nested) && r.BlockLength <= 0 {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)

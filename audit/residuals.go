@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"math"
 	"sync"
 
@@ -8,12 +9,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
-
-// parallel runs f(w, k) for k in [0, n) on the run's workers (internal/par:
-// the first error wins, cancellation stops new work, w names the worker).
-func (r *run) parallel(n int, f func(w, k int) error) error {
-	return par.For(r.ctx, n, r.workers, f)
-}
 
 // states caches one evaluation state per program for one worker.
 type states map[*graph.Program]*graph.State
@@ -28,26 +23,47 @@ func (s states) get(p *graph.Program) *graph.State {
 	return st
 }
 
-// residuals computes the leave-one-block-out residuals (DESIGN section 5):
-// for every block b and every training forecast in its evaluation region,
-// |y - f(x; theta_-b)| with a real forward pass; and the in-sample
-// residuals |y - f(x; theta_hat)| for the naive intervals.
-func (r *run) residuals() error { return r.residualsPhase("leave-one-block-out residuals") }
-
-func (r *run) residualsPhase(phase string) error {
-	partOf := make([]int, r.train.Len())
-	for pi, gr := range r.parts {
-		partOf[gr.seqs[0]] = pi
-	}
-	// Unperturbed outputs of every part.
-	base := make([][]float64, len(r.parts))
-	ws := make([]states, r.workers)
+func newStates(n int) []states {
+	ws := make([]states, n)
 	for w := range ws {
 		ws[w] = states{}
 	}
-	err := r.parallel(len(r.parts), func(w, k int) error {
-		gr := r.parts[k]
-		outs, err := ws[w].get(gr.prog).Forward(r.theta, gr.in)
+	return ws
+}
+
+// entry is one leave-one-block-out residual: of training sequence seq,
+// for block blk.
+type entry struct {
+	blk int
+	seq int
+	r   float64
+}
+
+// looResiduals are the residual phase's output: the leave-one-block-out
+// residuals by forecast (row, horizon), the sets V± of DESIGN section 5,
+// and per block the mean |f(x; theta_-b) - f(x; theta_hat)| over its
+// evaluation region.
+type looResiduals struct {
+	entries map[forecast][]entry
+	shift   []float64
+}
+
+// blockResiduals is the residual phase (DESIGN section 5): for every
+// block b and every training forecast in its evaluation region, |y -
+// f(x; theta_hat + delta[b])| from a real forward pass, or the block's own
+// linearised residuals own[b] where own and own[b] are non-nil (the Newton
+// estimator). phase names the progress reports.
+func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*ownBlock, phase string) (*looResiduals, error) {
+	partOf := make([]int, p.train.Len())
+	for pi, gr := range p.parts {
+		partOf[gr.seqs[0]] = pi
+	}
+	// Unperturbed outputs of every part.
+	base := make([][]float64, len(p.parts))
+	ws := newStates(p.workers)
+	err := par.For(ctx, len(p.parts), p.workers, func(w, k int) error {
+		gr := p.parts[k]
+		outs, err := ws[w].get(gr.prog).Forward(p.theta, gr.in)
 		if err != nil {
 			return err
 		}
@@ -55,60 +71,55 @@ func (r *run) residualsPhase(phase string) error {
 		return nil
 	})
 	if err != nil {
-		return err
-	}
-	if err := r.inSample(); err != nil {
-		return err
+		return nil, err
 	}
 
-	bl := r.scheme.Blocks
+	bl := p.scheme.Blocks
 	results := make([]blockRes, len(bl))
-	thetas := make([][]float64, r.workers)
+	thetas := make([][]float64, p.workers)
 	done := 0
 	var mu sync.Mutex
-	err = r.parallel(len(bl), func(w, k int) error {
+	err = par.For(ctx, len(bl), p.workers, func(w, k int) error {
 		if thetas[w] == nil {
-			thetas[w] = make([]float64, len(r.theta))
+			thetas[w] = make([]float64, len(p.theta))
 		}
 		th := thetas[w]
 		for j := range th {
-			th[j] = r.theta[j] + r.delta[k][j]
+			th[j] = p.theta[j] + delta[k][j]
 		}
 		res := &results[k]
-		if r.own != nil && r.own[k] != nil {
+		if own != nil && own[k] != nil {
 			// The Newton estimator's own-block residuals (sequence
 			// blocks: the region is the block's own terms).
-			ob := r.own[k]
+			ob := own[k]
 			for a, t := range ob.terms {
 				res.entries = append(res.entries, entry{blk: k, seq: ob.seq, r: ob.res[a]})
 				res.keys = append(res.keys, t.f)
 				res.shift += ob.shift[a]
 				res.count++
 			}
-		} else if err := r.forwardResiduals(ws[w], th, bl[k].Region(r.train), k, partOf, base, res); err != nil {
+		} else if err := forwardResiduals(p, ws[w], th, bl[k].Region(p.train), k, partOf, base, res); err != nil {
 			return err
 		}
 		mu.Lock()
 		done++
-		r.opt.progress(phase, done, len(bl))
+		p.opt.progress(phase, done, len(bl))
 		mu.Unlock()
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.entries = map[forecast][]entry{}
-	shifts := make([]float64, len(bl))
+	out := &looResiduals{entries: map[forecast][]entry{}, shift: make([]float64, len(bl))}
 	for k, res := range results {
 		for j, e := range res.entries {
-			r.entries[res.keys[j]] = append(r.entries[res.keys[j]], e)
+			out.entries[res.keys[j]] = append(out.entries[res.keys[j]], e)
 		}
 		if res.count > 0 {
-			shifts[k] = res.shift / float64(res.count)
+			out.shift[k] = res.shift / float64(res.count)
 		}
 	}
-	r.mostInfluential(shifts)
-	return nil
+	return out, nil
 }
 
 // blockRes are one block's residual entries, their forecasts, and the sum
@@ -122,17 +133,17 @@ type blockRes struct {
 
 // forwardResiduals adds to res block k's residuals |y - f(x; th)| over
 // its evaluation region, from forward passes on worker states ws.
-func (r *run) forwardResiduals(ws states, th []float64, region []blocks.Span, k int, partOf []int, base [][]float64, res *blockRes) error {
+func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span, k int, partOf []int, base [][]float64, res *blockRes) error {
 	for _, sp := range region {
 		pi := partOf[sp.Seq]
-		gr := r.parts[pi]
+		gr := p.parts[pi]
 		outs, err := ws.get(gr.prog).Forward(th, gr.in)
 		if err != nil {
 			return err
 		}
-		for _, f := range r.io.forecasts(gr.T) {
+		for _, f := range p.io.forecasts(gr.T) {
 			row := f.T + f.H
-			q := r.io.index(1, gr.T, 0, f.T, f.H)
+			q := p.io.index(1, gr.T, 0, f.T, f.H)
 			if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
 				continue
 			}
@@ -146,42 +157,44 @@ func (r *run) forwardResiduals(ws states, th []float64, region []blocks.Span, k 
 	return nil
 }
 
-// inSample computes the in-sample residuals |y - f(x; theta_hat)| of the
-// naive intervals from the same batched forward passes as the evaluated
-// predictions, so that in a self-audit a point's own residual and its
-// |y - prediction| are the same float.
-func (r *run) inSample() error {
-	r.naive = map[forecast][]float64{}
-	for _, gr := range r.groups {
+// inSampleResiduals are the in-sample residuals |y - f(x; theta_hat)| of
+// the naive intervals by forecast, from the same batched forward passes
+// as the evaluated predictions, so that in a self-audit a point's own
+// residual and its |y - prediction| are the same float.
+func inSampleResiduals(p *problem) (map[forecast][]float64, error) {
+	naive := map[forecast][]float64{}
+	for _, gr := range p.groups {
 		s := gr.prog.NewState()
-		outs, err := s.Forward(r.theta, gr.in)
+		outs, err := s.Forward(p.theta, gr.in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		B := len(gr.seqs)
 		for b := range gr.seqs {
-			for _, f := range r.io.forecasts(gr.T) {
-				q := r.io.index(B, gr.T, b, f.T, f.H)
+			for _, f := range p.io.forecasts(gr.T) {
+				q := p.io.index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
-					r.naive[f] = append(r.naive[f], math.Abs(gr.target[q]-outs[0].F[q]))
+					naive[f] = append(naive[f], math.Abs(gr.target[q]-outs[0].F[q]))
 				}
 			}
 		}
 	}
-	return nil
+	return naive, nil
 }
 
-// mostInfluential lists the ten blocks with the largest parameter change.
-func (r *run) mostInfluential(shifts []float64) {
-	d := &r.res.Diag
-	idx := make([]int, len(d.InfluenceNorms))
+// mostInfluential lists the ten blocks with the largest parameter change
+// norms[b], with their labels and mean prediction shifts.
+func mostInfluential(scheme *blocks.Scheme, norms, shifts []float64) []InfluenceEntry {
+	idx := make([]int, len(norms))
 	for i := range idx {
 		idx[i] = i
 	}
-	sortByDesc(idx, d.InfluenceNorms)
+	sortByDesc(idx, norms)
+	var out []InfluenceEntry
 	for _, k := range idx[:min(10, len(idx))] {
-		d.Influential = append(d.Influential, InfluenceEntry{Block: r.scheme.Blocks[k].Label, Norm: d.InfluenceNorms[k], PredShift: shifts[k]})
+		out = append(out, InfluenceEntry{Block: scheme.Blocks[k].Label, Norm: norms[k], PredShift: shifts[k]})
 	}
+	return out
 }
 
 func sortByDesc(idx []int, key []float64) {
@@ -193,17 +206,49 @@ func sortByDesc(idx []int, key []float64) {
 	}
 }
 
-// perturbedPredictions evaluates the evaluation set, and the calibration
-// set when there is one, with theta_hat + deltas[k] for every k and then
-// with thetas[k]: out[k][p] is the prediction of evaluation point p, and
-// out[k][len(r.points)+c] that of calibration point c.
-func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]float64) ([][]float64, error) {
-	out := make([][]float64, len(deltas)+len(thetas))
-	ws := make([]states, r.workers)
-	bufs := make([][]float64, r.workers)
-	for w := range ws {
-		ws[w] = states{}
-		bufs[w] = make([]float64, len(r.theta))
+// perturbed gives the leave-one-block-out models' predictions at the
+// evaluation points (the test points, then the calibration points): the
+// input of the limits phase. The limits phase reads one point at a time,
+// so an implementation need not hold blocks × points at once: predMatrix
+// holds forward passes at theta_hat + delta_b; a linearised one can
+// compute f(x_p; theta_hat) + J_p delta_b in a low-dimensional space on
+// demand.
+type perturbed interface {
+	// blocks is the number of leave-one-block-out models.
+	blocks() int
+	// point writes into dst[b] the prediction at point p of block b's
+	// model, for every block b (NaN for a block not estimated), and
+	// returns dst; len(dst) is blocks().
+	point(p int, dst []float64) []float64
+}
+
+// predMatrix is perturbed from forward passes: m[b][p] is the prediction
+// at point p of block b's model; a nil row is a block not estimated.
+type predMatrix [][]float64
+
+func (m predMatrix) blocks() int { return len(m) }
+
+func (m predMatrix) point(p int, dst []float64) []float64 {
+	for b, row := range m {
+		if row == nil {
+			dst[b] = math.NaN()
+		} else {
+			dst[b] = row[p]
+		}
+	}
+	return dst
+}
+
+// perturbedPredictions evaluates the evaluation points ev (test, then
+// calibration) with theta_hat + deltas[k] for every k and then with
+// thetas[k]: out[k][p] is the prediction of test point p, and
+// out[k][len(ev.test)+c] that of calibration point c.
+func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase string, deltas, thetas [][]float64) (predMatrix, error) {
+	out := make(predMatrix, len(deltas)+len(thetas))
+	ws := newStates(p.workers)
+	bufs := make([][]float64, p.workers)
+	for w := range bufs {
+		bufs[w] = make([]float64, len(p.theta))
 	}
 	// The point sets, and the positions of their points in each group's
 	// output.
@@ -212,42 +257,42 @@ func (r *run) perturbedPredictions(phase string, deltas [][]float64, thetas [][]
 		points  []point
 		off     int
 		byGroup [][]int
-	}{{groups: r.evalGroups, points: r.points}, {groups: r.calGroups, points: r.calPoints, off: len(r.points)}}
+	}{{groups: p.evalGroups, points: ev.test}, {groups: p.calGroups, points: ev.cal, off: len(ev.test)}}
 	for s := range sets {
 		set := &sets[s]
 		set.byGroup = make([][]int, len(set.groups))
-		for p, pt := range set.points {
-			set.byGroup[pt.group] = append(set.byGroup[pt.group], p)
+		for i, pt := range set.points {
+			set.byGroup[pt.group] = append(set.byGroup[pt.group], i)
 		}
 	}
 	var mu sync.Mutex
 	done := 0
 	total := len(out)
-	err := r.parallel(total, func(w, k int) error {
+	err := par.For(ctx, total, p.workers, func(w, k int) error {
 		th := bufs[w]
 		if k < len(deltas) {
 			for j := range th {
-				th[j] = r.theta[j] + deltas[k][j]
+				th[j] = p.theta[j] + deltas[k][j]
 			}
 		} else {
 			copy(th, thetas[k-len(deltas)])
 		}
-		pred := make([]float64, len(r.points)+len(r.calPoints))
+		pred := make([]float64, len(ev.test)+len(ev.cal))
 		for _, set := range sets {
 			for gi, gr := range set.groups {
 				outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
 				if err != nil {
 					return err
 				}
-				for _, p := range set.byGroup[gi] {
-					pred[set.off+p] = outs[0].F[set.points[p].pos]
+				for _, i := range set.byGroup[gi] {
+					pred[set.off+i] = outs[0].F[set.points[i].pos]
 				}
 			}
 		}
 		out[k] = pred
 		mu.Lock()
 		done++
-		r.opt.progress(phase, done, total)
+		p.opt.progress(phase, done, total)
 		mu.Unlock()
 		return nil
 	})

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,39 +15,61 @@ import (
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
-// retrain re-fits the model exactly without some blocks and compares with
-// the influence estimates (DESIGN section 5, exact mode). Every re-fit,
-// and a re-fit of the full loss, starts at theta_hat and minimises with
-// L-BFGS to a tight gradient tolerance. The exact change of a block is
-// measured from the full re-fit theta*, so that a model that was not quite
-// at a minimum does not add the same drift to every block.
-func (r *run) retrain() error {
-	bl := r.scheme.Blocks
-	n := r.opt.Retrain
+// refitting is what the exact re-fits of one audit share: the problem,
+// the median block gradient (their convergence scale) and, for models
+// small enough for Newton re-fits, the eigendecomposition of the Hessian
+// of the full loss at theta_hat, every re-fit's first Newton matrix.
+type refitting struct {
+	p         *problem
+	gradScale float64 // Diagnostics.BlockGradMedian
+	base      *newtonEig
+}
+
+// retrain is the optional re-training check (DESIGN section 5, exact
+// mode): it re-fits the model exactly without some blocks and compares
+// with the influence estimates inf. Every re-fit, and a re-fit of the
+// full loss, starts at theta_hat and minimises to a tight gradient
+// tolerance (Newton steps for small models, L-BFGS otherwise). The exact
+// change of a block is measured from the full re-fit theta*, so that a
+// model that was not quite at a minimum does not add the same drift to
+// every block.
+func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, loo *looResiduals) (*RetrainResult, []Warning, error) {
+	bl := p.scheme.Blocks
+	n := p.opt.Retrain
 	if n < 0 || n > len(bl) {
 		n = len(bl)
 	}
-	rnd := rand.New(rand.NewPCG(r.opt.Seed, 0x726574726169))
+	rnd := rand.New(rand.NewPCG(p.opt.Seed, 0x726574726169))
 	pick := rnd.Perm(len(bl))[:n]
 	slices.Sort(pick)
 
-	r.opt.progress("exact re-training", 0, n)
+	p.opt.progress("exact re-training", 0, n)
 	var deadline time.Time
-	if r.opt.RetrainBudget > 0 {
-		deadline = time.Now().Add(r.opt.RetrainBudget)
+	if p.opt.RetrainBudget > 0 {
+		deadline = time.Now().Add(p.opt.RetrainBudget)
 	}
-	rr := &RetrainResult{Estimator: r.res.Setting.Estimator}
-	thetaStar, _, gStar, okStar, err := r.refit(-1, deadline)
+	var warns []Warning
+	rf := &refitting{p: p, gradScale: inf.diag.BlockGradMedian}
+	if p.g.NumParams() <= AutoExactMax {
+		// Newton re-fits start from the Hessian of the full loss at
+		// theta_hat: one eigendecomposition for all of them.
+		var err error
+		if rf.base, err = rf.hessianEig(ctx, p.blockObjective(-1), p.theta); err != nil {
+			return nil, nil, err
+		}
+	}
+	rr := &RetrainResult{Estimator: string(inf.estimator)}
+	thetaStar, _, gStar, okStar, err := rf.refit(ctx, -1, deadline)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !okStar {
-		r.warn(Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: r.refitTol()})
+		warns = append(warns, Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: rf.tol()})
 	}
-	if d := norm(sub(thetaStar, r.theta)); d > 0 {
-		typical := median(r.res.Diag.InfluenceNorms)
+	if d := norm(sub(thetaStar, p.theta)); d > 0 {
+		typical := median(inf.diag.InfluenceNorms)
 		if typical > 0 && d > typical {
-			r.warn(Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
+			warns = append(warns, Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
 		}
 	}
 	var exact [][]float64
@@ -61,15 +84,15 @@ func (r *run) retrain() error {
 			rr.FinalGrad = append(rr.FinalGrad, math.NaN())
 			rr.Converged = append(rr.Converged, false)
 			rr.NotConverged++
-			r.opt.progress("exact re-training", k+1, n)
+			p.opt.progress("exact re-training", k+1, n)
 			continue
 		}
-		th, iters, gnorm, ok, err := r.refit(b, deadline)
+		th, iters, gnorm, ok, err := rf.refit(ctx, b, deadline)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		de := sub(th, thetaStar)
-		di := r.delta[b]
+		di := inf.delta[b]
 		rr.Cosine = append(rr.Cosine, cosine(de, di))
 		rr.NormRatio = append(rr.NormRatio, ratio(norm(di), norm(de)))
 		rr.Iterations = append(rr.Iterations, iters)
@@ -81,17 +104,16 @@ func (r *run) retrain() error {
 		} else {
 			rr.NotConverged++
 		}
-		r.opt.progress("exact re-training", k+1, n)
+		p.opt.progress("exact re-training", k+1, n)
 	}
-	r.res.Retrain = rr
 	if rr.NotConverged > 0 {
-		r.warn(Warning{Code: RefitNotConverged, Step: -1, Figure: float64(n), Bound: r.opt.RetrainBudget.Seconds(),
-			Count: rr.NotConverged, Ratio: float64(r.retrainMaxIter())})
+		warns = append(warns, Warning{Code: RefitNotConverged, Step: -1, Figure: float64(n), Bound: p.opt.RetrainBudget.Seconds(),
+			Count: rr.NotConverged, Ratio: float64(p.retrainMaxIter())})
 	}
 	if len(used) == 0 {
 		rr.MeanCosine, rr.MinCosine, rr.PredCorrelation = math.NaN(), math.NaN(), math.NaN()
 		rr.ExactCoverage, rr.InfluenceCoverage, rr.ExactLength, rr.InfluenceLength = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		return nil
+		return rr, warns, nil
 	}
 	var cos []float64
 	for k, ok := range rr.Converged {
@@ -106,28 +128,28 @@ func (r *run) retrain() error {
 	// Prediction changes and intervals with exact and influence parameters.
 	deltas := make([][]float64, n)
 	for k, b := range pick {
-		deltas[k] = r.delta[b]
+		deltas[k] = inf.delta[b]
 	}
-	pe, err := r.perturbedPredictions("exact re-training", nil, exact)
+	pe, err := perturbedPredictions(ctx, p, ev, "exact re-training", nil, exact)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	star, err := r.perturbedPredictions("exact re-training", nil, [][]float64{thetaStar})
+	star, err := perturbedPredictions(ctx, p, ev, "exact re-training", nil, [][]float64{thetaStar})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var xe, xi []float64
-	full := make([][]float64, len(bl)) // influence predictions indexed by block
-	fullExact := make([][]float64, len(bl))
-	pi, err := r.perturbedPredictions("exact re-training", deltas, nil)
+	full := make(predMatrix, len(bl)) // influence predictions indexed by block
+	fullExact := make(predMatrix, len(bl))
+	pi, err := perturbedPredictions(ctx, p, ev, "exact re-training", deltas, nil)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for k, b := range pick {
 		full[b], fullExact[b] = pi[k], pe[k]
-		for p, pt := range r.points {
-			xe = append(xe, pe[k][p]-star[0][p])
-			xi = append(xi, pi[k][p]-pt.pred)
+		for i, pt := range ev.test {
+			xe = append(xe, pe[k][i]-star[0][i])
+			xi = append(xi, pi[k][i]-pt.pred)
 		}
 	}
 	rr.PredCorrelation = stat.Correlation(xe, xi, nil)
@@ -136,77 +158,44 @@ func (r *run) retrain() error {
 		chosen[b] = true
 	}
 	keep := func(b int) bool { return chosen[b] }
-	// Exact jackknife+ needs exact residuals: recompute them with exact
-	// parameters for the chosen blocks.
-	exactEntries, err := r.exactResiduals(pick, exact)
-	if err != nil {
-		return err
-	}
-	li := r.intervalsFor(r.opt.Alpha, full, keep)
-	saved := r.entries
-	r.entries = exactEntries
-	le := r.intervalsFor(r.opt.Alpha, fullExact, keep)
-	r.entries = saved
-	rr.InfluenceCoverage, rr.InfluenceLength = r.coverOf(li)
-	rr.ExactCoverage, rr.ExactLength = r.coverOf(le)
-	if rr.MeanCosine < 0.9 {
-		r.warn(Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
-	}
-	return nil
-}
-
-// coverOf is the coverage and mean finite length over labelled points.
-func (r *run) coverOf(l limits) (cov, length float64) {
-	var c, n, s, m float64
-	for p, pt := range r.points {
-		if !pt.has {
-			continue
-		}
-		n++
-		if l.lo[p] <= pt.y && pt.y <= l.up[p] {
-			c++
-		}
-		if !math.IsInf(l.lo[p], 0) && !math.IsInf(l.up[p], 0) {
-			s += l.up[p] - l.lo[p]
-			m++
-		}
-	}
-	return ratio(c, n), ratio(s, m)
-}
-
-// exactResiduals recomputes the residual entries of the chosen blocks with
-// their exactly re-trained parameters.
-func (r *run) exactResiduals(pick []int, exact [][]float64) (map[forecast][]entry, error) {
-	saved := r.delta
-	deltas := make([][]float64, len(r.scheme.Blocks))
-	for b := range deltas {
-		deltas[b] = make([]float64, len(r.theta)) // unused blocks: theta_hat
+	// Influence jackknife+ from the influence residuals loo; exact
+	// jackknife+ from residuals recomputed with the exact parameters of
+	// the chosen blocks (the others stay at theta_hat and are not kept).
+	exactDeltas := make([][]float64, len(bl))
+	for b := range exactDeltas {
+		exactDeltas[b] = make([]float64, len(p.theta))
 	}
 	for k, b := range pick {
-		deltas[b] = sub(exact[k], r.theta)
+		exactDeltas[b] = sub(exact[k], p.theta)
 	}
-	savedEntries, savedNaive, savedInfl, savedOwn := r.entries, r.naive, r.res.Diag.Influential, r.own
-	r.delta, r.own = deltas, nil
-	err := r.residualsPhase("exact re-training")
-	out := r.entries
-	r.delta, r.entries, r.naive, r.res.Diag.Influential, r.own = saved, savedEntries, savedNaive, savedInfl, savedOwn
-	return out, err
+	looExact, err := blockResiduals(ctx, p, exactDeltas, nil, "exact re-training")
+	if err != nil {
+		return nil, nil, err
+	}
+	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, full, loo.entries, p.self, keep)
+	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, looExact.entries, p.self, keep)
+	rr.InfluenceCoverage, rr.InfluenceLength = coverOf(ev.test, li)
+	rr.ExactCoverage, rr.ExactLength = coverOf(ev.test, le)
+	if rr.MeanCosine < 0.9 {
+		warns = append(warns, Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
+	}
+	return rr, warns, nil
 }
 
 // blockObjective is the loss without block b (b < 0: the full loss).
-func (r *run) blockObjective(b int) *hvp.Objective {
-	obj := r.objective(r.groups)
+func (p *problem) blockObjective(b int) *hvp.Objective {
+	obj := p.objective(p.groups)
 	if b < 0 {
 		return obj
 	}
-	blk := r.scheme.Blocks[b]
-	for gi, gr := range r.groups {
+	blk := p.scheme.Blocks[b]
+	for gi, gr := range p.groups {
 		w := slices.Clone(gr.weight)
 		B := len(gr.seqs)
 		for bi, i := range gr.seqs {
-			for _, f := range r.io.forecasts(gr.T) {
+			for _, f := range p.io.forecasts(gr.T) {
 				if blk.Deletes(i, f.T, f.H) {
-					w[r.io.index(B, gr.T, bi, f.T, f.H)] = 0
+					w[p.io.index(B, gr.T, bi, f.T, f.H)] = 0
 				}
 			}
 		}
@@ -217,37 +206,37 @@ func (r *run) blockObjective(b int) *hvp.Objective {
 
 // retrainMaxIter is the iteration cap of one re-fit: RetrainMaxIter, or
 // 200 Newton steps (small models) or 20000 L-BFGS iterations.
-func (r *run) retrainMaxIter() int {
-	if r.opt.RetrainMaxIter > 0 {
-		return r.opt.RetrainMaxIter
+func (p *problem) retrainMaxIter() int {
+	if p.opt.RetrainMaxIter > 0 {
+		return p.opt.RetrainMaxIter
 	}
-	if r.g.NumParams() <= AutoExactMax {
+	if p.g.NumParams() <= AutoExactMax {
 		return 200
 	}
 	return 20000
 }
 
-// refitTol is the gradient norm below which a re-fit counts as converged:
+// tol is the gradient norm below which a re-fit counts as converged:
 // 1e-4 times the median block gradient: the step it leaves undone is
 // about 1e-4 of a typical leave-one-out shift. (Newton re-fits of the
 // synthetic small model stall at the rounding floor at 1e-6 to 3e-6.)
-func (r *run) refitTol() float64 {
-	return 1e-4 * math.Max(r.res.Diag.BlockGradMedian, 1e-300)
+func (rf *refitting) tol() float64 {
+	return 1e-4 * math.Max(rf.gradScale, 1e-300)
 }
 
 // refit minimises L(.; w_-b) from theta_hat (b < 0: the full loss): with
 // Newton steps on the dense Hessian when the model is small enough for the
 // exact solver, with L-BFGS otherwise. It stops at the iteration cap or
 // the deadline (zero: none); converged says whether the final gradient
-// norm is below refitTol.
-func (r *run) refit(b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
-	obj := r.blockObjective(b)
-	if r.g.NumParams() <= AutoExactMax {
-		theta, iters, gradNorm, err = r.newton(obj, deadline)
+// norm is below tol. Newton re-fits start from rf.base.
+func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
+	obj := rf.p.blockObjective(b)
+	if rf.base != nil {
+		theta, iters, gradNorm, err = rf.newton(ctx, obj, deadline)
 	} else {
-		theta, iters, gradNorm, err = r.lbfgs(obj, deadline)
+		theta, iters, gradNorm, err = rf.lbfgs(ctx, obj, deadline)
 	}
-	return theta, iters, gradNorm, err == nil && gradNorm <= r.refitTol(), err
+	return theta, iters, gradNorm, err == nil && gradNorm <= rf.tol(), err
 }
 
 // newtonEig is an eigendecomposition of a Hessian, the Newton matrix.
@@ -256,8 +245,9 @@ type newtonEig struct {
 	vecs *mat.Dense
 }
 
-func (r *run) hessianEig(obj *hvp.Objective, theta []float64) (*newtonEig, error) {
-	h, err := obj.Dense(r.ctx, hvp.Hessian, theta)
+// hessianEig is the eigendecomposition of obj's Hessian at theta.
+func (rf *refitting) hessianEig(ctx context.Context, obj *hvp.Objective, theta []float64) (*newtonEig, error) {
+	h, err := obj.Dense(ctx, hvp.Hessian, theta)
 	if err != nil {
 		return nil, err
 	}
@@ -284,30 +274,24 @@ func (ne *newtonEig) step(g []float64, mu float64) []float64 {
 }
 
 // newton minimises obj from theta_hat: Newton steps with |eigenvalues| +
-// mu (saddle-free, so always a descent direction) and backtracking; the
-// Hessian is recomputed when the gradient stops falling fast. It stops at
-// a gradient norm of 1e-10 times the typical block gradient, or when no
-// step decreases the loss any more (converged to rounding).
-func (r *run) newton(obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
-	theta := slices.Clone(r.theta)
+// mu (saddle-free, so always a descent direction) and backtracking, from
+// the Newton matrix rf.base; the Hessian is recomputed when the gradient
+// stops falling fast. It stops at a gradient norm of 1e-10 times the
+// typical block gradient, or when no step decreases the loss any more
+// (converged to rounding).
+func (rf *refitting) newton(ctx context.Context, obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
+	theta := slices.Clone(rf.p.theta)
 	P := len(theta)
 	g := make([]float64, P)
-	tol := 1e-10 * math.Max(r.res.Diag.BlockGradMedian, 1e-300)
-	ne := r.base
-	if ne == nil {
-		var err error
-		if ne, err = r.hessianEig(obj, theta); err != nil {
-			return nil, 0, 0, err
-		}
-		r.base = ne
-	}
+	tol := 1e-10 * math.Max(rf.gradScale, 1e-300)
+	ne := rf.base
 	mu := 1e-10 * math.Max(math.Abs(ne.vals[0]), math.Abs(ne.vals[P-1]))
-	loss, err := obj.Gradient(r.ctx, theta, g)
+	loss, err := obj.Gradient(ctx, theta, g)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	it := 0
-	for ; it < r.retrainMaxIter() && norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
+	for ; it < rf.p.retrainMaxIter() && norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
 		s := ne.step(g, mu)
 		accepted := false
 		for a := 1.0; a > 1e-6; a /= 2 {
@@ -315,7 +299,7 @@ func (r *run) newton(obj *hvp.Objective, deadline time.Time) ([]float64, int, fl
 			for i := range next {
 				next[i] = theta[i] + a*s[i]
 			}
-			l, err := obj.Value(r.ctx, next)
+			l, err := obj.Value(ctx, next)
 			if err != nil {
 				return nil, 0, 0, err
 			}
@@ -328,12 +312,12 @@ func (r *run) newton(obj *hvp.Objective, deadline time.Time) ([]float64, int, fl
 			break // no decrease left: at the minimum to rounding
 		}
 		before := norm(g)
-		if _, err := obj.Gradient(r.ctx, theta, g); err != nil {
+		if _, err := obj.Gradient(ctx, theta, g); err != nil {
 			return nil, 0, 0, err
 		}
 		if norm(g) > 0.25*before {
 			// Slow: the Newton matrix is stale; take the Hessian here.
-			if ne, err = r.hessianEig(obj, theta); err != nil {
+			if ne, err = rf.hessianEig(ctx, obj, theta); err != nil {
 				return nil, 0, 0, err
 			}
 		}
@@ -342,36 +326,36 @@ func (r *run) newton(obj *hvp.Objective, deadline time.Time) ([]float64, int, fl
 }
 
 // lbfgs minimises obj from theta_hat with L-BFGS (large models).
-func (r *run) lbfgs(obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
+func (rf *refitting) lbfgs(ctx context.Context, obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
 	var ferr error
-	grad := make([]float64, len(r.theta))
-	scale := math.Max(r.res.Diag.BlockGradMedian, 1e-12)
+	grad := make([]float64, len(rf.p.theta))
+	scale := math.Max(rf.gradScale, 1e-12)
 	prob := optimize.Problem{
 		Func: func(x []float64) float64 {
-			v, err := obj.Value(r.ctx, x)
+			v, err := obj.Value(ctx, x)
 			if err != nil && ferr == nil {
 				ferr = err
 			}
 			return v
 		},
 		Grad: func(g, x []float64) {
-			if _, err := obj.Gradient(r.ctx, x, g); err != nil && ferr == nil {
+			if _, err := obj.Gradient(ctx, x, g); err != nil && ferr == nil {
 				ferr = err
 			}
 		},
 	}
-	set := &optimize.Settings{GradientThreshold: 1e-9 * scale, MajorIterations: r.retrainMaxIter(), Converger: &optimize.FunctionConverge{Absolute: 0, Relative: 0, Iterations: 200}}
+	set := &optimize.Settings{GradientThreshold: 1e-9 * scale, MajorIterations: rf.p.retrainMaxIter(), Converger: &optimize.FunctionConverge{Absolute: 0, Relative: 0, Iterations: 200}}
 	if !deadline.IsZero() {
 		set.Runtime = max(time.Until(deadline), time.Millisecond)
 	}
-	res, err := optimize.Minimize(prob, slices.Clone(r.theta), set, &optimize.LBFGS{Store: 30})
+	res, err := optimize.Minimize(prob, slices.Clone(rf.p.theta), set, &optimize.LBFGS{Store: 30})
 	if ferr != nil {
 		return nil, 0, 0, ferr
 	}
 	if err != nil && res == nil {
 		return nil, 0, 0, fmt.Errorf("audit: exact re-training: %w", err)
 	}
-	if _, err := obj.Gradient(r.ctx, res.X, grad); err != nil {
+	if _, err := obj.Gradient(ctx, res.X, grad); err != nil {
 		return nil, 0, 0, err
 	}
 	return res.X, res.Stats.MajorIterations, norm(grad), nil

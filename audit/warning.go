@@ -95,8 +95,3 @@ type Warning struct {
 	Count  int
 	Ratio  float64
 }
-
-// warn records w in the result's diagnostics.
-func (r *run) warn(w Warning) {
-	r.res.Diag.Warnings = append(r.res.Diag.Warnings, w)
-}

@@ -286,7 +286,7 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 		}
 	}
 	if wSub <= 0 {
-		return nil, fmt.Errorf("hvp: the %d sampled batches have no loss weight; sample more", opt.Subsample)
+		return nil, fmt.Errorf("hvp: the %d sampled batches have no loss weight (LowRankOptions.Subsample)", opt.Subsample)
 	}
 	f.Drawn, f.Scale = pick, wAll/wSub
 	ridge, scale := o.Ridge, f.Scale
@@ -353,14 +353,14 @@ func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
 	P, k := f.P, len(f.S)
 	lc := f.Complement + f.Lambda
 	if lc <= 0 && k < P {
-		return fmt.Errorf("%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g; add damping", ErrIndefinite, k, f.Complement, f.Lambda)
+		return fmt.Errorf("%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g (Options.Damping)", ErrIndefinite, k, f.Complement, f.Lambda)
 	}
 	// Coefficient d_i on row i of U: 1/(S_i + lambda) - 1/lc, so that
 	// x = b/lc + U^T (d ⊙ U b).
 	d := make([]float64, k)
 	for i, s := range f.S {
 		if s+f.Lambda <= 0 {
-			return fmt.Errorf("%w: Ritz value %.4g + lambda %.4g is not positive; add damping or use the Gauss-Newton curvature", ErrIndefinite, s, f.Lambda)
+			return fmt.Errorf("%w: Ritz value %.4g + lambda %.4g is not positive (Options.Curvature, Options.Damping)", ErrIndefinite, s, f.Lambda)
 		}
 		d[i] = 1 / (s + f.Lambda)
 		if k < P {

@@ -124,6 +124,11 @@ var optionFlags = strings.NewReplacer(
 	"(blocks.Options.Features)", "(--features)",
 	"(Options.Params)", "(--params)",
 	"(is Options.Layout right?)", "(is --layout right?)",
+	"(Options.Layout)", "(--layout)",
+	// hvp's, whose Damping and Curvature audit passes on.
+	"(Options.Damping)", "(--damping)",
+	"(Options.Curvature, Options.Damping)", "(--curvature gauss-newton, or more --damping)",
+	"(Options.Scale, Options.Damping)", "(--damping)",
 )
 
 // flagOf is the flag that sets a field of blocks.Options.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
 // A model with three problems (testdata/make_bad.py) is reported with
@@ -54,6 +55,12 @@ func TestErrorText(t *testing.T) {
 			[]string{"reading: 2 problems:", "\td.csv:1: column \"a\": no such column: name the id column (--id-col)", "\td.csv:1: x and y: name them (--features, --shift)"}},
 		{"one blocks error, wrapped", fmt.Errorf("ctx: %w", &blocks.DataError{File: "d.csv", Err: errors.New("choose the feature columns"), Options: []blocks.Option{blocks.OptFeatures}}),
 			[]string{"ctx: d.csv: choose the feature columns (--features)"}},
+		{"hvp options as flags", fmt.Errorf("audit: %w", fmt.Errorf("%w: non-positive curvature (Options.Curvature, Options.Damping)", hvp.ErrIndefinite)),
+			[]string{"audit: hvp: the damped curvature is not positive definite: non-positive curvature (--curvature gauss-newton, or more --damping)"}},
+		{"hvp damping as flag", fmt.Errorf("%w: eigenvalue 0 + lambda is exactly 0 (Options.Damping)", hvp.ErrIndefinite),
+			[]string{"hvp: the damped curvature is not positive definite: eigenvalue 0 + lambda is exactly 0 (--damping)"}},
+		{"layout as flag", errors.New("audit: the model's input layout is not known: batch-first or time-first (Options.Layout)"),
+			[]string{"audit: the model's input layout is not known: batch-first or time-first (--layout)"}},
 		{"join without header", fmt.Errorf("reading: %w", errors.Join(errors.New("one"), errors.New("two\ndetail"))),
 			[]string{"reading: 2 problems:", "\tone", "\ttwo"}},
 		{"two %w on one line is not a list", fmt.Errorf("%w: %w", sentinel, errors.New("cause")),

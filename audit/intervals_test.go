@@ -1,0 +1,291 @@
+package audit
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// The interval and metric arithmetic on plain slices, against figures
+// worked out by hand.
+
+// fiveBlocks is a point's residual entries from five sequence blocks
+// (block b leaves out sequence b) and the five leave-one-block-out
+// predictions there:
+//
+//	V- = pred - r = 9.5 9.4 9.6 8.1 9.3, sorted 8.1 9.3 9.4 9.5 9.6
+//	V+ = pred + r = 10.5 11.4 10.0 12.1 9.9, sorted 9.9 10.0 10.5 11.4 12.1
+var (
+	fiveEntries = []entry{{0, 0, 0.5}, {1, 1, 1.0}, {2, 2, 0.2}, {3, 3, 2.0}, {4, 4, 0.3}}
+	fivePreds   = []float64{10.0, 10.4, 9.8, 10.1, 9.6}
+)
+
+func TestJackknifeAt(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name    string
+		alpha   float64
+		skip    int
+		keep    func(int) bool
+		lo, up  float64
+		m       int
+		predNaN int // block whose prediction is NaN (not estimated), or -1
+	}{
+		// m = 5: ranks floor(0.4·6) = 2 of V-, ceil(0.6·6) = 4 of V+.
+		{name: "alpha 0.4", alpha: 0.4, skip: -1, lo: 9.3, up: 11.4, m: 5, predNaN: -1},
+		// floor(1.2) = 1, ceil(4.8) = 5: the extremes.
+		{name: "alpha 0.2", alpha: 0.2, skip: -1, lo: 8.1, up: 12.1, m: 5, predNaN: -1},
+		// floor(0.6) = 0, ceil(5.4) = 6 > m: unbounded both ways.
+		{name: "alpha 0.1", alpha: 0.1, skip: -1, lo: -inf, up: inf, m: 5, predNaN: -1},
+		// floor(3) = 3, ceil(3) = 3: the medians.
+		{name: "alpha 0.5", alpha: 0.5, skip: -1, lo: 9.4, up: 10.5, m: 5, predNaN: -1},
+		// Self-audit of sequence 3: m = 4, V- 9.3 9.4 9.5 9.6, V+ 9.9 10.0
+		// 10.5 11.4; ranks floor(0.4·5) = 2, ceil(0.6·5) = 3.
+		{name: "self", alpha: 0.4, skip: 3, lo: 9.4, up: 10.5, m: 4, predNaN: -1},
+		// Blocks 0-2 only (block 4 not estimated): m = 3, V- 9.4 9.5 9.6,
+		// V+ 10.0 10.5 11.4; ranks floor(0.25·4) = 1, ceil(0.75·4) = 3.
+		{name: "keep", alpha: 0.25, skip: -1, keep: func(b int) bool { return b < 3 }, lo: 9.4, up: 11.4, m: 3, predNaN: 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pred := slices.Clone(fivePreds)
+			if c.predNaN >= 0 {
+				pred[c.predNaN] = math.NaN()
+			}
+			lo, up, m, _, _ := jackknifeAt(c.alpha, fiveEntries, pred, c.skip, c.keep, nil, nil)
+			if m != c.m || !near(lo, c.lo) || !near(up, c.up) {
+				t.Errorf("[%v, %v] from %d, want [%v, %v] from %d", lo, up, m, c.lo, c.up, c.m)
+			}
+		})
+	}
+}
+
+// near compares within 1e-12 (equal infinities are close).
+func near(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
+}
+
+// TestJackknifeLimits: every point reads its own column of the perturbed
+// predictions (offset off), and a self-audit leaves out the point's own
+// sequence.
+func TestJackknifeLimits(t *testing.T) {
+	t.Parallel()
+	f := forecast{T: 0}
+	entries := map[forecast][]entry{f: fiveEntries}
+	// Columns: an unused one (off = 1), the five-block point, the same
+	// shifted by +1.
+	preds := make(predMatrix, 5)
+	for b, v := range fivePreds {
+		preds[b] = []float64{-100, v, v + 1}
+	}
+	pts := []point{{seq: 0, f: f}, {seq: 3, f: f}}
+	l := jackknifeLimits(t.Context(), 2, 0.4, pts, 1, preds, entries, false, nil)
+	want := [][2]float64{{9.3, 11.4}, {10.3, 12.4}}
+	for p, w := range want {
+		if !near(l.lo[p], w[0]) || !near(l.up[p], w[1]) || l.m[p] != 5 {
+			t.Errorf("point %d: [%v, %v] from %d, want %v from 5", p, l.lo[p], l.up[p], l.m[p], w)
+		}
+	}
+	l = jackknifeLimits(t.Context(), 1, 0.4, pts[1:], 1, preds, entries, true, nil)
+	if !near(l.lo[0], 9.4) || !near(l.up[0], 10.5) || l.m[0] != 4 {
+		t.Errorf("self-audit of sequence 3: [%v, %v] from %d, want [9.4, 10.5] from 4", l.lo[0], l.up[0], l.m[0])
+	}
+}
+
+// TestNaiveLimits: prediction ± the ceil((1-alpha)(m+1))-th smallest
+// in-sample residual of the point's forecast; unbounded without any.
+func TestNaiveLimits(t *testing.T) {
+	t.Parallel()
+	naive := map[forecast][]float64{{T: 0}: {0.1, 0.4, 0.2, 0.3}}
+	pts := []point{{f: forecast{T: 0}, pred: 5}, {f: forecast{T: 1}, pred: 5}}
+	var l limits
+	// alpha 0.2, m = 4: the ceil(0.8·5) = 4th smallest, 0.4.
+	naiveLimits(0.2, naive, pts, &l)
+	if !near(l.nlo[0], 4.6) || !near(l.nup[0], 5.4) || l.nq[0] != 0.4 {
+		t.Errorf("[%v, %v] half-width %v, want [4.6, 5.4] 0.4", l.nlo[0], l.nup[0], l.nq[0])
+	}
+	if !math.IsInf(l.nlo[1], -1) || !math.IsInf(l.nup[1], 1) {
+		t.Errorf("forecast without residuals: [%v, %v], want unbounded", l.nlo[1], l.nup[1])
+	}
+}
+
+// TestKindSummary: coverage, joint coverage, widths, the Winkler score
+// and the threshold flags of six points (one unlabelled), counted by hand.
+func TestKindSummary(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	pt := func(seq, row int, y float64, has bool) point {
+		return point{seq: seq, f: forecast{T: row}, y: y, has: has}
+	}
+	pts := []point{pt(0, 0, 5, true), pt(0, 1, 9.5, true), pt(1, 0, 0.5, true), pt(1, 1, 2, true), pt(2, 0, 0, false), pt(2, 1, 10, true)}
+	lo := []float64{4, 7, 0, -inf, 0, 8}
+	up := []float64{6, 9, 3, 4, 0, 12}
+	low, high := 1.0, 9.0
+	k := kindSummary(KindJackknife, level{alpha: 0.2, low: &low, high: &high}, pts, lo, up, nil)
+	// Point 1 misses by 0.5 above: Winkler 2 + (2/0.2)·0.5 = 7; the
+	// others cover: 2, 3 and 4; point 3 is unbounded.
+	want := KindSummary{Kind: KindJackknife, Coverage: 0.8, CoveragePerStep: []float64{1, 2.0 / 3}, JointCoverage: 2.0 / 3, Sequences: 3,
+		MeanLength: 2.75, LengthPerStep: []float64{2.5, 3}, Infinite: 1, IntervalScore: 4,
+		// Low 1: flagged points 2 (0 < 1, y 0.5 real) and 3 (-Inf, y 2
+		// not). High 9: flagged point 5 (12, y 10 real); point 1 (y 9.5)
+		// is real but not flagged.
+		Audit: Audit{Low: &Threshold{Threshold: 1, Precision: 0.5, Recall: 1, Flagged: 2, True: 1, Actual: 1},
+			High: &Threshold{Threshold: 9, Precision: 1, Recall: 0.5, Flagged: 1, True: 1, Actual: 2}}}
+	checkKind(t, k, want)
+
+	// Half-widths decide coverage of symmetric intervals: |y - pred| <= q
+	// even where the limits say otherwise.
+	sym := []point{{seq: 0, f: forecast{T: 0}, pred: 1, y: 2, has: true}}
+	k = kindSummary(KindSplit, level{alpha: 0.1}, sym, []float64{1}, []float64{1}, []float64{1})
+	if k.Coverage != 1 || k.Audit.Low != nil || k.Audit.High != nil {
+		t.Errorf("symmetric: coverage %v audit %+v, want 1 and no thresholds", k.Coverage, k.Audit)
+	}
+}
+
+func checkKind(t *testing.T, got, want KindSummary) {
+	t.Helper()
+	fl := func(name string, g, w float64) {
+		if !near(g, w) {
+			t.Errorf("%s %v, want %v", name, g, w)
+		}
+	}
+	fl("coverage", got.Coverage, want.Coverage)
+	fl("joint coverage", got.JointCoverage, want.JointCoverage)
+	fl("mean length", got.MeanLength, want.MeanLength)
+	fl("interval score", got.IntervalScore, want.IntervalScore)
+	if got.Kind != want.Kind || got.Sequences != want.Sequences || got.Infinite != want.Infinite ||
+		!slices.EqualFunc(got.CoveragePerStep, want.CoveragePerStep, near) || !slices.EqualFunc(got.LengthPerStep, want.LengthPerStep, near) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	for _, c := range []struct{ g, w *Threshold }{{got.Audit.Low, want.Audit.Low}, {got.Audit.High, want.Audit.High}} {
+		if (c.g == nil) != (c.w == nil) || (c.g != nil && *c.g != *c.w) {
+			t.Errorf("threshold %+v, want %+v", c.g, c.w)
+		}
+	}
+}
+
+// TestSummarize: the point errors and gaps summarize adds to kindSummary,
+// and the per-horizon figures of a model with two horizons.
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	pts := []point{
+		{seq: 0, f: forecast{T: 0, H: 0}, pred: 1, y: 2, has: true},  // error 1, covered, width 4
+		{seq: 0, f: forecast{T: 0, H: 1}, pred: 3, y: 0, has: true},  // error 3, missed, width 2
+		{seq: 0, f: forecast{T: 1, H: 0}, pred: 2, y: 2, has: true},  // error 0, covered, unbounded
+		{seq: 0, f: forecast{T: 1, H: 1}, pred: 0, y: 0, has: false}, // unlabelled
+	}
+	l := limits{lo: []float64{0, 2, -inf, 0}, up: []float64{4, 4, 5, 0},
+		nlo: []float64{1, 2, 1, 0}, nup: []float64{3, 4, 3, 0}, nq: []float64{1, 1, 1, 1}}
+	s := summarize(level{alpha: 0.1}, 2, pts, l)
+	// RMSE sqrt((1 + 9 + 0)/3); per row sqrt(10/2) and 0. Naive: |y -
+	// pred| <= 1 at points 0 and 2. Gap: mean width 3 against naive 2.
+	if s.Points != 3 || !near(s.RMSE, math.Sqrt(10.0/3)) || !slices.EqualFunc(s.RMSEPerStep, []float64{math.Sqrt(5), 0}, near) ||
+		!near(s.Coverage, 2.0/3) || !near(s.Naive.Coverage, 2.0/3) || !near(s.Gap, 1) ||
+		!slices.EqualFunc(s.GapPerStep, []float64{1, math.NaN()}, func(a, b float64) bool { return near(a, b) || (a != a && b != b) }) ||
+		!slices.Equal(s.PointsPerStep, []int{2, 1}) {
+		t.Errorf("summary %+v", s)
+	}
+	// Horizon 0: points 0 and 2, both covered, one finite (4); horizon
+	// 1: point 1, missed, width 2.
+	if !slices.Equal(s.PointsPerHorizon, []int{2, 1}) || !slices.Equal(s.CoveragePerHorizon, []float64{1, 0}) || !slices.Equal(s.LengthPerHorizon, []float64{4, 2}) {
+		t.Errorf("per horizon: %v %v %v", s.PointsPerHorizon, s.CoveragePerHorizon, s.LengthPerHorizon)
+	}
+	if c, w := coverOf(pts, l); !near(c, 2.0/3) || !near(w, 3) {
+		t.Errorf("coverOf: %v %v, want 2/3 and 3", c, w)
+	}
+	if summarize(level{alpha: 0.1}, 1, pts[3:], l) != nil {
+		t.Error("a summary without labelled points")
+	}
+}
+
+// TestCalibrationCurveByHand: the five-block point at three targets. Over
+// the grid the jackknife+ ranks of m = 5 give: alpha 0.05-0.15
+// unbounded; 0.2-0.3 [8.1, 12.1]; 0.35-0.45 [9.3, 11.4]; 0.5 [9.4, 10.5].
+func TestCalibrationCurveByHand(t *testing.T) {
+	t.Parallel()
+	f := forecast{T: 0}
+	entries := map[forecast][]entry{f: fiveEntries}
+	ys := []float64{11, 12, 9}
+	for _, c := range []struct {
+		y    float64
+		hits []int
+	}{
+		{11, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 0}},
+		{12, []int{1, 1, 1, 1, 1, 1, 0, 0, 0, 0}},
+		{9, []int{1, 1, 1, 1, 1, 1, 0, 0, 0, 0}},
+	} {
+		hits := make([]int, len(calibrationAlphas))
+		coveredAt(calibrationAlphas, c.y, fiveEntries, fivePreds, -1, hits)
+		if !slices.Equal(hits, c.hits) {
+			t.Errorf("y %v: covered %v, want %v", c.y, hits, c.hits)
+		}
+	}
+	preds := make(predMatrix, 5)
+	for b, v := range fivePreds {
+		preds[b] = []float64{v, v, v, v}
+	}
+	pts := []point{{f: f, y: ys[0], has: true}, {f: f, y: ys[1], has: true}, {f: f}, {f: f, y: ys[2], has: true}}
+	curve := calibrationCurve(t.Context(), 2, pts, preds, entries, false)
+	want := []float64{1, 1, 1, 1, 1, 1, 1.0 / 3, 1.0 / 3, 1.0 / 3, 0}
+	for a, c := range curve {
+		if c.Alpha != calibrationAlphas[a] || !near(c.Nominal, 1-c.Alpha) || !near(c.Coverage, want[a]) {
+			t.Errorf("alpha %v: %+v, want coverage %v", calibrationAlphas[a], c, want[a])
+		}
+	}
+}
+
+// TestCalibrateByHand: nine calibration values at one forecast with
+// |residuals| 1..9 and jackknife+ intervals pred ± 1, and a test forecast
+// without calibration values. At alpha 0.2 the conformal rank is
+// ceil(0.8·10) = 8: half-width 8, scores |y|/1 = 1..9 so scale 8; with
+// L = 2 forecasts per test sequence Bonferroni takes alpha 0.1, rank
+// ceil(0.9·10) = 9: half-width 9.
+func TestCalibrateByHand(t *testing.T) {
+	t.Parallel()
+	f0, f1 := forecast{T: 0}, forecast{T: 1}
+	var cal []point
+	var cl limits
+	for k := 1; k <= 9; k++ {
+		y := float64(k)
+		if k%2 == 0 {
+			y = -y
+		}
+		cal = append(cal, point{seq: k, f: f0, pred: 0, y: y, has: true})
+		cl.lo, cl.up = append(cl.lo, -1), append(cl.up, 1)
+	}
+	cal = append(cal, point{seq: 10, f: f0}) // unlabelled
+	cl.lo, cl.up = append(cl.lo, 0), append(cl.up, 0)
+	test := []point{{seq: 0, f: f0, pred: 10}, {seq: 0, f: f1, pred: 20}}
+	c := calibrate(0.2, cal, cl, test)
+	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || !math.IsInf(c.half[f1], 1) || !math.IsInf(c.scale[f1], 1) || !slices.Equal(c.few, []int{1}) {
+		t.Fatalf("calibration: %d values, half %v, scale %v, few %v", c.values, c.half, c.scale, c.few)
+	}
+	// Only |y| = 1 lies in its jackknife+ interval [-1, 1].
+	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 {
+		t.Errorf("forecasts %+v", c.forecasts)
+	}
+	jk := limits{lo: []float64{9, 19}, up: []float64{12, 21}}
+	cd := calibratedLimits(0.2, test, []int{2}, c, jk)
+	inf := math.Inf(1)
+	for _, x := range []struct {
+		name   string
+		l      limits
+		lo, up [2]float64
+	}{
+		{"split", cd.split, [2]float64{2, -inf}, [2]float64{18, inf}},
+		{"bonferroni", cd.bonf, [2]float64{1, -inf}, [2]float64{19, inf}},
+		// The jackknife+ sides 1 and 2 scaled by 8 about 10.
+		{"conformalized jackknife+", cd.cj, [2]float64{2, -inf}, [2]float64{26, inf}},
+	} {
+		for p := range 2 {
+			if x.l.lo[p] != x.lo[p] || x.l.up[p] != x.up[p] {
+				t.Errorf("%s point %d: [%v, %v], want [%v, %v]", x.name, p, x.l.lo[p], x.l.up[p], x.lo[p], x.up[p])
+			}
+		}
+	}
+	if cd.bonInf != 1 {
+		t.Errorf("%d unbounded Bonferroni intervals, want 1", cd.bonInf)
+	}
+}

@@ -1,0 +1,357 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/hvp"
+)
+
+// problem is what every phase of an audit reads and no phase writes: the
+// options after defaults, the model and how to feed it, the trained
+// parameters, the data sets, the block scheme and the batches the model
+// is evaluated on. prepare builds it; nothing changes it afterwards (the
+// model IO's program cache is safe for concurrent use).
+type problem struct {
+	opt     Options
+	g       *graph.Graph // the model, restricted to Options.Params
+	io      *modelIO
+	theta   []float64 // the trained parameters theta_hat
+	train   *blocks.Dataset
+	eval    *blocks.Dataset // the test set, or the training set in a self-audit
+	cal     *blocks.Dataset // the calibration set, or nil
+	self    bool            // no test data: the training set is evaluated
+	scheme  *blocks.Scheme
+	workers int
+	// groups batches the training sequences by length (at most wholeBatch
+	// per batch: the training objective); parts has one batch per
+	// training sequence; evalGroups and calGroups batch the evaluated and
+	// the calibration sequences like groups.
+	groups, parts, evalGroups, calGroups []*group
+}
+
+// group is a set of sequences of equal length evaluated as one batch.
+type group struct {
+	T      int
+	seqs   []int // indices into the dataset
+	prog   *graph.Program
+	in     []*graph.Tensor
+	target []float64 // in output layout; 0 where there is no target
+	weight []float64 // 1 where a loss term exists, else 0
+}
+
+// wholeBatch is the most sequences per batch of the training objective
+// and of the evaluated sets: one batch of every sequence of a length made
+// every curvature product one huge program (10,000 LSTM sequences: 3.25 GB
+// peak per product, against 335 MB and half the time in batches of 500).
+// The training and evaluation groups share it, so that in a self-audit a
+// point's in-sample residual and its |y - prediction| come from the same
+// batches and are the same float.
+const wholeBatch = 512
+
+// validate checks the inputs of Run and applies the defaults; it returns
+// the options and the model restricted to Options.Params.
+func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Options, *graph.Graph, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	o, err := opt.withDefaults()
+	if err != nil {
+		return o, nil, err
+	}
+	if train == nil || train.Len() == 0 {
+		return o, nil, errors.New("audit: no training sequences")
+	}
+	if !train.Labelled() {
+		return o, nil, fmt.Errorf("audit: the training data %s has no target column", train.File)
+	}
+	if len(train.Targets) != 1 {
+		return o, nil, fmt.Errorf("audit: %d target columns (%v): one target column is supported", len(train.Targets), train.Targets)
+	}
+	if test != nil {
+		if err := blocks.CheckCompatible(train, test); err != nil {
+			return o, nil, err
+		}
+	}
+	if o.Calibration != nil {
+		if err := checkCalibration(train, test, o.Calibration); err != nil {
+			return o, nil, err
+		}
+	}
+	g := model
+	if o.Params != "" {
+		keep, err := graph.ParamPattern(o.Params)
+		if err != nil {
+			return o, nil, err
+		}
+		if g, err = g.Restrict(keep); err != nil {
+			return o, nil, fmt.Errorf("audit: parameter pattern %q (Options.Params): %w", o.Params, err)
+		}
+	}
+	return o, g, nil
+}
+
+// prepare is the first phase: it reads the model's inputs and outputs,
+// builds the block scheme and batches the training, evaluated and
+// calibration sequences. test nil is a self-audit.
+func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, error) {
+	p := &problem{opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers}
+	if p.workers <= 0 {
+		p.workers = runtime.GOMAXPROCS(0)
+	}
+	if test == nil {
+		p.eval, p.self = train, true
+	}
+	if err := train.CheckFeatures(dimOf(g, train)); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+		return nil, err
+	}
+	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
+		return nil, err
+	}
+	if len(p.scheme.Blocks) < 2 {
+		return nil, fmt.Errorf("audit: only %d block(s) with targets: jackknife+ needs several training sequences", len(p.scheme.Blocks))
+	}
+	if p.groups, err = p.makeGroups(train, wholeBatch); err != nil {
+		return nil, err
+	}
+	if p.parts, err = p.makeGroups(train, 1); err != nil {
+		return nil, err
+	}
+	if p.evalGroups, err = p.makeGroups(p.eval, wholeBatch); err != nil {
+		return nil, err
+	}
+	if p.cal != nil {
+		if p.calGroups, err = p.makeGroups(p.cal, wholeBatch); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// dimOf is the feature count the model declares, or the data's when the
+// model leaves it open.
+func dimOf(g *graph.Graph, d *blocks.Dataset) int {
+	for _, in := range g.Inputs {
+		if dt, _ := in.Elem.DType(); dt == graph.Float && len(in.Dims) == 3 && in.Dims[2].Value >= 0 {
+			return in.Dims[2].Value
+		}
+	}
+	return len(d.Features)
+}
+
+// describe is the result's description of the model and of the setting
+// before the influence phase adds what it decided (estimator, damping).
+func (p *problem) describe() (ModelInfo, Setting) {
+	o := &p.opt
+	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
+		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams()}
+	for _, prm := range p.g.Params() {
+		m.ParamNames = append(m.ParamNames, prm.Name)
+	}
+	s := Setting{
+		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
+		Solver: string(p.solverName()), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
+		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
+		TrainFile: p.train.File, TrainSeqs: p.train.Len(), TestSeqs: p.eval.Len(),
+		Notes: p.scheme.Notes, Low: o.Low, High: o.High,
+		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
+	}
+	if o.Damping == 0 {
+		s.Damping = hvp.DefaultDampingFor(o.Curvature, o.Ridge)
+	}
+	if p.scheme.Kind != blocks.Sequences {
+		s.BlockLength = p.scheme.K
+	}
+	if !p.self {
+		s.TestFile = p.eval.File
+	} else {
+		s.Notes = append(s.Notes, "No test data: each training sequence's intervals are built from the other blocks (leave one sequence out); coverage describes the training set.")
+	}
+	return m, s
+}
+
+func (p *problem) solverName() Solver {
+	if p.opt.Solver != Auto {
+		return p.opt.Solver
+	}
+	if p.g.NumParams() <= AutoExactMax {
+		return Exact
+	}
+	return CG
+}
+
+// level are the figures the interval metrics depend on besides the
+// intervals: alpha (of the Winkler score and the quantiles) and the
+// audit thresholds (nil: not audited).
+type level struct {
+	alpha     float64
+	low, high *float64
+}
+
+func (p *problem) level() level { return level{alpha: p.opt.Alpha, low: p.opt.Low, high: p.opt.High} }
+
+// makeGroups batches the sequences of d by length, at most maxBatch per
+// batch (no limit when 0; 1 gives one part per sequence), with targets and
+// weights in the model's output layout.
+func (p *problem) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) {
+	byLen := map[int][]int{}
+	var lens []int
+	for i, s := range d.Seqs {
+		T := s.Len()
+		if _, ok := byLen[T]; !ok {
+			lens = append(lens, T)
+		}
+		byLen[T] = append(byLen[T], i)
+	}
+	sort.Ints(lens)
+	var out []*group
+	add := func(T int, idx []int) error {
+		seqs := make([]*blocks.Sequence, len(idx))
+		for k, i := range idx {
+			seqs[k] = d.Seqs[i]
+		}
+		prog, in, err := p.io.program(len(idx), T, seqs)
+		if err != nil {
+			return err
+		}
+		B := len(idx)
+		n := B * p.io.K
+		if p.io.perStep {
+			n *= T
+		}
+		gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
+		for b, s := range seqs {
+			for _, f := range p.io.forecasts(T) {
+				row := f.T + f.H
+				if row < T && s.Y != nil && s.Y[row] != nil {
+					q := p.io.index(B, T, b, f.T, f.H)
+					gr.target[q] = s.Y[row][0]
+					gr.weight[q] = 1
+				}
+			}
+		}
+		out = append(out, gr)
+		return nil
+	}
+	for _, T := range lens {
+		idx := byLen[T]
+		size := len(idx)
+		if maxBatch > 0 {
+			// Batches of equal size (to one), so that they share one or
+			// two compiled programs.
+			c := (len(idx) + maxBatch - 1) / maxBatch
+			size = (len(idx) + c - 1) / c
+		}
+		for lo := 0; lo < len(idx); lo += size {
+			if err := add(T, idx[lo:min(lo+size, len(idx))]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// objective makes an hvp objective over groups.
+func (p *problem) objective(groups []*group) *hvp.Objective {
+	o := &hvp.Objective{Loss: p.opt.Loss, Workers: p.workers, Ridge: p.opt.Ridge}
+	for _, gr := range groups {
+		o.Batches = append(o.Batches, hvp.Batch{Program: gr.prog, Inputs: gr.in, Target: gr.target, Weight: gr.weight})
+	}
+	return o
+}
+
+// maskRows returns a weight vector of group gr keeping only the terms
+// whose target row is in [lo, hi).
+func (p *problem) maskRows(gr *group, lo, hi int) []float64 {
+	w := make([]float64, len(gr.weight))
+	B := len(gr.seqs)
+	for b := 0; b < B; b++ {
+		for _, f := range p.io.forecasts(gr.T) {
+			if row := f.T + f.H; row >= lo && row < hi {
+				q := p.io.index(B, gr.T, b, f.T, f.H)
+				w[q] = gr.weight[q]
+			}
+		}
+	}
+	return w
+}
+
+// point is one forecast of an evaluated sequence.
+type point struct {
+	seq   int // index into the evaluated (or calibration) dataset
+	f     forecast
+	group int // index into its groups
+	pos   int // index into the group's output
+	pred  float64
+	y     float64
+	has   bool // target known
+}
+
+// evaluation are the forecasts that get intervals, with the trained
+// model's predictions: test are the evaluated sequences' (the test set,
+// or the training set in a self-audit), cal the calibration set's (nil
+// without one). Perturbed predictions index them test first, then cal.
+type evaluation struct {
+	test, cal []point
+}
+
+// evaluate runs the trained model on the evaluated and calibration
+// sequences and lists their forecasts.
+func evaluate(p *problem) (*evaluation, error) {
+	test, err := p.pointsOf(p.eval, p.evalGroups)
+	if err != nil {
+		return nil, err
+	}
+	ev := &evaluation{test: test}
+	if p.cal != nil {
+		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// pointsOf evaluates the trained model on the groups of dataset d and
+// lists their forecasts, by sequence, then row, then horizon.
+func (p *problem) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) {
+	var points []point
+	for gi, gr := range groups {
+		s := gr.prog.NewState()
+		outs, err := s.Forward(p.theta, gr.in)
+		if err != nil {
+			return nil, err
+		}
+		B := len(gr.seqs)
+		for b, i := range gr.seqs {
+			seq := d.Seqs[i]
+			for _, f := range p.io.forecasts(gr.T) {
+				q := p.io.index(B, gr.T, b, f.T, f.H)
+				pt := point{seq: i, f: f, group: gi, pos: q, pred: outs[0].F[q]}
+				if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
+					pt.y, pt.has = seq.Y[row][0], true
+				}
+				points = append(points, pt)
+			}
+		}
+	}
+	// A stable order: by sequence, then row, then horizon.
+	sort.SliceStable(points, func(a, b int) bool {
+		pa, pb := points[a], points[b]
+		if pa.seq != pb.seq {
+			return pa.seq < pb.seq
+		}
+		if pa.f.T != pb.f.T {
+			return pa.f.T < pb.f.T
+		}
+		return pa.f.H < pb.f.H
+	})
+	return points, nil
+}
