@@ -603,3 +603,45 @@ func TestWidthWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestDualSolver: with fewer loss terms than parameters the automatic
+// solver is the dual form, and its intervals (default Newton estimator)
+// are the dense exact solver's.
+func TestDualSolver(t *testing.T) {
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	ctx := context.Background()
+	auto, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := auto.Setting
+	if st.Solver != string(Dual) || st.SolverReason != string(ReasonFewerTerms) || st.LossTerms > g.NumParams() || st.LossTerms == 0 {
+		t.Fatalf("solver %s (%s), %d terms, %d parameters: want dual for fewer terms", st.Solver, st.SolverReason, st.LossTerms, g.NumParams())
+	}
+	ex, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst, Solver: Exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Setting.SolverReason != string(ReasonChosen) {
+		t.Errorf("explicit exact solver: reason %q", ex.Setting.SolverReason)
+	}
+	n := 0
+	for i := range ex.Sequences {
+		for j, a := range ex.Sequences[i].Steps {
+			b := auto.Sequences[i].Steps[j]
+			w := a.Upper - a.Lower
+			if math.IsInf(w, 0) || math.IsNaN(w) {
+				continue
+			}
+			n++
+			if math.Abs(a.Upper-b.Upper) > 1e-7*w || math.Abs(a.Lower-b.Lower) > 1e-7*w {
+				t.Fatalf("sequence %d step %d: exact [%.12g, %.12g], dual [%.12g, %.12g]", i, j, a.Lower, a.Upper, b.Lower, b.Upper)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no finite intervals compared")
+	}
+}

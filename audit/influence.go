@@ -67,13 +67,22 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 	if d.Stationarity > StationarityBound {
 		inf.warn(Warning{Code: NotStationary, Step: -1, Figure: d.Stationarity, Bound: StationarityBound})
 	}
-	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA}[p.solverName()]
+	solver, _ := p.solverName()
+	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA, Dual: hvp.Dual}[solver]
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: p.opt.Damping, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole
-	if method == hvp.LiSSA {
+	switch method {
+	case hvp.LiSSA:
 		obj = p.objective(p.parts)
 		opts.Sample = lissaSampler(p)
+	case hvp.Dual:
+		// The Jacobian rows then come from one batched pass per term
+		// position instead of one pass per term.
+		obj = p.objective(p.groups)
+		for c := range obj.Batches {
+			obj.Batches[c].ExampleAxes = p.io.exampleAxes()
+		}
 	}
 	f, rep, err := hvp.Factorize(ctx, obj, p.theta, opts)
 	if err != nil {

@@ -20,8 +20,11 @@ const (
 	TimeFirst = graph.TimeFirst
 )
 
-// Solver names the inverse-curvature method; Auto picks exact up to
-// AutoExactMax parameters and conjugate gradients above.
+// Solver names the inverse-curvature method. Auto picks, with the
+// Gauss-Newton curvature, Dual when the training set has no more loss
+// terms than the model has parameters (and the dual form fits in memory,
+// hvp.DualFits); else Exact up to AutoExactMax parameters, and conjugate
+// gradients above. SolverReason records why.
 type Solver string
 
 // Solvers.
@@ -30,6 +33,29 @@ const (
 	Exact Solver = "exact"
 	CG    Solver = "cg"
 	LiSSA Solver = "lissa"
+	// Dual is the exact Gauss-Newton solve in its dual (Woodbury) form,
+	// from the N×P Jacobian of the loss terms and one N×N Cholesky
+	// factor (hvp.Dual): exact, and cheap when N is below P.
+	Dual Solver = "dual"
+)
+
+// SolverReason says why the audit used its solver (Setting.SolverReason).
+type SolverReason string
+
+// Solver reasons.
+const (
+	// ReasonChosen: Options.Solver named it.
+	ReasonChosen SolverReason = "chosen"
+	// ReasonFewerTerms: Auto chose Dual because the loss terms are no
+	// more than the parameters and their Jacobian fits in memory.
+	ReasonFewerTerms SolverReason = "fewer-terms"
+	// ReasonSmallModel: Auto chose Exact, the model having at most
+	// AutoExactMax parameters.
+	ReasonSmallModel SolverReason = "small-model"
+	// ReasonLargeModel: Auto chose an iterative solver, the model having
+	// more than AutoExactMax parameters and more loss terms than Dual
+	// takes.
+	ReasonLargeModel SolverReason = "large-model"
 )
 
 // AutoExactMax is the largest parameter count for which Auto chooses the
@@ -141,9 +167,9 @@ func (o *Options) withDefaults() (Options, error) {
 		r.Solver = Auto
 	}
 	switch r.Solver {
-	case Auto, Exact, CG, LiSSA:
+	case Auto, Exact, CG, LiSSA, Dual:
 	default:
-		return r, fmt.Errorf("audit: unknown solver %q (exact, cg, lissa or auto)", r.Solver)
+		return r, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa or auto)", r.Solver)
 	}
 	if r.Layout != BatchFirst && r.Layout != TimeFirst {
 		return r, errors.New("audit: the model's input layout is not known: batch-first or time-first (Options.Layout)")

@@ -156,9 +156,10 @@ func (p *problem) describe() (ModelInfo, Setting) {
 	for _, prm := range p.g.Params() {
 		m.ParamNames = append(m.ParamNames, prm.Name)
 	}
+	solver, why := p.solverName()
 	s := Setting{
 		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
-		Solver: string(p.solverName()), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
+		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(), TestSeqs: p.eval.Len(),
 		Notes: p.scheme.Notes, Low: o.Low, High: o.High,
@@ -178,14 +179,35 @@ func (p *problem) describe() (ModelInfo, Setting) {
 	return m, s
 }
 
-func (p *problem) solverName() Solver {
+// solverName is the solver the influence phase uses and why (the rule of
+// Solver's doc comment).
+func (p *problem) solverName() (Solver, SolverReason) {
 	if p.opt.Solver != Auto {
-		return p.opt.Solver
+		return p.opt.Solver, ReasonChosen
 	}
-	if p.g.NumParams() <= AutoExactMax {
-		return Exact
+	P := p.g.NumParams()
+	if p.opt.Curvature == hvp.GaussNewton {
+		if ok, _ := hvp.DualFits(p.terms(), P, 0); ok {
+			return Dual, ReasonFewerTerms
+		}
 	}
-	return CG
+	if P <= AutoExactMax {
+		return Exact, ReasonSmallModel
+	}
+	return CG, ReasonLargeModel
+}
+
+// terms is N, the number of the training data's loss terms.
+func (p *problem) terms() int {
+	n := 0
+	for _, gr := range p.groups {
+		for _, w := range gr.weight {
+			if w != 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // level are the figures the interval metrics depend on besides the

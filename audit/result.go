@@ -40,11 +40,16 @@ type ModelInfo struct {
 
 // Setting records the options the audit ran with, after defaults.
 type Setting struct {
-	Alpha         float64  `json:"alpha"`
-	Blocks        string   `json:"blocks"`
-	BlockLength   int      `json:"block_length,omitempty"`
-	NumBlocks     int      `json:"num_blocks"`
-	Solver        string   `json:"solver"`
+	Alpha       float64 `json:"alpha"`
+	Blocks      string  `json:"blocks"`
+	BlockLength int     `json:"block_length,omitempty"`
+	NumBlocks   int     `json:"num_blocks"`
+	Solver      string  `json:"solver"`
+	// SolverReason is why the solver was used (a SolverReason), and
+	// LossTerms the training data's loss terms, N, the figure it
+	// compares with the parameter count.
+	SolverReason  string   `json:"solver_reason"`
+	LossTerms     int      `json:"loss_terms"`
 	Estimator     string   `json:"estimator"` // newton or infinitesimal
 	Curvature     string   `json:"curvature"`
 	Damping       float64  `json:"damping"`

@@ -144,6 +144,8 @@ type jsonSettings struct {
 	BlockLength    int      `json:"block_length,omitempty"`
 	NumBlocks      int      `json:"num_blocks"`
 	Solver         string   `json:"solver"`
+	SolverReason   string   `json:"solver_reason"`
+	LossTerms      int      `json:"loss_terms"`
 	Estimator      string   `json:"estimator"`
 	Curvature      string   `json:"curvature"`
 	Damping        fnum     `json:"damping"`
@@ -166,7 +168,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
 		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
-		Solver: st.Solver, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
+		Solver: st.Solver, SolverReason: st.SolverReason, LossTerms: st.LossTerms, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
 	}

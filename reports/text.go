@@ -537,7 +537,7 @@ func settingRows(r *audit.Result, o *Options) []row {
 	out = append(out,
 		row{"Alpha", fmt.Sprintf("%s (target coverage %s, guaranteed %s)", num(st.Alpha), pct0(st.NominalCover), pct0(st.GuaranteedMin))},
 		row{"Blocks", blocks},
-		row{"Solver", fmt.Sprintf("%s, %s curvature, damping %s × mean eigenvalue", st.Solver, st.Curvature, num(st.Damping))},
+		row{"Solver", fmt.Sprintf("%s, %s curvature, damping %s × mean eigenvalue", SolverText(st, r.Model.Params), st.Curvature, num(st.Damping))},
 		row{"Loss", lossText(st)},
 		row{"Seed", strconv.FormatUint(st.Seed, 10)},
 	)
@@ -699,4 +699,18 @@ func retrainBlockRows(r *audit.Result) []retrainBlockRow {
 		out = append(out, retrainBlockRow{b, at(rt.Cosine, i), at(rt.NormRatio, i), it, at(rt.FinalGrad, i)})
 	}
 	return out
+}
+
+// SolverText names the solver of an audit and why it was used (the rule
+// of audit.Solver), for the report and the command's summary.
+func SolverText(st audit.Setting, params int) string {
+	switch audit.SolverReason(st.SolverReason) {
+	case audit.ReasonFewerTerms:
+		return fmt.Sprintf("%s (exact, in the dual form: %s loss terms, no more than %s parameters)", st.Solver, count(st.LossTerms), count(params))
+	case audit.ReasonSmallModel:
+		return fmt.Sprintf("%s (dense: %s parameters, at most %s)", st.Solver, count(params), count(audit.AutoExactMax))
+	case audit.ReasonLargeModel:
+		return fmt.Sprintf("%s (%s parameters, more than %s for the dense solver; %s loss terms, more than the dual form takes)", st.Solver, count(params), count(audit.AutoExactMax), count(st.LossTerms))
+	}
+	return st.Solver
 }

@@ -72,7 +72,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
-	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, cg or lissa")
+	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, dual, cg or lissa")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g with --ridge, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultDamping))
@@ -233,6 +233,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, featuresLine(train, len(p.f.features) > 0))
+	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))
 	if h := mismatchHint(res); h != "" {
 		fmt.Fprintln(stdout, h)
 	}
@@ -349,9 +350,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	solver := audit.Solver(strings.ToLower(f.solver))
 	switch solver {
-	case audit.Auto, audit.Exact, audit.CG, audit.LiSSA:
+	case audit.Auto, audit.Exact, audit.Dual, audit.CG, audit.LiSSA:
 	default:
-		return usagef("--solver %q: choose auto, exact, cg or lissa", f.solver)
+		return usagef("--solver %q: choose auto, exact, dual, cg or lissa", f.solver)
 	}
 	var curv hvp.Curvature
 	switch strings.ToLower(f.curvature) {
