@@ -339,7 +339,7 @@ type solver func(x, b [][]float64)
 // sequences are blocks, squared error, weights 1) or, with newton false,
 // the infinitesimal step A g_b, and the own leave-out residuals
 // |y - f - J_b delta_b| per step.
-func newtonSteps(A solver, grads, jrows [][]float64, f, y []float64, newton bool) (delta, res [][]float64) {
+func newtonSteps(A solver, grads, jrows [][]float64, f, y []float64, newton bool) (delta, res [][]float64, lev levStats) {
 	const T = 10
 	n := len(grads)
 	delta = make([][]float64, n)
@@ -366,6 +366,10 @@ func newtonSteps(A solver, grads, jrows [][]float64, f, y []float64, newton bool
 				for c := a; c < T; c++ {
 					s.SetSym(a, c, 2*(dotv(jb[a], ajb[c])+dotv(jb[c], ajb[a]))/2)
 				}
+			}
+			for a := 0; a < T; a++ {
+				lev.mean += s.At(a, a) / float64(len(jrows))
+				lev.max = math.Max(lev.max, s.At(a, a))
 			}
 			// z = Lambda^1/2 (I - S)^-1 Lambda^1/2 v.
 			ims := mat.NewDense(T, T, nil)
@@ -398,8 +402,11 @@ func newtonSteps(A solver, grads, jrows [][]float64, f, y []float64, newton bool
 			res[b][a] = math.Abs(y[b*T+a] - f[b*T+a] - jd[a])
 		}
 	}
-	return delta, res
+	return delta, res, lev
 }
+
+// levStats are the mean and largest own leverage S_aa over all terms.
+type levStats struct{ mean, max float64 }
 
 // scaleLimits runs the scalable path's map, combine and finalize on the
 // steps and residuals, in basis s, for the test points (rows, outputs).
@@ -522,7 +529,8 @@ func TestScaleMeasurePaper(t *testing.T) {
 	for i := 0; i < P; i++ {
 		identity.U[i*P+i] = 1
 	}
-	dN, rN := newtonSteps(exact, grads, jtr, ftr, ytr, true)
+	dN, rN, lev := newtonSteps(exact, grads, jtr, ftr, ytr, true)
+	t.Logf("own leverage (exact): mean %.4f, max %.4f", lev.mean, lev.max)
 	rlo, rup := scaleLimits(t, identity, dN, rN, jte, fte)
 	width := 0.0
 	for i := range rlo {
@@ -533,7 +541,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 		t.Logf("%-58s |limit diff|/width max %.4f mean %.5f  coverage %.4f (exact %.4f, diff %+.2f points)", name, worst, mean, cov, rcov, 100*(cov-rcov))
 	}
 	t.Logf("P=%d n=%d test points=%d rho=%g lambda=%.4g mean exact width %.4f", P, n, len(yte), rho, lam, width)
-	dI, rI := newtonSteps(exact, grads, jtr, ftr, ytr, false)
+	dI, rI, _ := newtonSteps(exact, grads, jtr, ftr, ytr, false)
 	lo, up := scaleLimits(t, identity, dI, rI, jte, fte)
 	report("exact infinitesimal (no leverage correction)", lo, up)
 	zero := &ShiftBasis{P: P}
@@ -544,7 +552,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 			x[j] = make([]float64, P)
 		}
 	}
-	d0, r0 := newtonSteps(none, grads, jtr, ftr, ytr, false)
+	d0, r0, _ := newtonSteps(none, grads, jtr, ftr, ytr, false)
 	lo, up = scaleLimits(t, zero, d0, r0, jte, fte)
 	report("in-sample residuals, no shifts", lo, up)
 
@@ -570,7 +578,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 			}
 		}
 		t.Logf("k=%d: %d products, lambda %.4g, complement %.4g (mean %.4g), S_k/lambda %.3g", k, f.Products, f.Lambda, f.Complement, f.Rest, f.S[k-1]/f.Lambda)
-		dL, rL := newtonSteps(lr, grads, jtr, ftr, ytr, true)
+		dL, rL, _ := newtonSteps(lr, grads, jtr, ftr, ytr, true)
 		lo, up := scaleLimits(t, identity, dL, rL, jte, fte)
 		report(fmt.Sprintf("k=%d low-rank Newton, exact shifts", k), lo, up)
 		// The complement constant that makes the probes' complement
@@ -606,24 +614,37 @@ func TestScaleMeasurePaper(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			dH, rH := newtonSteps(hs, grads, jtr, ftr, ytr, true)
+			dH, rH, _ := newtonSteps(hs, grads, jtr, ftr, ytr, true)
 			lo, up := scaleLimits(t, identity, dH, rH, jte, fte)
 			report(fmt.Sprintf("k=%d low-rank Newton, inverse-%s complement %.4g", k, pr.name, h.Complement), lo, up)
 		}
-		dLI, rLI := newtonSteps(lr, grads, jtr, ftr, ytr, false)
-		lo, up = scaleLimits(t, identity, dLI, rLI, jte, fte)
-		report(fmt.Sprintf("k=%d low-rank infinitesimal, exact shifts", k), lo, up)
-		for _, ks := range []int{50} {
-			s := &ShiftBasis{P: P, U: f.U, Sketch: GaussianSketch(P, ks, 9)}
-			lo, up = scaleLimits(t, s, dL, rL, jte, fte)
-			report(fmt.Sprintf("k=%d low-rank Newton, Gaussian sketch k'=%d", k, ks), lo, up)
-			s = &ShiftBasis{P: P, U: f.U, Sketch: testSubspace(f.U, jte, P, ks)}
-			lo, up = scaleLimits(t, s, dL, rL, jte, fte)
-			report(fmt.Sprintf("k=%d low-rank Newton, test-Jacobian subspace k'=%d", k, ks), lo, up)
+		// The same with the constant chosen by hvp (InverseProbe: CG).
+		fi, err := hvp.NewLowRank(ctx, train, theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: k, Damping: rho, Seed: 5, InverseProbe: jtr[:160]})
+		if err != nil {
+			t.Fatal(err)
 		}
-		s := &ShiftBasis{P: P, U: f.U}
+		li := func(x, b [][]float64) {
+			if err := fi.SolveAll(ctx, x, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dL, rL, _ = newtonSteps(li, grads, jtr, ftr, ytr, true)
+		lo, up = scaleLimits(t, identity, dL, rL, jte, fte)
+		report(fmt.Sprintf("k=%d InverseProbe (%d products, c %.4g), exact shifts", k, fi.Products, fi.Complement), lo, up)
+		dLI, rLI, _ := newtonSteps(li, grads, jtr, ftr, ytr, false)
+		lo, up = scaleLimits(t, identity, dLI, rLI, jte, fte)
+		report(fmt.Sprintf("k=%d InverseProbe, infinitesimal, exact shifts", k), lo, up)
+		for _, ks := range []int{50} {
+			s := &ShiftBasis{P: P, U: fi.U, Sketch: GaussianSketch(P, ks, 9)}
+			lo, up = scaleLimits(t, s, dL, rL, jte, fte)
+			report(fmt.Sprintf("k=%d InverseProbe, Gaussian sketch k'=%d", k, ks), lo, up)
+			s = &ShiftBasis{P: P, U: fi.U, Sketch: testSubspace(fi.U, jte, P, ks)}
+			lo, up = scaleLimits(t, s, dL, rL, jte, fte)
+			report(fmt.Sprintf("k=%d InverseProbe, test-Jacobian subspace k'=%d", k, ks), lo, up)
+		}
+		s := &ShiftBasis{P: P, U: fi.U}
 		lo, up = scaleLimits(t, s, dL, rL, jte, fte)
-		report(fmt.Sprintf("k=%d low-rank Newton, complement dropped", k), lo, up)
+		report(fmt.Sprintf("k=%d InverseProbe, complement dropped", k), lo, up)
 	}
 }
 
