@@ -9,8 +9,10 @@
 // differences), Gauss-Newton-vector products, per-job gradients (one
 // backward pass per sequence or per weighted part of one), per-example
 // gradients of a batch from one batched pass (ExampleGradients, for
-// batches that say where their examples are) and the dense curvature
-// matrix. Batches run in parallel with sums formed in a fixed
+// batches that say where their examples are; StreamExampleGradients hands
+// them to a callback job by job, reusing the buffers, so that a pass over
+// any number of sequences holds workers × batch × P floats) and the dense
+// curvature matrix. Batches run in parallel with sums formed in a fixed
 // order, so results do not depend on the number of workers.
 //
 // Solve returns (C + lambda I)^-1 b for many right-hand sides with the
@@ -30,5 +32,7 @@
 // scaled to the whole) give C on a k-dimensional subspace, and one
 // constant stands for C on the rest; it costs k plus a few dozen
 // curvature-vector products and O(P k) memory, and its solves are two
-// matrix products.
+// matrix products. For leave-one-out work its constant should be chosen
+// for the inverse on output-Jacobian rows (LowRankOptions.InverseProbe):
+// the leverage, and with it the own leave-out residuals, depends on it.
 package hvp

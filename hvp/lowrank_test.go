@@ -274,8 +274,12 @@ func TestLowRankMeasure(t *testing.T) {
 	ctx := context.Background()
 	train, theta, c, ctest := splitPaper(t, 1000, 200)
 	b := blockGradients(t, train, theta)
-	for _, rho := range []float64{1e-6, 1e-2} {
-		for _, k := range []int{20, 80, 160, 320} {
+	rhos := []float64{hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultGaussNewtonDamping}
+	if os.Getenv("MEASURE") == "old" {
+		rhos = []float64{1e-6, 1e-2}
+	}
+	for _, rho := range rhos {
+		for _, k := range []int{20, 40, 80, 160, 320} {
 			f, err := hvp.NewLowRank(ctx, train, theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: k, Damping: rho, Seed: 5})
 			if err != nil {
 				t.Fatal(err)
@@ -286,7 +290,7 @@ func TestLowRankMeasure(t *testing.T) {
 				t.Fatal(err)
 			}
 			param, trainErr, testErr := solveErrors(x, want, c, ctest)
-			t.Logf("P=%d rho=%-6g k=%-4d products=%-4d  mean complement: parameters %.3g  train predictions %.3g  test predictions %.3g", len(theta), rho, k, f.Products, param, trainErr, testErr)
+			t.Logf("P=%d rho=%-6g k=%-4d products=%-4d  S_k/lambda %.3g  mean complement: parameters %.3g  train predictions %.3g  test predictions %.3g", len(theta), rho, k, f.Products, f.S[k-1]/f.Lambda, param, trainErr, testErr)
 			// The complement dropped (Schioppa et al.): infinite curvature.
 			drop := *f
 			drop.Complement = math.Inf(1)
@@ -469,4 +473,33 @@ func TestLowRankSerialisable(t *testing.T) {
 			t.Errorf("solve %d differs by %.3g after JSON", j, e)
 		}
 	}
+}
+
+// TestLowRankInverseProbe: with one probe b, every combination is ±b', so
+// the complement constant must satisfy Complement + lambda = |b'|^2 /
+// b'^T (C + lambda I)^-1 b' (b' the part of b orthogonal to U), checked
+// against the dense Cholesky solve to the CG tolerance.
+func TestLowRankInverseProbe(t *testing.T) {
+	ctx := context.Background()
+	train, theta, c, _ := splitPaper(t, 200, 1)
+	P := len(theta)
+	b := blockGradients(t, train, theta)[7]
+	f, err := hvp.NewLowRank(ctx, train, theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: 30, Damping: 1e-3, Seed: 2, InverseProbe: [][]float64{b}, InverseSamples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := append([]float64(nil), b...)
+	for i := 0; i < f.Rank(); i++ {
+		u := f.U[i*P : (i+1)*P]
+		bp = axpy(-dot(u, bp), u, bp)
+	}
+	x := exactSolves(t, c, f.Lambda, [][]float64{bp})[0]
+	want := dot(bp, bp)/dot(bp, x) - f.Lambda
+	if got := f.Complement; math.Abs(got-want) > 1e-2*want {
+		t.Errorf("complement %.6g, want |b'|^2 / b'^T A b' - lambda = %.6g", got, want)
+	}
+	if f.Complement == f.Rest {
+		t.Errorf("complement %.6g is the mean eigenvalue: InverseProbe was not used", f.Complement)
+	}
+	t.Logf("complement %.6g (dense %.6g, mean eigenvalue %.6g), %d products", f.Complement, want, f.Rest, f.Products)
 }

@@ -426,40 +426,51 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 		}
 	}
 	return o.eachJob(ctx, len(jobs), func(w *worker, i int) error {
-		j := jobs[i]
-		b := &o.Batches[j.Batch]
-		wt := j.Weight
-		if wt == nil {
-			wt = b.Weight
-		}
-		if len(jobs) == 1 {
-			st := w.state(b.Program)
-			st.SetSerial(false)
-			defer st.SetSerial(w.serial)
-		}
-		st, outs, g, _, err := o.lossSeeds(w, b, theta, wt, j.Outputs)
-		if err != nil {
-			return fmt.Errorf("batch %d: %w", j.Batch, err)
-		}
+		var l []float64
 		if losses != nil {
-			l := losses[i]
-			clear(l)
-			if j.Outputs {
-				wt = nil // no loss terms
-			}
-			ids, f := xs[i].Output(b.Output), outs[b.Output].F
-			for k, we := range wt {
-				if we != 0 && ids[k] >= 0 {
-					v, _, _ := o.Loss.eval(b.Target[k], f[k])
-					l[ids[k]] += we * v
-				}
-			}
+			l = losses[i]
 		}
-		if err := st.BackwardExamples(xs[i], g, out[i]); err != nil {
-			return fmt.Errorf("batch %d: %w", j.Batch, err)
-		}
-		return nil
+		return o.exampleJob(w, theta, xs[i], jobs[i], len(jobs) == 1, out[i], l)
 	})
+}
+
+// exampleJob runs one job of ExampleGradients on worker w: the gradient
+// of every example of the job's batch (example analysis x) into out, and
+// the examples' losses into losses when non-nil. With split set the
+// worker's State spreads the per-example work over the cores (a single
+// job).
+func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.Examples, j Job, split bool, out [][]float64, losses []float64) error {
+	b := &o.Batches[j.Batch]
+	wt := j.Weight
+	if wt == nil {
+		wt = b.Weight
+	}
+	if split {
+		st := w.state(b.Program)
+		st.SetSerial(false)
+		defer st.SetSerial(w.serial)
+	}
+	st, outs, g, _, err := o.lossSeeds(w, b, theta, wt, j.Outputs)
+	if err != nil {
+		return fmt.Errorf("batch %d: %w", j.Batch, err)
+	}
+	if losses != nil {
+		clear(losses)
+		if j.Outputs {
+			wt = nil // no loss terms
+		}
+		ids, f := x.Output(b.Output), outs[b.Output].F
+		for k, we := range wt {
+			if we != 0 && ids[k] >= 0 {
+				v, _, _ := o.Loss.eval(b.Target[k], f[k])
+				losses[ids[k]] += we * v
+			}
+		}
+	}
+	if err := st.BackwardExamples(x, g, out); err != nil {
+		return fmt.Errorf("batch %d: %w", j.Batch, err)
+	}
+	return nil
 }
 
 // eachJob runs f on jobs 0..n-1, taken in order one at a time by up to

@@ -1,0 +1,232 @@
+package audit
+
+// The large-scale path (issue 12): jackknife+ intervals from linearised
+// leave-one-block-out shifts computed in a low-dimensional space, as map,
+// combine and finalize steps over plain values.
+//
+// A basis (ShiftBasis) holds two sets of rows of length P: U (k rows,
+// orthonormal: the low-rank curvature factor's, hvp.LowRank.U), on which
+// shifts are kept exactly, and Sketch (k' rows) standing for the
+// complement of U, on which inner products are estimated as
+// (R a)·(R b): a Gaussian sketch scaled by 1/sqrt(k') (TRAK-style,
+// unbiased) or orthonormal rows (a projection). The linearised change of
+// the prediction at test point x when block b is left out is
+//
+//	Delta_b(x) = J_x delta_b ~= G_x · A_b + H_x · S_b,
+//
+// with A_b = U delta_b, S_b = R (delta_b - U^T A_b) (block side, MapBlock)
+// and G_x = U J_x^T, H_x = R (J_x^T - U^T G_x) (test side, MapPoints); it
+// is exact in the top part and, when R is orthonormal and spans the
+// complement parts of the test Jacobians, exact altogether.
+//
+// Distributed form (Apache Beam, Go SDK): every value below is a struct
+// of exported slices and numbers, with no pointers into graphs, so it
+// encodes with encoding/json or Beam's coders.
+//   - MapBlock is the body of a ParDo over chunks of training blocks: the
+//     block's step delta_b (P floats, from its gradient and the factor,
+//     never kept) in, a BlockRecord of k + k' + forecasts floats out.
+//   - MapPoints is a ParDo over chunks of test sequences: output-Jacobian
+//     rows in, PointRecords of k + k' + 2 numbers out.
+//   - CombineBlocks is the combine: a concatenation (Flatten, then a
+//     CombineGlobally that collects the records in block order) into one
+//     BlockTable, n × (k + k' + forecasts) floats, sent to every finalize
+//     worker as a side input.
+//   - FinalizeLimits is a ParDo over chunks of test points with the
+//     BlockTable as side input: the shifts of all blocks at those points
+//     as one matrix product (q × n floats, discarded after the chunk) and
+//     the jackknife+ limits by exact selection.
+//
+// Memory of one finalize call is 8 q n bytes for q points and n blocks;
+// blocks × points are never held at once.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// ShiftBasis is the low-dimensional space of the scalable path (see the
+// comment at the top of scale.go). All fields are plain values.
+type ShiftBasis struct {
+	// P is the number of parameters.
+	P int
+	// U holds k orthonormal rows of length P, row-major (k×P); k may be 0.
+	U []float64
+	// Sketch holds k' rows of length P (k'×P) standing for the
+	// complement of U: inner products there are estimated as
+	// (Sketch a)·(Sketch b). k' may be 0 (the complement is dropped).
+	Sketch []float64
+}
+
+// K returns k, the number of rows of U.
+func (s *ShiftBasis) K() int { return len(s.U) / s.P }
+
+// KS returns k', the number of sketch rows.
+func (s *ShiftBasis) KS() int { return len(s.Sketch) / s.P }
+
+// GaussianSketch returns k'×P entries drawn from N(0, 1/k') with seed:
+// E[R^T R] = I, so (R a)·(R b) is an unbiased estimate of a·b with
+// standard deviation about |a||b|/sqrt(k') (Johnson-Lindenstrauss).
+func GaussianSketch(P, ks int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 0x736b65746368))
+	out := make([]float64, ks*P)
+	sd := 1 / math.Sqrt(float64(ks))
+	for i := range out {
+		out[i] = sd * r.NormFloat64()
+	}
+	return out
+}
+
+// project returns U v (k) and Sketch (v - U^T U v) (k').
+func (s *ShiftBasis) project(v []float64) (top, rest []float64) {
+	P, k, ks := s.P, s.K(), s.KS()
+	top = make([]float64, k)
+	if k > 0 {
+		graph.MatMul(false, false, k, 1, P, s.U, v, top)
+	}
+	rest = make([]float64, ks)
+	if ks > 0 {
+		perp := append([]float64(nil), v...)
+		for i, c := range top {
+			addTo(perp, s.U[i*P:(i+1)*P], -c)
+		}
+		graph.MatMul(false, false, ks, 1, P, s.Sketch, perp, rest)
+	}
+	return top, rest
+}
+
+// BlockRecord is what the block pass keeps of one training block.
+type BlockRecord struct {
+	// A is U delta_b (k floats) and S is Sketch (delta_b - U^T A) (k').
+	A, S []float64
+	// Res are the block's own leave-out residuals, one per forecast
+	// position (the index PointRecord.Forecast refers to): +Inf for an
+	// unbounded one, NaN where the block has no loss term.
+	Res []float64
+}
+
+// MapBlock is the map step of the block pass for one block: delta is its
+// leave-out step theta_-b - theta (infinitesimal or Newton, P floats; not
+// kept) and res its own leave-out residuals per forecast position (kept,
+// not copied).
+func MapBlock(s *ShiftBasis, delta, res []float64) (BlockRecord, error) {
+	if len(delta) != s.P {
+		return BlockRecord{}, fmt.Errorf("audit: a block step of length %d, the basis has %d parameters", len(delta), s.P)
+	}
+	a, r := s.project(delta)
+	return BlockRecord{A: a, S: r, Res: res}, nil
+}
+
+// PointRecord is what the test pass keeps of one test point.
+type PointRecord struct {
+	// F is the prediction f(x; theta) and Forecast its forecast position
+	// (the index into BlockRecord.Res of the residuals it pairs with).
+	F        float64
+	Forecast int
+	// G is U J_x^T (k floats) and H is Sketch (J_x^T - U^T G) (k').
+	G, H []float64
+}
+
+// MapPoints is the map step of the test pass: for each test point i, its
+// output-Jacobian row jac[i] (d f / d theta, P floats; not kept, e.g.
+// from hvp.Objective.ExampleGradients with Job.Outputs), prediction f[i]
+// and forecast position forecast[i].
+func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]PointRecord, error) {
+	if len(f) != len(jac) || len(forecast) != len(jac) {
+		return nil, fmt.Errorf("audit: %d Jacobian rows, %d predictions and %d forecast positions", len(jac), len(f), len(forecast))
+	}
+	out := make([]PointRecord, len(jac))
+	for i, row := range jac {
+		if len(row) != s.P {
+			return nil, fmt.Errorf("audit: test point %d: a Jacobian row of length %d, the basis has %d parameters", i, len(row), s.P)
+		}
+		g, h := s.project(row)
+		out[i] = PointRecord{F: f[i], Forecast: forecast[i], G: g, H: h}
+	}
+	return out, nil
+}
+
+// BlockTable is the combined block pass: N blocks, each a row of Coef
+// (A then S, K + KS floats) and a row of Res (F forecast positions).
+type BlockTable struct {
+	N, K, KS, F int
+	Coef        []float64
+	Res         []float64
+}
+
+// CombineBlocks concatenates the records of the block pass, in order,
+// into a BlockTable. It returns an error when the records do not agree
+// in their dimensions.
+func CombineBlocks(recs []BlockRecord) (BlockTable, error) {
+	if len(recs) == 0 {
+		return BlockTable{}, fmt.Errorf("audit: no block records")
+	}
+	t := BlockTable{N: len(recs), K: len(recs[0].A), KS: len(recs[0].S), F: len(recs[0].Res)}
+	w := t.K + t.KS
+	t.Coef = make([]float64, 0, t.N*w)
+	t.Res = make([]float64, 0, t.N*t.F)
+	for b, r := range recs {
+		if len(r.A) != t.K || len(r.S) != t.KS || len(r.Res) != t.F {
+			return BlockTable{}, fmt.Errorf("audit: block record %d has %d+%d coefficients and %d residuals, block 0 %d+%d and %d", b, len(r.A), len(r.S), len(r.Res), t.K, t.KS, t.F)
+		}
+		t.Coef = append(append(t.Coef, r.A...), r.S...)
+		t.Res = append(t.Res, r.Res...)
+	}
+	return t, nil
+}
+
+// Shifts returns the linearised shifts Delta_b(x) = G_x·A_b + H_x·S_b of
+// every point (rows) under every block (columns), q × N floats, as one
+// matrix product.
+func (t *BlockTable) Shifts(pts []PointRecord) ([]float64, error) {
+	w := t.K + t.KS
+	q := len(pts)
+	x := make([]float64, q*w)
+	for i, p := range pts {
+		if len(p.G) != t.K || len(p.H) != t.KS {
+			return nil, fmt.Errorf("audit: test point %d has %d+%d coefficients, the blocks %d+%d", i, len(p.G), len(p.H), t.K, t.KS)
+		}
+		if p.Forecast < 0 || p.Forecast >= t.F {
+			return nil, fmt.Errorf("audit: test point %d has forecast position %d of %d", i, p.Forecast, t.F)
+		}
+		copy(x[i*w:], p.G)
+		copy(x[i*w+t.K:], p.H)
+	}
+	d := make([]float64, q*t.N)
+	if w > 0 && q > 0 {
+		graph.MatMul(false, true, q, t.N, w, x, t.Coef, d)
+	}
+	return d, nil
+}
+
+// FinalizeLimits is the finalize step for a chunk of test points: their
+// jackknife+ limits at level alpha from V± = F + Delta_b(x) ± r_b over the
+// blocks b with a residual at the point's forecast position (DESIGN
+// section 5; jackknifePlus), and m, the number of such blocks. It holds
+// the chunk's q × N shifts and nothing else that grows with N × points.
+func FinalizeLimits(alpha float64, t *BlockTable, pts []PointRecord) (lo, up []float64, m []int, err error) {
+	d, err := t.Shifts(pts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	lo, up, m = make([]float64, len(pts)), make([]float64, len(pts)), make([]int, len(pts))
+	vm, vp := make([]float64, 0, t.N), make([]float64, 0, t.N)
+	for i, p := range pts {
+		vm, vp = vm[:0], vp[:0]
+		row := d[i*t.N : (i+1)*t.N]
+		for b, sh := range row {
+			r := t.Res[b*t.F+p.Forecast]
+			if math.IsNaN(r) {
+				continue
+			}
+			f := p.F + sh
+			vm = append(vm, f-r)
+			vp = append(vp, f+r)
+		}
+		lo[i], up[i] = jackknifePlus(alpha, vm, vp)
+		m[i] = len(vp)
+	}
+	return lo, up, m, nil
+}
