@@ -41,7 +41,9 @@
 //	                parameter_tensors (names)
 //	settings        alpha, nominal_coverage (1-alpha), guaranteed_coverage
 //	                (1-2alpha), blocks, block_length, num_blocks, solver,
-//	                curvature, damping, loss, ridge, seed, train_file,
+//	                solver_reason (why: "chosen", "fewer-terms",
+//	                "small-model" or "large-model"), loss_terms (N, the
+//	                training loss terms), estimator, curvature, damping, loss, ridge, seed, train_file,
 //	                test_file, train_sequences, test_sequences, self_audit,
 //	                low and high (thresholds or null), columns {id, time,
 //	                target, features, shift}, notes
