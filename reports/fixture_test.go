@@ -24,7 +24,7 @@ func fixture() *audit.Result {
 	r := &audit.Result{
 		Model: audit.ModelInfo{Path: "models/glucose rnn.onnx", Opset: 14, Layout: "batch-first", Features: 2,
 			Horizons: 1, Params: 97, ParamNames: []string{"rnn.weight_ih", "rnn.weight_hh", "head.weight", "head.bias"}},
-		Setting: audit.Setting{Alpha: 0.1, Blocks: "sequence", NumBlocks: 12, Solver: "exact", Estimator: "infinitesimal", Curvature: "hessian",
+		Setting: audit.Setting{Alpha: 0.1, Blocks: "sequence", NumBlocks: 12, Solver: "exact", SolverReason: "small-model", LossTerms: 96, Estimator: "infinitesimal", Curvature: "hessian",
 			Damping: 0.01, Loss: "squared error", Seed: 1, TrainFile: "data/train.csv", TestFile: "data/test.csv",
 			TrainSeqs: 12, TestSeqs: 3, Low: ptr(4), High: ptr(10), NominalCover: 0.9, GuaranteedMin: 0.8,
 			Notes: []string{"2 blocks have no target and were left out."}},
