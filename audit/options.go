@@ -100,7 +100,7 @@ type Options struct {
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks
 	Solver      Solver      // "" means Auto
-	// Rank is k of the LowRank solver; 0 means clamp(P/12, 40, 200),
+	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
 	// at most P (lowRankRank).
 	Rank int
 	// Estimator is "" (Newton), Newton or Infinitesimal.

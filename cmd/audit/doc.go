@@ -52,7 +52,7 @@ Method flags:
 	                    parameters, else exact up to 3000 parameters,
 	                    lowrank above)
 	--rank K            rank of the lowrank solver's curvature (default
-	                    parameters/12, from 40 to 200)
+	                    parameters/4, from 40 to 200)
 	--estimator E       how the leave-one-block-out models are estimated:
 	                    newton (a Newton step on the leave-block-out loss,
 	                    with the block's own leverage) or infinitesimal (the
