@@ -2,7 +2,7 @@
 # Scale benchmark (issue 12): times `audit` on growing data and models and
 # reports, per run, the exit status, wall time, peak memory (GNU time's
 # maximum resident set size) and the JSON's per-phase seconds
-# (diagnostics.phases). A run that hits its timeout reports the last
+# (timings.phases). A run that hits its timeout reports the last
 # progress line instead (the phase it was in and how far it got).
 #
 #   benchmarks/scale/run.sh                 # the default set below
@@ -58,7 +58,7 @@ for c in "${cases[@]}"; do
 	if [ -s "$OUT/$tag.json" ]; then
 		python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-for p in d["diagnostics"]["phases"]:
+for p in d["timings"]["phases"]:
     print("    %-32s %8.2f s" % (p["name"], p["seconds"]))' "$OUT/$tag.json"
 	else
 		echo "    (timed out after ${TIMEOUT}s or failed) last lines:"
