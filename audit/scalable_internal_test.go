@@ -2,8 +2,10 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -234,5 +236,37 @@ func TestAutoLowRank(t *testing.T) {
 		if s, why := p.solverName(); s != tc.solver || why != tc.why {
 			t.Errorf("%d terms, %+v: solver %s (%s), want %s (%s)", p.terms(), tc.opt, s, why, tc.solver, tc.why)
 		}
+	}
+}
+
+// TestLowRankDeterministic: two LowRank audits with the same seed give the
+// same intervals and diagnostics, whatever order the streaming workers
+// finish in; a cancelled context ends the audit with its error.
+func TestLowRankDeterministic(t *testing.T) {
+	g := fixtureModel(t, "lstm_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 150, 0, 3, 6, 21)
+	test := randomData(t, "test", g, BatchFirst, 6, 0, 3, 6, 22)
+	opt := Options{Layout: BatchFirst, Solver: LowRank, Rank: 12, Seed: 4, Workers: 2, leverageRule: -1}
+	a, err := Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := flatSteps(a), flatSteps(b)
+	for i := range sa {
+		if sa[i].Lower != sb[i].Lower || sa[i].Upper != sb[i].Upper {
+			t.Fatalf("point %d: [%v, %v] then [%v, %v]", i, sa[i].Lower, sa[i].Upper, sb[i].Lower, sb[i].Upper)
+		}
+	}
+	if a.Diag.GradNorm != b.Diag.GradNorm || a.Diag.LeverageEstimate != b.Diag.LeverageEstimate || !slices.Equal(a.Diag.InfluenceNorms, b.Diag.InfluenceNorms) {
+		t.Fatalf("diagnostics differ: %+v vs %+v", a.Diag, b.Diag)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, g, train, test, &opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled audit: error %v", err)
 	}
 }
