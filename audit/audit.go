@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -51,41 +52,52 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	res = &Result{SelfAudit: p.self}
 	res.Model, res.Setting = p.describe()
 
-	clock.begin("block gradients")
-	sg, err := newSeqGrads(p, false)
-	if err != nil {
-		return nil, err
-	}
-	grads, err := blockGradients(ctx, p, sg)
-	if err != nil {
-		return nil, err
-	}
-
-	clock.begin("curvature and solve")
-	inf, err := estimate(ctx, p, grads, sg, clock.begin)
-	if err != nil {
-		return nil, err
+	var (
+		inf   *influence
+		loo   *looResiduals
+		preds perturbed
+	)
+	if solver, _ := p.solverName(); solver == LowRank {
+		if o.Retrain != 0 {
+			return nil, errors.New("audit: exact re-training (Options.Retrain) compares per-block parameter steps, which the low-rank solver (Options.Solver) does not keep: choose the exact, dual or cg solver, or no re-training")
+		}
+		if inf, loo, preds, err = lowRankPath(ctx, p, ev, clock.begin); err != nil {
+			return nil, err
+		}
+	} else {
+		clock.begin("block gradients")
+		sg, err := newSeqGrads(p, false)
+		if err != nil {
+			return nil, err
+		}
+		grads, err := blockGradients(ctx, p, sg)
+		if err != nil {
+			return nil, err
+		}
+		clock.begin("curvature and solve")
+		if inf, err = estimate(ctx, p, grads, sg, clock.begin); err != nil {
+			return nil, err
+		}
+		clock.begin("leave-one-block-out residuals")
+		if loo, err = blockResiduals(ctx, p, inf.delta, inf.own, "leave-one-block-out residuals"); err != nil {
+			return nil, err
+		}
 	}
 	res.Setting.Estimator, res.Setting.Damping = string(inf.estimator), inf.damping
 	res.Setting.Notes = append(res.Setting.Notes, inf.notes...)
 	res.Diag = inf.diag
 	warns := inf.warnings
-
-	clock.begin("leave-one-block-out residuals")
 	naive, err := inSampleResiduals(p)
-	if err != nil {
-		return nil, err
-	}
-	loo, err := blockResiduals(ctx, p, inf.delta, inf.own, "leave-one-block-out residuals")
 	if err != nil {
 		return nil, err
 	}
 	res.Diag.Influential = mostInfluential(p.scheme, res.Diag.InfluenceNorms, loo.shift)
 
 	clock.begin("intervals")
-	preds, err := perturbedPredictions(ctx, p, ev, "intervals", inf.delta, nil)
-	if err != nil {
-		return nil, err
+	if preds == nil {
+		if preds, err = perturbedPredictions(ctx, p, ev, "intervals", inf.delta, nil); err != nil {
+			return nil, err
+		}
 	}
 	l := jackknifeLimits(ctx, p.workers, o.Alpha, ev.test, 0, preds, loo.entries, p.self, nil)
 	naiveLimits(o.Alpha, naive, ev.test, &l)

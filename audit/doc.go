@@ -51,6 +51,18 @@
 // test predictions f(x; theta_hat) + J_x delta_b) can feed them the same
 // way as the forward passes do (predMatrix).
 //
+// With Solver LowRank (Auto's choice above AutoExactMax parameters when
+// the dual form does not fit) the phases block gradients to perturbed
+// predictions are one streaming path instead (scalable.go): curvature
+// (a rank-k Gauss-Newton factor from at most curvatureMaxSeqs sequences),
+// a block pass over chunks of training sequences (MapBlock: k numbers
+// and the own residuals per block; CombineBlocks), a pass over the test
+// points (MapPoints), and linearised perturbed predictions from the block
+// table (linearPreds, BlockTable.Shifts), read by the same limits and
+// summary phases. Its memory does not grow with blocks × parameters or
+// blocks × points; scale.go's comment gives the map/combine/finalize
+// form a distributed engine can run.
+//
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever
 //     enters a forecast, of at most 512 sequences (wholeBatch), so that no

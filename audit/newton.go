@@ -150,7 +150,6 @@ func jacobianRows(ctx context.Context, p *problem, sg *seqGrads, terms [][]ownTe
 // its estimator and a note when it falls back; mark is called as its
 // sub-phases (output Jacobians, leverage) begin.
 func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrads, inf *influence, mark func(string)) error {
-	d := &inf.diag
 	if p.scheme.Kind != blocks.Sequences {
 		inf.estimator = Infinitesimal
 		inf.notes = append(inf.notes, fmt.Sprintf("The Newton leave-one-block-out estimator is implemented for sequence blocks; with %s blocks the infinitesimal jackknife (the paper's) is used.", p.scheme.Kind))
@@ -198,113 +197,158 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 	unbounded := make([]bool, len(bl))
 	err = par.For(ctx, len(bl), p.workers, func(_, k int) error {
 		i := bl[k].Seq
-		ts, Jb, AJb := terms[i], J[i], AJ[i]
-		m := len(ts)
-		ob := &ownBlock{seq: i, terms: ts, res: make([]float64, m), shift: make([]float64, m)}
-		own[k] = ob
-		if m == 0 {
-			return nil
+		st, err := newtonStep(loss, terms[i], J[i], AJ[i], inf.delta[k])
+		if err != nil {
+			return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
 		}
-		u := inf.delta[k]
-		// K = J A J^T (symmetrised), sqrt(Lambda), S.
-		K := mat.NewSymDense(m, nil)
-		for a := 0; a < m; a++ {
-			for c := a; c < m; c++ {
-				K.SetSym(a, c, (dotv(Jb[a], AJb[c])+dotv(Jb[c], AJb[a]))/2)
-			}
-		}
-		sl := make([]float64, m)
-		for a, t := range ts {
-			sl[a] = math.Sqrt(t.w * loss.SecondDerivative(t.y, t.fx))
-		}
-		S := mat.NewSymDense(m, nil)
-		for a := 0; a < m; a++ {
-			for c := a; c < m; c++ {
-				S.SetSym(a, c, sl[a]*K.At(a, c)*sl[c])
-			}
-		}
-		lev[k] = make([]float64, m)
-		for a := range lev[k] {
-			lev[k][a] = S.At(a, a)
-		}
-		finite := true
-		for a := 0; a < m && finite; a++ {
-			for c := a; c < m; c++ {
-				if v := S.At(a, c); math.IsNaN(v) || math.IsInf(v, 0) {
-					finite = false
-					break
-				}
-			}
-		}
-		if !finite {
-			// An indefinite or singular curvature made the leverage
-			// overflow: no bounded leave-out fit for this block.
-			unbounded[k], levMax[k], lev[k] = true, math.Inf(1), nil
-			for a := range ob.res {
-				ob.res[a] = math.Inf(1)
-			}
-			return nil
-		}
-		var eig mat.EigenSym
-		if !eig.Factorize(S, true) {
-			return fmt.Errorf("audit: block %s: eigendecomposition of its %d×%d leverage matrix failed", bl[k].Label, m, m)
-		}
-		s := eig.Values(nil)
-		levMax[k] = s[m-1]
-		if s[m-1] > 1-LeverageLimit || math.IsNaN(s[m-1]) {
-			unbounded[k] = true
-			for a := range ob.res {
-				ob.res[a] = math.Inf(1)
-			}
-			return nil
-		}
-		var V mat.Dense
-		eig.VectorsTo(&V)
-		// v = J u; z = Lambda^1/2 V (I - diag s)^-1 V^T Lambda^1/2 v.
-		v := make([]float64, m)
-		for a := range v {
-			v[a] = dotv(Jb[a], u)
-		}
-		tmp := make([]float64, m)
-		for e := 0; e < m; e++ {
-			acc := 0.0
-			for a := 0; a < m; a++ {
-				acc += V.At(a, e) * sl[a] * v[a]
-			}
-			tmp[e] = acc / (1 - s[e])
-		}
-		z := make([]float64, m)
-		for a := 0; a < m; a++ {
-			acc := 0.0
-			for e := 0; e < m; e++ {
-				acc += V.At(a, e) * tmp[e]
-			}
-			z[a] = sl[a] * acc
-		}
-		delta := append([]float64(nil), u...)
-		for c := 0; c < m; c++ {
-			addTo(delta, AJb[c], z[c])
-		}
-		inf.delta[k] = delta
-		// J delta = v + K z; own residuals y - f - J delta.
-		for a, t := range ts {
-			jd := v[a]
-			for c := 0; c < m; c++ {
-				jd += K.At(a, c) * z[c]
-			}
-			ob.res[a] = math.Abs(t.y - t.fx - jd)
-			ob.shift[a] = math.Abs(jd)
-		}
+		own[k] = &ownBlock{seq: i, terms: terms[i], res: st.res, shift: st.shift}
+		inf.delta[k], lev[k], levMax[k], unbounded[k] = st.delta, st.lev, st.levMax, st.unbounded
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	inf.leverageDiagnostics(lev, func(k int) []ownTerm { return own[k].terms }, unbounded, levMax, bl)
+	inf.own, inf.lev, inf.levMax = own, lev, levMax
+	if p.opt.ownForward {
+		// Residuals from a forward pass at theta_-b, except for the
+		// unbounded blocks.
+		for k := range own {
+			if !unbounded[k] {
+				own[k] = nil
+			}
+		}
+	}
+	return nil
+}
+
+// blockStep is the Newton correction of one block (newtonStep).
+type blockStep struct {
+	// delta is theta_-b - theta: the Newton step, or the infinitesimal
+	// step u itself when the block is unbounded or has no terms.
+	delta []float64
+	// res and shift are, per own term, the linearised leave-out residual
+	// |y - f - J delta| (+Inf when unbounded) and |J delta|.
+	res, shift []float64
+	// lev is the diagonal of S (nil when S overflowed), levMax its
+	// largest eigenvalue; unbounded says that a leverage eigenvalue came
+	// within LeverageLimit of 1.
+	lev       []float64
+	levMax    float64
+	unbounded bool
+}
+
+// newtonStep is the per-block core of the Newton estimator (see
+// newtonCorrection), shared by the exact path and the low-rank streaming
+// path (scalable.go): from the block's terms ts, its output-Jacobian rows
+// J (one per term), AJ = A J^T row by row and u = A g_b, with A the
+// (approximate) inverse damped curvature, it returns the Newton step, the
+// own residuals of the linearised model and the leverage. It fails only
+// when the eigendecomposition of the m × m leverage matrix fails.
+func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (blockStep, error) {
+	m := len(ts)
+	st := blockStep{delta: u, res: make([]float64, m), shift: make([]float64, m)}
+	if m == 0 {
+		return st, nil
+	}
+	// K = J A J^T (symmetrised), sqrt(Lambda), S.
+	K := mat.NewSymDense(m, nil)
+	for a := 0; a < m; a++ {
+		for c := a; c < m; c++ {
+			K.SetSym(a, c, (dotv(J[a], AJ[c])+dotv(J[c], AJ[a]))/2)
+		}
+	}
+	sl := make([]float64, m)
+	for a, t := range ts {
+		sl[a] = math.Sqrt(t.w * loss.SecondDerivative(t.y, t.fx))
+	}
+	S := mat.NewSymDense(m, nil)
+	for a := 0; a < m; a++ {
+		for c := a; c < m; c++ {
+			S.SetSym(a, c, sl[a]*K.At(a, c)*sl[c])
+		}
+	}
+	st.lev = make([]float64, m)
+	for a := range st.lev {
+		st.lev[a] = S.At(a, a)
+	}
+	unbounded := func() (blockStep, error) {
+		st.unbounded = true
+		for a := range st.res {
+			st.res[a] = math.Inf(1)
+		}
+		return st, nil
+	}
+	for a := 0; a < m; a++ {
+		for c := a; c < m; c++ {
+			if v := S.At(a, c); math.IsNaN(v) || math.IsInf(v, 0) {
+				// An indefinite or singular curvature made the leverage
+				// overflow: no bounded leave-out fit for this block.
+				st.levMax, st.lev = math.Inf(1), nil
+				return unbounded()
+			}
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(S, true) {
+		return st, fmt.Errorf("eigendecomposition of its %d×%d leverage matrix failed", m, m)
+	}
+	s := eig.Values(nil)
+	st.levMax = s[m-1]
+	if s[m-1] > 1-LeverageLimit || math.IsNaN(s[m-1]) {
+		return unbounded()
+	}
+	var V mat.Dense
+	eig.VectorsTo(&V)
+	// v = J u; z = Lambda^1/2 V (I - diag s)^-1 V^T Lambda^1/2 v.
+	v := make([]float64, m)
+	for a := range v {
+		v[a] = dotv(J[a], u)
+	}
+	tmp := make([]float64, m)
+	for e := 0; e < m; e++ {
+		acc := 0.0
+		for a := 0; a < m; a++ {
+			acc += V.At(a, e) * sl[a] * v[a]
+		}
+		tmp[e] = acc / (1 - s[e])
+	}
+	z := make([]float64, m)
+	for a := 0; a < m; a++ {
+		acc := 0.0
+		for e := 0; e < m; e++ {
+			acc += V.At(a, e) * tmp[e]
+		}
+		z[a] = sl[a] * acc
+	}
+	delta := append([]float64(nil), u...)
+	for c := 0; c < m; c++ {
+		addTo(delta, AJ[c], z[c])
+	}
+	st.delta = delta
+	// J delta = v + K z; own residuals y - f - J delta.
+	for a, t := range ts {
+		jd := v[a]
+		for c := 0; c < m; c++ {
+			jd += K.At(a, c) * z[c]
+		}
+		st.res[a] = math.Abs(t.y - t.fx - jd)
+		st.shift[a] = math.Abs(jd)
+	}
+	return st, nil
+}
+
+// leverageDiagnostics sets inf's leverage per step (the mean of lev[k]
+// over the blocks' own terms at each row, termsOf(k) giving block k's
+// terms), its unbounded blocks, and their warnings: the one place both
+// the exact and the low-rank path summarise leverage.
+func (inf *influence) leverageDiagnostics(lev [][]float64, termsOf func(k int) []ownTerm, unbounded []bool, levMax []float64, bl []blocks.Block) {
+	d := &inf.diag
 	// Leverage per step (row), and the blocks left unbounded.
 	var sum, cnt []float64
 	for k, l := range lev {
 		for a, v := range l {
-			t := own[k].terms[a].f.T
+			t := termsOf(k)[a].f.T
 			for len(sum) <= t {
 				sum, cnt = append(sum, 0), append(cnt, 0)
 			}
@@ -332,17 +376,6 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 			inf.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: HighLeverageBound})
 		}
 	}
-	inf.own, inf.lev, inf.levMax = own, lev, levMax
-	if p.opt.ownForward {
-		// Residuals from a forward pass at theta_-b, except for the
-		// unbounded blocks.
-		for k := range own {
-			if !unbounded[k] {
-				own[k] = nil
-			}
-		}
-	}
-	return nil
 }
 
 func dotv(a, b []float64) float64 {

@@ -23,8 +23,9 @@ const (
 // Solver names the inverse-curvature method. Auto picks, with the
 // Gauss-Newton curvature, Dual when the training set has no more loss
 // terms than the model has parameters (and the dual form fits in memory,
-// hvp.DualFits); else Exact up to AutoExactMax parameters, and conjugate
-// gradients above. SolverReason records why.
+// hvp.DualFits); else Exact up to AutoExactMax parameters, and above
+// LowRank (with the Gauss-Newton curvature and sequence blocks) or
+// conjugate gradients. SolverReason records why.
 type Solver string
 
 // Solvers.
@@ -37,6 +38,15 @@ const (
 	// from the N×P Jacobian of the loss terms and one N×N Cholesky
 	// factor (hvp.Dual): exact, and cheap when N is below P.
 	Dual Solver = "dual"
+	// LowRank is the large-scale path (scalable.go): a low-rank plus
+	// constant Gauss-Newton inverse (hvp.NewLowRank) from a subsample of
+	// the training data, per-sequence gradients streamed chunk by chunk
+	// and reduced to k numbers per block, and linearised perturbed
+	// predictions f(x; theta_hat) + J_x delta_b computed in the rank-k
+	// space. Memory does not grow with blocks × parameters or blocks ×
+	// test points. Sequence blocks and the Gauss-Newton curvature only;
+	// no exact re-training (Options.Retrain).
+	LowRank Solver = "lowrank"
 )
 
 // SolverReason says why the audit used its solver (Setting.SolverReason).
@@ -52,9 +62,9 @@ const (
 	// ReasonSmallModel: Auto chose Exact, the model having at most
 	// AutoExactMax parameters.
 	ReasonSmallModel SolverReason = "small-model"
-	// ReasonLargeModel: Auto chose an iterative solver, the model having
-	// more than AutoExactMax parameters and more loss terms than Dual
-	// takes.
+	// ReasonLargeModel: Auto chose LowRank (or CG, with the Hessian or
+	// blocks other than sequences), the model having more than
+	// AutoExactMax parameters and more loss terms than Dual takes.
 	ReasonLargeModel SolverReason = "large-model"
 )
 
@@ -90,6 +100,9 @@ type Options struct {
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks
 	Solver      Solver      // "" means Auto
+	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
+	// at most P (lowRankRank).
+	Rank int
 	// Estimator is "" (Newton), Newton or Infinitesimal.
 	Estimator Estimator
 	Curvature hvp.Curvature // zero value: Gauss-Newton
@@ -135,6 +148,10 @@ type Options struct {
 	// forward pass at theta_-b instead of the linearised model (for the
 	// package's measurements).
 	ownForward bool
+	// leverageRule replaces LowRank's lowLeverage threshold when non-zero
+	// (negative: always the per-block Jacobian branch; +Inf: never), for
+	// the package's tests.
+	leverageRule float64
 }
 
 // Progress reports the advance of one phase.
@@ -167,9 +184,12 @@ func (o *Options) withDefaults() (Options, error) {
 		r.Solver = Auto
 	}
 	switch r.Solver {
-	case Auto, Exact, CG, LiSSA, Dual:
+	case Auto, Exact, CG, LiSSA, Dual, LowRank:
 	default:
-		return r, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa or auto)", r.Solver)
+		return r, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa, lowrank or auto)", r.Solver)
+	}
+	if r.Rank < 0 {
+		return r, fmt.Errorf("audit: rank %d (Options.Rank) must not be negative", r.Rank)
 	}
 	if r.Layout != BatchFirst && r.Layout != TimeFirst {
 		return r, errors.New("audit: the model's input layout is not known: batch-first or time-first (Options.Layout)")

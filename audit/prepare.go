@@ -194,6 +194,9 @@ func (p *problem) solverName() (Solver, SolverReason) {
 	if P <= AutoExactMax {
 		return Exact, ReasonSmallModel
 	}
+	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences {
+		return LowRank, ReasonLargeModel
+	}
 	return CG, ReasonLargeModel
 }
 

@@ -171,6 +171,21 @@ type Diagnostics struct {
 	MaxEig      float64 `json:"max_eigenvalue"`
 	Iterations  int     `json:"max_iterations"`
 	MaxResidual float64 `json:"max_residual"`
+	// Rank, Products and CurvatureSequences describe the LowRank
+	// solver's factor: its rank k, the curvature-vector products it took
+	// and the training sequences its curvature came from (a subsample
+	// when fewer than Setting.TrainSeqs); 0 for the other solvers.
+	Rank               int `json:"rank,omitempty"`
+	Products           int `json:"curvature_products,omitempty"`
+	CurvatureSequences int `json:"curvature_sequences,omitempty"`
+	// LeverageEstimate is the LowRank solver's estimate of the mean own
+	// leverage (from a few training sequences' Jacobian rows), and
+	// LeverageRule the rule it chose from it: "per-block" (Newton or
+	// linearised own residuals from every block's Jacobian rows) or
+	// "in-sample" (below 0.01: infinitesimal steps and in-sample own
+	// residuals). Empty for the other solvers.
+	LeverageEstimate float64 `json:"leverage_estimate,omitempty"`
+	LeverageRule     string  `json:"leverage_rule,omitempty"`
 	// NegativeEigenvalues counts the curvature's eigenvalues below
 	// -lambda (exact solver): non-zero only for an indefinite Hessian.
 	NegativeEigenvalues int `json:"negative_eigenvalues"`

@@ -186,6 +186,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	beta := make([]float64, k) // beta[j] couples rows j and j+1
 	w := make([]float64, P)
 	randomUnit(r, q[:P], nil)
+	scale := 0.0
 	for j := 0; j < k; j++ {
 		qj := q[j*P : (j+1)*P]
 		if err := product(qj, w); err != nil {
@@ -202,7 +203,12 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 		}
 		next := q[(j+1)*P : (j+2)*P]
 		beta[j] = norm(w)
-		if beta[j] <= 1e-10*math.Abs(alpha[j]) || beta[j] == 0 {
+		// The scale of T so far: a breakdown is judged against it, not
+		// against alpha[j] alone, which is itself rounding noise once the
+		// Krylov space has exhausted C's range (a Gauss-Newton matrix of
+		// rank below P: dividing by a beta of that size made garbage).
+		scale = math.Max(scale, math.Abs(alpha[j])+beta[j])
+		if beta[j] <= 1e-10*scale || beta[j] == 0 {
 			// An invariant subspace: restart in a fresh direction
 			// orthogonal to it (T stays block diagonal).
 			beta[j] = 0

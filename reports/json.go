@@ -291,22 +291,29 @@ func jsonCalibrationOf(c []audit.CalibrationPoint) []jsonCalibPoint {
 }
 
 type jsonDiag struct {
-	GradNorm        fnum            `json:"gradient_norm"`
-	BlockGradMedian fnum            `json:"block_gradient_median"`
-	Stationarity    fnum            `json:"stationarity_ratio"`
-	Lambda          fnum            `json:"lambda"`
-	Trace           fnum            `json:"trace"`
-	MinEig          fnum            `json:"min_eigenvalue"`
-	MaxEig          fnum            `json:"max_eigenvalue"`
-	Iterations      int             `json:"max_iterations"`
-	MaxResidual     fnum            `json:"max_residual"`
-	NegativeEigs    int             `json:"negative_eigenvalues"`
-	LeveragePerStep []fnum          `json:"leverage_per_step"`
-	UnboundedBlocks int             `json:"unbounded_blocks"`
-	UnboundedLabels []string        `json:"unbounded_block_labels"`
-	InfluenceNorms  []fnum          `json:"influence_norms"`
-	Influential     []jsonInfluence `json:"most_influential"`
-	Warnings        []jsonWarning   `json:"warnings"`
+	GradNorm        fnum `json:"gradient_norm"`
+	BlockGradMedian fnum `json:"block_gradient_median"`
+	Stationarity    fnum `json:"stationarity_ratio"`
+	Lambda          fnum `json:"lambda"`
+	Trace           fnum `json:"trace"`
+	MinEig          fnum `json:"min_eigenvalue"`
+	MaxEig          fnum `json:"max_eigenvalue"`
+	Iterations      int  `json:"max_iterations"`
+	MaxResidual     fnum `json:"max_residual"`
+	NegativeEigs    int  `json:"negative_eigenvalues"`
+	// The low-rank solver's factor and leverage rule (absent for the
+	// other solvers; added in version 3 without changing its fields).
+	Rank               int             `json:"rank,omitempty"`
+	Products           int             `json:"curvature_products,omitempty"`
+	CurvatureSequences int             `json:"curvature_sequences,omitempty"`
+	LeverageEstimate   *fnum           `json:"leverage_estimate,omitempty"`
+	LeverageRule       string          `json:"leverage_rule,omitempty"`
+	LeveragePerStep    []fnum          `json:"leverage_per_step"`
+	UnboundedBlocks    int             `json:"unbounded_blocks"`
+	UnboundedLabels    []string        `json:"unbounded_block_labels"`
+	InfluenceNorms     []fnum          `json:"influence_norms"`
+	Influential        []jsonInfluence `json:"most_influential"`
+	Warnings           []jsonWarning   `json:"warnings"`
 }
 
 type jsonInfluence struct {
@@ -331,6 +338,11 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		InfluenceNorms:  fnums(d.InfluenceNorms),
 		Influential:     make([]jsonInfluence, len(d.Influential)),
 		Warnings:        make([]jsonWarning, len(d.Warnings)),
+	}
+	out.Rank, out.Products, out.CurvatureSequences, out.LeverageRule = d.Rank, d.Products, d.CurvatureSequences, d.LeverageRule
+	if d.LeverageRule != "" {
+		v := fnum(d.LeverageEstimate)
+		out.LeverageEstimate = &v
 	}
 	for i, e := range d.Influential {
 		out.Influential[i] = jsonInfluence{e.Block, fnum(e.Norm), fnum(e.PredShift)}

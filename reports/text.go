@@ -605,6 +605,15 @@ func diagRows(r *audit.Result) []row {
 	if !math.IsNaN(d.MinEig) || !math.IsNaN(d.MaxEig) {
 		out = append(out, row{"Eigenvalues", fmt.Sprintf("from %s to %s", num(d.MinEig), num(d.MaxEig))})
 	}
+	if d.Rank > 0 {
+		out = append(out, row{"Low-rank curvature", fmt.Sprintf("rank %s, %s curvature products, from %s training sequences", count(d.Rank), count(d.Products), count(d.CurvatureSequences))})
+	}
+	switch d.LeverageRule {
+	case "in-sample":
+		out = append(out, row{"Own leverage (estimated)", fmt.Sprintf("%s: below 0.01, so infinitesimal steps and in-sample own residuals", num(d.LeverageEstimate))})
+	case "per-block":
+		out = append(out, row{"Own leverage (estimated)", fmt.Sprintf("%s: per-block Jacobian rows for the steps and own residuals", num(d.LeverageEstimate))})
+	}
 	if d.Iterations > 0 {
 		out = append(out, row{"Solver iterations (most)", count(d.Iterations)})
 		out = append(out, row{"Largest relative residual", num(d.MaxResidual)})

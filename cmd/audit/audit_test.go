@@ -213,7 +213,7 @@ func TestUsageErrors(t *testing.T) {
 		{append(base, "--low", "4", "--high", "4"), "--low 4 must be below --high 4"},
 		{append(base, "--low", "NaN"), `--low "NaN": not a finite number`},
 		{append(base, "--layout", "sideways"), `--layout "sideways": choose auto, batch-first or time-first`},
-		{append(base, "--solver", "newton"), `--solver "newton": choose auto, exact, dual, cg or lissa`},
+		{append(base, "--solver", "newton"), `--solver "newton": choose auto, exact, dual, lowrank, cg or lissa`},
 		{append(base, "--curvature", "fisher"), `--curvature "fisher": choose hessian or gauss-newton`},
 		{append(base, "--damping", "0"), "--damping 0: must be positive"},
 		{append(base, "--damping", "-1"), "--damping -1: must be positive"},

@@ -36,6 +36,7 @@ type flags struct {
 	blocks                    string
 	blockLength               int
 	solver, curvature         string
+	rank                      int
 	estimator                 string
 	damping, ridge            float64
 	loss                      string
@@ -72,7 +73,8 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
-	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, dual, cg or lissa")
+	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, dual, lowrank, cg or lissa")
+	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g with --ridge, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultDamping))
@@ -350,9 +352,12 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	solver := audit.Solver(strings.ToLower(f.solver))
 	switch solver {
-	case audit.Auto, audit.Exact, audit.Dual, audit.CG, audit.LiSSA:
+	case audit.Auto, audit.Exact, audit.Dual, audit.LowRank, audit.CG, audit.LiSSA:
 	default:
-		return usagef("--solver %q: choose auto, exact, dual, cg or lissa", f.solver)
+		return usagef("--solver %q: choose auto, exact, dual, lowrank, cg or lissa", f.solver)
+	}
+	if f.rank < 0 {
+		return usagef("--rank %d: must be at least 1 (0: the default)", f.rank)
 	}
 	var curv hvp.Curvature
 	switch strings.ToLower(f.curvature) {
@@ -441,7 +446,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
 	p.opt = audit.Options{
-		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Estimator: estimator, Curvature: curv,
+		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model,

@@ -47,8 +47,12 @@ Method flags:
 	--blocks S          what is left out together: sequence, interval or
 	                    nested (default sequence)
 	--block-length K    steps per interval block (interval and nested blocks)
-	--solver S          auto, exact, cg or lissa (default auto: exact up to
-	                    3000 parameters, cg above)
+	--solver S          auto, exact, dual, lowrank, cg or lissa (default auto:
+	                    dual when the loss terms are no more than the
+	                    parameters, else exact up to 3000 parameters,
+	                    lowrank above)
+	--rank K            rank of the lowrank solver's curvature (default
+	                    parameters/4, from 40 to 200)
 	--estimator E       how the leave-one-block-out models are estimated:
 	                    newton (a Newton step on the leave-block-out loss,
 	                    with the block's own leverage) or infinitesimal (the

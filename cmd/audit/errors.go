@@ -125,6 +125,10 @@ var optionFlags = strings.NewReplacer(
 	"(Options.Params)", "(--params)",
 	"(is Options.Layout right?)", "(is --layout right?)",
 	"(Options.Layout)", "(--layout)",
+	"(Options.Retrain)", "(--retrain)",
+	"(Options.Solver)", "(--solver)",
+	"(Options.Rank)", "(--rank)",
+	"(Options.Curvature)", "(--curvature)",
 	// hvp's, whose Damping and Curvature audit passes on.
 	"(Options.Damping)", "(--damping)",
 	"(Options.Curvature, Options.Damping)", "(--curvature gauss-newton, or more --damping)",

@@ -1,0 +1,272 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx"
+)
+
+// linearReference computes, independently of the low-rank path, the
+// jackknife+ limits that the LowRank solver at full rank must give: the
+// exact path's steps (dense eigendecomposition, Exact) and, for the
+// Newton estimator, its own residuals; the linearised predictions f(x) +
+// J_x delta_b and (infinitesimal estimator) own residuals |y - f - J_b
+// delta_b| by central differences of forward passes along delta_b; or
+// (inSample) the in-sample own residuals |y - f|.
+func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, opt Options, inSample bool) (lo, up []float64) {
+	t.Helper()
+	ctx := context.Background()
+	opt.Solver = Exact
+	o, err := opt.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Workers = 2
+	p, err := prepare(o, g, train, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := evaluate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := newSeqGrads(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := blockGradients(ctx, p, sg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := estimate(ctx, p, grads, sg, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inf.estimator != opt.Estimator {
+		t.Fatalf("the exact path used the %s estimator, want %s", inf.estimator, opt.Estimator)
+	}
+	// jd returns (f(theta + e delta) - f(theta - e delta)) / 2e on group gr.
+	jd := func(gr *group, delta []float64) []float64 {
+		e := 1e-4 / math.Max(norm(delta), 1e-12)
+		th := make([]float64, len(delta))
+		out := make([][]float64, 2)
+		for s, sign := range []float64{1, -1} {
+			for j := range th {
+				th[j] = p.theta[j] + sign*e*delta[j]
+			}
+			o, err := gr.prog.NewState().Forward(th, gr.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[s] = append([]float64(nil), o[0].F...)
+		}
+		for j := range out[0] {
+			out[0][j] = (out[0][j] - out[1][j]) / (2 * e)
+		}
+		return out[0]
+	}
+	terms, err := p.ownTerms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	partOf := make([]int, p.train.Len())
+	for pi, gr := range p.parts {
+		partOf[gr.seqs[0]] = pi
+	}
+	entries := map[forecast][]entry{}
+	preds := make(predMatrix, len(p.scheme.Blocks))
+	for k, b := range p.scheme.Blocks {
+		var own []float64
+		if !inSample && opt.Estimator == Infinitesimal {
+			own = jd(p.parts[partOf[b.Seq]], inf.delta[k])
+		}
+		for a, tm := range terms[b.Seq] {
+			var r float64
+			switch {
+			case inSample:
+				r = math.Abs(tm.y - tm.fx)
+			case opt.Estimator == Newton:
+				r = inf.own[k].res[a]
+			default:
+				r = math.Abs(tm.y - tm.fx - own[p.io.index(1, p.parts[partOf[b.Seq]].T, 0, tm.f.T, tm.f.H)])
+			}
+			entries[tm.f] = append(entries[tm.f], entry{blk: k, seq: b.Seq, r: r})
+		}
+		preds[k] = make([]float64, len(ev.test))
+		for gi, gr := range p.evalGroups {
+			d := jd(gr, inf.delta[k])
+			for j, pt := range ev.test {
+				if pt.group == gi {
+					preds[k][j] = pt.pred + d[pt.pos]
+				}
+			}
+		}
+	}
+	l := jackknifeLimits(ctx, 2, o.Alpha, ev.test, 0, preds, entries, false, nil)
+	return l.lo, l.up
+}
+
+// flatSteps lists a result's intervals in the order of the evaluation
+// points (by sequence, row, horizon).
+func flatSteps(res *Result) []StepResult {
+	var out []StepResult
+	for _, s := range res.Sequences {
+		out = append(out, s.Steps...)
+	}
+	return out
+}
+
+// TestLowRankFullRank: the LowRank solver at rank P is exact in its
+// curvature and its shifts, so its intervals are those of the linearised
+// leave-one-block-out models built from the exact path's steps
+// (linearReference), to 1e-6 of the width: for the infinitesimal and the
+// Newton estimators with the per-block rule, and for the in-sample rule.
+func TestLowRankFullRank(t *testing.T) {
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	P := g.NumParams()
+	for _, tc := range []struct {
+		name     string
+		est      Estimator
+		rule     float64
+		inSample bool
+	}{
+		{"infinitesimal per-block", Infinitesimal, -1, false},
+		{"newton per-block", Newton, -1, false},
+		{"infinitesimal in-sample", Infinitesimal, math.Inf(1), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: tc.est, Workers: 2}
+			rlo, rup := linearReference(t, g, train, test, base, tc.inSample)
+			opt := base
+			opt.Solver, opt.Rank, opt.leverageRule = LowRank, P, tc.rule
+			res, err := Run(context.Background(), g, train, test, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Diag
+			if res.Setting.Solver != string(LowRank) || d.Rank != P || d.CurvatureSequences != train.Len() || !(d.LeverageEstimate > 0) {
+				t.Fatalf("setting %+v, rank %d, %d curvature sequences, leverage %g", res.Setting, d.Rank, d.CurvatureSequences, d.LeverageEstimate)
+			}
+			if want := map[bool]string{true: "in-sample", false: "per-block"}[tc.inSample]; d.LeverageRule != want {
+				t.Fatalf("leverage rule %q, want %q", d.LeverageRule, want)
+			}
+			steps := flatSteps(res)
+			if len(steps) != len(rlo) {
+				t.Fatalf("%d intervals, the reference %d", len(steps), len(rlo))
+			}
+			n := 0
+			for i, st := range steps {
+				w := rup[i] - rlo[i]
+				if math.IsInf(w, 0) || math.IsNaN(w) {
+					if st.Lower != rlo[i] || st.Upper != rup[i] {
+						t.Fatalf("point %d: [%g, %g], reference [%g, %g]", i, st.Lower, st.Upper, rlo[i], rup[i])
+					}
+					continue
+				}
+				n++
+				if math.Abs(st.Lower-rlo[i]) > 1e-6*w || math.Abs(st.Upper-rup[i]) > 1e-6*w {
+					t.Fatalf("point %d: [%.12g, %.12g], reference [%.12g, %.12g]", i, st.Lower, st.Upper, rlo[i], rup[i])
+				}
+			}
+			if n == 0 {
+				t.Fatal("no finite intervals compared")
+			}
+			if tc.est == Newton && len(d.LeveragePerStep) == 0 {
+				t.Error("no leverage per step with the per-block rule")
+			}
+		})
+	}
+}
+
+// TestLowRankRetrain: re-training needs the per-block steps, which the
+// low-rank path does not keep; the error names both options.
+func TestLowRankRetrain(t *testing.T) {
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 8, 0, 4, 6, 11)
+	_, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Solver: LowRank, Retrain: 2})
+	if err == nil || !contains(err.Error(), "Options.Retrain") || !contains(err.Error(), "Options.Solver") {
+		t.Fatalf("error %v: want one naming Options.Retrain and Options.Solver", err)
+	}
+}
+
+// TestAutoLowRank: above AutoExactMax parameters Auto takes the dual form
+// while the loss terms are no more than the parameters, LowRank when they
+// are more (Gauss-Newton, sequence blocks), and CG with the Hessian or
+// interval blocks.
+func TestAutoLowRank(t *testing.T) {
+	g, err := onnx.Load(filepath.Join("..", "benchmarks", "scale", "rnn64.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := g.NumParams()
+	if P <= AutoExactMax {
+		t.Fatalf("rnn64 has %d parameters, want more than %d", P, AutoExactMax)
+	}
+	layout := BatchFirst
+	if g.Inputs[0].Dims[0].Value == -1 && g.Inputs[0].Dims[1].Value != -1 {
+		layout = TimeFirst
+	}
+	// Sequences of 10 steps: P/10 of them have fewer terms than P.
+	few := randomData(t, "few", g, layout, P/10-5, 0, 10, 10, 1)
+	many := randomData(t, "many", g, layout, P/10+5, 0, 10, 10, 2)
+	for _, tc := range []struct {
+		data   *blocks.Dataset
+		opt    Options
+		solver Solver
+		why    SolverReason
+	}{
+		{few, Options{}, Dual, ReasonFewerTerms},
+		{many, Options{}, LowRank, ReasonLargeModel},
+		{many, Options{Curvature: hvp.Hessian}, CG, ReasonLargeModel},
+		{many, Options{Blocks: blocks.Intervals, BlockLength: 5}, CG, ReasonLargeModel},
+		{many, Options{Solver: CG}, CG, ReasonChosen},
+	} {
+		tc.opt.Layout = layout
+		p := newProblem(t, g, tc.data, tc.opt)
+		if s, why := p.solverName(); s != tc.solver || why != tc.why {
+			t.Errorf("%d terms, %+v: solver %s (%s), want %s (%s)", p.terms(), tc.opt, s, why, tc.solver, tc.why)
+		}
+	}
+}
+
+// TestLowRankDeterministic: two LowRank audits with the same seed give the
+// same intervals and diagnostics, whatever order the streaming workers
+// finish in; a cancelled context ends the audit with its error.
+func TestLowRankDeterministic(t *testing.T) {
+	g := fixtureModel(t, "lstm_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 150, 0, 3, 6, 21)
+	test := randomData(t, "test", g, BatchFirst, 6, 0, 3, 6, 22)
+	opt := Options{Layout: BatchFirst, Solver: LowRank, Rank: 12, Seed: 4, Workers: 2, leverageRule: -1}
+	a, err := Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := flatSteps(a), flatSteps(b)
+	for i := range sa {
+		if sa[i].Lower != sb[i].Lower || sa[i].Upper != sb[i].Upper {
+			t.Fatalf("point %d: [%v, %v] then [%v, %v]", i, sa[i].Lower, sa[i].Upper, sb[i].Lower, sb[i].Upper)
+		}
+	}
+	if a.Diag.GradNorm != b.Diag.GradNorm || a.Diag.LeverageEstimate != b.Diag.LeverageEstimate || !slices.Equal(a.Diag.InfluenceNorms, b.Diag.InfluenceNorms) {
+		t.Fatalf("diagnostics differ: %+v vs %+v", a.Diag, b.Diag)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, g, train, test, &opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled audit: error %v", err)
+	}
+}
