@@ -14,18 +14,21 @@ package audit
 //	             of probeSeqs training sequences (InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule (lowLeverage)
 //	block pass   per chunk of streamBatch training sequences: gradients
-//	             (and Jacobian rows under the Newton rule), steps delta_b,
-//	             MapBlock -> BlockRecord; CombineBlocks -> BlockTable
+//	             (and Jacobian rows under the Newton rule), steps delta_b
+//	             in the factor's coordinates (hvp.Reduced: MapBlock's
+//	             BlockRecord without the P-vector); CombineBlocks ->
+//	             BlockTable
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
-//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for a
-//	             few dozen points at a time
+//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for
+//	             as many points at a time as linearBytes allows
 //
 // Peak memory is about 8 bytes × (k P (the factor) + workers ×
 // streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
 // sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k + linearCache × linearChunk × n), independent of
-// n × P and of n × points.
+// table) + points × k) + linearBytes (the shifts of the points in
+// flight; twice that while a chunk is computed), independent of n × P
+// and of n × points.
 
 import (
 	"context"
@@ -70,11 +73,16 @@ const (
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
 	streamBatch = 64
-	// linearChunk is the number of points whose shifts under every block
-	// linearPreds computes at once (one matrix product), and linearCache
-	// how many such chunks per worker it keeps.
-	linearChunk = 32
-	linearCache = 2
+	// linearPreds computes the shifts of a chunk of points under every
+	// block at once (one matrix product, which reads the whole block
+	// table: the more points per chunk, the fewer passes over it) and
+	// keeps linearCache such chunks per worker; the chunk has
+	// linearBytes / (8 n chunks kept) points, n the blocks, at least
+	// linearChunkMin and at most linearChunkMax.
+	linearBytes    = 192 << 20
+	linearChunkMin = 32
+	linearChunkMax = 512
+	linearCache    = 2
 )
 
 // lowRankRank is the LowRank solver's rank k: opt when positive, else
@@ -785,11 +793,12 @@ func (s *rowStream) get(P int) []float64 {
 
 // linearPreds is perturbed from the block table: the prediction at point
 // p of block b's model is F_p + G_p · A_b (BlockTable.Shifts), computed
-// for linearChunk points at a time and kept for a few chunks, so that
-// blocks × points never exist at once.
+// for chunk points at a time and kept for a few chunks, so that blocks ×
+// points never exist at once.
 type linearPreds struct {
 	t     *BlockTable
 	pts   []PointRecord
+	chunk int
 	mu    sync.Mutex
 	cache map[int]*shiftChunk
 	order []int
@@ -803,13 +812,15 @@ type shiftChunk struct {
 }
 
 func newLinearPreds(t *BlockTable, pts []PointRecord, workers int) *linearPreds {
-	return &linearPreds{t: t, pts: pts, cache: map[int]*shiftChunk{}, keep: linearCache * max(1, workers)}
+	keep := linearCache * max(1, workers)
+	chunk := min(linearChunkMax, max(linearChunkMin, linearBytes/(8*max(1, t.N)*keep)))
+	return &linearPreds{t: t, pts: pts, chunk: chunk, cache: map[int]*shiftChunk{}, keep: keep}
 }
 
 func (l *linearPreds) blocks() int { return l.t.N }
 
 func (l *linearPreds) point(p int, dst []float64) []float64 {
-	c := p / linearChunk
+	c := p / l.chunk
 	l.mu.Lock()
 	ch, ok := l.cache[c]
 	if !ok {
@@ -823,8 +834,8 @@ func (l *linearPreds) point(p int, dst []float64) []float64 {
 	}
 	l.mu.Unlock()
 	ch.once.Do(func() {
-		lo := c * linearChunk
-		d, err := l.t.Shifts(l.pts[lo:min(len(l.pts), lo+linearChunk)])
+		lo := c * l.chunk
+		d, err := l.t.Shifts(l.pts[lo:min(len(l.pts), lo+l.chunk)])
 		if err != nil {
 			// The records are built to agree with the table.
 			panic(err)
@@ -832,7 +843,7 @@ func (l *linearPreds) point(p int, dst []float64) []float64 {
 		ch.d = d
 	})
 	N := l.t.N
-	row := ch.d[(p%linearChunk)*N : (p%linearChunk+1)*N]
+	row := ch.d[(p%l.chunk)*N : (p%l.chunk+1)*N]
 	f := l.pts[p].F
 	for b, s := range row {
 		dst[b] = f + s
