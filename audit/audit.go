@@ -99,11 +99,11 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, err
 		}
 	}
-	l := jackknifeLimits(ctx, p.workers, o.Alpha, ev.test, 0, preds, loo.entries, p.self, nil)
+	l, curve := limitsAndCurve(ctx, p.workers, o.Alpha, ev.test, preds, loo.entries, p.self)
 	naiveLimits(o.Alpha, naive, ev.test, &l)
 	res.Summary = summarize(p.level(), p.io.K, ev.test, l)
 	if res.Summary != nil {
-		res.Calibration = calibrationCurve(ctx, p.workers, ev.test, preds, loo.entries, p.self)
+		res.Calibration = curve
 		warns = append(warns, stepCoverageWarnings(res.Summary, naive, p.self)...)
 	}
 	var conf []*StepConformal

@@ -74,6 +74,67 @@ func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []poin
 	return l
 }
 
+// limitsAndCurve is jackknifeLimits (alpha, every block, offset 0) and
+// calibrationCurve of the points pts in one pass: each point's perturbed
+// predictions are read once for both, where the two functions read them
+// twice, which for linearised predictions (linearPreds) means computing
+// every point's shifts under every block twice.
+func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries map[forecast][]entry, self bool) (limits, []CalibrationPoint) {
+	n := len(pts)
+	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	const chunk = 256
+	chunks := (n + chunk - 1) / chunk
+	type scratch struct{ pred, vm, vp []float64 }
+	buf := make([]scratch, workers)
+	// Counts per chunk, added afterwards: integers, so the curve does not
+	// depend on the order.
+	counts := make([][]int, chunks)
+	_ = par.For(ctx, chunks, workers, func(w, c int) error {
+		s := &buf[w]
+		if s.pred == nil {
+			s.pred = make([]float64, preds.blocks())
+		}
+		hits := make([]int, len(calibrationAlphas))
+		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
+			pt := pts[p]
+			skip := -1
+			if self {
+				skip = pt.seq
+			}
+			preds.point(p, s.pred)
+			l.lo[p], l.up[p], l.m[p], s.vm, s.vp = jackknifeAt(alpha, entries[pt.f], s.pred, skip, nil, s.vm, s.vp)
+			if pt.has {
+				coveredAt(calibrationAlphas, pt.y, entries[pt.f], s.pred, skip, hits)
+			}
+		}
+		counts[c] = hits
+		return nil
+	})
+	labelled := 0
+	for _, pt := range pts {
+		if pt.has {
+			labelled++
+		}
+	}
+	return l, curveOf(counts, labelled)
+}
+
+// curveOf is the calibration curve over calibrationAlphas from per-chunk
+// coverage counts over total labelled points.
+func curveOf(counts [][]int, total int) []CalibrationPoint {
+	hits := make([]float64, len(calibrationAlphas))
+	for _, h := range counts {
+		for a, v := range h {
+			hits[a] += float64(v)
+		}
+	}
+	out := make([]CalibrationPoint, len(calibrationAlphas))
+	for a, alpha := range calibrationAlphas {
+		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], float64(total))}
+	}
+	return out
+}
+
 // naiveLimits fills l's in-sample intervals of the points pts: prediction
 // ± the per-forecast upper quantile at alpha of the in-sample residuals
 // naive (unbounded where a forecast has none).
@@ -468,16 +529,5 @@ func calibrationCurve(ctx context.Context, workers int, pts []point, preds pertu
 		counts[c] = hits
 		return nil
 	})
-	hits := make([]float64, len(calibrationAlphas))
-	for _, h := range counts {
-		for a, v := range h {
-			hits[a] += float64(v)
-		}
-	}
-	total := float64(len(chosen))
-	out := make([]CalibrationPoint, len(calibrationAlphas))
-	for a, alpha := range calibrationAlphas {
-		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], total)}
-	}
-	return out
+	return curveOf(counts, len(chosen))
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -287,5 +288,49 @@ func TestCalibrateByHand(t *testing.T) {
 	}
 	if cd.bonInf != 1 {
 		t.Errorf("%d unbounded Bonferroni intervals, want 1", cd.bonInf)
+	}
+}
+
+// TestLimitsAndCurve: the one-pass limits and calibration curve equal
+// jackknifeLimits and calibrationCurve run apart, on random predictions
+// over 600 points (more than one chunk), two forecasts, unlabelled points
+// and a self-audit's left-out sequences.
+func TestLimitsAndCurve(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	const nb, np = 40, 600
+	fs := []forecast{{T: 0}, {T: 1, H: 1}}
+	entries := map[forecast][]entry{}
+	for b := 0; b < nb; b++ {
+		for j, f := range fs {
+			if (b+j)%7 != 0 {
+				entries[f] = append(entries[f], entry{blk: b, seq: b, r: math.Abs(r.NormFloat64())})
+			}
+		}
+	}
+	preds := make(predMatrix, nb)
+	for b := range preds {
+		preds[b] = make([]float64, np)
+		for p := range preds[b] {
+			preds[b][p] = 0.1*r.NormFloat64() + float64(p%5)
+		}
+	}
+	pts := make([]point, np)
+	for p := range pts {
+		pts[p] = point{seq: p % nb, f: fs[p%2], y: float64(p%5) + r.NormFloat64(), has: p%9 != 0}
+	}
+	for _, self := range []bool{false, true} {
+		l, curve := limitsAndCurve(t.Context(), 2, 0.2, pts, preds, entries, self)
+		wl := jackknifeLimits(t.Context(), 2, 0.2, pts, 0, preds, entries, self, nil)
+		wc := calibrationCurve(t.Context(), 2, pts, preds, entries, self)
+		if !slices.Equal(l.lo, wl.lo) || !slices.Equal(l.up, wl.up) || !slices.Equal(l.m, wl.m) {
+			t.Errorf("self %v: limits differ from jackknifeLimits", self)
+		}
+		if !slices.Equal(curve, wc) {
+			t.Errorf("self %v: curve %v, calibrationCurve %v", self, curve, wc)
+		}
+		if wc[0].Coverage == wc[len(wc)-1].Coverage {
+			t.Errorf("self %v: a flat curve %v tests nothing", self, wc)
+		}
 	}
 }

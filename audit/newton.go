@@ -239,24 +239,48 @@ type blockStep struct {
 }
 
 // newtonStep is the per-block core of the Newton estimator (see
-// newtonCorrection), shared by the exact path and the low-rank streaming
-// path (scalable.go): from the block's terms ts, its output-Jacobian rows
+// newtonCorrection) on the exact path: from the block's terms ts, its output-Jacobian rows
 // J (one per term), AJ = A J^T row by row and u = A g_b, with A the
 // (approximate) inverse damped curvature, it returns the Newton step, the
 // own residuals of the linearised model and the leverage. It fails only
 // when the eigendecomposition of the m × m leverage matrix fails.
 func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (blockStep, error) {
 	m := len(ts)
-	st := blockStep{delta: u, res: make([]float64, m), shift: make([]float64, m)}
 	if m == 0 {
-		return st, nil
+		return blockStep{delta: u, res: []float64{}, shift: []float64{}}, nil
 	}
-	// K = J A J^T (symmetrised), sqrt(Lambda), S.
+	// K = J A J^T (symmetrised), v = J u.
 	K := mat.NewSymDense(m, nil)
+	v := make([]float64, m)
 	for a := 0; a < m; a++ {
 		for c := a; c < m; c++ {
 			K.SetSym(a, c, (dotv(J[a], AJ[c])+dotv(J[c], AJ[a]))/2)
 		}
+		v[a] = dotv(J[a], u)
+	}
+	st, z, err := newtonReduced(loss, ts, K, v)
+	st.delta = u
+	if z != nil {
+		delta := append([]float64(nil), u...)
+		for c := 0; c < m; c++ {
+			addTo(delta, AJ[c], z[c])
+		}
+		st.delta = delta
+	}
+	return st, err
+}
+
+// newtonReduced is newtonStep from the block's m × m matrix K = J A J^T
+// and v = J u alone: it returns the step's figures but delta (unset) and
+// z, the coefficients of the Newton step delta = u + sum_c z_c A J_c^T
+// (nil when the step is u itself: no terms, or unbounded). The low-rank
+// path (scalable.go) gets K and v in the factor's coordinates, never
+// forming A J^T.
+func newtonReduced(loss hvp.Loss, ts []ownTerm, K *mat.SymDense, v []float64) (blockStep, []float64, error) {
+	m := len(ts)
+	st := blockStep{res: make([]float64, m), shift: make([]float64, m)}
+	if m == 0 {
+		return st, nil, nil
 	}
 	sl := make([]float64, m)
 	for a, t := range ts {
@@ -272,12 +296,12 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 	for a := range st.lev {
 		st.lev[a] = S.At(a, a)
 	}
-	unbounded := func() (blockStep, error) {
+	unbounded := func() (blockStep, []float64, error) {
 		st.unbounded = true
 		for a := range st.res {
 			st.res[a] = math.Inf(1)
 		}
-		return st, nil
+		return st, nil, nil
 	}
 	for a := 0; a < m; a++ {
 		for c := a; c < m; c++ {
@@ -291,7 +315,7 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(S, true) {
-		return st, fmt.Errorf("eigendecomposition of its %d×%d leverage matrix failed", m, m)
+		return st, nil, fmt.Errorf("eigendecomposition of its %d×%d leverage matrix failed", m, m)
 	}
 	s := eig.Values(nil)
 	st.levMax = s[m-1]
@@ -300,11 +324,7 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 	}
 	var V mat.Dense
 	eig.VectorsTo(&V)
-	// v = J u; z = Lambda^1/2 V (I - diag s)^-1 V^T Lambda^1/2 v.
-	v := make([]float64, m)
-	for a := range v {
-		v[a] = dotv(J[a], u)
-	}
+	// z = Lambda^1/2 V (I - diag s)^-1 V^T Lambda^1/2 v.
 	tmp := make([]float64, m)
 	for e := 0; e < m; e++ {
 		acc := 0.0
@@ -321,11 +341,6 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 		}
 		z[a] = sl[a] * acc
 	}
-	delta := append([]float64(nil), u...)
-	for c := 0; c < m; c++ {
-		addTo(delta, AJ[c], z[c])
-	}
-	st.delta = delta
 	// J delta = v + K z; own residuals y - f - J delta.
 	for a, t := range ts {
 		jd := v[a]
@@ -335,7 +350,7 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 		st.res[a] = math.Abs(t.y - t.fx - jd)
 		st.shift[a] = math.Abs(jd)
 	}
-	return st, nil
+	return st, z, nil
 }
 
 // leverageDiagnostics sets inf's leverage per step (the mean of lev[k]

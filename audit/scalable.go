@@ -14,18 +14,21 @@ package audit
 //	             of probeSeqs training sequences (InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule (lowLeverage)
 //	block pass   per chunk of streamBatch training sequences: gradients
-//	             (and Jacobian rows under the Newton rule), steps delta_b,
-//	             MapBlock -> BlockRecord; CombineBlocks -> BlockTable
+//	             (and Jacobian rows under the Newton rule), steps delta_b
+//	             in the factor's coordinates (hvp.Reduced: MapBlock's
+//	             BlockRecord without the P-vector); CombineBlocks ->
+//	             BlockTable
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
-//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for a
-//	             few dozen points at a time
+//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for
+//	             as many points at a time as linearBytes allows
 //
 // Peak memory is about 8 bytes × (k P (the factor) + workers ×
 // streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
 // sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k + linearCache × linearChunk × n), independent of
-// n × P and of n × points.
+// table) + points × k) + linearBytes (the shifts of the points in
+// flight; twice that while a chunk is computed), independent of n × P
+// and of n × points.
 
 import (
 	"context"
@@ -36,7 +39,10 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
@@ -67,11 +73,16 @@ const (
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
 	streamBatch = 64
-	// linearChunk is the number of points whose shifts under every block
-	// linearPreds computes at once (one matrix product), and linearCache
-	// how many such chunks per worker it keeps.
-	linearChunk = 32
-	linearCache = 2
+	// linearPreds computes the shifts of a chunk of points under every
+	// block at once (one matrix product, which reads the whole block
+	// table: the more points per chunk, the fewer passes over it) and
+	// keeps linearCache such chunks per worker; the chunk has
+	// linearBytes / (8 n chunks kept) points, n the blocks, at least
+	// linearChunkMin and at most linearChunkMax.
+	linearBytes    = 192 << 20
+	linearChunkMin = 32
+	linearChunkMax = 512
+	linearCache    = 2
 )
 
 // lowRankRank is the LowRank solver's rank k: opt when positive, else
@@ -279,7 +290,23 @@ type blockPassOut struct {
 // it the BlockRecord of basis and the figures of blockPassOut. The total
 // gradient is summed chunk by chunk in chunk order, so that it does not
 // depend on the order in which the workers finish.
-func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis, terms [][]ownTerm, nF int, withRows, newton bool) (*blockPassOut, error) {
+//
+// The steps are never formed in parameter space: with A the factor's
+// solve, U A b = diag(1/(S + lambda)) U b, and b^T A b', |A b| follow
+// from U b, U b' and b·b' (hvp.Reduced), so a chunk costs one k×P
+// matrix product with its gradients and Jacobian rows (projectRows) and
+// their inner products within each block, where MapBlock of SolveAll's
+// steps costs two such products and a third per block. The records
+// equal MapBlock's up to rounding (TestBlockPassReduced). basis must be
+// f's U without a sketch.
+func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasis, terms [][]ownTerm, nF int, withRows, newton bool) (*blockPassOut, error) {
+	if basis.KS() != 0 || basis.K() != f.Rank() {
+		return nil, fmt.Errorf("audit: the block pass takes the factor's %d rows without a sketch, not %d+%d", f.Rank(), basis.K(), basis.KS())
+	}
+	red, err := f.Reduce()
+	if err != nil {
+		return nil, err
+	}
 	bl := p.scheme.Blocks
 	nb := len(bl)
 	blockOf := make([]int, p.train.Len())
@@ -293,7 +320,7 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 	if withRows {
 		out.lev, out.levMax, out.unbounded = make([][]float64, nb), make([]float64, nb), make([]bool, nb)
 	}
-	P := len(p.theta)
+	P, k := len(p.theta), f.Rank()
 	s, err := newRowStream(p, p.train, streamBatch)
 	if err != nil {
 		return nil, err
@@ -307,44 +334,77 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 	var mu sync.Mutex
 	loss := p.opt.Loss
 	err = s.run(ctx, true, withRows, func(c int, gr *group, grads, rows [][][]float64) error {
-		g := make([][]float64, len(gr.seqs))
-		for b := range g {
-			g[b] = grads[b][0]
+		// The chunk's vectors: per sequence its gradient, then (withRows)
+		// the Jacobian rows of its terms; their coordinates in U.
+		var vecs [][]float64
+		first := make([]int, len(gr.seqs))
+		for b, i := range gr.seqs {
+			first[b] = len(vecs)
+			vecs = append(vecs, grads[b][0])
+			if withRows {
+				for _, t := range terms[i] {
+					vecs = append(vecs, rows[b][t.forcast])
+				}
+			}
 		}
-		u := make([][]float64, len(g))
-		if err := f.SolveAll(ctx, u, g); err != nil {
-			return err
-		}
+		uv := projectRows(f.U, P, vecs)
 		partial := make([]float64, P)
 		for b, i := range gr.seqs {
-			addTo(partial, g[b], 1)
-			k := blockOf[i]
-			if k < 0 {
+			g := grads[b][0]
+			addTo(partial, g, 1)
+			kb := blockOf[i]
+			if kb < 0 {
 				continue
 			}
 			ts := terms[i]
-			out.gnorm[k] = norm(g[b])
-			delta, res, shift := u[b], make([]float64, len(ts)), make([]float64, len(ts))
+			gg := dotv(g, g)
+			out.gnorm[kb] = math.Sqrt(gg)
+			// b = g + J^T z: its coordinates in U and |b|^2 (z nil: b = g).
+			ug := uv[first[b]]
+			ub, bb := ug, gg
+			res, shift := make([]float64, len(ts)), make([]float64, len(ts))
 			if withRows {
-				J := make([][]float64, len(ts))
+				m := len(ts)
+				uj := uv[first[b]+1 : first[b]+1+m]
+				J := make([][]float64, m)
+				jg := make([]float64, m)
+				v := make([]float64, m)
 				for a, t := range ts {
 					J[a] = rows[b][t.forcast]
+					jg[a] = dotv(J[a], g)
+					v[a] = red.Form(uj[a], ug, jg[a])
 				}
-				AJ := make([][]float64, len(J))
-				if err := f.SolveAll(ctx, AJ, J); err != nil {
-					return err
-				}
-				if newton {
-					st, err := newtonStep(loss, ts, J, AJ, u[b])
-					if err != nil {
-						return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
+				if newton && m > 0 {
+					K := mat.NewSymDense(m, nil)
+					jj := make([]float64, m*m)
+					for a := 0; a < m; a++ {
+						for e := a; e < m; e++ {
+							jj[a*m+e] = dotv(J[a], J[e])
+							jj[e*m+a] = jj[a*m+e]
+							K.SetSym(a, e, red.Form(uj[a], uj[e], jj[a*m+e]))
+						}
 					}
-					delta, res, shift = st.delta, st.res, st.shift
-					out.lev[k], out.levMax[k], out.unbounded[k] = st.lev, st.levMax, st.unbounded
+					st, z, err := newtonReduced(loss, ts, K, v)
+					if err != nil {
+						return fmt.Errorf("audit: block %s: %w", bl[kb].Label, err)
+					}
+					res, shift = st.res, st.shift
+					out.lev[kb], out.levMax[kb], out.unbounded[kb] = st.lev, st.levMax, st.unbounded
+					if z != nil {
+						ub = slices.Clone(ug)
+						for a, za := range z {
+							for i, x := range uj[a] {
+								ub[i] += za * x
+							}
+							bb += 2 * za * jg[a]
+							for e, ze := range z {
+								bb += za * ze * jj[a*m+e]
+							}
+						}
+					}
 				} else {
 					for a, t := range ts {
-						jd := dotv(J[a], u[b])
-						res[a], shift[a] = math.Abs(t.y-t.fx-jd), math.Abs(jd)
+						res[a], shift[a] = math.Abs(t.y-t.fx-v[a]), math.Abs(v[a])
 					}
 				}
 			} else {
@@ -362,14 +422,10 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 				sh += shift[a]
 			}
 			if len(ts) > 0 {
-				out.shift[k] = sh / float64(len(ts))
+				out.shift[kb] = sh / float64(len(ts))
 			}
-			rec, err := MapBlock(basis, delta, byPos)
-			if err != nil {
-				return err
-			}
-			out.recs[k] = rec
-			out.norms[k] = norm(delta)
+			out.recs[kb] = BlockRecord{A: red.Top(make([]float64, k), ub), S: []float64{}, Res: byPos}
+			out.norms[kb] = math.Sqrt(red.Norm2(ub, bb))
 		}
 		fold.add(c, partial)
 		mu.Lock()
@@ -382,6 +438,43 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 		return nil, err
 	}
 	return out, nil
+}
+
+// projectChunk is the number of vectors projectRows multiplies at once.
+const projectChunk = 64
+
+// projectRows returns U v (k numbers) for every vector v of vecs, with U
+// k×P row-major: a k×P by P×projectChunk matrix product per
+// projectChunk vectors.
+func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
+	k := len(U) / P
+	out := make([][]float64, len(vecs))
+	flat := make([]float64, len(vecs)*k)
+	for j := range out {
+		out[j] = flat[j*k : (j+1)*k]
+	}
+	if k == 0 {
+		return out
+	}
+	nb := min(projectChunk, len(vecs))
+	vt := make([]float64, P*nb) // P × nb: the vectors as columns
+	ct := make([]float64, k*nb)
+	for lo := 0; lo < len(vecs); lo += nb {
+		hi := min(lo+nb, len(vecs))
+		w := hi - lo
+		for j, v := range vecs[lo:hi] {
+			for i, x := range v {
+				vt[i*w+j] = x
+			}
+		}
+		graph.MatMul(false, false, k, w, P, U, vt[:P*w], ct[:k*w])
+		for i := 0; i < k; i++ {
+			for j, x := range ct[i*w : (i+1)*w] {
+				out[lo+j][i] = x
+			}
+		}
+	}
+	return out
 }
 
 // orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their
@@ -700,11 +793,12 @@ func (s *rowStream) get(P int) []float64 {
 
 // linearPreds is perturbed from the block table: the prediction at point
 // p of block b's model is F_p + G_p · A_b (BlockTable.Shifts), computed
-// for linearChunk points at a time and kept for a few chunks, so that
-// blocks × points never exist at once.
+// for chunk points at a time and kept for a few chunks, so that blocks ×
+// points never exist at once.
 type linearPreds struct {
 	t     *BlockTable
 	pts   []PointRecord
+	chunk int
 	mu    sync.Mutex
 	cache map[int]*shiftChunk
 	order []int
@@ -718,13 +812,15 @@ type shiftChunk struct {
 }
 
 func newLinearPreds(t *BlockTable, pts []PointRecord, workers int) *linearPreds {
-	return &linearPreds{t: t, pts: pts, cache: map[int]*shiftChunk{}, keep: linearCache * max(1, workers)}
+	keep := linearCache * max(1, workers)
+	chunk := min(linearChunkMax, max(linearChunkMin, linearBytes/(8*max(1, t.N)*keep)))
+	return &linearPreds{t: t, pts: pts, chunk: chunk, cache: map[int]*shiftChunk{}, keep: keep}
 }
 
 func (l *linearPreds) blocks() int { return l.t.N }
 
 func (l *linearPreds) point(p int, dst []float64) []float64 {
-	c := p / linearChunk
+	c := p / l.chunk
 	l.mu.Lock()
 	ch, ok := l.cache[c]
 	if !ok {
@@ -738,8 +834,8 @@ func (l *linearPreds) point(p int, dst []float64) []float64 {
 	}
 	l.mu.Unlock()
 	ch.once.Do(func() {
-		lo := c * linearChunk
-		d, err := l.t.Shifts(l.pts[lo:min(len(l.pts), lo+linearChunk)])
+		lo := c * l.chunk
+		d, err := l.t.Shifts(l.pts[lo:min(len(l.pts), lo+l.chunk)])
 		if err != nil {
 			// The records are built to agree with the table.
 			panic(err)
@@ -747,7 +843,7 @@ func (l *linearPreds) point(p int, dst []float64) []float64 {
 		ch.d = d
 	})
 	N := l.t.N
-	row := ch.d[(p%linearChunk)*N : (p%linearChunk+1)*N]
+	row := ch.d[(p%l.chunk)*N : (p%l.chunk+1)*N]
 	f := l.pts[p].F
 	for b, s := range row {
 		dst[b] = f + s

@@ -3,9 +3,11 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -269,4 +271,218 @@ func TestLowRankDeterministic(t *testing.T) {
 	if _, err := Run(ctx, g, train, test, &opt); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled audit: error %v", err)
 	}
+}
+
+// TestBlockPassReduced: the block pass in the factor's coordinates
+// (blockPass) gives MapBlock's records of the steps formed in parameter
+// space (blockPassReference), their norms, residuals, shifts and
+// leverage, to 1e-12 relative, under the in-sample rule and the
+// per-block rule of both estimators, with a truncated factor (the
+// complement counts).
+func TestBlockPassReduced(t *testing.T) {
+	ctx := context.Background()
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 150, 0, 4, 6, 11)
+	o, err := (&Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Solver: LowRank, Workers: 2}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(o, g, train, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := p.ownTerms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := len(p.theta)
+	f, err := hvp.NewLowRank(ctx, p.objective(p.groups), p.theta, &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: 6, Damping: 0.05, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Rank() >= P || !(f.Complement+f.Lambda > 0) {
+		t.Fatalf("rank %d of %d, complement %g: want a truncated factor", f.Rank(), P, f.Complement)
+	}
+	basis := &ShiftBasis{P: P, U: f.U}
+	nF := maxForecasts(p)
+	close := func(what string, got, want []float64) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, the reference %d", what, len(got), len(want))
+		}
+		scale := 0.0
+		for _, v := range want {
+			if !math.IsInf(v, 0) && !math.IsNaN(v) {
+				scale = math.Max(scale, math.Abs(v))
+			}
+		}
+		for i := range got {
+			if math.IsNaN(want[i]) || math.IsInf(want[i], 0) {
+				if !(math.IsNaN(got[i]) && math.IsNaN(want[i])) && got[i] != want[i] {
+					t.Fatalf("%s[%d] = %g, the reference %g", what, i, got[i], want[i])
+				}
+				continue
+			}
+			if math.Abs(got[i]-want[i]) > 1e-12*scale {
+				t.Fatalf("%s[%d] = %.17g, the reference %.17g (scale %g)", what, i, got[i], want[i], scale)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name             string
+		withRows, newton bool
+	}{{"in-sample", false, false}, {"per-block infinitesimal", true, false}, {"per-block newton", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := blockPass(ctx, p, f, basis, terms, nF, tc.withRows, tc.newton)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := blockPassReference(ctx, p, f, basis, terms, nF, tc.withRows, tc.newton)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gt, err := CombineBlocks(got.recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wt, err := CombineBlocks(want.recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gt.N != wt.N || gt.K != wt.K || gt.KS != wt.KS || gt.F != wt.F {
+				t.Fatalf("table %d×(%d+%d, %d), the reference %d×(%d+%d, %d)", gt.N, gt.K, gt.KS, gt.F, wt.N, wt.K, wt.KS, wt.F)
+			}
+			close("coefficients", gt.Coef, wt.Coef)
+			close("residuals", gt.Res, wt.Res)
+			close("norms", got.norms, want.norms)
+			close("gradient norms", got.gnorm, want.gnorm)
+			close("shifts", got.shift, want.shift)
+			close("total", got.total, want.total)
+			if tc.withRows {
+				close("largest leverage", got.levMax, want.levMax)
+				bounded := 0
+				for k := range got.lev {
+					close("leverage", got.lev[k], want.lev[k])
+					if got.unbounded[k] != want.unbounded[k] {
+						t.Fatalf("block %d: unbounded %v, the reference %v", k, got.unbounded[k], want.unbounded[k])
+					}
+					if !got.unbounded[k] {
+						bounded++
+					}
+				}
+				if bounded == 0 {
+					t.Fatal("every block unbounded: the Newton step went untested")
+				}
+			}
+		})
+	}
+}
+
+// blockPassReference is the block pass as it was before the reduced
+// form (blockPass): every step delta_b formed in parameter space by
+// SolveAll and newtonStep, and recorded by MapBlock, the definition of a
+// BlockRecord. TestBlockPassReduced checks blockPass against it.
+func blockPassReference(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis, terms [][]ownTerm, nF int, withRows, newton bool) (*blockPassOut, error) {
+	bl := p.scheme.Blocks
+	nb := len(bl)
+	blockOf := make([]int, p.train.Len())
+	for i := range blockOf {
+		blockOf[i] = -1
+	}
+	for k, b := range bl {
+		blockOf[b.Seq] = k
+	}
+	out := &blockPassOut{recs: make([]BlockRecord, nb), gnorm: make([]float64, nb), norms: make([]float64, nb), shift: make([]float64, nb)}
+	if withRows {
+		out.lev, out.levMax, out.unbounded = make([][]float64, nb), make([]float64, nb), make([]bool, nb)
+	}
+	P := len(p.theta)
+	s, err := newRowStream(p, p.train, streamBatch)
+	if err != nil {
+		return nil, err
+	}
+	out.total = make([]float64, P)
+	if p.opt.Ridge != 0 {
+		addTo(out.total, p.theta, p.opt.Ridge)
+	}
+	fold := newOrderedFold(out.total)
+	done := 0
+	var mu sync.Mutex
+	loss := p.opt.Loss
+	err = s.run(ctx, true, withRows, func(c int, gr *group, grads, rows [][][]float64) error {
+		g := make([][]float64, len(gr.seqs))
+		for b := range g {
+			g[b] = grads[b][0]
+		}
+		u := make([][]float64, len(g))
+		if err := f.SolveAll(ctx, u, g); err != nil {
+			return err
+		}
+		partial := make([]float64, P)
+		for b, i := range gr.seqs {
+			addTo(partial, g[b], 1)
+			k := blockOf[i]
+			if k < 0 {
+				continue
+			}
+			ts := terms[i]
+			out.gnorm[k] = norm(g[b])
+			delta, res, shift := u[b], make([]float64, len(ts)), make([]float64, len(ts))
+			if withRows {
+				J := make([][]float64, len(ts))
+				for a, t := range ts {
+					J[a] = rows[b][t.forcast]
+				}
+				AJ := make([][]float64, len(J))
+				if err := f.SolveAll(ctx, AJ, J); err != nil {
+					return err
+				}
+				if newton {
+					st, err := newtonStep(loss, ts, J, AJ, u[b])
+					if err != nil {
+						return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
+					}
+					delta, res, shift = st.delta, st.res, st.shift
+					out.lev[k], out.levMax[k], out.unbounded[k] = st.lev, st.levMax, st.unbounded
+				} else {
+					for a, t := range ts {
+						jd := dotv(J[a], u[b])
+						res[a], shift[a] = math.Abs(t.y-t.fx-jd), math.Abs(jd)
+					}
+				}
+			} else {
+				for a, t := range ts {
+					res[a] = math.Abs(t.y - t.fx)
+				}
+			}
+			byPos := make([]float64, nF)
+			for j := range byPos {
+				byPos[j] = math.NaN()
+			}
+			sh := 0.0
+			for a, t := range ts {
+				byPos[t.forcast] = res[a]
+				sh += shift[a]
+			}
+			if len(ts) > 0 {
+				out.shift[k] = sh / float64(len(ts))
+			}
+			rec, err := MapBlock(basis, delta, byPos)
+			if err != nil {
+				return err
+			}
+			out.recs[k] = rec
+			out.norms[k] = norm(delta)
+		}
+		fold.add(c, partial)
+		mu.Lock()
+		done += len(gr.seqs)
+		p.opt.progress("block pass", done, p.train.Len())
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

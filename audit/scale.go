@@ -196,7 +196,16 @@ func (t *BlockTable) Shifts(pts []PointRecord) ([]float64, error) {
 	}
 	d := make([]float64, q*t.N)
 	if w > 0 && q > 0 {
-		graph.MatMul(false, true, q, t.N, w, x, t.Coef, d)
+		// D^T = Coef X^T (N × q), then transposed: the product copies
+		// its transposed right operand, which is X here (q × w), not the
+		// table (N × w, the largest value of the path).
+		dt := make([]float64, t.N*q)
+		graph.MatMul(false, true, t.N, q, w, t.Coef, x, dt)
+		for b := 0; b < t.N; b++ {
+			for i, v := range dt[b*q : (b+1)*q] {
+				d[i*t.N+b] = v
+			}
+		}
 	}
 	return d, nil
 }

@@ -3,7 +3,9 @@ package hvp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -502,4 +504,83 @@ func TestLowRankInverseProbe(t *testing.T) {
 		t.Errorf("complement %.6g is the mean eigenvalue: InverseProbe was not used", f.Complement)
 	}
 	t.Logf("complement %.6g (dense %.6g, mean eigenvalue %.6g), %d products", f.Complement, want, f.Rest, f.Products)
+}
+
+// TestLowRankReduced checks the solve in U's coordinates (Reduced)
+// against SolveAll's P-vectors, for a truncated and a full-rank factor
+// with random orthonormal rows: U x, a^T x and |x|^2 for x = A b.
+func TestLowRankReduced(t *testing.T) {
+	ctx := context.Background()
+	const P = 40
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{7, P} {
+		// Orthonormal rows: Q of a random P×k matrix, transposed.
+		m := mat.NewDense(P, k, nil)
+		for i := 0; i < P; i++ {
+			for j := 0; j < k; j++ {
+				m.Set(i, j, r.NormFloat64())
+			}
+		}
+		var qr mat.QR
+		qr.Factorize(m)
+		var q mat.Dense
+		qr.QTo(&q)
+		f := &hvp.LowRank{P: P, U: make([]float64, k*P), S: make([]float64, k), Lambda: 0.3, Complement: 0.7, Rest: 0.7, Scale: 1}
+		for i := 0; i < k; i++ {
+			for j := 0; j < P; j++ {
+				f.U[i*P+j] = q.At(j, i)
+			}
+			f.S[i] = 10 / float64(i+1)
+		}
+		red, err := f.Reduce()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proj := func(v []float64) []float64 {
+			out := make([]float64, k)
+			for i := range out {
+				for j, u := range f.U[i*P : (i+1)*P] {
+					out[i] += u * v[j]
+				}
+			}
+			return out
+		}
+		dot := func(a, b []float64) float64 {
+			s := 0.0
+			for i := range a {
+				s += a[i] * b[i]
+			}
+			return s
+		}
+		b := make([][]float64, 5)
+		for j := range b {
+			b[j] = make([]float64, P)
+			for i := range b[j] {
+				b[j][i] = r.NormFloat64()
+			}
+		}
+		x := make([][]float64, len(b))
+		if err := f.SolveAll(ctx, x, b); err != nil {
+			t.Fatal(err)
+		}
+		close := func(what string, got, want float64) {
+			t.Helper()
+			if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Errorf("k=%d: %s = %.17g, SolveAll gives %.17g", k, what, got, want)
+			}
+		}
+		for j := range b {
+			top := red.Top(make([]float64, k), proj(b[j]))
+			for i, v := range proj(x[j]) {
+				close(fmt.Sprintf("(U A b%d)_%d", j, i), top[i], v)
+			}
+			close(fmt.Sprintf("|A b%d|^2", j), red.Norm2(proj(b[j]), dot(b[j], b[j])), dot(x[j], x[j]))
+			for a := range b {
+				close(fmt.Sprintf("b%d^T A b%d", a, j), red.Form(proj(b[a]), proj(b[j]), dot(b[a], b[j])), dot(b[a], x[j]))
+			}
+		}
+	}
+	if _, err := (&hvp.LowRank{P: 3, U: make([]float64, 3), S: []float64{1}, Lambda: 0, Complement: 0}).Reduce(); err == nil {
+		t.Error("a flat undamped complement: no error")
+	}
 }
