@@ -220,6 +220,11 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if withRows && inf.estimator == Newton {
+		if err := refineNewton(ctx, p, f, basis, terms, nF, bp, inf, mark); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	table, err := CombineBlocks(bp.recs)
 	if err != nil {
 		return nil, nil, nil, err
@@ -352,24 +357,9 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 					res[a] = math.Abs(t.y - t.fx)
 				}
 			}
-			byPos := make([]float64, nF)
-			for j := range byPos {
-				byPos[j] = math.NaN()
-			}
-			sh := 0.0
-			for a, t := range ts {
-				byPos[t.forcast] = res[a]
-				sh += shift[a]
-			}
-			if len(ts) > 0 {
-				out.shift[k] = sh / float64(len(ts))
-			}
-			rec, err := MapBlock(basis, delta, byPos)
-			if err != nil {
+			if err := out.keep(k, basis, ts, nF, delta, res, shift); err != nil {
 				return err
 			}
-			out.recs[k] = rec
-			out.norms[k] = norm(delta)
 		}
 		fold.add(c, partial)
 		mu.Lock()
@@ -382,6 +372,32 @@ func blockPass(ctx context.Context, p *problem, f hvp.Factor, basis *ShiftBasis,
 		return nil, err
 	}
 	return out, nil
+}
+
+// keep stores block k's step delta and its own terms' (ts) residuals res
+// and prediction shifts shift: its BlockRecord of basis (residuals by
+// forecast position, nF of them, NaN where it has no term), |delta| and
+// the mean shift.
+func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, delta, res, shift []float64) error {
+	byPos := make([]float64, nF)
+	for j := range byPos {
+		byPos[j] = math.NaN()
+	}
+	sh := 0.0
+	for a, t := range ts {
+		byPos[t.forcast] = res[a]
+		sh += shift[a]
+	}
+	if len(ts) > 0 {
+		out.shift[k] = sh / float64(len(ts))
+	}
+	rec, err := MapBlock(basis, delta, byPos)
+	if err != nil {
+		return err
+	}
+	out.recs[k] = rec
+	out.norms[k] = norm(delta)
+	return nil
 }
 
 // orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their
