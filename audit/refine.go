@@ -11,7 +11,10 @@ package audit
 // of 481, 31 of 100 blocks). The blocks whose low-rank leverage is
 // suspicious get A J_b^T and A g_b again by conjugate gradients on the
 // factor's own curvature, preconditioned by the factor
-// (hvp.LowRank.SolvePCG), and their Newton step anew.
+// (hvp.LowRank.SolvePCG), and their Newton step anew. It holds the
+// gradients and Jacobian rows of refineChunk blocks (refineChunk × (1 +
+// F) × P floats) and a block's CG vectors (4 (1 + F) P floats) at a
+// time.
 
 import (
 	"context"
@@ -161,7 +164,7 @@ func (out *blockPassOut) suspicious(k int) bool {
 
 // blockRows returns the loss gradients and output-Jacobian rows (by
 // forecast position) of the sequences of blocks ks, in that order.
-func blockRows(ctx context.Context, p *problem, ks []int) (g []([]float64), rows [][][]float64, err error) {
+func blockRows(ctx context.Context, p *problem, ks []int) (g [][]float64, rows [][][]float64, err error) {
 	bl := p.scheme.Blocks
 	sub := *p.train
 	sub.Seqs = make([]*blocks.Sequence, len(ks))

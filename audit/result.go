@@ -188,8 +188,8 @@ type Diagnostics struct {
 	LeverageRule     string  `json:"leverage_rule,omitempty"`
 	// RefinedBlocks counts the blocks whose Newton step the LowRank
 	// solver re-solved by conjugate gradients because their low-rank
-	// leverage was suspicious (a leverage eigenvalue above 0.5; the
-	// low-rank inverse can overestimate it), RefineSkipped those it left
+	// leverage was suspicious (a leverage eigenvalue above
+	// RefineLeverage; the low-rank inverse can overestimate it), RefineSkipped those it left
 	// at the low-rank values for its budget of curvature products, and
 	// RefineProducts the products it took. UnboundedBlocks counts the
 	// unbounded blocks after it. 0 for the other solvers.

@@ -16,6 +16,8 @@ package audit
 //	block pass   per chunk of streamBatch training sequences: gradients
 //	             (and Jacobian rows under the Newton rule), steps delta_b,
 //	             MapBlock -> BlockRecord; CombineBlocks -> BlockTable
+//	refinement   Newton rule: blocks with a leverage eigenvalue above
+//	             RefineLeverage re-solved by PCG (refine.go)
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
 //	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for a
