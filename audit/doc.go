@@ -56,7 +56,10 @@
 // predictions are one streaming path instead (scalable.go): curvature
 // (a rank-k Gauss-Newton factor from at most curvatureMaxSeqs sequences),
 // a block pass over chunks of training sequences (MapBlock: k numbers
-// and the own residuals per block; CombineBlocks), a pass over the test
+// and the own residuals per block; CombineBlocks), a refinement of the
+// Newton steps of the blocks whose low-rank leverage exceeds
+// RefineLeverage by preconditioned CG (refine.go, within a budget of
+// curvature products), a pass over the test
 // points (MapPoints), and linearised perturbed predictions from the block
 // table (linearPreds, BlockTable.Shifts), read by the same limits and
 // summary phases. Its memory does not grow with blocks × parameters or

@@ -186,6 +186,16 @@ type Diagnostics struct {
 	// residuals). Empty for the other solvers.
 	LeverageEstimate float64 `json:"leverage_estimate,omitempty"`
 	LeverageRule     string  `json:"leverage_rule,omitempty"`
+	// RefinedBlocks counts the blocks whose Newton step the LowRank
+	// solver re-solved by conjugate gradients because their low-rank
+	// leverage was suspicious (a leverage eigenvalue above
+	// RefineLeverage; the low-rank inverse can overestimate it), RefineSkipped those it left
+	// at the low-rank values for its budget of curvature products, and
+	// RefineProducts the products it took. UnboundedBlocks counts the
+	// unbounded blocks after it. 0 for the other solvers.
+	RefinedBlocks  int `json:"refined_blocks,omitempty"`
+	RefineSkipped  int `json:"refine_skipped,omitempty"`
+	RefineProducts int `json:"refine_products,omitempty"`
 	// NegativeEigenvalues counts the curvature's eigenvalues below
 	// -lambda (exact solver): non-zero only for an indefinite Hessian.
 	NegativeEigenvalues int `json:"negative_eigenvalues"`

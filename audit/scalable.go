@@ -18,6 +18,8 @@ package audit
 //	             in the factor's coordinates (hvp.Reduced: MapBlock's
 //	             BlockRecord without the P-vector); CombineBlocks ->
 //	             BlockTable
+//	refinement   Newton rule: blocks with a leverage eigenvalue above
+//	             RefineLeverage re-solved by PCG (refine.go)
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
 //	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for
@@ -230,6 +232,11 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 	bp, err := blockPass(ctx, p, f, basis, terms, nF, withRows, inf.estimator == Newton)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if withRows && inf.estimator == Newton {
+		if err := refineNewton(ctx, p, f, basis, terms, nF, bp, inf, mark); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	table, err := CombineBlocks(bp.recs)
 	if err != nil {
@@ -475,6 +482,32 @@ func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
 		}
 	}
 	return out
+}
+
+// keep stores block k's step delta and its own terms' (ts) residuals res
+// and prediction shifts shift: its BlockRecord of basis (residuals by
+// forecast position, nF of them, NaN where it has no term), |delta| and
+// the mean shift.
+func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, delta, res, shift []float64) error {
+	byPos := make([]float64, nF)
+	for j := range byPos {
+		byPos[j] = math.NaN()
+	}
+	sh := 0.0
+	for a, t := range ts {
+		byPos[t.forcast] = res[a]
+		sh += shift[a]
+	}
+	if len(ts) > 0 {
+		out.shift[k] = sh / float64(len(ts))
+	}
+	rec, err := MapBlock(basis, delta, byPos)
+	if err != nil {
+		return err
+	}
+	out.recs[k] = rec
+	out.norms[k] = norm(delta)
+	return nil
 }
 
 // orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their

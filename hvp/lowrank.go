@@ -314,8 +314,8 @@ const (
 // inverseComplement returns the complement constant c of
 // LowRankOptions.InverseProbe: c + lambda = sum |z|^2 / sum z^T (C +
 // lambda I)^-1 z over n Rademacher combinations z of the probes'
-// complement parts, the quadratic forms by CG on product (C's
-// curvature-vector product) plus lambda, preconditioned by f's own solve.
+// complement parts, the quadratic forms by f's preconditioned CG (pcg)
+// on product (C's curvature-vector product).
 func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n int, r *rand.Rand, product func(v, out []float64) error) (float64, error) {
 	P := f.P
 	for j, b := range probes {
@@ -323,16 +323,8 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 			return 0, err
 		}
 	}
-	pre := *f
-	if pre.Complement+pre.Lambda <= 0 {
-		pre.Complement = math.Max(pre.Rest, pre.Lambda)
-	}
 	z := make([]float64, P)
-	x := make([]float64, P)
-	res := make([]float64, P)
-	pz := make([][]float64, 1)
-	dir := make([]float64, P)
-	ad := make([]float64, P)
+	x := [][]float64{make([]float64, P)}
 	var num, den float64
 	for s := 0; s < n; s++ {
 		clear(z)
@@ -342,39 +334,17 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 		orthogonalise(z, f.U, P)
 		orthogonalise(z, f.U, P)
 		num += dot(z, z)
-		// PCG on (C + lambda I) x = z from x = 0; the form z^T x.
-		clear(x)
-		copy(res, z)
-		pz[0] = nil
-		if err := pre.SolveAll(ctx, pz, [][]float64{res}); err != nil {
-			return 0, err
-		}
-		copy(dir, pz[0])
-		rz := dot(res, pz[0])
+		// The form z^T x: it stops when an iteration changes it by less
+		// than inverseTol of itself.
 		form := 0.0
-		for it := 0; it < inverseMaxIter && rz > 0; it++ {
-			if err := product(dir, ad); err != nil {
-				return 0, err
-			}
-			addScaled(ad, dir, f.Lambda)
-			alpha := rz / dot(dir, ad)
-			addScaled(x, dir, alpha)
-			addScaled(res, ad, -alpha)
+		_, err := f.pcg(ctx, product, x, [][]float64{z}, inverseMaxIter, func(_ int, x, _ []float64) bool {
 			next := dot(z, x)
 			done := math.Abs(next-form) <= inverseTol*math.Abs(next)
 			form = next
-			if done {
-				break
-			}
-			if err := pre.SolveAll(ctx, pz, [][]float64{res}); err != nil {
-				return 0, err
-			}
-			rzNew := dot(res, pz[0])
-			beta := rzNew / rz
-			rz = rzNew
-			for i := range dir {
-				dir[i] = pz[0][i] + beta*dir[i]
-			}
+			return done
+		})
+		if err != nil {
+			return 0, err
 		}
 		den += form
 	}
@@ -382,6 +352,145 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 		return f.Complement, nil
 	}
 	return math.Max(num/den-f.Lambda, 0), nil
+}
+
+// pcg runs conjugate gradients on (C + lambda I) x[j] = b[j] from x[j] =
+// 0 for every j side by side, C's product given by product, each
+// preconditioned by f's own solve (the low-rank approximation of the
+// inverse; its preconditioner solves of all the unfinished columns are
+// one SolveAll). done(j, x[j], r[j]) is asked after every update of
+// column j, r[j] its residual b[j] - (C + lambda I) x[j]: true ends that
+// column, as do maxIter iterations and a vanishing preconditioned
+// residual. It returns the number of curvature-vector products taken.
+// x[j] must have length P; b is not changed.
+func (f *LowRank) pcg(ctx context.Context, product func(v, out []float64) error, x, b [][]float64, maxIter int, done func(j int, x, r []float64) bool) (int, error) {
+	P, nb := f.P, len(b)
+	pre := *f
+	if pre.Complement+pre.Lambda <= 0 {
+		pre.Complement = math.Max(pre.Rest, pre.Lambda)
+	}
+	res := make([][]float64, nb)
+	dir := make([][]float64, nb)
+	ad := make([]float64, P)
+	rz := make([]float64, nb)
+	for j := range b {
+		clear(x[j])
+		res[j] = slices.Clone(b[j])
+	}
+	pz := make([][]float64, nb)
+	if err := pre.SolveAll(ctx, pz, res); err != nil {
+		return 0, err
+	}
+	active := make([]int, 0, nb)
+	for j := range b {
+		dir[j] = slices.Clone(pz[j])
+		rz[j] = dot(res[j], pz[j])
+		if rz[j] > 0 {
+			active = append(active, j)
+		}
+	}
+	products := 0
+	for it := 0; it < maxIter && len(active) > 0; it++ {
+		next := active[:0:0]
+		for _, j := range active {
+			if err := product(dir[j], ad); err != nil {
+				return products, err
+			}
+			products++
+			addScaled(ad, dir[j], f.Lambda)
+			alpha := rz[j] / dot(dir[j], ad)
+			addScaled(x[j], dir[j], alpha)
+			addScaled(res[j], ad, -alpha)
+			if !done(j, x[j], res[j]) {
+				next = append(next, j)
+			}
+		}
+		active = next
+		if len(active) == 0 || it+1 == maxIter {
+			break
+		}
+		rs := make([][]float64, len(active))
+		ps := make([][]float64, len(active))
+		for a, j := range active {
+			rs[a], ps[a] = res[j], pz[j]
+		}
+		if err := pre.SolveAll(ctx, ps, rs); err != nil {
+			return products, err
+		}
+		next = active[:0:0]
+		for _, j := range active {
+			rzNew := dot(res[j], pz[j])
+			beta := rzNew / rz[j]
+			rz[j] = rzNew
+			for i := range dir[j] {
+				dir[j][i] = pz[j][i] + beta*dir[j][i]
+			}
+			if rzNew > 0 {
+				next = append(next, j)
+			}
+		}
+		active = next
+	}
+	return products, nil
+}
+
+// Operator returns the curvature-vector product the factor approximates
+// (without the damping lambda): o's curvature c at theta, or, when the
+// factor was built on a subsample (Drawn), the drawn batches' scaled by
+// Scale plus o's ridge. o, c and theta must be the ones NewLowRank was
+// given. It returns an error when theta has the wrong length or Drawn
+// names a batch o does not have.
+func (f *LowRank) Operator(o *Objective, c Curvature, theta []float64) (func(ctx context.Context, v, out []float64) error, error) {
+	if err := checkLen("theta", theta, f.P); err != nil {
+		return nil, err
+	}
+	apply, err := f.product(o)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, v, out []float64) error {
+		return apply(ctx, c, theta, v, out)
+	}, nil
+}
+
+// SolvePCG sets x[j] to (C + lambda I)^-1 b[j] to a relative residual
+// |b[j] - (C + lambda I) x[j]| <= tol |b[j]| (or maxIter iterations) by
+// conjugate gradients on the curvature apply (Operator), preconditioned
+// by the factor: the accurate solve where the low-rank one is not good
+// enough, at one curvature-vector product per vector and iteration. A
+// nil x[j] is allocated. It returns the products taken and the largest
+// relative residual left; an error when the lengths are wrong, the
+// context ends or a product fails.
+func (f *LowRank) SolvePCG(ctx context.Context, apply func(ctx context.Context, v, out []float64) error, x, b [][]float64, tol float64, maxIter int) (products int, residual float64, err error) {
+	if err := checkSolveArgs(f.P, x, b); err != nil {
+		return 0, 0, err
+	}
+	sol := make([][]float64, len(b))
+	bn := make([]float64, len(b))
+	rel := make([]float64, len(b))
+	for j := range b {
+		sol[j] = make([]float64, f.P)
+		bn[j] = norm(b[j])
+		rel[j] = 1
+		if bn[j] == 0 {
+			rel[j] = 0
+		}
+	}
+	products, err = f.pcg(ctx, func(v, out []float64) error { return apply(ctx, v, out) }, sol, b, maxIter, func(j int, _, r []float64) bool {
+		rel[j] = norm(r) / bn[j]
+		return rel[j] <= tol
+	})
+	if err != nil {
+		return products, 0, err
+	}
+	for j := range b {
+		if x[j] == nil {
+			x[j] = make([]float64, f.P)
+		}
+		copy(x[j], sol[j])
+		residual = math.Max(residual, rel[j])
+	}
+	return products, residual, nil
 }
 
 func addScaled(dst, src []float64, a float64) {
@@ -400,7 +509,6 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 	r := rand.New(rand.NewPCG(opt.Seed, 0x73756273616d706c))
 	pick := r.Perm(n)[:opt.Subsample]
 	slices.Sort(pick)
-	sub := &Objective{Loss: o.Loss, Workers: o.Workers}
 	var wAll, wSub float64
 	for i := range o.Batches {
 		for _, v := range o.Batches[i].Weight {
@@ -408,7 +516,6 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 		}
 	}
 	for _, i := range pick {
-		sub.Batches = append(sub.Batches, o.Batches[i])
 		for _, v := range o.Batches[i].Weight {
 			wSub += v
 		}
@@ -417,6 +524,23 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 		return nil, fmt.Errorf("hvp: the %d sampled batches have no loss weight (LowRankOptions.Subsample)", opt.Subsample)
 	}
 	f.Drawn, f.Scale = pick, wAll/wSub
+	return f.product(o)
+}
+
+// product is the curvature-vector product of o that f's Drawn and Scale
+// name: o's own when Drawn is nil, else the drawn batches' scaled by
+// Scale plus o's ridge.
+func (f *LowRank) product(o *Objective) (func(ctx context.Context, c Curvature, theta, v, out []float64) error, error) {
+	if f.Drawn == nil {
+		return o.Apply, nil
+	}
+	sub := &Objective{Loss: o.Loss, Workers: o.Workers}
+	for _, i := range f.Drawn {
+		if i < 0 || i >= len(o.Batches) {
+			return nil, fmt.Errorf("hvp: the factor's drawn batch %d is not among the %d batches", i, len(o.Batches))
+		}
+		sub.Batches = append(sub.Batches, o.Batches[i])
+	}
 	ridge, scale := o.Ridge, f.Scale
 	return func(ctx context.Context, c Curvature, theta, v, out []float64) error {
 		if err := sub.Apply(ctx, c, theta, v, out); err != nil {

@@ -308,6 +308,9 @@ type jsonDiag struct {
 	CurvatureSequences int             `json:"curvature_sequences,omitempty"`
 	LeverageEstimate   *fnum           `json:"leverage_estimate,omitempty"`
 	LeverageRule       string          `json:"leverage_rule,omitempty"`
+	RefinedBlocks      int             `json:"refined_blocks,omitempty"`
+	RefineSkipped      int             `json:"refine_skipped,omitempty"`
+	RefineProducts     int             `json:"refine_products,omitempty"`
 	LeveragePerStep    []fnum          `json:"leverage_per_step"`
 	UnboundedBlocks    int             `json:"unbounded_blocks"`
 	UnboundedLabels    []string        `json:"unbounded_block_labels"`
@@ -340,6 +343,7 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		Warnings:        make([]jsonWarning, len(d.Warnings)),
 	}
 	out.Rank, out.Products, out.CurvatureSequences, out.LeverageRule = d.Rank, d.Products, d.CurvatureSequences, d.LeverageRule
+	out.RefinedBlocks, out.RefineSkipped, out.RefineProducts = d.RefinedBlocks, d.RefineSkipped, d.RefineProducts
 	if d.LeverageRule != "" {
 		v := fnum(d.LeverageEstimate)
 		out.LeverageEstimate = &v

@@ -47,3 +47,37 @@ func TestLeverageReported(t *testing.T) {
 		}
 	}
 }
+
+// TestRefinementReported: the low-rank path's refinement counts appear in
+// the JSON diagnostics (absent when zero) and as a row of the diagnostics
+// table with the blocks left by the budget.
+func TestRefinementReported(t *testing.T) {
+	r := fixture()
+	if d := jsonDiagOf(r); d.RefinedBlocks != 0 || d.RefineSkipped != 0 || d.RefineProducts != 0 {
+		t.Fatalf("refinement fields %+v without a refinement", d)
+	}
+	for _, row := range diagRows(r) {
+		if strings.Contains(row.Key, "refined") {
+			t.Fatalf("a refinement row without a refinement: %q", row)
+		}
+	}
+	r.Diag.RefinedBlocks, r.Diag.RefineSkipped, r.Diag.RefineProducts, r.Diag.UnboundedBlocks = 12, 3, 2345, 1
+	d := jsonDiagOf(r)
+	if d.RefinedBlocks != 12 || d.RefineSkipped != 3 || d.RefineProducts != 2345 {
+		t.Errorf("JSON refinement fields %d, %d, %d; want 12, 3, 2345", d.RefinedBlocks, d.RefineSkipped, d.RefineProducts)
+	}
+	found := false
+	for _, row := range diagRows(r) {
+		if strings.Contains(row.Key, "refined") {
+			found = true
+			for _, want := range []string{"12 blocks re-solved", "2,345 curvature products", "1 unbounded after", "3 blocks left at the low-rank values"} {
+				if !strings.Contains(row.Value, want) {
+					t.Errorf("refinement row %q lacks %q", row.Value, want)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no refinement row in the diagnostics table")
+	}
+}

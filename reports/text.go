@@ -614,6 +614,13 @@ func diagRows(r *audit.Result) []row {
 	case "per-block":
 		out = append(out, row{"Own leverage (estimated)", fmt.Sprintf("%s: per-block Jacobian rows for the steps and own residuals", num(d.LeverageEstimate))})
 	}
+	if d.RefinedBlocks+d.RefineSkipped > 0 {
+		v := fmt.Sprintf("%s re-solved by conjugate gradients (%s curvature products), %s unbounded after", plural(d.RefinedBlocks, "block"), count(d.RefineProducts), count(d.UnboundedBlocks))
+		if d.RefineSkipped > 0 {
+			v += fmt.Sprintf("; %s left at the low-rank values (budget)", plural(d.RefineSkipped, "block"))
+		}
+		out = append(out, row{fmt.Sprintf("Leverage above %g, refined", audit.RefineLeverage), v})
+	}
 	if d.Iterations > 0 {
 		out = append(out, row{"Solver iterations (most)", count(d.Iterations)})
 		out = append(out, row{"Largest relative residual", num(d.MaxResidual)})
