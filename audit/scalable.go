@@ -177,6 +177,7 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 		return nil, nil, nil, err
 	}
 	d.Rank, d.Products = f.Rank(), f.Products
+	inf.notes = append(inf.notes, fmt.Sprintf("The perturbed predictions are linearised: f(x) + J_x (theta_-b - theta), with J_x (theta_-b - theta) taken in the rank-%d basis of the curvature factor, not forward passes at theta_-b.", f.Rank()))
 	d.Lambda, d.Trace, d.MinEig, d.MaxEig = f.Lambda, f.Trace, math.NaN(), math.NaN()
 	if len(f.S) > 0 {
 		d.MaxEig = f.S[0]
