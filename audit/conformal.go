@@ -64,63 +64,63 @@ const (
 
 // Conformal is what a calibration set adds to a result.
 type Conformal struct {
-	File      string `json:"file"`
-	Sequences int    `json:"sequences"`
-	Values    int    `json:"values"` // labelled calibration values
+	File      string
+	Sequences int
+	Values    int // labelled calibration values
 	// Forecasts are the calibrated quantities per forecast (row,
 	// horizon), by row then horizon.
-	Forecasts []ConformalForecast `json:"forecasts"`
+	Forecasts []ConformalForecast
 	// Kinds compares every kind of interval on the labelled test values
 	// (nil without them), in the order jackknife+, conformalized
 	// jackknife+, split conformal, Bonferroni, in-sample.
-	Kinds []KindSummary `json:"kinds,omitempty"`
+	Kinds []KindSummary
 	// Notes say where calibration values are too few for finite limits.
-	Notes []string `json:"notes,omitempty"`
+	Notes []string
 }
 
 // ConformalForecast is the calibration of one forecast (row, horizon).
 type ConformalForecast struct {
-	Row     int `json:"row"`
-	Horizon int `json:"horizon"`
-	M       int `json:"m"` // calibration values
+	Row     int
+	Horizon int
+	M       int // calibration values
 	// HalfWidth is the split-conformal half-width: the conformal quantile
 	// of the calibration |residuals| (+Inf when m < 1/alpha - 1).
-	HalfWidth float64 `json:"half_width"`
+	HalfWidth float64
 	// Scale is the conformalized jackknife+ scale s: 1 keeps the
 	// jackknife+ interval, above 1 widens it (+Inf: unbounded).
-	Scale float64 `json:"scale"`
+	Scale float64
 	// JackknifeCoverage is the fraction of the calibration values inside
 	// their (unscaled) jackknife+ interval: held-out evidence on the
 	// jackknife+ itself.
-	JackknifeCoverage float64 `json:"jackknife_coverage"`
+	JackknifeCoverage float64
 }
 
 // StepConformal are the calibrated limits of one test forecast; limits
 // may be ±Inf.
 type StepConformal struct {
-	SplitLower      float64 `json:"split_lower"`
-	SplitUpper      float64 `json:"split_upper"`
-	BonferroniLower float64 `json:"bonferroni_lower"`
-	BonferroniUpper float64 `json:"bonferroni_upper"`
-	JackknifeLower  float64 `json:"conformal_jackknife_lower"`
-	JackknifeUpper  float64 `json:"conformal_jackknife_upper"`
-	M               int     `json:"m"` // calibration values at this forecast
+	SplitLower      float64
+	SplitUpper      float64
+	BonferroniLower float64
+	BonferroniUpper float64
+	JackknifeLower  float64
+	JackknifeUpper  float64
+	M               int // calibration values at this forecast
 }
 
 // KindSummary are the metrics of DESIGN section 6 for one kind of
 // interval, on the labelled test values. Per-step arrays are indexed by
 // row, like Summary's.
 type KindSummary struct {
-	Kind            string    `json:"kind"` // one of the Kind constants
-	Coverage        float64   `json:"coverage"`
-	CoveragePerStep []float64 `json:"coverage_per_step"`
-	JointCoverage   float64   `json:"joint_coverage"`
-	Sequences       int       `json:"sequences"`   // labelled test sequences, for joint coverage
-	MeanLength      float64   `json:"mean_length"` // over finite intervals
-	LengthPerStep   []float64 `json:"length_per_step"`
-	Infinite        int       `json:"infinite_intervals"`
-	IntervalScore   float64   `json:"interval_score"` // Winkler score at alpha, over finite intervals
-	Audit           Audit     `json:"audit"`
+	Kind            string // one of the Kind constants
+	Coverage        float64
+	CoveragePerStep []float64
+	JointCoverage   float64
+	Sequences       int     // labelled test sequences, for joint coverage
+	MeanLength      float64 // over finite intervals
+	LengthPerStep   []float64
+	Infinite        int
+	IntervalScore   float64 // Winkler score at alpha, over finite intervals
+	Audit           Audit
 }
 
 // cjScore is the score of a calibration value y for the conformalized
