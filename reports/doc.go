@@ -86,7 +86,11 @@
 //	                row it is about or null, figure what was measured and
 //	                bound the threshold it crossed (their meaning per code
 //	                is documented at audit.WarningCode), message the
-//	                sentence the reports show
+//	                sentence the reports show; with the lowrank solver
+//	                also rank, curvature_products, curvature_sequences,
+//	                leverage_estimate, leverage_rule ("in-sample" or
+//	                "per-block"), refined_blocks, refine_skipped and
+//	                refine_products (each absent when zero)
 //	retrain         present with --retrain: blocks, cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
