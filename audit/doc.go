@@ -63,8 +63,32 @@
 // points (MapPoints), and linearised perturbed predictions from the block
 // table (linearPreds, BlockTable.Shifts), read by the same limits and
 // summary phases. Its memory does not grow with blocks × parameters or
-// blocks × points; scale.go's comment gives the map/combine/finalize
-// form a distributed engine can run.
+// blocks × points.
+//
+// # Distributed form
+//
+// The streaming path's numeric steps are plain functions over values
+// that encode as they are (structs of exported slices, no pointers into
+// graphs), so that the same functions can run as an Apache Beam pipeline
+// (Go SDK, on Flink, Spark or Dataflow) when one machine is not enough:
+//
+//	map       MapBlock, per chunk of training sequences (a ParDo): a
+//	          block's step delta_b (P floats, never kept) and own
+//	          residuals in, a BlockRecord of k + F numbers out
+//	map       MapPoints, per chunk of test sequences (a ParDo): output-
+//	          Jacobian rows in, PointRecords of k + 2 numbers out
+//	combine   CombineBlocks: the records concatenated in block order
+//	          (Flatten, then CombineGlobally) into one BlockTable, sent to
+//	          the finalize workers as a side input; the total gradient of
+//	          the stationarity check is a sum (CombinePerKey)
+//	finalize  FinalizeLimits, per chunk of test points (a ParDo with the
+//	          table as side input): the shifts of every block at those
+//	          points as one matrix product, then the jackknife+ limits by
+//	          exact selection
+//
+// The curvature factor (hvp.LowRank: k rows of P floats, the Ritz values,
+// the damping and the complement constant) is computed once and broadcast;
+// its products are themselves sums over chunks of sequences.
 //
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever
