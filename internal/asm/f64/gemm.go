@@ -141,6 +141,20 @@ func gemmPadded(transA, transB bool, m, n, k int, a, b []float64, beta float64, 
 	scratchPool.Put(hc)
 }
 
+// kernelWork bounds the multiply-adds of one call of an assembly
+// kernel. A goroutine cannot be preempted inside assembly, and a pending
+// stop-the-world (every garbage collection starts with one) waits for it:
+// one call forming a 10,000×10,000 product over 17,000 terms stalled the
+// whole program, its progress lines and Ctrl-C included, for minutes.
+// 1<<25 multiply-adds take a few milliseconds.
+const kernelWork = 1 << 25
+
+// kernelRows is the number of rows, a multiple of four, that one kernel
+// call of an n-column product over k terms takes within kernelWork.
+func kernelRows(n, k int) int {
+	return max(4, kernelWork/max(1, n*k)) &^ 3
+}
+
 // gemmNN adds A B to C, with A(i, p) = a[i*aRow + p*aInner] and B, C
 // row-major. The 4×4-aligned block runs on the AVX2 kernel, the edges in
 // Go.
@@ -151,7 +165,11 @@ func gemmNN(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c 
 		_ = a[(m4-1)*aRow+(k-1)*aInner]
 		_ = b[(k-1)*ldb+n4-1]
 		_ = c[(m4-1)*ldc+n4-1]
-		gemmAVX2(m4, n4, k, a, aRow, aInner, b, ldb, c, ldc)
+		rb := kernelRows(n4, k)
+		for r := 0; r < m4; r += rb {
+			h := min(rb, m4-r)
+			gemmAVX2(h, n4, k, a[r*aRow:], aRow, aInner, b, ldb, c[r*ldc:], ldc)
+		}
 	}
 	for i := 0; i < m; i++ {
 		j0 := n4
@@ -208,7 +226,15 @@ func gemmNN512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int,
 		if d != nil {
 			_ = d[(m4-1)*ldd+n-1]
 		}
-		gemmAVX512(m4, n, k, a, aRow, aInner, b, ldb, c, ldc, d, ldd, zero)
+		rb := kernelRows(n, k)
+		for r := 0; r < m4; r += rb {
+			h := min(rb, m4-r)
+			dr := d
+			if d != nil {
+				dr = d[r*ldd:]
+			}
+			gemmAVX512(h, n, k, a[r*aRow:], aRow, aInner, b, ldb, c[r*ldc:], ldc, dr, ldd, zero)
+		}
 	}
 	for i := m4; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
