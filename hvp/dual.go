@@ -159,7 +159,23 @@ func factorDual(ctx context.Context, o *Objective, theta []float64, opt *Options
 		return f, nil
 	}
 	k := make([]float64, N*N)
-	graph.MatMul(false, true, N, N, P, d, d, k)
+	// K = D D^T in blocks of rows, against D^T formed once, so that a
+	// cancelled context ends the build between blocks (at N = 10,000 and
+	// P = 17,000 the product alone takes minutes).
+	dt := make([]float64, P*N)
+	for i := 0; i < N; i++ {
+		for j, v := range d[i*P : (i+1)*P] {
+			dt[j*N+i] = v
+		}
+	}
+	const kernBlock = 64
+	for lo := 0; lo < N; lo += kernBlock {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(N, lo+kernBlock)
+		graph.MatMul(false, false, hi-lo, N, P, d[lo*P:hi*P], dt, k[lo*N:hi*N])
+	}
 	kern := mat.NewSymDense(N, k)
 	// Symmetrise: the product's halves agree only up to rounding.
 	for i := 0; i < N; i++ {

@@ -149,6 +149,16 @@ func gemmPadded(transA, transB bool, m, n, k int, a, b []float64, beta float64, 
 // 1<<25 multiply-adds take a few milliseconds.
 const kernelWork = 1 << 25
 
+// yieldBetween lets the scheduler run between two kernel calls when more
+// follow: the kernels are NOSPLIT assembly and the loop calling them has
+// no other preemption point, so a stop-the-world request would otherwise
+// wait until the whole product is done.
+func yieldBetween(more bool) {
+	if more {
+		runtime.Gosched()
+	}
+}
+
 // kernelRows is the number of rows, a multiple of four, that one kernel
 // call of an n-column product over k terms takes within kernelWork.
 func kernelRows(n, k int) int {
@@ -169,6 +179,7 @@ func gemmNN(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c 
 		for r := 0; r < m4; r += rb {
 			h := min(rb, m4-r)
 			gemmAVX2(h, n4, k, a[r*aRow:], aRow, aInner, b, ldb, c[r*ldc:], ldc)
+			yieldBetween(r+h < m4)
 		}
 	}
 	for i := 0; i < m; i++ {
@@ -234,6 +245,7 @@ func gemmNN512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int,
 				dr = d[r*ldd:]
 			}
 			gemmAVX512(h, n, k, a[r*aRow:], aRow, aInner, b, ldb, c[r*ldc:], ldc, dr, ldd, zero)
+			yieldBetween(r+h < m4)
 		}
 	}
 	for i := m4; i < m; i++ {
