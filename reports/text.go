@@ -194,6 +194,21 @@ func verdict(r *audit.Result) (level, text string) {
 			text += fmt.Sprintf(" But they are %.1f times as wide as %s (mean width %s): too wide to be informative; see the warnings.", w.Figure, ref, num(w.Ratio))
 		}
 	}
+	// Unbounded intervals cover everything and say nothing: most of them
+	// unbounded is poor, more than a few at most fair.
+	if s.Points > 0 && s.Infinite > 0 {
+		share := float64(s.Infinite) / float64(s.Points)
+		switch {
+		case share > UnboundedPoor:
+			level = poor
+			text += fmt.Sprintf(" But %s of the intervals are unbounded: they say nothing there; see the warnings.", pct(share))
+		case share > UnboundedFair:
+			if level == good {
+				level = fair
+			}
+			text += fmt.Sprintf(" But %s of the intervals are unbounded.", pct(share))
+		}
+	}
 	// Stationarity: a model far from a minimum of the loss it is audited
 	// with, or data that do not match it, is said so here.
 	if d := r.Diag.Stationarity; d > audit.MismatchBound {
@@ -203,6 +218,16 @@ func verdict(r *audit.Result) (level, text string) {
 	}
 	return level, text
 }
+
+// UnboundedPoor and UnboundedFair are the shares of unbounded intervals
+// above which the verdict is poor, or at most fair: an unbounded
+// interval covers by construction, so coverage alone would call a run
+// whose intervals are all infinite good (the Newton estimator with the
+// Hessian on the packed LSTM of the influence benchmark did that).
+const (
+	UnboundedPoor = 0.5
+	UnboundedFair = 0.05
+)
 
 // coverageVerdict judges the coverage alone: against its nominal level
 // 1-alpha and its guarantee 1-2alpha, allowing two binomial standard

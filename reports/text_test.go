@@ -81,7 +81,7 @@ func TestWriteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `90% intervals covered 87.5% of 16 test values; no value was flagged ‘below 4’; flagged ‘above 10’ with 75.0% precision.
-Coverage is at the 90% target (within sampling error).
+Coverage is at the 90% target (within sampling error). But 12.5% of the intervals are unbounded.
 Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha.
 warning: The Hessian has 1 eigenvalue(s) below -lambda (smallest -0.001, lambda 0.0002): the damped matrix is indefinite, so the influence step is not a descent step in those directions and intervals can blow up; use the Gauss-Newton curvature or more damping.
 `
@@ -125,5 +125,24 @@ func TestVerdictReadsWidth(t *testing.T) {
 	r.Diag.Stationarity = 250
 	if _, text := verdict(r); !strings.Contains(text, "may not match its training") {
 		t.Errorf("stationarity 250 not in the headline: %q", text)
+	}
+}
+
+// TestVerdictReadsUnbounded: intervals that are mostly unbounded cover
+// everything and are poor; a tenth of them unbounded is at most fair.
+func TestVerdictReadsUnbounded(t *testing.T) {
+	r := fixture()
+	r.Summary.Coverage, r.Summary.Points, r.Diag.Warnings = 1, 10000, nil
+	r.Summary.Infinite = 6558
+	if level, text := verdict(r); level != poor || !strings.Contains(text, "65.6% of the intervals are unbounded") {
+		t.Errorf("two thirds unbounded: %s, %q", level, text)
+	}
+	r.Summary.Infinite = 1000
+	if level, _ := verdict(r); level != fair {
+		t.Errorf("a tenth unbounded: %s", level)
+	}
+	r.Summary.Infinite = 10
+	if level, _ := verdict(r); level != good {
+		t.Errorf("0.1%% unbounded: %s", level)
 	}
 }
