@@ -79,7 +79,6 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 	case hvp.Dual:
 		// The Jacobian rows then come from one batched pass per term
 		// position instead of one pass per term.
-		obj = p.objective(p.groups)
 		for c := range obj.Batches {
 			obj.Batches[c].ExampleAxes = p.io.exampleAxes()
 		}

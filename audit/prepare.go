@@ -201,17 +201,7 @@ func (p *problem) solverName() (Solver, SolverReason) {
 }
 
 // terms is N, the number of the training data's loss terms.
-func (p *problem) terms() int {
-	n := 0
-	for _, gr := range p.groups {
-		for _, w := range gr.weight {
-			if w != 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
+func (p *problem) terms() int { return p.objective(p.groups).NumTerms() }
 
 // level are the figures the interval metrics depend on besides the
 // intervals: alpha (of the Winkler score and the quantiles) and the

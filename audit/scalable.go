@@ -420,19 +420,7 @@ func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasi
 					res[a] = math.Abs(t.y - t.fx)
 				}
 			}
-			byPos := make([]float64, nF)
-			for j := range byPos {
-				byPos[j] = math.NaN()
-			}
-			sh := 0.0
-			for a, t := range ts {
-				byPos[t.forcast] = res[a]
-				sh += shift[a]
-			}
-			if len(ts) > 0 {
-				out.shift[kb] = sh / float64(len(ts))
-			}
-			out.recs[kb] = BlockRecord{A: red.Top(make([]float64, k), ub), S: []float64{}, Res: byPos}
+			out.recs[kb] = BlockRecord{A: red.Top(make([]float64, k), ub), S: []float64{}, Res: out.own(kb, ts, nF, res, shift)}
 			out.norms[kb] = math.Sqrt(red.Norm2(ub, bb))
 		}
 		fold.add(c, partial)
@@ -485,11 +473,10 @@ func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
 	return out
 }
 
-// keep stores block k's step delta and its own terms' (ts) residuals res
-// and prediction shifts shift: its BlockRecord of basis (residuals by
-// forecast position, nF of them, NaN where it has no term), |delta| and
-// the mean shift.
-func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, delta, res, shift []float64) error {
+// own records block k's mean own prediction shift and returns its own
+// terms' (ts) residuals res by forecast position (nF of them, NaN where
+// the block has no term): the Res of its BlockRecord.
+func (out *blockPassOut) own(k int, ts []ownTerm, nF int, res, shift []float64) []float64 {
 	byPos := make([]float64, nF)
 	for j := range byPos {
 		byPos[j] = math.NaN()
@@ -502,7 +489,15 @@ func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, de
 	if len(ts) > 0 {
 		out.shift[k] = sh / float64(len(ts))
 	}
-	rec, err := MapBlock(basis, delta, byPos)
+	return byPos
+}
+
+// keep stores block k's step delta and its own terms' (ts) residuals res
+// and prediction shifts shift: its BlockRecord of basis (residuals by
+// forecast position, nF of them, NaN where it has no term), |delta| and
+// the mean shift.
+func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, delta, res, shift []float64) error {
+	rec, err := MapBlock(basis, delta, out.own(k, ts, nF, res, shift))
 	if err != nil {
 		return err
 	}
