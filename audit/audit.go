@@ -99,9 +99,12 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 			return nil, err
 		}
 	}
-	l, curve := limitsAndCurve(ctx, p.workers, o.Alpha, ev.test, preds, loo.entries, p.self)
-	naiveLimits(o.Alpha, naive, ev.test, &l)
-	res.Summary = summarize(p.level(), p.io.K, ev.test, l)
+	pooled, beyond := withinTraining(p, ev.test, loo.entries)
+	l, curve := limitsAndCurve(ctx, p.workers, o.Alpha, pooled, preds, loo.entries, p.self)
+	naiveLimits(o.Alpha, naive, pooled, &l)
+	if res.Summary = summarize(p.level(), p.io.K, pooled, l); res.Summary != nil {
+		res.Summary.Beyond = beyond
+	}
 	if res.Summary != nil {
 		res.Calibration = curve
 		warns = append(warns, stepCoverageWarnings(res.Summary, naive, p.self)...)
@@ -123,6 +126,10 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 		warns = append(warns, w...)
 	}
 	res.Diag.Warnings = warns
+	clock.begin("judgement")
+	if err := assess(ctx, p, ev, pooled, res); err != nil {
+		return nil, err
+	}
 	res.Diag.Phases = clock.end()
 	if err := ctx.Err(); err != nil {
 		// Some parallel loops stop early without an error of their own.

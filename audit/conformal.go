@@ -76,6 +76,9 @@ type Conformal struct {
 	Kinds []KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
+	// Recommendation is the kind of interval the audit recommends (nil
+	// without labelled test values).
+	Recommendation *Recommendation
 }
 
 // ConformalForecast is the calibration of one forecast (row, horizon).

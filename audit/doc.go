@@ -1,7 +1,10 @@
-// Package audit is the blockwise infinitesimal jackknife (DESIGN sections
-// 3 to 6): from a trained model and its training data it estimates every
-// leave-one-block-out model by influence, theta_-b = theta_hat +
-// (C + lambda I)^-1 grad L_b, collects the leave-one-block-out residuals
+// Package audit is the blockwise jackknife+ (DESIGN sections 3 to 6 and
+// 8): from a trained model and its training data it estimates every
+// leave-one-block-out model by influence, by default the Newton step on
+// the leave-block-out objective theta_-b = theta_hat + (C - C_b)^-1
+// grad L_b with C the damped Gauss-Newton matrix (Estimator Newton; the
+// paper's infinitesimal jackknife, theta_hat + (C + lambda I)^-1 grad L_b,
+// is Estimator Infinitesimal), collects the leave-one-block-out residuals
 // with real forward passes, and gives every forecast of new sequences a
 // jackknife+ interval; on labelled data it measures coverage, interval
 // length, precision of risk flags and the gap to naive in-sample
@@ -11,7 +14,12 @@
 // guarantee and compares every kind (conformal.go, DESIGN section 8).
 //
 // Run is the one entry point; it returns a Result that the reports
-// package renders. The model must take one float input of features over
+// package renders. The Result carries the audit's judgement as values
+// (verdict.go): Result.Verdict (a level and its reasons, each with its
+// figures), Conformal.Recommendation (the kind of interval to use), the
+// column and ridge check (Diagnostics.Fit) and the damping sensitivity
+// (Diagnostics.DampingSensitivity); every threshold of that judgement is
+// a constant of this package, given once with its justification. The model must take one float input of features over
 // time (batch-first or time-first) and optionally one integer input of
 // sequence lengths, and give one forecast per step (possibly several
 // horizons) or one per sequence.

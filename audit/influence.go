@@ -9,18 +9,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
-// StationarityBound is the ratio of the total gradient to the median
-// block gradient above which the audit warns that the model is not at a
-// stationary point of its training loss (Warning NotStationary).
-const StationarityBound = 0.2
-
-// MismatchBound is the stationarity ratio above which the reports say that
-// the data may not match the model (swapped feature columns gave ratios
-// of 38 on the ChickWeight example, against 3e-5 with the right order).
-// Adam-trained models stop at 10 to 250, so this is a statement for the
-// headline, not a verdict.
-const MismatchBound = 100.0
-
 // influence is the influence phase's output: the estimated
 // leave-one-block-out models and what the later phases need of them.
 // estimate fills it from one factorisation of the curvature (exact or
@@ -69,7 +57,7 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 	}
 	solver, _ := p.solverName()
 	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA, Dual: hvp.Dual}[solver]
-	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: p.opt.Damping, Seed: p.opt.Seed,
+	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: dampingFor(&p.opt, d.Stationarity), Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole
 	switch method {

@@ -264,7 +264,7 @@ func TestGaussNewtonDefaultDefinite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gn.Setting.Curvature != "gauss-newton" || gn.Setting.Estimator != "newton" || gn.Setting.Damping != hvp.DefaultGaussNewtonDamping || hvp.DefaultDampingFor(hvp.GaussNewton, 1) != hvp.DefaultRidgeGaussNewtonDamping {
+	if gn.Setting.Curvature != "gauss-newton" || gn.Setting.Estimator != "newton" || gn.Setting.Damping != hvp.DefaultGaussNewtonDamping || hvp.DefaultDampingFor(hvp.GaussNewton, 0) != hvp.DefaultStationaryGaussNewtonDamping {
 		t.Errorf("defaults: %s, %s, damping %g", gn.Setting.Curvature, gn.Setting.Estimator, gn.Setting.Damping)
 	}
 	if gn.Diag.NegativeEigenvalues != 0 || gn.Diag.MinEig < -1e-9*gn.Diag.MaxEig {

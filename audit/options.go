@@ -107,7 +107,7 @@ type Options struct {
 	Estimator Estimator
 	Curvature hvp.Curvature // zero value: Gauss-Newton
 	// Damping is rho, relative to the mean eigenvalue; 0 means the
-	// default for the curvature and the ridge (hvp.DefaultDampingFor).
+	// default for the curvature and the model's stationarity ratio (hvp.DefaultDampingFor).
 	Damping float64
 	Loss    hvp.Loss
 	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained

@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 
@@ -166,7 +167,7 @@ func (p *problem) describe() (ModelInfo, Setting) {
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
-		s.Damping = hvp.DefaultDampingFor(o.Curvature, o.Ridge)
+		s.Damping = hvp.DefaultDampingFor(o.Curvature, math.Inf(1))
 	}
 	if p.scheme.Kind != blocks.Sequences {
 		s.BlockLength = p.scheme.K

@@ -1,6 +1,6 @@
 package audit
 
-// Refinement of the low-rank path's Newton steps (issue 12). With the
+// Refinement of the low-rank path's Newton steps. With the
 // exact inverse A = (C + lambda I)^-1 a block's leverage matrix S_b =
 // Lambda^1/2 J_b A J_b^T Lambda^1/2 has eigenvalues below 1, since C is
 // at least the block's own curvature C_b. The low-rank factor replaces

@@ -26,6 +26,9 @@ type Result struct {
 	// Conformal holds the intervals calibrated on a held-out set (nil
 	// without Options.Calibration).
 	Conformal *Conformal
+	// Verdict is the audit's judgement of its intervals, with its
+	// reasons (verdict.go).
+	Verdict Verdict
 }
 
 // ModelInfo describes the audited model.
@@ -97,6 +100,9 @@ type Summary struct {
 	CoveragePerHorizon []float64
 	LengthPerHorizon   []float64
 	PointsPerHorizon   []int
+	// Beyond summarises the forecasts at steps no training sequence
+	// reaches, which every figure above leaves out (nil when none).
+	Beyond *Beyond
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.
@@ -219,6 +225,11 @@ type Diagnostics struct {
 	Influential    []InfluenceEntry
 	Warnings       []Warning
 	Phases         []Phase
+	// Fit checks the column mapping and the ridge against the training
+	// data (fit.go); DampingSensitivity is how much the intervals move
+	// with the damping (damping.go; nil without labelled data).
+	Fit                *Fit
+	DampingSensitivity *DampingSensitivity
 }
 
 // InfluenceEntry is one block and the size of its influence.

@@ -1,6 +1,6 @@
 package audit
 
-// The LowRank solver's streaming path (issue 12): it replaces the phases
+// The LowRank solver's streaming path: it replaces the phases
 // block gradients, influence, residuals and perturbed predictions of the
 // exact path with passes whose memory does not grow with blocks ×
 // parameters or blocks × points, and yields the same values the limits
@@ -164,7 +164,7 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 	whole := p.objective(p.groups)
 	rho := p.opt.Damping
 	if rho == 0 {
-		rho = hvp.DefaultDampingFor(p.opt.Curvature, p.opt.Ridge)
+		rho = hvp.DefaultDampingFor(p.opt.Curvature, math.Inf(1)) // the stationarity is measured later, in the block pass
 	}
 	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: lowRankRank(P, p.opt.Rank), Damping: rho,
 		InverseProbe: probeRows, Seed: p.opt.Seed,

@@ -16,7 +16,7 @@ import (
 // default rank and with the Exact solver (the dense eigendecomposition
 // and real forward passes, an independent reference): the mean
 // difference of the limits is under 5% of the exact intervals' width and
-// the coverages differ by less than a point (issue 12's acceptance
+// the coverages differ by less than a point (the large-scale path's acceptance
 // figures). Measured: rank 120, 0.79% of the width, coverage 0.8700
 // against 0.8649 (+0.51 points); at rank 481 (= P) 0.01% and +0.00.
 func TestLowRankSynthetic(t *testing.T) {

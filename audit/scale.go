@@ -1,6 +1,6 @@
 package audit
 
-// The large-scale path (issue 12): jackknife+ intervals from linearised
+// The large-scale path: jackknife+ intervals from linearised
 // leave-one-block-out shifts computed in a low-dimensional space, as map,
 // combine and finalize steps over plain values.
 //

@@ -463,7 +463,7 @@ func compareLimits(lo, up, rlo, rup, y []float64) (worst, mean, cov, rcov float6
 	return worst, mean, cov, rcov
 }
 
-// TestScaleMeasurePaper measures the issue 12 acceptance figures on
+// TestScaleMeasurePaper measures the acceptance figures of the large-scale path on
 // examples/synthetic (481 parameters, 1000 training and 1000 test
 // sequences, ridge 10, Gauss-Newton with the default damping): jackknife+
 // limits from low-rank Newton steps and low-dimensional shifts against
@@ -505,7 +505,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rho := hvp.DefaultDampingFor(hvp.GaussNewton, train.Ridge)
+	rho := hvp.DefaultDampingFor(hvp.GaussNewton, math.Inf(1))
 	lam := rho * mat.Trace(c) / float64(P)
 	a := mat.NewSymDense(P, nil)
 	a.CopySym(c)

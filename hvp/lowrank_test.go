@@ -276,7 +276,7 @@ func TestLowRankMeasure(t *testing.T) {
 	ctx := context.Background()
 	train, theta, c, ctest := splitPaper(t, 1000, 200)
 	b := blockGradients(t, train, theta)
-	rhos := []float64{hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultGaussNewtonDamping}
+	rhos := []float64{hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping}
 	if os.Getenv("MEASURE") == "old" {
 		rhos = []float64{1e-6, 1e-2}
 	}

@@ -66,87 +66,28 @@ func conformalHint(r *audit.Result) string {
 	return "A held-out calibration set (--calibration cal.csv: labelled sequences the model was not trained on, beside --test) would add split-conformal and conformalized jackknife+ intervals, whose per-step coverage is guaranteed whatever the model, and compare every kind of interval."
 }
 
-// stepZ is how many standard errors a step's coverage may fall below the
-// target before the kind counts as failing there: 3, since every step of
-// every kind is tested (two, CoverageTolerance, for pooled coverage).
-const stepZ = 3
-
-// holds reports whether a kind's measured coverage reaches the target
-// 1-alpha: pooled within sampling error (audit.CoverageTolerance), and
-// at every step with at least 20 values within stepZ standard errors.
-// For the calibrated kinds a step's standard error also counts the
-// calibration set's own sampling: their coverage given the calibration
-// set varies around its mean with variance about p(1-p)/(m+1), m the
-// calibration values at the step. The Bonferroni kind is judged on joint
-// coverage. When the coverage does not hold it says where.
-func holds(k *audit.KindSummary, s *audit.Summary, c *audit.Conformal) (bool, string) {
-	p := 1 - s.Alpha
-	if k.Kind == audit.KindBonferroni {
-		if k.JointCoverage < p-audit.CoverageTolerance(p, k.Sequences) {
-			return false, fmt.Sprintf("joint coverage %s", pct(k.JointCoverage))
-		}
-		return true, ""
+// shortText says where a kind's coverage falls short.
+func shortText(sf audit.Shortfall) string {
+	switch {
+	case sf.Joint:
+		return fmt.Sprintf("joint coverage %s", pct(sf.Coverage))
+	case sf.Step >= 0:
+		return fmt.Sprintf("coverage %s at step %d", pct(sf.Coverage), sf.Step+1)
 	}
-	if k.Coverage < p-audit.CoverageTolerance(p, s.Points) {
-		return false, fmt.Sprintf("coverage %s", pct(k.Coverage))
-	}
-	calibrated := k.Kind == audit.KindSplit || k.Kind == audit.KindConformalJackknife
-	for t, cov := range k.CoveragePerStep {
-		n := 0
-		if t < len(s.PointsPerStep) {
-			n = s.PointsPerStep[t]
-		}
-		if n < 20 {
-			continue
-		}
-		v := 1 / float64(n)
-		if calibrated {
-			if m := calibrationValues(c, t); m > 0 {
-				v += 1 / float64(m+1)
-			}
-		}
-		if cov < p-math.Max(0.01, stepZ*math.Sqrt(p*(1-p)*v)) {
-			return false, fmt.Sprintf("coverage %s at step %d", pct(cov), t+1)
-		}
-	}
-	return true, ""
+	return fmt.Sprintf("coverage %s", pct(sf.Coverage))
 }
 
-// calibrationValues is the fewest calibration values of a forecast made
-// at row t.
-func calibrationValues(c *audit.Conformal, t int) int {
-	m := -1
-	for _, f := range c.Forecasts {
-		if f.Row == t && (m < 0 || f.M < m) {
-			m = f.M
-		}
-	}
-	return m
-}
-
-// narrower orders kinds by width: fewer unbounded intervals first, then
-// the smaller mean width.
-func narrower(a, b *audit.KindSummary) bool {
-	if a.Infinite != b.Infinite {
-		return a.Infinite < b.Infinite
-	}
-	return a.MeanLength < b.MeanLength
-}
-
-// recommendation picks the narrowest kind whose coverage holds on the
-// test data and says why in plain words. Not eligible: the Bonferroni
-// kind (it answers another question, joint coverage; it is mentioned
-// apart), the in-sample residual intervals (shown for comparison only:
-// nothing guarantees their coverage on new data, and they are usually too
-// narrow) and a kind whose every interval is unbounded. kind is "" when
-// no kind holds or there is nothing to compare.
+// recommendation puts the audit's recommendation (audit.Recommendation:
+// the narrowest kind whose coverage holds on the test data) into plain
+// words. kind is "" when no kind holds or there is nothing to compare.
 func recommendation(r *audit.Result) (kind, text string) {
 	c, s := r.Conformal, r.Summary
 	if c == nil || s == nil || len(c.Kinds) == 0 {
 		return "", ""
 	}
-	eligible := func(k *audit.KindSummary) bool {
-		return k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite < s.Points
+	rec := c.Recommendation
+	if rec == nil { // a Result not made by audit.Run
+		rec = audit.Recommend(c, s)
 	}
 	var best *audit.KindSummary
 	var fail, good []*audit.KindSummary
@@ -156,17 +97,16 @@ func recommendation(r *audit.Result) (kind, text string) {
 		if k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite == s.Points {
 			unbounded = append(unbounded, kindName(k.Kind))
 		}
-		if !eligible(k) {
+		if !audit.Eligible(k, s) {
 			continue
 		}
-		ok, w := holds(k, s, c)
-		if !ok {
+		if !rec.Holds[i] {
 			fail = append(fail, k)
-			why = append(why, w)
+			why = append(why, shortText(rec.Short[i]))
 			continue
 		}
 		good = append(good, k)
-		if best == nil || narrower(k, best) {
+		if k.Kind == rec.Kind {
 			best = k
 		}
 	}
@@ -216,10 +156,8 @@ func recommendation(r *audit.Result) (kind, text string) {
 		case k.Kind != audit.KindBonferroni:
 		case k.Infinite == s.Points:
 			b.WriteString(" Joint coverage of whole sequences (Bonferroni) needs more calibration sequences: those intervals are unbounded.")
-		default:
-			if ok, _ := holds(k, s, c); ok {
-				fmt.Fprintf(&b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
-			}
+		case rec.Holds[i]:
+			fmt.Fprintf(&b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
 		}
 	}
 	return best.Kind, b.String()
@@ -426,7 +364,7 @@ func jsonConformalOf(r *audit.Result) *jsonConformal {
 		k := &c.Kinds[i]
 		ok := false
 		if r.Summary != nil {
-			ok, _ = holds(k, r.Summary, c)
+			ok, _ = audit.Hold(k, r.Summary, c)
 		}
 		out.Kinds = append(out.Kinds, jsonKind{Kind: k.Kind, Coverage: fnum(k.Coverage), CoveragePerStep: fnums(k.CoveragePerStep),
 			JointCoverage: fnum(k.JointCoverage), MeanLength: fnum(k.MeanLength), LengthPerStep: fnums(k.LengthPerStep),

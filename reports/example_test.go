@@ -31,6 +31,6 @@ func ExampleWriteSummary() {
 	reports.WriteSummary(os.Stdout, r)
 	// Output:
 	// 90% intervals covered 89.3% of 10,000 test values; flagged ‘below 4’ with 81.0% precision.
-	// Coverage is at the 90% target (within sampling error).
+	// Coverage is at the 90% target (within sampling error, ±1.0 points).
 	// Mean interval width 2.5 (in-sample residual intervals: 2.1, covering 84.0%); RMSE of the predictions 1.1; every step covered in 41.0% of sequences.
 }

@@ -78,6 +78,7 @@ func fixture() *audit.Result {
 	}
 	r.Sequences[0].Steps[2].Upper = inf
 	r.Sequences[1].Steps[4].Lower = -inf
+	r.Verdict = audit.Judge(r)
 	return r
 }
 

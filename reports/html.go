@@ -65,6 +65,7 @@ type page struct {
 	Command       []string
 	Diagnostics   []row
 	Phases        []row
+	Method        string // what ran, for the footer
 }
 
 // card is one key number under the headline.
@@ -85,6 +86,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Level:         level,
 		Verdict:       verdictText,
 		Subline:       subline(r),
+		Method:        methodText(r),
 		Calibrated:    conformalLines(r),
 		Conformal:     newConformalView(r),
 		Warnings:      warnings(r),
@@ -114,7 +116,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 	}
 	if s := r.Summary; s != nil {
 		p.Cards = append(p.Cards,
-			card{"Coverage", pct(s.Coverage), "target " + pct0(1-s.Alpha) + ", guaranteed " + pct0(1-2*s.Alpha), level},
+			card{"Coverage", pct(s.Coverage), "target " + pct0(1-s.Alpha) + "; " + pct0(1-2*s.Alpha) + " guaranteed with exact re-training", level},
 			card{"Mean interval width", num(s.MeanLength), "in-sample: " + num(s.Naive.MeanLength), ""},
 			card{"RMSE", num(s.RMSE), "of the point predictions", ""},
 		)

@@ -39,6 +39,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
 		Conformal:   jsonConformalOf(r),
+		Verdict:     jsonJudgementOf(r),
 	}
 	if o != nil && o.Timings {
 		doc.Timings = jsonTimingsOf(&r.Diag)
@@ -121,6 +122,7 @@ type jsonDoc struct {
 	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
 	Timings     *jsonTimings     `json:"timings,omitempty"`
 	Conformal   *jsonConformal   `json:"conformal"`
+	Verdict     jsonJudgement    `json:"verdict"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not
@@ -217,6 +219,9 @@ type jsonSummary struct {
 	CoveragePerHorizon []fnum `json:"coverage_per_horizon,omitempty"`
 	LengthPerHorizon   []fnum `json:"length_per_horizon,omitempty"`
 	PointsPerHorizon   []int  `json:"points_per_horizon,omitempty"`
+	// Beyond: the forecasts at steps no training sequence reaches, left
+	// out of every figure above (null when none).
+	Beyond *jsonBeyond `json:"beyond"`
 }
 
 type jsonVerdict struct {
@@ -273,6 +278,7 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 		Nominal: fnum(1 - s.Alpha), Guaranteed: fnum(1 - 2*s.Alpha),
 		CoveragePerHorizon: fnums(s.CoveragePerHorizon), LengthPerHorizon: fnums(s.LengthPerHorizon),
 		PointsPerHorizon: s.PointsPerHorizon,
+		Beyond:           jsonBeyondOf(s.Beyond),
 	}
 }
 
@@ -317,6 +323,10 @@ type jsonDiag struct {
 	InfluenceNorms     []fnum          `json:"influence_norms"`
 	Influential        []jsonInfluence `json:"most_influential"`
 	Warnings           []jsonWarning   `json:"warnings"`
+	// Added in version 3 without changing other fields: the column and
+	// ridge check and the damping sensitivity (null when not measured).
+	Fit                *jsonFit         `json:"fit"`
+	DampingSensitivity *jsonSensitivity `json:"damping_sensitivity"`
 }
 
 type jsonInfluence struct {
@@ -366,6 +376,7 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		}
 		out.Warnings[i] = jw
 	}
+	out.Fit, out.DampingSensitivity = jsonFitOf(d.Fit), jsonSensitivityOf(d.DampingSensitivity)
 	return out
 }
 

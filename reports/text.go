@@ -162,88 +162,75 @@ func headline(r *audit.Result) string {
 	return b.String()
 }
 
-// Verdict levels, for the colour of the headline.
-const (
-	good = "good"
-	fair = "fair"
-	poor = "poor"
-	none = "none"
-)
-
-// verdict judges the coverage against its nominal level 1-alpha and its
-// guarantee 1-2alpha, allowing two binomial standard errors (at least one
-// percentage point) of sampling error. It returns a level and a sentence.
+// verdict puts the audit's verdict (audit.Verdict: a level and its
+// reasons, decided by the audit) into words: its level, for the colour of
+// the headline, and one sentence per reason.
 func verdict(r *audit.Result) (level, text string) {
-	s := r.Summary
-	if s == nil {
-		return none, "Give labelled test data (a target column) to measure coverage."
+	v := r.Verdict
+	if v.Level == "" { // a Result not made by audit.Run
+		v = audit.Judge(r)
 	}
-	level, text = coverageVerdict(s)
-	// Width: intervals many times wider than the model's own errors (or
-	// than calibrated intervals) are not good, whatever they cover.
-	for _, w := range r.Diag.Warnings {
-		switch w.Code {
-		case audit.TooWide, audit.WiderThanCalibrated:
-			if level == good {
-				level = fair
-			}
-			ref := "the in-sample residual intervals"
-			if w.Code == audit.WiderThanCalibrated {
-				ref = "the split-conformal intervals of the calibration set"
-			}
-			text += fmt.Sprintf(" But they are %.1f times as wide as %s (mean width %s): too wide to be informative; see the warnings.", w.Figure, ref, num(w.Ratio))
-		}
-	}
-	// Unbounded intervals cover everything and say nothing: most of them
-	// unbounded is poor, more than a few at most fair.
-	if s.Points > 0 && s.Infinite > 0 {
-		share := float64(s.Infinite) / float64(s.Points)
+	// Wrong columns first: they make every other figure moot, and a poor
+	// verdict must not open with a reassuring sentence.
+	var first, rest []string
+	for _, why := range v.Reasons {
+		t := reasonText(r, why)
 		switch {
-		case share > UnboundedPoor:
-			level = poor
-			text += fmt.Sprintf(" But %s of the intervals are unbounded: they say nothing there; see the warnings.", pct(share))
-		case share > UnboundedFair:
-			if level == good {
-				level = fair
-			}
-			text += fmt.Sprintf(" But %s of the intervals are unbounded.", pct(share))
+		case t == "":
+		case why.Code == audit.WrongColumns:
+			first = append(first, t)
+		default:
+			rest = append(rest, t)
 		}
 	}
-	// Stationarity: a model far from a minimum of the loss it is audited
-	// with, or data that do not match it, is said so here.
-	if d := r.Diag.Stationarity; d > audit.MismatchBound {
-		text += fmt.Sprintf(" The model is far from a stationary point of its training loss (total gradient %.3g times the typical block gradient): the data, ridge or loss may not match its training (swapped feature columns do this).", d)
-	} else if d > audit.StationarityBound {
-		text += fmt.Sprintf(" The model is not at a stationary point of its training loss (total gradient %.2g times the typical block gradient).", d)
-	}
-	return level, text
+	return string(v.Level), strings.Join(append(first, rest...), " ")
 }
 
-// UnboundedPoor and UnboundedFair are the shares of unbounded intervals
-// above which the verdict is poor, or at most fair: an unbounded
-// interval covers by construction, so coverage alone would call a run
-// whose intervals are all infinite good (the Newton estimator with the
-// Hessian on the packed LSTM of the influence benchmark did that).
-const (
-	UnboundedPoor = 0.5
-	UnboundedFair = 0.05
-)
+// guarantee is what the jackknife+ guarantees, with its condition.
+func guarantee(alpha float64) string {
+	return fmt.Sprintf("the %s that the jackknife+ guarantees when every leave-one-out model is re-trained exactly (here they are estimated)", pct0(1-2*alpha))
+}
 
-// coverageVerdict judges the coverage alone: against its nominal level
-// 1-alpha and its guarantee 1-2alpha, allowing two binomial standard
-// errors (at least one percentage point) of sampling error.
-func coverageVerdict(s *audit.Summary) (level, text string) {
-	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
-	tol := audit.CoverageTolerance(nominal, s.Points)
-	switch {
-	case s.Coverage > nominal+tol:
-		return good, fmt.Sprintf("Coverage is above the %s target: the intervals are on the safe side, perhaps wider than they need to be.", pct0(nominal))
-	case s.Coverage >= nominal-tol:
-		return good, fmt.Sprintf("Coverage is at the %s target (within sampling error).", pct0(nominal))
-	case s.Coverage >= floor-tol:
-		return fair, fmt.Sprintf("Coverage is below the %s target but not below the %s that the jackknife+ guarantees: the intervals are somewhat too narrow.", pct0(nominal), pct0(floor))
+// reasonText is one reason of a verdict in words.
+func reasonText(r *audit.Result, why audit.Reason) string {
+	alpha := r.Setting.Alpha
+	switch why.Code {
+	case audit.NoTargets:
+		return "Give labelled test data (a target column) to measure coverage."
+	case audit.CoverageAbove:
+		return fmt.Sprintf("Coverage is above the %s target: the intervals are on the safe side, perhaps wider than they need to be.", pct0(why.Bound))
+	case audit.CoverageAt:
+		return fmt.Sprintf("Coverage is at the %s target (within sampling error, ±%.1f points).", pct0(why.Bound), 100*why.Ratio)
+	case audit.CoverageBelowTarget:
+		return fmt.Sprintf("Coverage is below the %s target but within sampling error of %s or above it: the intervals are somewhat too narrow.", pct0(1-alpha), guarantee(alpha))
+	case audit.CoverageBelowBound:
+		return fmt.Sprintf("Coverage is below %s, by more than sampling error (±%.1f points): do not rely on these intervals; see the warnings and diagnostics.", guarantee(alpha), 100*why.Ratio)
+	case audit.StepsBelowBound:
+		return fmt.Sprintf("But at %s coverage is below %s by more than sampling error (lowest %s): see the warnings.", plural(why.Count, "step"), pct0(why.Bound), pct(why.Figure))
+	case audit.Wide:
+		ref := "the in-sample residual intervals"
+		if why.Count == 1 {
+			ref = "the split-conformal intervals of the calibration set"
+		}
+		return fmt.Sprintf("But they are %.1f times as wide as %s (mean width %s): too wide to be informative; see the warnings.", why.Figure, ref, num(why.Ratio))
+	case audit.ManyUnbounded:
+		return fmt.Sprintf("But %s of the intervals are unbounded: they say nothing there; see the warnings.", pct(why.Figure))
+	case audit.SomeUnbounded:
+		return fmt.Sprintf("But %s of the intervals are unbounded.", pct(why.Figure))
+	case audit.WrongColumns:
+		if b := r.Diag.Fit.BestAlternative(); b != nil {
+			return fmt.Sprintf("The model fits its training data far better with %s (training RMSE %s against %s as given): the data are probably not given to it as it was trained; see the warnings.", b.Flags(), num(b.RMSE), num(why.Figure))
+		}
+	case audit.RidgeMismatch:
+		return fmt.Sprintf("The training gradient points at a ridge of about %s, not the %s given: see the warnings.", num(why.Ratio), num(why.Bound))
+	case audit.DampingSensitive:
+		return fmt.Sprintf("But the mean width moves by %s when the damping is multiplied or divided by %d: the intervals depend on a setting the data do not pin down; see the diagnostics.", pct(why.Figure), audit.SensitivityFactor)
+	case audit.Warned:
+		return "Read the warnings before relying on the intervals."
+	case audit.BeyondTraining:
+		return fmt.Sprintf("%s at steps past every training sequence (from step %d; the longest training sequence has %s) have no leave-one-out residual, so their intervals are unbounded: they are left out of these figures and reported apart.", plural(why.Count, "test value"), int(why.Bound)+1, plural(r.Summary.Beyond.TrainRows, "row"))
 	}
-	return poor, fmt.Sprintf("Coverage is below the %s that the jackknife+ guarantees: do not rely on these intervals; see the warnings and diagnostics.", pct0(floor))
+	return ""
 }
 
 // subline gives the other headline numbers in one sentence.
@@ -260,6 +247,9 @@ func subline(r *audit.Result) string {
 		parts = append(parts, fmt.Sprintf("%s in %s of sequences", jc, pct(s.JointCoverage)))
 	}
 	out := strings.Join(parts, "; ") + "."
+	if b := s.Beyond; b != nil && b.Forecasts > 0 {
+		out += fmt.Sprintf(" %s at steps from %d on, where no training sequence has a target (the longest has %s), unbounded for that reason: not counted above.", pluralIs(b.Forecasts, "interval"), b.FromRow+1, plural(b.TrainRows, "row"))
+	}
 	if s.Infinite > 0 {
 		if n := r.Diag.UnboundedBlocks; n > 0 {
 			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"), plural(n, "training block"))
@@ -300,8 +290,14 @@ func warnings(r *audit.Result) []string {
 			}
 			lev = append(lev, w)
 			continue
+		case audit.NotStationary:
+			// Said once, by fitText.
+			continue
 		}
 		out = append(out, sentence(warningText(r, w)))
+	}
+	if t, warn := fitText(r); warn {
+		out = append([]string{t}, out...)
 	}
 	if stepsAt >= 0 {
 		out[stepsAt] = stepCoverageText(steps)
@@ -384,11 +380,11 @@ func stepCoverageText(ws []audit.Warning) string {
 		if i == 5 {
 			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-5))
 		} else if i < 5 {
-			parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values", w.Step+1, 100*w.Figure, w.Count))
+			parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values, sampling tolerance ±%.1f points", w.Step+1, 100*w.Figure, w.Count, 100*audit.CoverageTolerance(w.Bound, w.Count)))
 		}
 		lo, hi = math.Min(lo, w.Ratio), math.Max(hi, w.Ratio)
 	}
-	out := fmt.Sprintf("Coverage at some steps is below the %s that the jackknife+ guarantees (%s). Treat the intervals at these steps as too narrow.", pct0(ws[0].Bound), strings.Join(parts, "; "))
+	out := fmt.Sprintf("Coverage at some steps is below %s, the level the jackknife+ guarantees when every leave-one-out model is re-trained exactly, by more than sampling error (%s). Here the leave-one-out models are estimated from the trained model, so that guarantee does not hold as such. Treat the intervals at these steps as too narrow.", pct0(ws[0].Bound), strings.Join(parts, "; "))
 	if lo >= 1.2 {
 		times := fmt.Sprintf("%.2g", lo)
 		if h := fmt.Sprintf("%.2g", hi); h != times {
@@ -399,13 +395,73 @@ func stepCoverageText(ws []audit.Warning) string {
 	return out
 }
 
-// notes are the audit's notes on its settings, as sentences.
+// methodText names the method that ran, for a report's footer: the
+// blockwise jackknife+ with its leave-one-block-out estimator.
+func methodText(r *audit.Result) string {
+	est := "Newton steps on the leave-block-out loss"
+	if r.Setting.Estimator == "infinitesimal" {
+		est = "the infinitesimal jackknife"
+	}
+	return fmt.Sprintf("blockwise jackknife+, leave-one-block-out models estimated by %s, %s curvature", est, r.Setting.Curvature)
+}
+
+// notes are the audit's notes on its settings, as sentences, and what
+// the column check found when it is no warning.
 func notes(r *audit.Result) []string {
 	var out []string
 	for _, n := range r.Setting.Notes {
 		out = append(out, sentence(n))
 	}
+	if t, warn := fitText(r); t != "" && !warn {
+		out = append(out, t)
+	}
 	return out
+}
+
+// hasReason reports whether the verdict has a reason with the code.
+func hasReason(r *audit.Result, code audit.ReasonCode) bool {
+	for _, why := range r.Verdict.Reasons {
+		if why.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// alternativesText lists the alternatives' training RMSEs:
+// "0.52 with --features b,a --shift 1; 1.19 with --shift 0".
+func alternativesText(f *audit.Fit) string {
+	var parts []string
+	for _, a := range f.Alternatives {
+		parts = append(parts, fmt.Sprintf("%s with %s", num(a.RMSE), a.Flags()))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fitText is the one message about the model's fit to its training data:
+// a warning (warn) when the column check finds a better mapping or the
+// ridge check another ridge; else, when the model is not at a stationary
+// point, a note saying that the columns check out and what the leftover
+// gradient means; "" otherwise.
+func fitText(r *audit.Result) (text string, warn bool) {
+	f := r.Diag.Fit
+	if f == nil {
+		return "", false
+	}
+	ratio := r.Diag.Stationarity
+	switch {
+	case hasReason(r, audit.WrongColumns):
+		b := f.BestAlternative()
+		return fmt.Sprintf("The model fits its training data far better with %s (training RMSE %s) than with the columns as given (%s; on %s): these are probably not the columns it was trained on, in its order, or not the shift it forecasts at. Rerun with those flags, or check --features, --target and --shift against the training script. The intervals below are for a model given the wrong inputs (stationarity ratio %s). Other mappings: %s.",
+			b.Flags(), num(b.RMSE), num(f.RMSE), plural(f.Sequences, "training sequence"), num(ratio), alternativesText(f)), true
+	case hasReason(r, audit.RidgeMismatch):
+		return fmt.Sprintf("The training gradient is %s times smaller with a ridge of %s than with the %s given (--ridge): the model was probably trained with another penalty. PyTorch's weight_decay w with a loss averaged over N terms is --ridge w·N (here N = %s). The columns check out: training RMSE %s as given (compare with the training log); %s.",
+			num(f.GradNorm/f.FittedGradNorm), num(f.FittedRidge), num(f.Ridge), count(r.Setting.LossTerms), num(f.RMSE), alternativesText(f)), true
+	case ratio > audit.StationarityBound:
+		return fmt.Sprintf("The model is not at a stationary point of its training loss (the total gradient is %s times the typical block gradient), as a mini-batch optimiser such as Adam leaves it; the data check out: training RMSE %s with the columns as given (compare it with the last loss of the training log, in RMSE), against %s. The damping bounds what the leftover gradient does to the influence steps: see the damping sensitivity in the diagnostics.",
+			num(ratio), num(f.RMSE), alternativesText(f)), false
+	}
+	return "", false
 }
 
 // sentence capitalises the first letter of s and ends it with a period.
@@ -444,7 +500,7 @@ func summaryRows(r *audit.Result) []row {
 		return nil
 	}
 	rows := []row{
-		{"Coverage", fmt.Sprintf("%s (target %s, guaranteed at least %s)", pct(s.Coverage), pct0(1-s.Alpha), pct0(1-2*s.Alpha))},
+		{"Coverage", fmt.Sprintf("%s (target %s; at least %s guaranteed only with exact re-training)", pct(s.Coverage), pct0(1-s.Alpha), pct0(1-2*s.Alpha))},
 		{"Joint coverage (every step of a sequence)", pct(s.JointCoverage)},
 		{"Mean interval width", num(s.MeanLength)},
 		{"Unbounded intervals", count(s.Infinite)},
@@ -560,7 +616,7 @@ func settingRows(r *audit.Result, o *Options) []row {
 		blocks = fmt.Sprintf("%s blocks of %s, %s", st.Blocks, plural(st.BlockLength, "step"), plural(st.NumBlocks, "block"))
 	}
 	out = append(out,
-		row{"Alpha", fmt.Sprintf("%s (target coverage %s, guaranteed %s)", num(st.Alpha), pct0(st.NominalCover), pct0(st.GuaranteedMin))},
+		row{"Alpha", fmt.Sprintf("%s (target coverage %s; %s guaranteed with exact re-training)", num(st.Alpha), pct0(st.NominalCover), pct0(st.GuaranteedMin))},
 		row{"Blocks", blocks},
 		row{"Solver", fmt.Sprintf("%s, %s curvature, damping %s × mean eigenvalue", SolverText(st, r.Model.Params), st.Curvature, num(st.Damping))},
 		row{"Loss", lossText(st)},
@@ -646,6 +702,18 @@ func diagRows(r *audit.Result) []row {
 		}
 		out = append(out, row{fmt.Sprintf("Leverage above %g, refined", audit.RefineLeverage), v})
 	}
+	if ds := d.DampingSensitivity; ds != nil {
+		out = append(out, row{fmt.Sprintf("Damping × and ÷ %d: mean width", audit.SensitivityFactor), sensitivityText(ds)})
+	}
+	if f := d.Fit; f != nil {
+		out = append(out, row{"Training RMSE, columns as given", fmt.Sprintf("%s (on %s; compare with the training log)", num(f.RMSE), plural(f.Sequences, "sequence"))})
+		if len(f.Alternatives) > 0 {
+			out = append(out, row{"Training RMSE, other mappings", alternativesText(f)})
+		}
+		if !math.IsNaN(f.FittedGradNorm) {
+			out = append(out, row{"Ridge that best explains the gradient", fmt.Sprintf("%s (gradient %s; with the given %s: %s)", num(f.FittedRidge), num(f.FittedGradNorm), num(f.Ridge), num(f.GradNorm))})
+		}
+	}
 	if d.Iterations > 0 {
 		out = append(out, row{"Solver iterations (most)", count(d.Iterations)})
 		out = append(out, row{"Largest relative residual", num(d.MaxResidual)})
@@ -653,6 +721,23 @@ func diagRows(r *audit.Result) []row {
 	if len(d.InfluenceNorms) > 0 {
 		lo, hi := minMax(d.InfluenceNorms)
 		out = append(out, row{"Influence |Δθ|", fmt.Sprintf("from %s to %s over %s", num(lo), num(hi), plural(len(d.InfluenceNorms), "block"))})
+	}
+	return out
+}
+
+// sensitivityText says how the mean width moves with the damping.
+func sensitivityText(ds *audit.DampingSensitivity) string {
+	if !ds.Computed {
+		return ds.Reason
+	}
+	move := func(f audit.DampedFigures) string {
+		return fmt.Sprintf("%s at ρ = %s (%+.0f%%, coverage %s)", num(f.MeanLength), num(f.Rho), 100*(f.MeanLength/ds.Width-1), pct(f.Coverage))
+	}
+	out := fmt.Sprintf("%s at ρ = %s; %s; %s", num(ds.Width), num(ds.Rho), move(ds.Low), move(ds.High))
+	if ds.WidthShare() > audit.DampingShare {
+		out += fmt.Sprintf(": moves by more than %s, so the intervals depend on the damping", pct0(audit.DampingShare))
+	} else {
+		out += fmt.Sprintf(": within %s", pct0(audit.DampingShare))
 	}
 	return out
 }

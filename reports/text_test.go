@@ -64,12 +64,12 @@ func TestVerdict(t *testing.T) {
 		points   int
 		want     string
 	}{
-		{0.90, 10000, good}, {0.95, 10000, good}, {0.885, 10000, fair}, {0.80, 10000, fair}, {0.70, 10000, poor},
-		{0.88, 200, good}, // within two standard errors of 90% on 200 points
+		{0.90, 10000, "good"}, {0.95, 10000, "good"}, {0.885, 10000, "fair"}, {0.80, 10000, "fair"}, {0.70, 10000, "poor"},
+		{0.88, 200, "good"}, // within two standard errors of 90% on 200 points
 	} {
 		r := fixture()
-		r.Summary.Coverage, r.Summary.Points = tc.coverage, tc.points
-		if got, text := verdict(r); got != tc.want {
+		r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite, r.Diag.Warnings = tc.coverage, tc.points, 0, nil
+		if got, text := verdict(judged(r)); got != tc.want {
 			t.Errorf("coverage %g of %d: %s (%s), want %s", tc.coverage, tc.points, got, text, tc.want)
 		}
 	}
@@ -81,7 +81,7 @@ func TestWriteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `90% intervals covered 87.5% of 16 test values; no value was flagged ‘below 4’; flagged ‘above 10’ with 75.0% precision.
-Coverage is at the 90% target (within sampling error). But 12.5% of the intervals are unbounded.
+Coverage is at the 90% target (within sampling error, ±15.0 points). But 12.5% of the intervals are unbounded. Read the warnings before relying on the intervals.
 Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha.
 warning: The Hessian has 1 eigenvalue(s) below -lambda (smallest -0.001, lambda 0.0002): the damped matrix is indefinite, so the influence step is not a descent step in those directions and intervals can blow up; use the Gauss-Newton curvature or more damping.
 `
@@ -98,7 +98,7 @@ func TestStepCoverageText(t *testing.T) {
 		return audit.Warning{Code: audit.StepCoverage, Step: step, Figure: cov, Bound: 0.8, Count: 1000, Ratio: ratio}
 	}
 	got := stepCoverageText([]audit.Warning{w(0, 0.7, 1.5), w(9, 0.75, 1.3)})
-	for _, s := range []string{"below the 80%", "step 1: 70.0% of 1000 values; step 10: 75.0% of 1000 values", "1.3 to 1.5 times larger"} {
+	for _, s := range []string{"below 80%, the level the jackknife+ guarantees when every leave-one-out model is re-trained exactly", "step 1: 70.0% of 1000 values, sampling tolerance ±2.5 points; step 10: 75.0% of 1000 values, sampling tolerance ±2.5 points", "1.3 to 1.5 times larger"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("missing %q in %q", s, got)
 		}
@@ -108,23 +108,53 @@ func TestStepCoverageText(t *testing.T) {
 	}
 }
 
+// judged is r with its verdict formed again, after a test changed it.
+func judged(r *audit.Result) *audit.Result {
+	r.Verdict = audit.Judge(r)
+	return r
+}
+
 // TestVerdictReadsWidth: coverage at the target with intervals many times
-// wider than the in-sample ones is not "good", and a model far from a
-// stationary point is named in the headline.
+// wider than the in-sample ones is not "good"; a model that fits its
+// training data better under another column mapping is poor, and the
+// verdict names the mapping; a model merely far from a stationary point
+// (mini-batch training) is not judged by that, and the report says so
+// once, in the notes.
 func TestVerdictReadsWidth(t *testing.T) {
 	r := fixture()
-	r.Summary.Coverage, r.Summary.Points = 0.9, 10000
-	if level, _ := verdict(r); level != good {
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite, r.Diag.Warnings = 0.9, 10000, 0, nil
+	if level, _ := verdict(judged(r)); level != "good" {
 		t.Fatalf("fixture at the target gives %s", level)
 	}
 	r.Diag.Warnings = append(r.Diag.Warnings, audit.Warning{Code: audit.TooWide, Step: -1, Figure: 13, Bound: audit.WideBound, Ratio: 1.8})
-	level, text := verdict(r)
-	if level != fair || !strings.Contains(text, "13.0 times as wide as the in-sample residual intervals") {
+	level, text := verdict(judged(r))
+	if level != "fair" || !strings.Contains(text, "13.0 times as wide as the in-sample residual intervals") {
 		t.Errorf("too-wide intervals: %s, %q", level, text)
 	}
-	r.Diag.Stationarity = 250
-	if _, text := verdict(r); !strings.Contains(text, "may not match its training") {
-		t.Errorf("stationarity 250 not in the headline: %q", text)
+	r.Diag.Warnings = nil
+	r.Diag.Stationarity = 110
+	r.Diag.Fit = &audit.Fit{Sequences: 200, RMSE: 0.52, Ridge: 0.38, GradNorm: 3, FittedRidge: 0.4, FittedGradNorm: 2.9,
+		Alternatives: []audit.Alternative{{Features: []string{"b", "a"}, Shift: 1, RMSE: 6.4}, {Shift: 0, RMSE: 1.19}}}
+	level, text = verdict(judged(r))
+	if level != "good" || strings.Contains(text, "stationary") {
+		t.Errorf("ordinary mini-batch model: %s, %q", level, text)
+	}
+	var stat []string
+	for _, s := range append(notes(r), warnings(r)...) {
+		if strings.Contains(s, "stationary point") {
+			stat = append(stat, s)
+		}
+	}
+	if len(stat) != 1 || !strings.Contains(stat[0], "training RMSE 0.52 with the columns as given") || !strings.Contains(stat[0], "6.4 with --features b,a --shift 1") {
+		t.Errorf("stationarity said %d times: %q", len(stat), stat)
+	}
+	r.Diag.Fit.RMSE, r.Diag.Fit.Alternatives[0].RMSE = 6.4, 0.52
+	level, text = verdict(judged(r))
+	if level != "poor" || !strings.Contains(text, "far better with --features b,a --shift 1 (training RMSE 0.52 against 6.4 as given)") {
+		t.Errorf("swapped features: %s, %q", level, text)
+	}
+	if ws := warnings(r); len(ws) == 0 || !strings.Contains(ws[0], "Rerun with those flags") {
+		t.Errorf("swapped features: warnings %q", ws)
 	}
 }
 
@@ -134,15 +164,15 @@ func TestVerdictReadsUnbounded(t *testing.T) {
 	r := fixture()
 	r.Summary.Coverage, r.Summary.Points, r.Diag.Warnings = 1, 10000, nil
 	r.Summary.Infinite = 6558
-	if level, text := verdict(r); level != poor || !strings.Contains(text, "65.6% of the intervals are unbounded") {
+	if level, text := verdict(judged(r)); level != "poor" || !strings.Contains(text, "65.6% of the intervals are unbounded") {
 		t.Errorf("two thirds unbounded: %s, %q", level, text)
 	}
 	r.Summary.Infinite = 1000
-	if level, _ := verdict(r); level != fair {
+	if level, _ := verdict(judged(r)); level != "fair" {
 		t.Errorf("a tenth unbounded: %s", level)
 	}
 	r.Summary.Infinite = 10
-	if level, _ := verdict(r); level != good {
+	if level, _ := verdict(judged(r)); level != "good" {
 		t.Errorf("0.1%% unbounded: %s", level)
 	}
 }

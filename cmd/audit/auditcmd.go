@@ -77,7 +77,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
-	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default %g for gauss-newton, %g with --ridge, %g for hessian)", hvp.DefaultGaussNewtonDamping, hvp.DefaultRidgeGaussNewtonDamping, hvp.DefaultDamping))
+	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default for gauss-newton: from %g at a stationary point of the training loss to %g away from one, by the stationarity ratio; %g for hessian)", hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
 	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
@@ -236,9 +236,6 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, featuresLine(train, len(p.f.features) > 0))
 	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))
-	if h := mismatchHint(res); h != "" {
-		fmt.Fprintln(stdout, h)
-	}
 	switch {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
@@ -258,25 +255,6 @@ func featuresLine(train *blocks.Dataset, given bool) string {
 		how = "as given by --features"
 	}
 	return fmt.Sprintf("Features, in the order the model takes them: %s (%s).", strings.Join(train.Features, ", "), how)
-}
-
-// mismatchRatio is the stationarity ratio above which the data probably do
-// not match the model: a model trained on these data, even one stopped
-// early or trained with another ridge, has a total gradient of the order of
-// a block's (a ratio below about 1); columns in another order than the
-// model's give ratios of tens to thousands.
-const mismatchRatio = 10
-
-// mismatchHint points at --features (and --ridge, --shift) when the
-// stationarity ratio says the model is far from a minimum of its loss on
-// these data; "" otherwise.
-func mismatchHint(res *audit.Result) string {
-	if !(res.Diag.Stationarity > mismatchRatio) {
-		return ""
-	}
-	return fmt.Sprintf("hint: the stationarity ratio is %.3g: the model is far from a minimum of its loss on these data. "+
-		"If these are not the feature columns the model was trained on, in its order, name them with --features; "+
-		"also check --target, --shift and --ridge.", res.Diag.Stationarity)
 }
 
 // parse reads the command line (and the config file it names) and checks
@@ -369,7 +347,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		return usagef("--curvature %q: choose hessian or gauss-newton", f.curvature)
 	}
 	if fs.Changed("damping") && (!(f.damping > 0) || math.IsInf(f.damping, 0)) {
-		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g)", f.damping, hvp.DefaultDampingFor(curv, f.ridge))
+		return usagef("--damping %g: must be positive (it is relative to the mean eigenvalue; default %g to %g)", f.damping, hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultDampingFor(curv, math.Inf(1)))
 	}
 	estimator := audit.Estimator(strings.ToLower(f.estimator))
 	switch estimator {

@@ -1,0 +1,88 @@
+package audit
+
+import (
+	"context"
+	"math"
+)
+
+// Beyond summarises the forecasts of the evaluated sequences at steps
+// that no training sequence reaches: no leave-one-out residual exists
+// there, so jackknife+ cannot bound their intervals (they are unbounded
+// for that reason, not for a small alpha). They are kept in
+// Result.Sequences but left out of every pooled figure of Summary and
+// of the verdict.
+type Beyond struct {
+	// FromRow is the first row (0-based) with such a forecast, and
+	// TrainRows the most rows of a training sequence.
+	FromRow   int
+	TrainRows int
+	// Forecasts counts them, Labelled those with a target.
+	Forecasts int
+	Labelled  int
+}
+
+// withinTraining returns pts with the forecasts that have no training
+// residual (no entry in entries, other than the point's own sequence's in
+// a self-audit) marked unlabelled, so that the pooled summary leaves them
+// out, and a summary of those forecasts (nil when there are none).
+func withinTraining(p *problem, pts []point, entries map[forecast][]entry) ([]point, *Beyond) {
+	var out []point
+	b := &Beyond{FromRow: math.MaxInt, TrainRows: p.train.MaxLen()}
+	for i, pt := range pts {
+		n := 0
+		for _, e := range entries[pt.f] {
+			if !p.self || e.seq != pt.seq {
+				n++
+				break
+			}
+		}
+		if n > 0 {
+			continue
+		}
+		if out == nil {
+			out = append([]point(nil), pts...)
+		}
+		b.Forecasts++
+		b.FromRow = min(b.FromRow, pt.f.T)
+		if pt.has {
+			b.Labelled++
+			out[i].has = false
+		}
+	}
+	if out == nil {
+		return pts, nil
+	}
+	return out, b
+}
+
+// assess is the audit's last phase: the column and ridge check, the
+// damping sensitivity, the recommended kind of interval and the verdict.
+// test are the evaluated points as the pooled summary counts them
+// (withinTraining).
+func assess(ctx context.Context, p *problem, ev *evaluation, test []point, res *Result) error {
+	var total []float64
+	if solver, _ := p.solverName(); solver != LowRank {
+		total = make([]float64, len(p.theta))
+		if _, err := p.objective(p.groups).Gradient(ctx, p.theta, total); err != nil {
+			return err
+		}
+	}
+	fit, err := checkFit(ctx, p, total)
+	if err != nil {
+		return err
+	}
+	res.Diag.Fit = fit
+	if res.Summary != nil {
+		p.opt.progress("damping sensitivity", 0, 0)
+		ds, err := dampingSensitivity(ctx, p, ev, test, res.Setting.Damping, res.Summary.MeanLength)
+		if err != nil {
+			return err
+		}
+		res.Diag.DampingSensitivity = ds
+	}
+	if res.Conformal != nil {
+		res.Conformal.Recommendation = Recommend(res.Conformal, res.Summary)
+	}
+	res.Verdict = Judge(res)
+	return nil
+}
