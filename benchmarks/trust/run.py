@@ -51,6 +51,9 @@ def oracle(rep):
 
 
 def run(binary, model, test, flags, out):
+    if os.path.exists(out) and os.path.getmtime(out) > os.path.getmtime(binary):
+        with open(out) as f:  # cached: made by this binary
+            return json.load(f)
     cmd = [binary, "--model", model, "--data", os.path.join(HERE, "data", "train.csv"),
            "--test", test, "--json", out, "--quiet"] + flags
     subprocess.run(cmd, check=True)

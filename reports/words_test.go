@@ -1,0 +1,120 @@
+package reports
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// renderWords is the Markdown and the terminal summary of r, for checking
+// their words.
+func renderWords(t *testing.T, r *audit.Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if _, err := WriteMarkdown(&md, r, t.TempDir(), &Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String() + "\n" + md.String()
+}
+
+// TestUnderCoveringWords: a run whose pooled coverage is below 1 - 2
+// alpha and whose step 10 is at 79.1% of 1,000 values: no sentence says
+// the coverage is at its target or "not below" the guarantee, the
+// guarantee is stated with its condition (exact re-training), the step is
+// named with its sampling tolerance, and the verdict box is not green
+// above the warnings.
+func TestUnderCoveringWords(t *testing.T) {
+	r := fixture()
+	r.Diag.Warnings = nil
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.74, 10000, 0
+	r.Summary.CoveragePerStep = []float64{0.80, 0.78, 0.76, 0.74, 0.70, math.NaN()}
+	r.Summary.PointsPerStep = []int{2000, 2000, 2000, 2000, 2000, 0}
+	r.Diag.Warnings = []audit.Warning{{Code: audit.StepCoverage, Step: 4, Figure: 0.70, Bound: 0.8, Count: 2000, Ratio: 1.5}}
+	r.Verdict = audit.Judge(r)
+	if r.Verdict.Level != audit.Poor {
+		t.Errorf("level %s, want poor", r.Verdict.Level)
+	}
+	got := renderWords(t, r)
+	for _, bad := range []string{"at the 90% target", "not below", "safe side", "guaranteed at least"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("an under-covering run's report says %q:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{
+		"Coverage is below the 80% that the jackknife+ guarantees when every leave-one-out model is re-trained exactly (here they are estimated)",
+		"step 5: 70.0% of 2000 values, sampling tolerance ±1.8 points",
+		"❌",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+
+	// Step 10 at 79.1% of 1,000 values is within its sampling tolerance
+	// of 80% (±2.5 points): the audit raises no step warning, and the
+	// pooled verdict at 88.6% of 10,000 is "somewhat too narrow", never
+	// "not below the guarantee".
+	r = fixture()
+	r.Diag.Warnings = nil
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.886, 10000, 0
+	r.Verdict = audit.Judge(r)
+	got = renderWords(t, r)
+	if r.Verdict.Level != audit.Fair || !strings.Contains(got, "within sampling error of the 80% that the jackknife+ guarantees when every leave-one-out model is re-trained exactly") || strings.Contains(got, "not below") {
+		t.Errorf("88.6%%: level %s:\n%s", r.Verdict.Level, got)
+	}
+}
+
+// TestWarningsNotGreen: a run at its coverage target with a warning gets
+// a fair verdict that points at the warnings, never a green one above
+// "read before relying on the intervals".
+func TestWarningsNotGreen(t *testing.T) {
+	r := fixture()
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.9, 10000, 0
+	r.Verdict = audit.Judge(r)
+	got := renderWords(t, r)
+	if r.Verdict.Level != audit.Fair || strings.Contains(got, "✅") || !strings.Contains(got, "Read the warnings before relying on the intervals") {
+		t.Errorf("a warning under a green verdict (%s):\n%s", r.Verdict.Level, got)
+	}
+}
+
+// TestLongTestWords: test sequences longer than every training sequence
+// (trained on 4 rows, tested on 6): the unbounded intervals at rows 5
+// and 6 are blamed on the missing training residuals, not on alpha, and
+// are left out of the pooled coverage and the verdict.
+func TestLongTestWords(t *testing.T) {
+	r := fixture()
+	r.Diag.Warnings = nil
+	inf := math.Inf(1)
+	for i := range r.Sequences {
+		for k := 4; k < 6; k++ {
+			st := &r.Sequences[i].Steps[k]
+			st.Lower, st.Upper, st.M = -inf, inf, 0
+			st.Target = ptr(st.Prediction)
+		}
+	}
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.9, 10000, 0
+	r.Summary.Beyond = &audit.Beyond{FromRow: 4, TrainRows: 4, Forecasts: 6, Labelled: 6}
+	r.Verdict = audit.Judge(r)
+	got := renderWords(t, r)
+	if r.Verdict.Level != audit.Good {
+		t.Errorf("level %s: the beyond-training intervals entered the verdict", r.Verdict.Level)
+	}
+	for _, want := range []string{
+		"6 test values at steps past every training sequence (from step 5; the longest training sequence has 4 rows) have no leave-one-out residual",
+		"6 intervals are at steps from 5 on, where no training sequence has a target (the longest has 4 rows), unbounded for that reason: not counted above",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "too few leave-one-out residuals for this alpha") {
+		t.Errorf("the missing training steps are blamed on alpha:\n%s", got)
+	}
+}
