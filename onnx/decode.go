@@ -56,6 +56,9 @@ func decode(data []byte) (g *graph.Graph, err error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: the file is empty", ErrInvalid)
 	}
+	if err := foreignFormat(data); err != nil {
+		return nil, err
+	}
 	m, err := parseModel(data)
 	if err != nil {
 		return nil, err
