@@ -32,17 +32,7 @@ func seqValue(elems []*value) *value { return &value{slot: -1, seq: &sequence{el
 // checkSubgraphs); every name of the main graph is visible in them.
 func (g *Graph) checkBodies(opset int) ErrorList {
 	outer := map[string]bool{}
-	for _, in := range g.Inputs {
-		outer[in.Name] = true
-	}
-	for name := range g.Init {
-		outer[name] = true
-	}
-	for _, n := range g.Nodes {
-		for _, o := range n.Outputs {
-			outer[o] = true
-		}
-	}
+	addNames(outer, g.Inputs, g.Init, g.Nodes)
 	var errs ErrorList
 	for _, n := range g.Nodes {
 		if err := checkSubgraphs(n, opset, outer); err != nil {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -98,17 +99,7 @@ func nodeInputs(n *Node) []string {
 // use.
 func (sg *Subgraph) outerRefs() []string {
 	defined := map[string]bool{"": true}
-	for _, in := range sg.Inputs {
-		defined[in.Name] = true
-	}
-	for name := range sg.Init {
-		defined[name] = true
-	}
-	for _, n := range sg.Nodes {
-		for _, o := range n.Outputs {
-			defined[o] = true
-		}
-	}
+	addNames(defined, sg.Inputs, sg.Init, sg.Nodes)
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range sg.Nodes {
@@ -120,6 +111,22 @@ func (sg *Subgraph) outerRefs() []string {
 		}
 	}
 	return out
+}
+
+// addNames adds to set the names a graph or subgraph defines: its inputs,
+// initializers and node outputs.
+func addNames(set map[string]bool, inputs []ValueInfo, init map[string]*Tensor, nodes []*Node) {
+	for _, in := range inputs {
+		set[in.Name] = true
+	}
+	for name := range init {
+		set[name] = true
+	}
+	for _, n := range nodes {
+		for _, o := range n.Outputs {
+			set[o] = true
+		}
+	}
 }
 
 // checkSubgraphs sorts the nodes of every subgraph of n topologically and
@@ -161,21 +168,8 @@ func (sg *Subgraph) check(opset int, outer map[string]bool) error {
 		return err
 	}
 	sg.Nodes = sorted
-	inner := make(map[string]bool, len(outer)+len(sg.Nodes))
-	for name := range outer {
-		inner[name] = true
-	}
-	for _, in := range sg.Inputs {
-		inner[in.Name] = true
-	}
-	for name := range sg.Init {
-		inner[name] = true
-	}
-	for _, m := range sg.Nodes {
-		for _, o := range m.Outputs {
-			inner[o] = true
-		}
-	}
+	inner := maps.Clone(outer)
+	addNames(inner, sg.Inputs, sg.Init, sg.Nodes)
 	var errs ErrorList
 	for _, m := range sg.Nodes {
 		if err := checkNode(m, opset); err != nil {
