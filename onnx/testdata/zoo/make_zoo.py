@@ -4,7 +4,8 @@ PyTorch references.
 
 Run from anywhere with Debian's PyTorch 1.13 and python3-onnx 1.12:
 
-    /usr/bin/python3 make_zoo.py
+    /usr/bin/python3 make_zoo.py              # every entry, and MODELS.md
+    /usr/bin/python3 make_zoo.py NAME...      # only the named entries
 
 For every entry of ZOO this script
   1. builds the model in float32 (torch.manual_seed(crc32(name))) and trains
@@ -25,14 +26,17 @@ time-major and, after it, a Squeeze of the direction axis and a Transpose back
 (Keras gate order i,f,c,o and z,r,h reordered to ONNX's iofc and zrh; one
 Keras bias in the W half of B; GRU reset_after=True as linear_before_reset=1).
 Keras SimpleRNN is not pattern-matched; its loop becomes a Scan
-(rewriter/custom_rnn_rewriter) over the time-major input with the hidden
-state as the Scan state and the weights read from the outer scope. Dense on a
+(rewriter/custom_rnn_rewriter) over the time-major input whose states are the
+loop's time counter (int64 [1], incremented by the body) and the hidden
+state, with the weights read from the outer scope (the rewriter connects the
+loop's Enter nodes to their inputs). Dense on a
 3-D tensor is MatMul + Add. Input dimensions get generated names (unk__N).
 """
 
 import copy
 import json
 import os
+import sys
 import zlib
 from typing import List
 
@@ -330,7 +334,10 @@ def keras_simplernn_graph(m, opset):
         helper.make_node("ConstantOfShape", ["simple_rnn/zeros/packed:0"], ["simple_rnn/zeros:0"],
                          value=helper.make_tensor("value", TensorProto.FLOAT, [1], [0.0]), name="simple_rnn/zeros"),
     ]
+    inits.append(numpy_helper.from_array(np.array([0], np.int64), "simple_rnn/time"))
     body_nodes = [
+        helper.make_node("Constant", [], ["b/one"], value=helper.make_tensor("value", TensorProto.INT64, [1], [1]), name="b/one"),
+        helper.make_node("Add", ["time_prev", "b/one"], ["b/time_next"], name="b/add_time"),
         helper.make_node("MatMul", ["x_t", "simple_rnn/kernel"], ["b/MatMul:0"], name="b/MatMul"),
         helper.make_node("MatMul", ["h_prev", "simple_rnn/recurrent_kernel"], ["b/MatMul_1:0"], name="b/MatMul_1"),
         helper.make_node("Add", ["b/MatMul:0", "simple_rnn/bias"], ["b/BiasAdd:0"], name="b/BiasAdd"),
@@ -340,12 +347,15 @@ def keras_simplernn_graph(m, opset):
     ]
     body = helper.make_graph(
         body_nodes, "simple_rnn_scan_body",
-        [helper.make_tensor_value_info("h_prev", TensorProto.FLOAT, ["unk__1", H]),
+        [helper.make_tensor_value_info("time_prev", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("h_prev", TensorProto.FLOAT, ["unk__1", H]),
          helper.make_tensor_value_info("x_t", TensorProto.FLOAT, ["unk__1", F])],
-        [helper.make_tensor_value_info("b/Tanh:0", TensorProto.FLOAT, ["unk__1", H]),
+        [helper.make_tensor_value_info("b/time_next", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("b/Tanh:0", TensorProto.FLOAT, ["unk__1", H]),
          helper.make_tensor_value_info("b/Tanh:0_out", TensorProto.FLOAT, ["unk__1", H])])
     nodes += [
-        helper.make_node("Scan", ["simple_rnn/zeros:0", "simple_rnn/transpose:0"], ["simple_rnn/h_T", "simple_rnn/outputs_tm"],
+        helper.make_node("Scan", ["simple_rnn/time", "simple_rnn/zeros:0", "simple_rnn/transpose:0"],
+                         ["simple_rnn/time_T", "simple_rnn/h_T", "simple_rnn/outputs_tm"],
                          body=body, num_scan_inputs=1, name="simple_rnn/while_loop"),
         helper.make_node("Transpose", ["simple_rnn/outputs_tm"], ["simple_rnn/transpose_1:0"], perm=[1, 0, 2], name="simple_rnn/transpose_1"),
     ]
@@ -531,12 +541,17 @@ def build(e, x, cat, y):
 
 def main():
     x, cat, y = make_data()
+    only = set(sys.argv[1:])
     rows = []
     for e in ZOO:
+        if only and e["name"] not in only:
+            continue
         d = build(e, x, cat, y)
         size = os.path.getsize(os.path.join(HERE, e["name"] + ".onnx"))
         rows.append("| %s | %s | %s | %d B | %d |" % (e["name"], e["desc"], ", ".join(d["ops"]), size, len(d["grad"])))
         print(rows[-1])
+    if only:
+        return
     with open(os.path.join(HERE, "MODELS.md"), "w") as f:
         f.write("| name | what | ONNX operators | size | gradients in the reference |\n|---|---|---|---|---|\n")
         f.write("\n".join(rows) + "\n")
