@@ -161,6 +161,19 @@ class ActHead(nn.Module):
         return self.head(self.act(self.mid(out)))
 
 
+class ExportedGELU(nn.Module):
+    """nn.GELU as torch.onnx.export writes it: x * 0.5 * (1 + erf(x / c)) with
+    c = sqrt(2) rounded to float32 (1.41421354), the constant the exported
+    Div node holds. The float64 reference of a GELU entry computes this, so
+    that it differs from the export only by the engine's arithmetic; with the
+    exact sqrt(2) the two differ by about 1e-9."""
+
+    C = float(np.float32(np.sqrt(2.0)))
+
+    def forward(self, x):
+        return x * 0.5 * (1.0 + torch.erf(x / self.C))
+
+
 class Gaussian(nn.Module):
     """mu and a clamped log-variance, as two outputs or cat([mu, logvar], -1)."""
 
@@ -514,6 +527,8 @@ def build(e, x, cat, y):
     proto = onnx.load(path)
     onnx.checker.check_model(proto)
     m64 = copy.deepcopy(m).double()
+    if isinstance(getattr(m64, "act", None), nn.GELU):
+        m64.act = ExportedGELU()
     ins64 = [torch.from_numpy(xin.astype(np.float64))]
     if e["cat"]:
         ins64.append(torch.from_numpy(cin))
