@@ -9,13 +9,32 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 // InternalError is a bug in rnnaudit met while auditing: the message says
-// so in one line; Stack holds the goroutine stack for the bug report.
+// so in one line; Stack holds the stack of the goroutine that panicked
+// (a parallel worker's, when the panic happened in one) for the bug report.
 type InternalError struct {
 	Value any
 	Stack []byte
+}
+
+// catchInternal turns a panic into an *InternalError in *err. It must be
+// deferred directly. A panic re-raised by a parallel loop
+// (internal/par) brings the stack of the worker that panicked, which is
+// the one a bug report needs; this goroutine's stack would end in the
+// loop.
+func catchInternal(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if p, ok := r.(*par.Panic); ok {
+		*err = &InternalError{Value: p.Value, Stack: p.Stack}
+		return
+	}
+	*err = &InternalError{Value: r, Stack: debug.Stack()}
 }
 
 func (e *InternalError) Error() string {
@@ -30,10 +49,11 @@ func (e *InternalError) Error() string {
 // not modified.
 func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, opt *Options) (res *Result, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, &InternalError{Value: r, Stack: debug.Stack()}
+		if err != nil {
+			res = nil
 		}
 	}()
+	defer catchInternal(&err)
 	o, g, err := validate(model, train, test, opt)
 	if err != nil {
 		return nil, err
