@@ -24,7 +24,7 @@ var (
 	ErrNotDifferentiable = errors.New("not differentiable")
 	// ErrNotSeparable: a batched program cannot be split into per-example
 	// gradients (some value mixes examples, or parameters meet the data in
-	// a way Program.Examples does not handle).
+	// a way Program.PerExample does not handle).
 	ErrNotSeparable = errors.New("examples not separable")
 )
 

@@ -50,7 +50,7 @@ type Objective struct {
 
 	mu       sync.Mutex
 	workers  []*worker
-	examples map[examplesKey]*graph.Examples
+	examples map[examplesKey]*graph.PerExample
 }
 
 type examplesKey struct {
@@ -392,7 +392,7 @@ func (o *Objective) nworkersFor(n int) int {
 // the job's loss into out[i][e] (allocated when nil) and its loss into
 // losses[i][e] (when losses is non-nil): one forward and one backward pass
 // per job, the parameter cotangents split by example where the parameters
-// meet the data (graph.State.BackwardExamples). It gives what Gradients
+// meet the data (graph.State.BackwardPerExample). It gives what Gradients
 // gives with one batch per example, many times faster. Jobs run in
 // parallel; a single job splits its per-example work over the cores
 // instead. The error wraps graph.ErrNotSeparable when a program mixes
@@ -405,7 +405,7 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
 		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
 	}
-	xs := make([]*graph.Examples, len(jobs))
+	xs := make([]*graph.PerExample, len(jobs))
 	for i, j := range jobs {
 		if j.Batch < 0 || j.Batch >= len(o.Batches) {
 			return fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
@@ -439,7 +439,7 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 // the examples' losses into losses when non-nil. With split set the
 // worker's State spreads the per-example work over the cores (a single
 // job).
-func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.Examples, j Job, split bool, out [][]float64, losses []float64) error {
+func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.PerExample, j Job, split bool, out [][]float64, losses []float64) error {
 	b := &o.Batches[j.Batch]
 	wt := j.Weight
 	if wt == nil {
@@ -467,7 +467,7 @@ func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.Examples, j 
 			}
 		}
 	}
-	if err := st.BackwardExamples(x, g, out); err != nil {
+	if err := st.BackwardPerExample(x, g, out); err != nil {
 		return fmt.Errorf("batch %d: %w", j.Batch, err)
 	}
 	return nil
@@ -492,7 +492,7 @@ func (o *Objective) eachJob(ctx context.Context, n int, f func(w *worker, i int)
 
 // examplesOf returns the example analysis of batch b's program, made on
 // first use. Its errors are for the caller to put in context.
-func (o *Objective) examplesOf(b *Batch) (*graph.Examples, error) {
+func (o *Objective) examplesOf(b *Batch) (*graph.PerExample, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	key := examplesKey{b.Program, fmt.Sprint(b.ExampleAxes)}
@@ -502,12 +502,12 @@ func (o *Objective) examplesOf(b *Batch) (*graph.Examples, error) {
 	if b.ExampleAxes == nil {
 		return nil, fmt.Errorf("the batch does not say where its examples are (Batch.ExampleAxes)")
 	}
-	x, err := b.Program.Examples(b.ExampleAxes)
+	x, err := b.Program.PerExample(b.ExampleAxes)
 	if err != nil {
 		return nil, err
 	}
 	if o.examples == nil {
-		o.examples = map[examplesKey]*graph.Examples{}
+		o.examples = map[examplesKey]*graph.PerExample{}
 	}
 	o.examples[key] = x
 	return x, nil

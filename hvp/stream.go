@@ -37,7 +37,7 @@ func (o *Objective) StreamExampleGradients(ctx context.Context, theta []float64,
 	if err := checkLen("theta", theta, p); err != nil {
 		return err
 	}
-	xs := make([]*graph.Examples, len(jobs))
+	xs := make([]*graph.PerExample, len(jobs))
 	for i, j := range jobs {
 		if j.Batch < 0 || j.Batch >= len(o.Batches) {
 			return fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
