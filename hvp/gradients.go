@@ -81,17 +81,12 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 	if len(out) != len(jobs) || (losses != nil && len(losses) != len(jobs)) {
 		return fmt.Errorf("hvp: %d jobs but %d result slots", len(jobs), len(out))
 	}
-	xs := make([]*graph.PerExample, len(jobs))
+	xs, err := o.jobExamples(jobs)
+	if err != nil {
+		return err
+	}
 	for i, j := range jobs {
-		if j.Batch < 0 || j.Batch >= len(o.Batches) {
-			return fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
-		}
-		x, err := o.examplesOf(&o.Batches[j.Batch])
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", j.Batch, err)
-		}
-		xs[i] = x
-		n := x.NumExamples()
+		n := xs[i].NumExamples()
 		if len(out[i]) != n || (losses != nil && len(losses[i]) != n) {
 			return fmt.Errorf("hvp: batch %d has %d examples but job %d has %d result slots", j.Batch, n, i, len(out[i]))
 		}
@@ -147,6 +142,23 @@ func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.PerExample, 
 		return fmt.Errorf("batch %d: %w", j.Batch, err)
 	}
 	return nil
+}
+
+// jobExamples returns the example analysis of every job's batch,
+// checking that the job names a batch.
+func (o *Objective) jobExamples(jobs []Job) ([]*graph.PerExample, error) {
+	xs := make([]*graph.PerExample, len(jobs))
+	for i, j := range jobs {
+		if j.Batch < 0 || j.Batch >= len(o.Batches) {
+			return nil, fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
+		}
+		x, err := o.examplesOf(&o.Batches[j.Batch])
+		if err != nil {
+			return nil, fmt.Errorf("hvp: batch %d: %w", j.Batch, err)
+		}
+		xs[i] = x
+	}
+	return xs, nil
 }
 
 // examplesOf returns the example analysis of batch b's program, made on
@@ -206,16 +218,9 @@ func (o *Objective) StreamExampleGradients(ctx context.Context, theta []float64,
 	if err := checkLen("theta", theta, p); err != nil {
 		return err
 	}
-	xs := make([]*graph.PerExample, len(jobs))
-	for i, j := range jobs {
-		if j.Batch < 0 || j.Batch >= len(o.Batches) {
-			return fmt.Errorf("hvp: job %d names batch %d of %d", i, j.Batch, len(o.Batches))
-		}
-		x, err := o.examplesOf(&o.Batches[j.Batch])
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", j.Batch, err)
-		}
-		xs[i] = x
+	xs, err := o.jobExamples(jobs)
+	if err != nil {
+		return err
 	}
 	nw := max(1, o.nworkersFor(len(jobs)))
 	ws := make([]*worker, nw)
