@@ -51,7 +51,9 @@
 //   - solve.go, dual.go, lowrank.go, minres.go: the solvers of
 //     (C + lambda I) x = b and the Factor they return.
 //
-// A gradient starts in Objective.Gradient (objective.go), which runs
-// graph.State.Forward and graph.State.Backward on each batch's program;
-// every operator's gradient rule is in package graph.
+// The audit's block gradients enter through ExampleGradients
+// (gradients.go): exampleJob runs a batch forward and seeds the loss's
+// cotangents (lossSeeds, objective.go), then graph.State.BackwardPerExample
+// applies every operator's gradient rule (graph/kernels_diff.go), split by
+// example.
 package hvp
