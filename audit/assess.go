@@ -72,7 +72,7 @@ func assess(ctx context.Context, p *problem, ev *evaluation, test []point, res *
 		return err
 	}
 	res.Diag.Fit = fit
-	if res.Summary != nil {
+	if res.Summary != nil && p.opt.DampingSensitivity {
 		p.opt.progress("damping sensitivity", 0, 0)
 		ds, err := dampingSensitivity(ctx, p, ev, test, res.Setting.Damping, res.Summary.MeanLength)
 		if err != nil {

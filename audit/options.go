@@ -134,6 +134,13 @@ type Options struct {
 	Seed           uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
+	// DampingSensitivity re-runs the influence, residual and interval
+	// phases with the damping multiplied and divided by 10 and reports how
+	// far the intervals move (Diagnostics.DampingSensitivity, and a
+	// verdict reason when they move by more than DampingShare). It about
+	// triples the cost of those phases, so it is asked for; the command
+	// always asks.
+	DampingSensitivity bool
 	// Calibration is a held-out labelled set of sequences (nil: none),
 	// exchangeable with the test sequences and disjoint from the training
 	// ones: it adds split-conformal and conformalized jackknife+

@@ -117,8 +117,9 @@ const DefaultDamping = 1e-6
 //	model_small, n = 100, ridge 10      1.00x  0.893   0.98x  0.887
 //	model, n = 1000, ridge 10           0.87x  0.865   0.85x  0.860
 //
-// and on the mini-batch Adam GRUs of benchmarks/trust (weight_decay 1e-4,
-// so the right ridge is 0.38; stationarity ratio 111):
+// and on benchmarks/trust's mini-batch Adam GRU gru_wd (weight_decay
+// 1e-4, so the right ridge is 0.38; stationarity ratio 111; audit
+// --shift 1 --ridge R --damping RHO on its test.csv):
 //
 //	--ridge                             rho 1e-4       rho 1e-3       rho 1e-2
 //	0 or 1e-4 (weight_decay as given)   1.34x  0.941   1.13x  0.924   1.05x  0.908

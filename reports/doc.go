@@ -70,6 +70,13 @@
 //	                        intervals, for comparison
 //	  length_gap, length_gap_per_step   jackknife+ minus naive width
 //	  verdict               {level: good|fair|poor, headline, text}
+//	  beyond                null, or {from_row, train_rows, forecasts,
+//	                        labelled}: the forecasts at rows (from from_row,
+//	                        0-based) that no training sequence reaches
+//	                        (train_rows the longest): no leave-one-out
+//	                        residual exists there, so their intervals are
+//	                        unbounded; every figure of summary leaves them
+//	                        out (they stay in sequences)
 //	  coverage_per_horizon, length_per_horizon, points_per_horizon
 //	                        the same per horizon h (index h), for a model
 //	                        with several horizons; absent otherwise
@@ -91,6 +98,23 @@
 //	                leverage_estimate, leverage_rule ("in-sample" or
 //	                "per-block"), refined_blocks, refine_skipped and
 //	                refine_products (each absent when zero)
+//	  fit                   the column and ridge check (audit.Fit): {sequences,
+//	                        rmse (training RMSE with the columns as given,
+//	                        to compare with the training log), alternatives
+//	                        [{flags, features, shift, rmse}] (the features
+//	                        in another order, the target shifted by one row
+//	                        more or less; features null when as given),
+//	                        ridge, gradient_norm (|grad L| with it),
+//	                        fitted_ridge (the ridge >= 0 minimising
+//	                        |grad L_data + R theta|), fitted_gradient_norm};
+//	                        the last three null on the lowrank path
+//	  damping_sensitivity   null unless asked for (the command always
+//	                        asks), else {computed, reason (why not),
+//	                        rho, mean_length, low, high: {rho, mean_length,
+//	                        coverage, infinite_intervals} at rho/10 and
+//	                        rho*10 (null when not computed), width_share
+//	                        (the larger |mean_length move| / mean_length),
+//	                        bound (audit.DampingShare)}
 //	retrain         present with --retrain: blocks, cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
@@ -128,6 +152,15 @@
 //	                        and split_conformal whose coverage holds; kind null
 //	                        when none does
 //	  notes                 where calibration values are too few
+//	verdict         the audit's judgement (audit.Verdict), also without
+//	                targets: {level: good|fair|poor|none, text, reasons
+//	                [{code, level, figure, bound, count, ratio, text}]};
+//	                code is one of audit's ReasonCode values
+//	                (coverage-at-target, steps-below-bound,
+//	                wrong-columns, damping-sensitive, beyond-training,
+//	                ...; the meaning of the figures per code is
+//	                documented there), level the level it allows (the
+//	                verdict's is the worst), text the sentence shown
 //	sequences       [{id, steps: [step...]}] in file order, one step per
 //	                forecast, sorted by row then horizon:
 //	  t                     the step value from the data

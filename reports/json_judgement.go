@@ -21,6 +21,7 @@ type jsonReason struct {
 	Bound  fnum   `json:"bound"`
 	Count  int    `json:"count"`
 	Ratio  fnum   `json:"ratio"`
+	Steps  []int  `json:"steps,omitempty"`
 	Text   string `json:"text"`
 }
 
@@ -29,7 +30,7 @@ func jsonJudgementOf(r *audit.Result) jsonJudgement {
 	out := jsonJudgement{Level: level, Text: text, Reasons: []jsonReason{}}
 	for _, why := range r.Verdict.Reasons {
 		out.Reasons = append(out.Reasons, jsonReason{Code: string(why.Code), Level: string(why.Level),
-			Figure: fnum(why.Figure), Bound: fnum(why.Bound), Count: why.Count, Ratio: fnum(why.Ratio), Text: reasonText(r, why)})
+			Figure: fnum(why.Figure), Bound: fnum(why.Bound), Count: why.Count, Ratio: fnum(why.Ratio), Steps: why.Steps, Text: reasonText(r, why)})
 	}
 	return out
 }

@@ -186,6 +186,22 @@ func verdict(r *audit.Result) (level, text string) {
 	return string(v.Level), strings.Join(append(first, rest...), " ")
 }
 
+// stepList is "Step 10 is" or "Steps 9 and 10 are" (at most five named).
+func stepList(rows []int, r *audit.Result) string {
+	var names []string
+	for i, t := range rows {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("%d more", len(rows)-5))
+			break
+		}
+		names = append(names, strconv.Itoa(t+1))
+	}
+	if len(rows) == 1 {
+		return "Step " + names[0] + " is"
+	}
+	return "Steps " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " are"
+}
+
 // guarantee is what the jackknife+ guarantees, with its condition.
 func guarantee(alpha float64) string {
 	return fmt.Sprintf("the %s that the jackknife+ guarantees when every leave-one-out model is re-trained exactly (here they are estimated)", pct0(1-2*alpha))
@@ -202,7 +218,9 @@ func reasonText(r *audit.Result, why audit.Reason) string {
 	case audit.CoverageAt:
 		return fmt.Sprintf("Coverage is at the %s target (within sampling error, ±%.1f points).", pct0(why.Bound), 100*why.Ratio)
 	case audit.CoverageBelowTarget:
-		return fmt.Sprintf("Coverage is below the %s target but within sampling error of %s or above it: the intervals are somewhat too narrow.", pct0(1-alpha), guarantee(alpha))
+		return fmt.Sprintf("Coverage is below the %s target, and above %s less its sampling error: the intervals are somewhat too narrow.", pct0(1-alpha), guarantee(alpha))
+	case audit.StepsNearBound:
+		return fmt.Sprintf("%s below %s but within sampling error of it (lowest %s, tolerance ±%.1f points).", stepList(why.Steps, r), pct0(why.Bound), pct(why.Figure), 100*why.Ratio)
 	case audit.CoverageBelowBound:
 		return fmt.Sprintf("Coverage is below %s, by more than sampling error (±%.1f points): do not rely on these intervals; see the warnings and diagnostics.", guarantee(alpha), 100*why.Ratio)
 	case audit.StepsBelowBound:
@@ -298,6 +316,9 @@ func warnings(r *audit.Result) []string {
 	}
 	if t, warn := fitText(r); warn {
 		out = append([]string{t}, out...)
+	}
+	if ds := r.Diag.DampingSensitivity; ds != nil && hasReason(r, audit.DampingSensitive) {
+		out = append(out, fmt.Sprintf("The intervals depend on the damping, a setting the data do not pin down: the mean width is %s; the influence steps of this model are bounded mostly by the damping, not by its curvature. Compare with intervals calibrated on held-out sequences (--calibration), or audit a model trained closer to a minimum of its loss.", sensitivityText(ds)))
 	}
 	if stepsAt >= 0 {
 		out[stepsAt] = stepCoverageText(steps)

@@ -427,7 +427,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
-		Seed: f.seed, ModelPath: f.model,
+		Seed: f.seed, ModelPath: f.model, DampingSensitivity: true,
 	}
 	return nil
 }
