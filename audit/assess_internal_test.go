@@ -20,7 +20,7 @@ func TestBeyondTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	trainRows := train.MaxLen()
-	beyond, inside, covered := 0, 0, 0
+	beyond, inside, covered, unbounded := 0, 0, 0, 0
 	for _, s := range res.Sequences {
 		for _, st := range s.Steps {
 			if st.Target == nil {
@@ -34,6 +34,9 @@ func TestBeyondTraining(t *testing.T) {
 				continue
 			}
 			inside++
+			if math.IsInf(st.Upper-st.Lower, 0) {
+				unbounded++
+			}
 			if st.Lower <= *st.Target && *st.Target <= st.Upper {
 				covered++
 			}
@@ -46,9 +49,12 @@ func TestBeyondTraining(t *testing.T) {
 	if s.Points != inside || math.Abs(s.Coverage-float64(covered)/float64(inside)) > 1e-12 {
 		t.Errorf("pooled: %d points, coverage %g; want %d, %g", s.Points, s.Coverage, inside, float64(covered)/float64(inside))
 	}
+	if s.Infinite != unbounded {
+		t.Errorf("%d unbounded intervals pooled, want the %d before the last training row", s.Infinite, unbounded)
+	}
 	for _, why := range res.Verdict.Reasons {
-		if why.Code == ManyUnbounded || why.Code == SomeUnbounded {
-			t.Errorf("the verdict counts the beyond-training intervals: %+v", why)
+		if (why.Code == ManyUnbounded || why.Code == SomeUnbounded) && why.Count != unbounded {
+			t.Errorf("the verdict counts the beyond-training intervals: %+v, want count %d", why, unbounded)
 		}
 	}
 	found := false
