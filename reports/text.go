@@ -218,7 +218,10 @@ func reasonText(r *audit.Result, why audit.Reason) string {
 	case audit.CoverageAt:
 		return fmt.Sprintf("Coverage is at the %s target (within sampling error, ±%.1f points).", pct0(why.Bound), 100*why.Ratio)
 	case audit.CoverageBelowTarget:
-		return fmt.Sprintf("Coverage is below the %s target, and above %s less its sampling error: the intervals are somewhat too narrow.", pct0(1-alpha), guarantee(alpha))
+		if why.Figure >= why.Bound {
+			return fmt.Sprintf("Coverage is below the %s target but above %s: the intervals are somewhat too narrow.", pct0(1-alpha), guarantee(alpha))
+		}
+		return fmt.Sprintf("Coverage is below the %s target and below %s, but within sampling error of it (±%.1f points): the intervals are too narrow.", pct0(1-alpha), guarantee(alpha), 100*why.Ratio)
 	case audit.StepsNearBound:
 		return fmt.Sprintf("%s below %s but within sampling error of it (lowest %s, tolerance ±%.1f points).", stepList(why.Steps, r), pct0(why.Bound), pct(why.Figure), 100*why.Ratio)
 	case audit.CoverageBelowBound:

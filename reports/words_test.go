@@ -69,7 +69,7 @@ func TestUnderCoveringWords(t *testing.T) {
 	r.Verdict = audit.Judge(r)
 	got = renderWords(t, r)
 	for _, want := range []string{
-		"Coverage is below the 90% target, and above the 80% that the jackknife+ guarantees when every leave-one-out model is re-trained exactly (here they are estimated) less its sampling error",
+		"Coverage is below the 90% target but above the 80% that the jackknife+ guarantees when every leave-one-out model is re-trained exactly (here they are estimated)",
 		"Step 5 is below 80% but within sampling error of it (lowest 79.1%, tolerance ±2.5 points).",
 	} {
 		if !strings.Contains(got, want) {
