@@ -133,16 +133,17 @@ const (
 	// (Warning NotStationary): below it the leftover gradient is a fifth
 	// of one block's, which the leave-one-out steps can ignore. The ratio
 	// alone does not tell a mistake from an ordinary model:
-	// benchmarks/trust measured 84 to 111 on correctly audited mini-batch
-	// Adam GRUs, 104 to 193 with swapped features or a forgotten shift;
+	// benchmarks/trust measured 47 to 111 on correctly audited mini-batch
+	// Adam GRUs, 104 to 194 with swapped features or a forgotten shift;
 	// the column check (Fit) does.
 	StationarityBound = 0.2
 
 	// MappingGain: another column mapping whose training RMSE is below
 	// MappingGain times the given mapping's means the given one is wrong.
-	// In benchmarks/trust the right mapping fits 2 to 12 times better
-	// than the wrong ones (swapped features, a forgotten or extra shift);
-	// an ordinary model's alternatives are never within 0.8 of it.
+	// In benchmarks/trust the right mapping fits 2.3 to 12.8 times better
+	// than the wrong ones (swapped features, a forgotten or extra shift),
+	// on three GRUs: a wrong mapping's best alternative is at 0.08 to 0.42
+	// of its RMSE, a right one's never below 2.3 times it.
 	MappingGain = 0.8
 
 	// RidgeGain: when the ridge that best explains the training gradient
@@ -150,9 +151,9 @@ const (
 	// ridge, the given ridge does not match the training. This can only
 	// work for a model trained to a stationary point of its penalised
 	// loss: on a mini-batch model the optimiser's leftover gradient
-	// dwarfs R theta (benchmarks/trust: |grad L| 3,510 with the right
-	// ridge, 3,550 with one 100 times too large, and the fitted ridge
-	// explains none of it), so there the check stays silent and the
+	// dwarfs R theta (benchmarks/trust: the best-fitting ridge removes at
+	// most 3% of the gradient, even against a ridge 100 times too large),
+	// so there the check stays silent and the
 	// damping sensitivity is what shows the ridge's effect.
 	RidgeGain = 0.5
 
