@@ -117,9 +117,9 @@ func TestFlagOf(t *testing.T) {
 	}
 }
 
-// TestOptionErrorsNameFlags: the audit's errors that options fix reach the user with this command's
-// flags: the library names them as values (audit.OptSolver, ...), and
-// no message of the library holds a flag.
+// TestOptionErrorsNameFlags: the audit's errors that options fix reach
+// the user with this command's flags; the library names the options as
+// values (audit.OptSolver, ...), and no message of it holds a flag.
 func TestOptionErrorsNameFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
