@@ -131,7 +131,7 @@ type PointRecord struct {
 
 // MapPoints is the map step of the test pass: for each test point i, its
 // output-Jacobian row jac[i] (d f / d theta, P floats; not kept, e.g.
-// from hvp.Objective.ExampleGradients with Job.Outputs), prediction f[i]
+// from hvp.Objective.PerExampleGradients with Job.Outputs), prediction f[i]
 // and forecast position forecast[i].
 func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]PointRecord, error) {
 	if len(f) != len(jac) || len(forecast) != len(jac) {
