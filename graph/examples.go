@@ -387,6 +387,8 @@ func (p *Program) exampleIDs(axes []int) []*Tensor {
 					}
 				}
 			}
+		case idRule:
+			k.exampleIDs(out, ins)
 		default:
 			panic(fmt.Sprintf("graph: no example rule for %T", st.k))
 		}

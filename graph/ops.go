@@ -22,7 +22,7 @@ var supportedOps = []string{
 }
 
 // SupportedOps returns the operator types the graph implements, sorted.
-func SupportedOps() []string { return append([]string(nil), supportedOps...) }
+func SupportedOps() []string { return allOps() }
 
 func lowererFor(op string) (lowerFunc, bool) {
 	switch op {
@@ -103,7 +103,8 @@ func lowererFor(op string) (lowerFunc, bool) {
 	case "ScatterElements":
 		return lowerScatterElements, true
 	}
-	return nil, false
+	f, ok := moreOps[op]
+	return f, ok
 }
 
 // checkNode reports what can be known about a node without input shapes:

@@ -1,0 +1,93 @@
+package graph_test
+
+import "github.com/rnnaudit/rnnaudit/graph"
+
+// moreOpCases are the derivative cases of the operator families beyond the
+// recurrent core (graph/optable.go), checked by TestOperatorDerivatives.
+func moreOpCases() []opCase {
+	unary := func(typ string, pos bool, attrs map[string]graph.Attr) opCase {
+		c := opCase{name: typ, params: map[string][]int{"a": {2, 5}},
+			nodes: []*graph.Node{
+				op(typ, []string{"f"}, []string{"a"}, attrs),
+				op("Mul", []string{"y"}, []string{"f", "f"}, nil), // a nonzero second derivative for piecewise-linear functions
+			}, outputs: []string{"y"}}
+		if pos {
+			c.pos = []string{"a"}
+		}
+		return c
+	}
+	fl := func(name string, v float64) map[string]graph.Attr { return map[string]graph.Attr{name: aFloat(v)} }
+	cases := []opCase{
+		unary("Abs", false, nil),
+		unary("Sqrt", true, nil),
+		unary("Erf", false, nil),
+		unary("Sin", false, nil),
+		unary("Cos", false, nil),
+		unary("Reciprocal", true, nil),
+		unary("Sign", false, nil),
+		unary("Softplus", false, nil),
+		unary("Softsign", false, nil),
+		unary("Mish", false, nil),
+		unary("HardSwish", false, nil),
+		unary("Elu", false, fl("alpha", 0.7)),
+		unary("Selu", false, nil),
+		unary("Celu", false, fl("alpha", 1.5)),
+		unary("HardSigmoid", false, map[string]graph.Attr{"alpha": aFloat(0.3), "beta": aFloat(0.45)}),
+		unary("Gelu", false, nil),
+		{name: "Gelu tanh", params: map[string][]int{"a": {7}},
+			nodes: []*graph.Node{op("Gelu", []string{"y"}, []string{"a"}, map[string]graph.Attr{"approximate": aStr("tanh")})}, outputs: []string{"y"}},
+		{name: "Clip constant bounds", params: map[string][]int{"a": {3, 4}},
+			nodes: []*graph.Node{
+				op("Constant", []string{"lo"}, nil, map[string]graph.Attr{"value_float": aFloat(-0.5)}),
+				op("Constant", []string{"hi"}, nil, map[string]graph.Attr{"value_float": aFloat(0.6)}),
+				op("Clip", []string{"c"}, []string{"a", "lo", "hi"}, nil),
+				op("Mul", []string{"y"}, []string{"c", "a"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "Clip parameter bounds", params: map[string][]int{"a": {3, 4}, "lo": {}, "hi": {1}},
+			nodes: []*graph.Node{
+				op("Clip", []string{"c"}, []string{"a", "lo", "hi"}, nil),
+				op("Mul", []string{"y"}, []string{"c", "a"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "Pow of parameters", params: map[string][]int{"a": {2, 3}, "b": {3}}, pos: []string{"a"},
+			nodes: []*graph.Node{op("Pow", []string{"y"}, []string{"a", "b"}, nil)}, outputs: []string{"y"}},
+		{name: "Pow constant exponent", params: map[string][]int{"a": {2, 3}}, pos: []string{"a"},
+			nodes: []*graph.Node{
+				op("Constant", []string{"p"}, nil, map[string]graph.Attr{"value_float": aFloat(2.5)}),
+				op("Pow", []string{"y"}, []string{"a", "p"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "PRelu", params: map[string][]int{"a": {2, 3, 4}, "s": {3, 1}},
+			nodes: []*graph.Node{op("PRelu", []string{"r"}, []string{"a", "s"}, nil), op("Mul", []string{"y"}, []string{"r", "a"}, nil)}, outputs: []string{"y"}},
+		{name: "Max Min", params: map[string][]int{"a": {2, 3}, "b": {3}, "c": {2, 1}},
+			nodes: []*graph.Node{
+				op("Max", []string{"m"}, []string{"a", "b", "c"}, nil),
+				op("Min", []string{"n"}, []string{"a", "b"}, nil),
+				op("Mul", []string{"y"}, []string{"m", "n"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "Sum Mean", params: map[string][]int{"a": {2, 3}, "b": {3}},
+			nodes: []*graph.Node{
+				op("Sum", []string{"s"}, []string{"a", "b", "a"}, nil),
+				op("Mean", []string{"m"}, []string{"s", "b"}, nil),
+				op("Mul", []string{"y"}, []string{"m", "s"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "Where constant condition", params: map[string][]int{"a": {2, 3}, "b": {3}}, ints: map[string][]int64{"c": {1, 0, 1}},
+			nodes: []*graph.Node{
+				op("Where", []string{"w"}, []string{"c", "a", "b"}, nil),
+				op("Mul", []string{"y"}, []string{"w", "a"}, nil),
+			}, outputs: []string{"y"}},
+		{name: "Where Not Equal GreaterOrEqual LessOrEqual on comparisons", params: map[string][]int{"a": {2, 3}, "b": {2, 3}},
+			nodes: []*graph.Node{
+				op("Greater", []string{"g"}, []string{"a", "b"}, nil),
+				op("Less", []string{"l"}, []string{"a", "b"}, nil),
+				op("GreaterOrEqual", []string{"ge"}, []string{"a", "b"}, nil),
+				op("LessOrEqual", []string{"le"}, []string{"a", "b"}, nil),
+				op("Equal", []string{"e"}, []string{"ge", "g"}, nil),
+				op("Not", []string{"ne"}, []string{"e"}, nil),
+				op("Where", []string{"w"}, []string{"g", "a", "b"}, nil),
+				op("Where", []string{"w2"}, []string{"l", "w", "a"}, nil),
+				op("Where", []string{"w3"}, []string{"le", "w2", "b"}, nil),
+				op("Where", []string{"w4"}, []string{"ne", "w3", "a"}, nil),
+				op("Mul", []string{"y"}, []string{"w4", "b"}, nil),
+			}, outputs: []string{"y"}},
+	}
+	return cases
+}

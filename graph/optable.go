@@ -1,0 +1,74 @@
+package graph
+
+import "sort"
+
+// moreOps lowers the operator families beyond the recurrent-model core of
+// ops.go, each in its own file: elementwise functions (elementwise.go),
+// reductions (reduce.go), normalisation (norm.go), convolution, pooling and
+// padding (conv.go), and the remaining tensor operators (tensorops.go).
+var moreOps = map[string]lowerFunc{
+	// elementwise.go
+	"Abs":            lowerUnary(actAbs),
+	"Sqrt":           lowerUnary(actSqrt),
+	"Erf":            lowerUnary(actErf),
+	"Sin":            lowerUnary(actSin),
+	"Cos":            lowerUnary(actCos),
+	"Reciprocal":     lowerUnary(actReciprocal),
+	"Sign":           lowerUnary(actSign),
+	"Softplus":       lowerUnary(actSoftplus),
+	"Softsign":       lowerUnary(actSoftsign),
+	"Mish":           lowerUnary(actMish),
+	"HardSwish":      lowerUnary(actHardSwish),
+	"Elu":            lowerElu,
+	"Selu":           lowerSelu,
+	"Celu":           lowerCelu,
+	"HardSigmoid":    lowerHardSigmoid,
+	"Gelu":           lowerGelu,
+	"Clip":           lowerClip,
+	"Pow":            lowerPow,
+	"PRelu":          lowerPRelu,
+	"Max":            lowerVariadic(fnMax),
+	"Min":            lowerVariadic(fnMin),
+	"Sum":            lowerSum(false),
+	"Mean":           lowerSum(true),
+	"Where":          lowerWhere,
+	"Equal":          lowerCompare(cmpEq),
+	"Greater":        lowerCompare(cmpGt),
+	"GreaterOrEqual": lowerCompare(cmpGe),
+	"Less":           lowerCompare(cmpLt),
+	"LessOrEqual":    lowerCompare(cmpLe),
+	"Not":            lowerNot,
+}
+
+// allOps returns every operator type lowererFor accepts, sorted.
+func allOps() []string {
+	out := append([]string(nil), supportedOps...)
+	for op := range moreOps {
+		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// idRule is implemented by the kernels of moreOps: exampleIDs writes, for
+// each output element, the example of the input elements it is computed
+// from (combineID of them), given the inputs' example ids.
+type idRule interface {
+	exampleIDs(out []float64, in []*Tensor)
+}
+
+// elementIDs is the rule of a broadcasting elementwise kernel: output i
+// combines the inputs' elements idx[j][i].
+func elementIDs(out []float64, in []*Tensor, idx ...[]int32) {
+	for i := range out {
+		v := float64(idNone)
+		for j, t := range in {
+			v = combineID(v, t.F[at(idx[j], i)])
+		}
+		out[i] = v
+	}
+}
+
+func (k *fn2K) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ia, k.ib) }
+func (k *cmpK) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ia, k.ib) }
+func (k *selK) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ic, k.ia, k.ib) }
