@@ -1,6 +1,10 @@
 package graph_test
 
-import "github.com/rnnaudit/rnnaudit/graph"
+import (
+	"fmt"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+)
 
 // moreOpCases are the derivative cases of the operator families beyond the
 // recurrent core (graph/optable.go), checked by TestOperatorDerivatives.
@@ -89,5 +93,44 @@ func moreOpCases() []opCase {
 				op("Mul", []string{"y"}, []string{"w4", "b"}, nil),
 			}, outputs: []string{"y"}},
 	}
+	red := func(typ string, axes []int64, keep int64, pos bool) opCase {
+		c := opCase{name: fmt.Sprintf("%s axes %v keepdims %d", typ, axes, keep), params: map[string][]int{"a": {2, 3, 4}},
+			nodes: []*graph.Node{
+				op(typ, []string{"r"}, []string{"a"}, map[string]graph.Attr{"axes": aInts(axes...), "keepdims": aInt(keep)}),
+				op("Mul", []string{"y"}, []string{"r", "r"}, nil),
+			}, outputs: []string{"y"}}
+		if pos {
+			c.pos = []string{"a"}
+		}
+		return c
+	}
+	cases = append(cases,
+		opCase{name: "ReduceSum axes input", params: map[string][]int{"a": {2, 3, 4}}, ints: map[string][]int64{"axes": {1}},
+			nodes: []*graph.Node{
+				op("ReduceSum", []string{"r"}, []string{"a", "axes"}, map[string]graph.Attr{"keepdims": aInt(0)}),
+				op("Mul", []string{"y"}, []string{"r", "r"}, nil),
+			}, outputs: []string{"y"}},
+		opCase{name: "ReduceSum not adjacent axes", params: map[string][]int{"a": {2, 3, 4}}, ints: map[string][]int64{"axes": {0, 2}},
+			nodes: []*graph.Node{
+				op("ReduceSum", []string{"r"}, []string{"a", "axes"}, nil),
+				op("Mul", []string{"y"}, []string{"r", "r"}, nil),
+			}, outputs: []string{"y"}},
+		// Attention pooling: (softmax(w . out over time) * out).sum(1).
+		opCase{name: "attention pooling", params: map[string][]int{"out": {2, 5, 3}, "w": {3, 1}}, ints: map[string][]int64{"axes": {1}},
+			nodes: []*graph.Node{
+				op("MatMul", []string{"s"}, []string{"out", "w"}, nil),
+				op("Softmax", []string{"p"}, []string{"s"}, map[string]graph.Attr{"axis": aInt(1)}),
+				op("Mul", []string{"m"}, []string{"p", "out"}, nil),
+				op("ReduceSum", []string{"y"}, []string{"m", "axes"}, map[string]graph.Attr{"keepdims": aInt(0)}),
+			}, outputs: []string{"y"}},
+		red("ReduceMean", []int64{-1}, 1, false),
+		red("ReduceMax", []int64{1}, 0, false),
+		red("ReduceMin", []int64{0, 2}, 1, false),
+		red("ReduceSumSquare", []int64{2}, 0, false),
+		red("ReduceL1", []int64{1, 2}, 0, false),
+		red("ReduceL2", []int64{1}, 1, false),
+		red("ReduceLogSum", []int64{0}, 0, true),
+		red("ReduceLogSumExp", []int64{2}, 1, false),
+	)
 	return cases
 }

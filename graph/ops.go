@@ -103,8 +103,7 @@ func lowererFor(op string) (lowerFunc, bool) {
 	case "ScatterElements":
 		return lowerScatterElements, true
 	}
-	f, ok := moreOps[op]
-	return f, ok
+	return familyLowerer(op)
 }
 
 // checkNode reports what can be known about a node without input shapes:

@@ -2,49 +2,29 @@ package graph
 
 import "sort"
 
-// moreOps lowers the operator families beyond the recurrent-model core of
-// ops.go, each in its own file: elementwise functions (elementwise.go),
+// opFamilies lowers the operator families beyond the recurrent-model core
+// of ops.go, each in its own file: elementwise functions (elementwise.go),
 // reductions (reduce.go), normalisation (norm.go), convolution, pooling and
 // padding (conv.go), and the remaining tensor operators (tensorops.go).
-var moreOps = map[string]lowerFunc{
-	// elementwise.go
-	"Abs":            lowerUnary(actAbs),
-	"Sqrt":           lowerUnary(actSqrt),
-	"Erf":            lowerUnary(actErf),
-	"Sin":            lowerUnary(actSin),
-	"Cos":            lowerUnary(actCos),
-	"Reciprocal":     lowerUnary(actReciprocal),
-	"Sign":           lowerUnary(actSign),
-	"Softplus":       lowerUnary(actSoftplus),
-	"Softsign":       lowerUnary(actSoftsign),
-	"Mish":           lowerUnary(actMish),
-	"HardSwish":      lowerUnary(actHardSwish),
-	"Elu":            lowerElu,
-	"Selu":           lowerSelu,
-	"Celu":           lowerCelu,
-	"HardSigmoid":    lowerHardSigmoid,
-	"Gelu":           lowerGelu,
-	"Clip":           lowerClip,
-	"Pow":            lowerPow,
-	"PRelu":          lowerPRelu,
-	"Max":            lowerVariadic(fnMax),
-	"Min":            lowerVariadic(fnMin),
-	"Sum":            lowerSum(false),
-	"Mean":           lowerSum(true),
-	"Where":          lowerWhere,
-	"Equal":          lowerCompare(cmpEq),
-	"Greater":        lowerCompare(cmpGt),
-	"GreaterOrEqual": lowerCompare(cmpGe),
-	"Less":           lowerCompare(cmpLt),
-	"LessOrEqual":    lowerCompare(cmpLe),
-	"Not":            lowerNot,
+var opFamilies = []map[string]lowerFunc{elementwiseOps, reduceOps}
+
+// familyLowerer returns the lowering of op from opFamilies.
+func familyLowerer(op string) (lowerFunc, bool) {
+	for _, fam := range opFamilies {
+		if f, ok := fam[op]; ok {
+			return f, true
+		}
+	}
+	return nil, false
 }
 
 // allOps returns every operator type lowererFor accepts, sorted.
 func allOps() []string {
 	out := append([]string(nil), supportedOps...)
-	for op := range moreOps {
-		out = append(out, op)
+	for _, fam := range opFamilies {
+		for op := range fam {
+			out = append(out, op)
+		}
 	}
 	sort.Strings(out)
 	return out
