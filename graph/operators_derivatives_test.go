@@ -2,6 +2,9 @@ package graph_test
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -132,5 +135,65 @@ func moreOpCases() []opCase {
 		red("ReduceLogSum", []int64{0}, 0, true),
 		red("ReduceLogSumExp", []int64{2}, 1, false),
 	)
+	cases = append(cases,
+		opCase{name: "LayerNormalization with Mean and InvStdDev", params: map[string][]int{"x": {2, 3, 4}, "s": {4}, "b": {4}},
+			nodes: []*graph.Node{
+				op("LayerNormalization", []string{"l", "m", "v"}, []string{"x", "s", "b"}, map[string]graph.Attr{"epsilon": aFloat(0.01)}),
+				op("Mul", []string{"y"}, []string{"l", "l"}, nil),
+			}, outputs: []string{"y", "m", "v"}},
+		opCase{name: "LayerNormalization two axes, no bias", params: map[string][]int{"x": {2, 3, 4}, "s": {3, 4}},
+			nodes: []*graph.Node{
+				op("LayerNormalization", []string{"l"}, []string{"x", "s"}, map[string]graph.Attr{"axis": aInt(1)}),
+				op("Mul", []string{"y"}, []string{"l", "l"}, nil),
+			}, outputs: []string{"y"}},
+		// The running mean and variance are constants by rule; x, scale and
+		// bias are parameters.
+		opCase{name: "BatchNormalization", params: map[string][]int{"x": {2, 3, 4}, "s": {3}, "b": {3}, "mean": {3}, "var": {3}}, pos: []string{"var"},
+			nodes: []*graph.Node{
+				op("BatchNormalization", []string{"n"}, []string{"x", "s", "b", "mean", "var"}, map[string]graph.Attr{"epsilon": aFloat(0.01)}),
+				op("Mul", []string{"y"}, []string{"n", "n"}, nil),
+			}, outputs: []string{"y"}},
+		opCase{name: "InstanceNormalization", params: map[string][]int{"x": {2, 3, 2, 2}, "s": {3}, "b": {3}},
+			nodes: []*graph.Node{
+				op("InstanceNormalization", []string{"n"}, []string{"x", "s", "b"}, nil),
+				op("Mul", []string{"y"}, []string{"n", "n"}, nil),
+			}, outputs: []string{"y"}},
+	)
 	return cases
+}
+
+// TestBatchNormStatisticsAreConstants checks that BatchNormalization's
+// running mean and variance are not parameters (they are statistics of
+// the training data), while its scale and bias are.
+func TestBatchNormStatisticsAreConstants(t *testing.T) {
+	init := map[string]*graph.Tensor{
+		"s":    graph.NewFloat([]int{2}, []float64{1, 2}),
+		"b":    graph.NewFloat([]int{2}, []float64{0.5, -0.5}),
+		"mean": graph.NewFloat([]int{2}, []float64{0.1, 0.2}),
+		"var":  graph.NewFloat([]int{2}, []float64{4, 9}),
+	}
+	order := []string{"mean", "s", "var", "b"}
+	nodes := []*graph.Node{op("BatchNormalization", []string{"y"}, []string{"x", "s", "b", "mean", "var"}, map[string]graph.Attr{"epsilon": aFloat(0)})}
+	g, err := graph.New(15, []graph.ValueInfo{{Name: "x", Elem: graph.ElemDouble}}, []graph.ValueInfo{{Name: "y", Elem: graph.ElemDouble}}, nodes, init, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range g.Params() {
+		names = append(names, p.Name)
+	}
+	if want := []string{"s", "b"}; !slices.Equal(names, want) {
+		t.Errorf("parameters %v, want %v", names, want)
+	}
+	// (x - mean) / sqrt(var) * s + b for x = [1, 1] per channel.
+	out, err := g.Run(nil, []*graph.Tensor{graph.NewFloat([]int{1, 2, 1}, []float64{1, 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{(1-0.1)/2*1 + 0.5, (1-0.2)/3*2 - 0.5}
+	for i, w := range want {
+		if math.Abs(out[0].F[i]-w) > 1e-15 {
+			t.Errorf("y[%d] = %v, want %v", i, out[0].F[i], w)
+		}
+	}
 }
