@@ -159,6 +159,56 @@ func moreOpCases() []opCase {
 				op("Mul", []string{"y"}, []string{"n", "n"}, nil),
 			}, outputs: []string{"y"}},
 	)
+	ints := func(v ...int64) graph.Attr { return aInts(v...) }
+	cases = append(cases,
+		opCase{name: "Conv 1-D, groups, bias, padding, stride, dilation", params: map[string][]int{"x": {2, 4, 7}, "w": {6, 2, 3}, "b": {6}},
+			nodes: []*graph.Node{
+				op("Conv", []string{"c"}, []string{"x", "w", "b"}, map[string]graph.Attr{"group": aInt(2), "pads": ints(2, 1), "strides": ints(2), "dilations": ints(2)}),
+				op("Tanh", []string{"y"}, []string{"c"}, nil),
+			}, outputs: []string{"y"}},
+		// CNN-LSTM front end: x.permute(0, 2, 1) -> Conv1d -> LSTM input.
+		opCase{name: "Conv 1-D after a transpose", params: map[string][]int{"x": {2, 5, 3}, "w": {4, 3, 2}, "b": {4}},
+			nodes: []*graph.Node{
+				op("Transpose", []string{"t"}, []string{"x"}, map[string]graph.Attr{"perm": ints(0, 2, 1)}),
+				op("Conv", []string{"c"}, []string{"t", "w", "b"}, map[string]graph.Attr{"pads": ints(1, 0)}),
+				op("Transpose", []string{"u"}, []string{"c"}, map[string]graph.Attr{"perm": ints(0, 2, 1)}),
+				op("Mul", []string{"y"}, []string{"u", "u"}, nil),
+			}, outputs: []string{"y"}},
+		opCase{name: "Conv 2-D, auto_pad SAME_UPPER, no bias", params: map[string][]int{"x": {1, 2, 4, 5}, "w": {3, 2, 3, 2}},
+			nodes: []*graph.Node{
+				op("Conv", []string{"c"}, []string{"x", "w"}, map[string]graph.Attr{"auto_pad": aStr("SAME_UPPER"), "strides": ints(2, 1)}),
+				op("Mul", []string{"y"}, []string{"c", "c"}, nil),
+			}, outputs: []string{"y"}},
+		opCase{name: "AveragePool 2-D with padding, MaxPool 1-D ceil_mode", params: map[string][]int{"x": {2, 2, 4, 5}, "z": {2, 3, 7}},
+			nodes: []*graph.Node{
+				op("AveragePool", []string{"a"}, []string{"x"}, map[string]graph.Attr{"kernel_shape": ints(3, 2), "pads": ints(1, 0, 1, 1), "strides": ints(2, 2)}),
+				op("Mul", []string{"y"}, []string{"a", "a"}, nil),
+				op("MaxPool", []string{"m"}, []string{"z"}, map[string]graph.Attr{"kernel_shape": ints(2), "strides": ints(2), "ceil_mode": aInt(1)}),
+				op("Mul", []string{"y2"}, []string{"m", "m"}, nil),
+			}, outputs: []string{"y", "y2"}},
+		opCase{name: "GlobalAveragePool GlobalMaxPool", params: map[string][]int{"x": {2, 3, 2, 3}},
+			nodes: []*graph.Node{
+				op("GlobalAveragePool", []string{"a"}, []string{"x"}, nil),
+				op("GlobalMaxPool", []string{"m"}, []string{"x"}, nil),
+				op("Mul", []string{"y"}, []string{"a", "m"}, nil),
+			}, outputs: []string{"y"}},
+		opCase{name: "Pad constant with a parameter value, reflect, edge, wrap", params: map[string][]int{"x": {2, 3}, "v": {}},
+			ints: map[string][]int64{"p1": {1, 2, 0, 1}, "p2": {0, 2, 1, 2}, "p3": {1, 0, 2, -1}},
+			nodes: []*graph.Node{
+				op("Pad", []string{"a"}, []string{"x", "p1", "v"}, nil),
+				op("Pad", []string{"b"}, []string{"x", "p2"}, map[string]graph.Attr{"mode": aStr("reflect")}),
+				op("Pad", []string{"c"}, []string{"x", "p3"}, map[string]graph.Attr{"mode": aStr("edge")}),
+				op("Pad", []string{"d"}, []string{"x", "p2"}, map[string]graph.Attr{"mode": aStr("wrap")}),
+				op("Mul", []string{"y"}, []string{"a", "a"}, nil),
+				op("Mul", []string{"y2"}, []string{"b", "d"}, nil),
+				op("Mul", []string{"y3"}, []string{"c", "c"}, nil),
+			}, outputs: []string{"y", "y2", "y3"}},
+		opCase{name: "Tile", params: map[string][]int{"x": {2, 3}}, ints: map[string][]int64{"r": {2, 3}},
+			nodes: []*graph.Node{
+				op("Tile", []string{"t"}, []string{"x", "r"}, nil),
+				op("Mul", []string{"y"}, []string{"t", "t"}, nil),
+			}, outputs: []string{"y"}},
+	)
 	return cases
 }
 
