@@ -209,6 +209,36 @@ func moreOpCases() []opCase {
 				op("Mul", []string{"y"}, []string{"t", "t"}, nil),
 			}, outputs: []string{"y"}},
 	)
+	eq := func(e string) map[string]graph.Attr { return map[string]graph.Attr{"equation": aStr(e)} }
+	cases = append(cases,
+		opCase{name: "CumSum, exclusive and reverse", params: map[string][]int{"x": {2, 4, 3}}, ints: map[string][]int64{"ax": {1}, "last": {-1}},
+			nodes: []*graph.Node{
+				op("CumSum", []string{"a"}, []string{"x", "ax"}, nil),
+				op("CumSum", []string{"b"}, []string{"x", "last"}, map[string]graph.Attr{"exclusive": aInt(1), "reverse": aInt(1)}),
+				op("Mul", []string{"y"}, []string{"a", "x"}, nil),
+				op("Mul", []string{"y2"}, []string{"b", "b"}, nil),
+			}, outputs: []string{"y", "y2"}},
+		opCase{name: "Einsum batch matmul, contraction, transposed output, summed-out letter", params: map[string][]int{"a": {2, 3, 4}, "b": {2, 4, 5}, "w": {4, 3}, "v": {5, 2}},
+			nodes: []*graph.Node{
+				op("Einsum", []string{"p"}, []string{"a", "b"}, eq("bij, bjk -> bik")),
+				op("Einsum", []string{"q"}, []string{"a", "w"}, eq("bij,jk->bki")),
+				op("Einsum", []string{"r"}, []string{"b", "v"}, eq("bjk,kl")), // implicit output: bjl
+				op("Einsum", []string{"s"}, []string{"a"}, eq("bij->ji")),
+				op("Mul", []string{"y"}, []string{"p", "p"}, nil),
+				op("Mul", []string{"y2"}, []string{"q", "q"}, nil),
+				op("Mul", []string{"y3"}, []string{"r", "r"}, nil),
+				op("Mul", []string{"y4"}, []string{"s", "s"}, nil),
+			}, outputs: []string{"y", "y2", "y3", "y4"}},
+		opCase{name: "GatherElements OneHot", params: map[string][]int{"x": {3, 4}}, ints: map[string][]int64{"idx": {2, 0, 1, -1, 0, 3}, "oh": {1, 3, 0}, "depth": {4}, "vals": {0, 2}},
+			nodes: []*graph.Node{
+				op("Reshape", []string{"i2"}, []string{"idx", "shape"}, nil),
+				op("GatherElements", []string{"g"}, []string{"x", "i2"}, map[string]graph.Attr{"axis": aInt(1)}),
+				op("OneHot", []string{"h"}, []string{"oh", "depth", "vals"}, nil),
+				op("Mul", []string{"y"}, []string{"g", "g"}, nil),
+				op("Mul", []string{"y2"}, []string{"h", "x"}, nil),
+			}, outputs: []string{"y", "y2"}},
+	)
+	cases[len(cases)-1].ints["shape"] = []int64{3, 2}
 	return cases
 }
 

@@ -6,7 +6,7 @@ import "sort"
 // of ops.go, each in its own file: elementwise functions (elementwise.go),
 // reductions (reduce.go), normalisation (norm.go), convolution, pooling and
 // padding (conv.go), and the remaining tensor operators (tensorops.go).
-var opFamilies = []map[string]lowerFunc{elementwiseOps, reduceOps, normOps, convOps}
+var opFamilies = []map[string]lowerFunc{elementwiseOps, reduceOps, normOps, convOps, tensorOps}
 
 // familyLowerer returns the lowering of op from opFamilies.
 func familyLowerer(op string) (lowerFunc, bool) {
