@@ -22,19 +22,21 @@ var convOps = map[string]lowerFunc{
 	"Tile":              lowerTile,
 }
 
-// mapFill is an index map whose entries -1 take the value fill: the input
-// is extended by one element holding fill.
-func (c *compiler) mapFill(v *value, shape []int, idx []int32, fill float64) *value {
-	f := NewFloat([]int{1}, []float64{fill})
+// mapFill is an index map whose entries -1 take the value fill. near is
+// the same map with every -1 replaced by the input element an edge-padded
+// map takes there (each coordinate clamped into range): an element of the
+// same example, which the example analysis attributes the padding to.
+func (c *compiler) mapFill(v *value, shape []int, idx, near []int32, fill float64) *value {
+	f := NewFloat(nil, []float64{fill})
 	if v.isStatic() && v.t.DType == Int {
-		f = NewInt([]int{1}, []int64{int64(fill)})
+		f = NewInt(nil, []int64{int64(fill)})
 	}
-	return c.mapFillValue(v, shape, idx, staticValue(f))
+	return c.mapFillValue(v, shape, idx, near, staticValue(f))
 }
 
 // mapFillValue is mapFill with a one-element value as the fill, which may
 // be computed at run time (and then gets the derivative of the padding).
-func (c *compiler) mapFillValue(v *value, shape []int, idx []int32, fill *value) *value {
+func (c *compiler) mapFillValue(v *value, shape []int, idx, near []int32, fill *value) *value {
 	n := numel(v.dims())
 	padded := false
 	for _, j := range idx {
@@ -49,15 +51,72 @@ func (c *compiler) mapFillValue(v *value, shape []int, idx []int32, fill *value)
 		}
 		return c.emit(&mapK{idx: idx}, shape, v)
 	}
-	ext, _ := c.concat(0, c.view(v, []int{n}), c.view(fill, []int{1}))
-	ix := make([]int32, len(idx))
-	for i, j := range idx {
-		if j < 0 {
-			j = int32(n)
+	return c.emit(&padK{idx: idx, near: near}, shape, v, c.view(fill, nil))
+}
+
+// padK is an index map with padding: out[i] = x[idx[i]], or the one
+// element of its second input (the fill) where idx[i] is -1. near is the
+// map with every -1 replaced by a nearby input element (see nearest): the
+// example a padded element belongs to.
+type padK struct{ idx, near []int32 }
+
+func (k *padK) keepsInt() bool { return true }
+
+func (k *padK) forward(ex *exec, out *Tensor, in []*Tensor) {
+	if out.DType == Int {
+		src, f := in[0].I, in[1].I[0]
+		for i, j := range k.idx {
+			if j < 0 {
+				out.I[i] = f
+			} else {
+				out.I[i] = src[j]
+			}
 		}
-		ix[i] = j
+		return
 	}
-	return c.emit(&mapK{idx: ix}, shape, ext)
+	src, f := in[0].F, in[1].F[0]
+	for i, j := range k.idx {
+		if j < 0 {
+			out.F[i] = f
+		} else {
+			out.F[i] = src[j]
+		}
+	}
+}
+
+func (k *padK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
+	for i, j := range k.idx {
+		v := 0.0
+		switch {
+		case j >= 0 && din[0] != nil:
+			v = din[0].F[j]
+		case j < 0 && din[1] != nil:
+			v = din[1].F[0]
+		}
+		dout.F[i] = v
+	}
+}
+
+func (k *padK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
+	for i, j := range k.idx {
+		switch {
+		case j >= 0 && gin[0] != nil:
+			gin[0].F[j] += g.F[i]
+		case j < 0 && gin[1] != nil:
+			gin[1].F[0] += g.F[i]
+		}
+	}
+}
+
+// vjpTangent: the map is linear.
+func (k *padK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	k.vjp(ex, dgin, in, out, dg)
+}
+
+func (k *padK) exampleIDs(out []float64, in []*Tensor) {
+	for i, j := range k.near {
+		out[i] = in[0].F[j]
+	}
 }
 
 func isIota(idx []int32) bool {
@@ -193,11 +252,13 @@ func ones(k int) []int {
 // patches returns, for each output position p (row-major over w.out) and
 // kernel offset r (row-major over w.kernel), the flat index into the
 // spatial axes (of sizes spatial) of the element it takes, or -1 where the
-// window is over padding; inPad reports whether the element is inside
-// the padded input (for count_include_pad).
-func (w *window) patches(spatial []int) (idx []int, inPad []bool) {
+// window is over padding; clamped is the same with the coordinates
+// clamped into range instead (see mapFill); inPad reports whether the
+// element is inside the padded input (for count_include_pad).
+func (w *window) patches(spatial []int) (idx, clamped []int, inPad []bool) {
 	P, K := numel(w.out), numel(w.kernel)
 	idx = make([]int, P*K)
+	clamped = make([]int, P*K)
 	inPad = make([]bool, P*K)
 	st := stridesOf(spatial)
 	o := make([]int, len(w.out))
@@ -206,22 +267,23 @@ func (w *window) patches(spatial []int) (idx []int, inPad []bool) {
 		decode(p, w.out, o)
 		for r := 0; r < K; r++ {
 			decode(r, w.kernel, q)
-			src, pad := 0, true
+			src, near, pad := 0, 0, true
 			for a := range o {
 				x := o[a]*w.strides[a] - w.begin[a] + q[a]*w.dilations[a]
 				if x < -w.begin[a] || x >= spatial[a]+w.end[a] {
 					pad = false
 				}
+				near += min(max(x, 0), spatial[a]-1) * st[a]
 				if x < 0 || x >= spatial[a] || src < 0 {
 					src = -1
 					continue
 				}
 				src += x * st[a]
 			}
-			idx[p*K+r], inPad[p*K+r] = src, pad
+			idx[p*K+r], clamped[p*K+r], inPad[p*K+r] = src, near, pad
 		}
 	}
-	return idx, inPad
+	return idx, clamped, inPad
 }
 
 // decode writes the row-major multi-index of flat position i in shape.
@@ -233,14 +295,17 @@ func decode(i int, shape, pos []int) {
 }
 
 // windowMap gathers x [N, C, spatial...] into [N, C, P, K] (output
-// positions by kernel offsets), -1 over padding.
-func (w *window) windowMap(d []int) []int32 {
+// positions by kernel offsets), -1 over padding, and the clamped map (see
+// mapFill).
+func (w *window) windowMap(d []int) (idx, near []int32) {
 	spatial := d[2:]
-	sp, _ := w.patches(spatial)
+	sp, cl, _ := w.patches(spatial)
 	S, PK := numel(spatial), len(sp)
-	idx := make([]int32, d[0]*d[1]*PK)
+	idx = make([]int32, d[0]*d[1]*PK)
+	near = make([]int32, len(idx))
 	for nc := 0; nc < d[0]*d[1]; nc++ {
 		for i, s := range sp {
+			near[nc*PK+i] = int32(nc*S + cl[i])
 			if s < 0 {
 				idx[nc*PK+i] = -1
 			} else {
@@ -248,7 +313,7 @@ func (w *window) windowMap(d []int) []int32 {
 			}
 		}
 	}
-	return idx
+	return idx, near
 }
 
 // lowerConv: X [N, C, spatial...], W [M, C/group, kernel...], optional B
@@ -289,13 +354,13 @@ func lowerConv(c *compiler, n *Node, in []*value) ([]*value, error) {
 	N, Cg, Mg := d[0], C/G, M/G
 	P, K := numel(w.out), numel(kernel)
 	// [N, C, P, K] = [N, G, Cg, P, K] -> [N, G, P, Cg, K]
-	pool := w.windowMap(d)
+	pool, poolNear := w.windowMap(d)
 	_, perm := transposeMap([]int{N, G, Cg, P, K}, []int{0, 1, 3, 2, 4})
-	idx := make([]int32, len(perm))
+	idx, near := make([]int32, len(perm)), make([]int32, len(perm))
 	for i, j := range perm {
-		idx[i] = pool[j]
+		idx[i], near[i] = pool[j], poolNear[j]
 	}
-	cols := c.mapFill(x, []int{N, G, P, Cg * K}, idx, 0)
+	cols := c.mapFill(x, []int{N, G, P, Cg * K}, idx, near, 0)
 	wt := c.transpose(c.view(wv, []int{G, Mg, Cg * K}), []int{0, 2, 1})
 	if G == 1 {
 		cols = c.view(cols, []int{N, P, Cg * K})
@@ -356,14 +421,15 @@ func lowerPool(isMax bool) lowerFunc {
 		if isMax {
 			fill, op = math.Inf(-1), reduceMax
 		}
-		pt := c.mapFill(x, []int{N, C, P, K}, w.windowMap(d), fill)
+		idx, near := w.windowMap(d)
+		pt := c.mapFill(x, []int{N, C, P, K}, idx, near, fill)
 		y := c.reduce(pt, []bool{false, false, false, true}, op)
 		if !isMax {
 			include, err := n.attrInt("count_include_pad", 0)
 			if err != nil {
 				return nil, err
 			}
-			sp, inPad := w.patches(d[2:])
+			sp, _, inPad := w.patches(d[2:])
 			inv := NewFloat([]int{P, 1}, nil)
 			for p := range inv.F {
 				cnt := 0
@@ -464,8 +530,10 @@ func lowerPad(c *compiler, n *Node, in []*value) ([]*value, error) {
 		return nil, attrErr("pads %v has %d values, want %d", pads, len(pads), 2*k)
 	}
 	tables := make([][]int, r)
+	edges := make([][]int, r) // the same with mode "edge", for mapFill's near
 	for a := range tables {
 		tables[a] = identityTable(d[a])
+		edges[a] = tables[a]
 	}
 	for i, a := range axes {
 		b, e := int(pads[i]), int(pads[k+i])
@@ -474,8 +542,10 @@ func lowerPad(c *compiler, n *Node, in []*value) ([]*value, error) {
 			return nil, shapeErr("pads %v remove more than axis %d's %d elements", pads, a, d[a])
 		}
 		t := make([]int, size)
+		edge := make([]int, size)
 		for o := range t {
 			j := o - b
+			edge[o] = min(max(j, 0), d[a]-1)
 			if j < 0 || j >= d[a] {
 				switch mode {
 				case "constant":
@@ -500,13 +570,14 @@ func lowerPad(c *compiler, n *Node, in []*value) ([]*value, error) {
 			}
 			t[o] = j
 		}
-		tables[a] = t
+		tables[a], edges[a] = t, edge
 	}
 	shape, idx := axisMap(d, tables)
+	_, near := axisMap(d, edges)
 	if fillValue != nil && mode == "constant" {
-		return []*value{c.mapFillValue(x, shape, idx, fillValue)}, nil
+		return []*value{c.mapFillValue(x, shape, idx, near, fillValue)}, nil
 	}
-	return []*value{c.mapFill(x, shape, idx, fill)}, nil
+	return []*value{c.mapFill(x, shape, idx, near, fill)}, nil
 }
 
 func identityTable(n int) []int {
@@ -542,5 +613,5 @@ func lowerTile(c *compiler, n *Node, in []*value) ([]*value, error) {
 		tables[a] = t
 	}
 	shape, idx := axisMap(d, tables)
-	return []*value{c.mapFill(x, shape, idx, 0)}, nil
+	return []*value{c.mapFill(x, shape, idx, idx, 0)}, nil
 }
