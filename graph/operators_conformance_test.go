@@ -103,3 +103,27 @@ func TestOperatorConformance(t *testing.T) {
 		t.Errorf("%s: %d cases, want 102", dir, n)
 	}
 }
+
+// TestOperatorProbes runs the cases of testdata/operator-probes (made by
+// make.py there with numpy as the reference: Pad modes and negative pads,
+// CumSum's exclusive and reverse forms, Einsum equations, MaxPool with
+// pads and dilations, GatherElements with negative indices, OneHot on an
+// inner axis) like TestConformance.
+func TestOperatorProbes(t *testing.T) {
+	dir := filepath.Join("testdata", "operator-probes")
+	cases, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		n++
+		t.Run(c.Name(), func(t *testing.T) { runCase(t, filepath.Join(dir, c.Name())) })
+	}
+	if n < 15 {
+		t.Errorf("%s: %d cases, want 15", dir, n)
+	}
+}
