@@ -13,13 +13,9 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 )
 
-// TestPractitionerModels runs the models of testdata/practitioners (the
-// shapes practitioners give recurrent forecasters: CNN-LSTM front ends,
-// BatchNorm1d on the inputs, LayerNorm at opsets 14 and 17, GELU,
-// attention pooling, Softplus and clamped log-variance heads, and two
-// operator probes; made by export.py there) and compares with PyTorch's
-// float64 outputs.
-func TestPractitionerModels(t *testing.T) {
+// practitionerModels loads every fixture of testdata/practitioners with its
+// graph and inputs.
+func practitionerModels(t *testing.T) (names []string, fxs []*graphtest.Fixture, gs []*graph.Graph, ins [][]*graph.Tensor) {
 	dir := filepath.Join("testdata", "practitioners")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
@@ -30,28 +26,42 @@ func TestPractitionerModels(t *testing.T) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx := &graphtest.Fixture{Name: name, Dir: dir}
+		if err := json.Unmarshal(b, fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		g, err := fx.Load()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		inputs, err := fx.InputsFor(g)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		names, fxs, gs, ins = append(names, name), append(fxs, fx), append(gs, g), append(ins, inputs)
+	}
+	return names, fxs, gs, ins
+}
+
+// TestPractitionerModels runs the models of testdata/practitioners (the
+// shapes practitioners give recurrent forecasters: CNN-LSTM front ends,
+// BatchNorm1d on the inputs, LayerNorm at opsets 14 and 17, GELU,
+// attention pooling, Softplus and clamped log-variance heads, and two
+// operator probes; made by export.py there) and compares with PyTorch's
+// float64 outputs.
+func TestPractitionerModels(t *testing.T) {
+	names, fxs, gs, ins := practitionerModels(t)
+	for k, name := range names {
 		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(f)
+			got, err := gs[k].Run(nil, ins[k])
 			if err != nil {
 				t.Fatal(err)
 			}
-			fx := &graphtest.Fixture{Name: name, Dir: dir}
-			if err := json.Unmarshal(b, fx); err != nil {
-				t.Fatal(err)
-			}
-			g, err := fx.Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			inputs, err := fx.InputsFor(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := g.Run(nil, inputs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, o := range fx.Outputs {
+			for i, o := range fxs[k].Outputs {
 				compare(t, o.Name, got[i], o.Tensor(), 1e-7, 1e-7)
 			}
 		})
@@ -65,30 +75,10 @@ func TestPractitionerModels(t *testing.T) {
 // give each example the gradient that Backward gives with the output
 // cotangent restricted to that example's outputs.
 func TestPractitionerModelsExamples(t *testing.T) {
-	dir := filepath.Join("testdata", "practitioners")
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
+	names, _, gs, ins := practitionerModels(t)
+	for k, name := range names {
 		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fx := &graphtest.Fixture{Name: name, Dir: dir}
-			if err := json.Unmarshal(b, fx); err != nil {
-				t.Fatal(err)
-			}
-			g, err := fx.Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			inputs, err := fx.InputsFor(g)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, inputs := gs[k], ins[k]
 			p, err := g.Compile(inputs)
 			if err != nil {
 				t.Fatal(err)
