@@ -321,14 +321,11 @@ func (w *window) windowMap(d []int) (idx, near []int32) {
 // group's weights transposed, [G, C/G·K, M/G] (the bias added in the same
 // kernel), and the result [N, G, P, M/G] is transposed to [N, M, out...].
 func lowerConv(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "X")
+	vs, err := needAll(in, "X", "W")
 	if err != nil {
 		return nil, err
 	}
-	wv, err := need(in, 1, "W")
-	if err != nil {
-		return nil, err
-	}
+	x, wv := vs[0], vs[1]
 	d, wd := x.dims(), wv.dims()
 	if len(d) < 3 || len(wd) != len(d) {
 		return nil, shapeErr("Conv of X %v and W %v: want X [N, C, D1, ...] and W [M, C/group, k1, ...] of the same rank", d, wd)

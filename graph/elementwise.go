@@ -350,14 +350,11 @@ func lowerClip(c *compiler, n *Node, in []*value) ([]*value, error) {
 // lowerPow: a constant exponent gives an elementwise function of the base;
 // otherwise the binary function.
 func lowerPow(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "X")
+	vs, err := needAll(in, "X", "Y")
 	if err != nil {
 		return nil, err
 	}
-	y, err := need(in, 1, "Y")
-	if err != nil {
-		return nil, err
-	}
+	x, y := vs[0], vs[1]
 	if _, ok := broadcastShape(x.dims(), y.dims()); !ok {
 		return nil, shapeErr("Pow of shapes %v and %v: they do not broadcast", x.dims(), y.dims())
 	}
@@ -368,14 +365,11 @@ func lowerPow(c *compiler, n *Node, in []*value) ([]*value, error) {
 }
 
 func lowerPRelu(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "X")
+	vs, err := needAll(in, "X", "slope")
 	if err != nil {
 		return nil, err
 	}
-	s, err := need(in, 1, "slope")
-	if err != nil {
-		return nil, err
-	}
+	x, s := vs[0], vs[1]
 	if _, ok := broadcastShape(x.dims(), s.dims()); !ok {
 		return nil, shapeErr("PRelu of shapes %v and %v: they do not broadcast", x.dims(), s.dims())
 	}
@@ -438,18 +432,11 @@ func lowerSum(mean bool) lowerFunc {
 }
 
 func lowerWhere(c *compiler, n *Node, in []*value) ([]*value, error) {
-	cond, err := need(in, 0, "condition")
+	vs, err := needAll(in, "condition", "X", "Y")
 	if err != nil {
 		return nil, err
 	}
-	x, err := need(in, 1, "X")
-	if err != nil {
-		return nil, err
-	}
-	y, err := need(in, 2, "Y")
-	if err != nil {
-		return nil, err
-	}
+	cond, x, y := vs[0], vs[1], vs[2]
 	shape, ok := broadcastShape(cond.dims(), x.dims())
 	if ok {
 		shape, ok = broadcastShape(shape, y.dims())
@@ -463,14 +450,11 @@ func lowerWhere(c *compiler, n *Node, in []*value) ([]*value, error) {
 
 func lowerCompare(op cmpOp) lowerFunc {
 	return func(c *compiler, n *Node, in []*value) ([]*value, error) {
-		a, err := need(in, 0, "A")
+		vs, err := needAll(in, "A", "B")
 		if err != nil {
 			return nil, err
 		}
-		b, err := need(in, 1, "B")
-		if err != nil {
-			return nil, err
-		}
+		a, b := vs[0], vs[1]
 		shape, ok := broadcastShape(a.dims(), b.dims())
 		if !ok {
 			return nil, shapeErr("%s of shapes %v and %v: they do not broadcast", n.OpType, a.dims(), b.dims())

@@ -39,14 +39,11 @@ func (c *compiler) normalize(x *value, red []bool, eps float64) (centred, inv, m
 // and B (broadcast); the optional outputs are the mean and the inverse
 // standard deviation.
 func lowerLayerNorm(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "X")
+	vs, err := needAll(in, "X", "Scale")
 	if err != nil {
 		return nil, err
 	}
-	scale, err := need(in, 1, "Scale")
-	if err != nil {
-		return nil, err
-	}
+	x, scale := vs[0], vs[1]
 	axis, err := n.attrInt("axis", -1)
 	if err != nil {
 		return nil, err
@@ -100,13 +97,9 @@ func (c *compiler) channelView(v *value, r int, what string, channels int) (*val
 // constants).
 func lowerBatchNorm(c *compiler, n *Node, in []*value) ([]*value, error) {
 	names := []string{"X", "scale", "B", "input_mean", "input_var"}
-	vs := make([]*value, 5)
-	for i, name := range names {
-		v, err := need(in, i, name)
-		if err != nil {
-			return nil, err
-		}
-		vs[i] = v
+	vs, err := needAll(in, names...)
+	if err != nil {
+		return nil, err
 	}
 	if train, err := n.attrInt("training_mode", 0); err != nil {
 		return nil, err
@@ -141,18 +134,11 @@ func lowerBatchNorm(c *compiler, n *Node, in []*value) ([]*value, error) {
 // lowerInstanceNorm normalises each channel of each example over the
 // spatial axes and applies the per-channel scale and B.
 func lowerInstanceNorm(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "input")
+	vs, err := needAll(in, "input", "scale", "B")
 	if err != nil {
 		return nil, err
 	}
-	scale, err := need(in, 1, "scale")
-	if err != nil {
-		return nil, err
-	}
-	bias, err := need(in, 2, "B")
-	if err != nil {
-		return nil, err
-	}
+	x, scale, bias := vs[0], vs[1], vs[2]
 	eps, err := n.attrFloat("epsilon", 1e-5)
 	if err != nil {
 		return nil, err

@@ -82,7 +82,12 @@ func runCaseFolding(t *testing.T, dir string, fold []string) {
 // expected outputs, max abs error <= 1e-5 + 1e-5*|expected|, NaN equal to
 // NaN.
 func TestOperatorConformance(t *testing.T) {
-	dir := filepath.Join("testdata", "onnx-operators")
+	runSuite(t, filepath.Join("testdata", "onnx-operators"), 102)
+}
+
+// runSuite runs every case directory of dir (want of them), skipping
+// operatorsSkipped and folding operatorsFolded.
+func runSuite(t *testing.T, dir string, want int) {
 	cases, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +106,8 @@ func TestOperatorConformance(t *testing.T) {
 			runCaseFolding(t, filepath.Join(dir, name), operatorsFolded[name])
 		})
 	}
-	if n != 102 {
-		t.Errorf("%s: %d cases, want 102", dir, n)
+	if n != want {
+		t.Errorf("%s: %d cases, want %d", dir, n, want)
 	}
 }
 
@@ -112,20 +117,5 @@ func TestOperatorConformance(t *testing.T) {
 // pads and dilations, GatherElements with negative indices, OneHot on an
 // inner axis) like TestConformance.
 func TestOperatorProbes(t *testing.T) {
-	dir := filepath.Join("testdata", "operator-probes")
-	cases, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range cases {
-		if !c.IsDir() {
-			continue
-		}
-		n++
-		t.Run(c.Name(), func(t *testing.T) { runCase(t, filepath.Join(dir, c.Name())) })
-	}
-	if n < 15 {
-		t.Errorf("%s: %d cases, want 15", dir, n)
-	}
+	runSuite(t, filepath.Join("testdata", "operator-probes"), 16)
 }

@@ -52,3 +52,17 @@ func elementIDs(out []float64, in []*Tensor, idx ...[]int32) {
 func (k *fn2K) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ia, k.ib) }
 func (k *cmpK) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ia, k.ib) }
 func (k *selK) exampleIDs(out []float64, in []*Tensor) { elementIDs(out, in, k.ic, k.ia, k.ib) }
+
+// needAll returns the node's first len(names) inputs, all required; names
+// are the inputs' names in the operator's specification, for the error.
+func needAll(in []*value, names ...string) ([]*value, error) {
+	vs := make([]*value, len(names))
+	for i, name := range names {
+		v, err := need(in, i, name)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
+}

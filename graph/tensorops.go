@@ -23,15 +23,12 @@ var tensorOps = map[string]lowerFunc{
 // counts towards output position j (i <= j; i < j when exclusive; the
 // reverse with reverse set).
 func lowerCumSum(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "x")
+	vs, err := needAll(in, "x", "axis")
 	if err != nil {
 		return nil, err
 	}
-	av, err := need(in, 1, "axis")
-	if err != nil {
-		return nil, err
-	}
-	ai, err := staticInts(av, "axis")
+	x := vs[0]
+	ai, err := staticInts(vs[1], "axis")
 	if err != nil {
 		return nil, err
 	}
@@ -268,14 +265,11 @@ func lowerEinsum(c *compiler, n *Node, in []*value) ([]*value, error) {
 // lowerGatherElements: out[i] = data[i with its axis coordinate replaced
 // by indices[i]], indices known at compile time.
 func lowerGatherElements(c *compiler, n *Node, in []*value) ([]*value, error) {
-	x, err := need(in, 0, "data")
+	vs, err := needAll(in, "data", "indices")
 	if err != nil {
 		return nil, err
 	}
-	iv, err := need(in, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
+	x, iv := vs[0], vs[1]
 	idx, err := staticInts(iv, "indices")
 	if err != nil {
 		return nil, err
