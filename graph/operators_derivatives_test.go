@@ -277,3 +277,53 @@ func TestBatchNormStatisticsAreConstants(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerShapeOps checks that the new operators fold integer shape
+// arithmetic at compile time, keeping integers: from Shape(a) = [2, 3],
+// Max, Min, Equal, Where, Not, ReduceSum, ReduceMax, CumSum, Clip, Tile and
+// Pad give the values worked out by hand.
+func TestIntegerShapeOps(t *testing.T) {
+	ints := map[string][]int64{"ones": {1, 1}, "nines": {9, 9}, "two": {2, 0}, "ax": {0}, "rep": {2}, "pads": {1, 0}, "lo": {0}, "hi": {2}}
+	init := map[string]*graph.Tensor{"a": graph.NewFloat([]int{2, 3}, nil)}
+	order := []string{"a"}
+	for k, v := range ints {
+		init[k] = graph.NewInt([]int{len(v)}, v)
+		if k == "ax" || k == "lo" || k == "hi" {
+			init[k] = graph.NewInt(nil, v)
+		}
+	}
+	nodes := []*graph.Node{
+		op("Shape", []string{"s"}, []string{"a"}, nil),
+		op("Max", []string{"max"}, []string{"s", "ones", "two"}, nil),                                // [2, 3]
+		op("Min", []string{"min"}, []string{"s", "two"}, nil),                                        // [2, 0]
+		op("Equal", []string{"eq"}, []string{"s", "two"}, nil),                                       // [1, 0]
+		op("Not", []string{"not"}, []string{"eq"}, nil),                                              // [0, 1]
+		op("Where", []string{"w"}, []string{"eq", "nines", "s"}, nil),                                // [9, 3]
+		op("ReduceSum", []string{"sum"}, []string{"s"}, nil),                                         // [5]
+		op("ReduceMax", []string{"rmax"}, []string{"s"}, map[string]graph.Attr{"keepdims": aInt(0)}), // 3
+		op("CumSum", []string{"cs"}, []string{"s", "ax"}, nil),                                       // [2, 5]
+		op("Clip", []string{"cl"}, []string{"s", "lo", "hi"}, nil),                                   // [2, 2]
+		op("Tile", []string{"ti"}, []string{"two", "rep"}, nil),                                      // [2, 0, 2, 0]
+		op("Pad", []string{"pa"}, []string{"s", "pads"}, nil),                                        // [0, 2, 3]
+		op("Mul", []string{"y"}, []string{"a", "a"}, nil),
+	}
+	outNames := []string{"max", "min", "eq", "not", "w", "sum", "rmax", "cs", "cl", "ti", "pa", "y"}
+	want := [][]int64{{2, 3}, {2, 0}, {1, 0}, {0, 1}, {9, 3}, {5}, {3}, {2, 5}, {2, 2}, {2, 0, 2, 0}, {0, 2, 3}}
+	var outs []graph.ValueInfo
+	for _, o := range outNames {
+		outs = append(outs, graph.ValueInfo{Name: o})
+	}
+	g, err := graph.New(17, nil, outs, nodes, init, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Run(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if got[i].DType != graph.Int || !slices.Equal(got[i].I, w) {
+			t.Errorf("%s = %v %v, want int %v", outNames[i], got[i].DType, got[i].Int64s(), w)
+		}
+	}
+}
