@@ -127,3 +127,15 @@ func TestPractitionerModelsExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestPractitionerModelsDerivatives checks the tangent, backward and
+// second-order rules of every practitioner model against central
+// differences, as TestOperatorDerivatives does for single operators.
+func TestPractitionerModelsDerivatives(t *testing.T) {
+	names, _, gs, ins := practitionerModels(t)
+	for k, name := range names {
+		t.Run(name, func(t *testing.T) {
+			checkDerivatives(t, gs[k], ins[k], rand.New(rand.NewPCG(uint64(k), 19)))
+		})
+	}
+}
