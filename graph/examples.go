@@ -174,6 +174,8 @@ func (p *Program) Examples(axes []int) (*Examples, error) {
 				x.linear = x.linear && (k.op == opAdd || k.op == opSub)
 			case *unaryK:
 				x.linear = false
+			case paramRule:
+				x.linear = x.linear && k.linearRows()
 			default:
 				return nil, fmt.Errorf("graph: %w: node %q computes weights from the parameters with a %T, which per-example gradients do not follow", ErrNotSeparable, st.node, st.k)
 			}
@@ -703,6 +705,16 @@ func (x *Examples) newPlan(vals []*Tensor) *mapPlan {
 				m.appendRow(ins[0], i, d(xv[i], yv[i]))
 				m.start = append(m.start, len(m.idx))
 			}
+		case paramRule:
+			var in []*Tensor
+			var out *Tensor
+			if vals != nil {
+				for _, j := range st.in {
+					in = append(in, vals[j])
+				}
+				out = vals[st.out]
+			}
+			k.paramRows(m, ins, in, out)
 		}
 		rows[st.out] = m
 	}

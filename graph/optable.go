@@ -66,3 +66,79 @@ func needAll(in []*value, names ...string) ([]*value, error) {
 	}
 	return vs, nil
 }
+
+// paramRule is implemented by the kernels of the operator families so that
+// per-example gradients follow weights computed from the parameters with
+// them (Program.Examples): paramRows appends to m one row per output
+// element, the kernel's Jacobian applied to the input rows ins (nil for a
+// constant input) at the values in and out (nil when linearRows, which
+// says the rows do not depend on the values).
+type paramRule interface {
+	linearRows() bool
+	paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor)
+}
+
+func (k *reduceK) linearRows() bool { return k.op == reduceSum }
+
+func (k *reduceK) paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor) {
+	for o := 0; o < k.outer; o++ {
+		for j := 0; j < k.inner; j++ {
+			base := o*k.n*k.inner + j
+			if k.op == reduceSum {
+				for r := 0; r < k.n; r++ {
+					m.appendRow(ins[0], base+r*k.inner, 1)
+				}
+			} else if p := k.arg(in[0].F, out.F[o*k.inner+j], base); p >= 0 {
+				m.appendRow(ins[0], p, 1)
+			}
+			m.start = append(m.start, len(m.idx))
+		}
+	}
+}
+
+func (k *fn2K) linearRows() bool { return false }
+
+func (k *fn2K) paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor) {
+	for i := range out.F {
+		ai, bi := at(k.ia, i), at(k.ib, i)
+		a, b := in[0].F[ai], in[1].F[bi]
+		m.appendRow(ins[0], ai, k.f.da(a, b))
+		m.appendRow(ins[1], bi, k.f.db(a, b))
+		m.start = append(m.start, len(m.idx))
+	}
+}
+
+// cmpK's rows are zero; it reads the output's size from out.
+func (k *cmpK) linearRows() bool { return false }
+
+func (k *cmpK) paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor) {
+	for range out.F {
+		m.start = append(m.start, len(m.idx))
+	}
+}
+
+func (k *selK) linearRows() bool { return false }
+
+func (k *selK) paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor) {
+	for i := range out.F {
+		if k.pick(in, i) {
+			m.appendRow(ins[1], at(k.ia, i), 1)
+		} else {
+			m.appendRow(ins[2], at(k.ib, i), 1)
+		}
+		m.start = append(m.start, len(m.idx))
+	}
+}
+
+func (k *padK) linearRows() bool { return true }
+
+func (k *padK) paramRows(m *paramMap, ins []*paramMap, in []*Tensor, out *Tensor) {
+	for _, j := range k.idx {
+		if j >= 0 {
+			m.appendRow(ins[0], int(j), 1)
+		} else {
+			m.appendRow(ins[1], 0, 1)
+		}
+		m.start = append(m.start, len(m.idx))
+	}
+}

@@ -139,3 +139,34 @@ func TestPractitionerModelsDerivatives(t *testing.T) {
 		})
 	}
 }
+
+// TestExamplesWeightsFromOperators checks per-example gradients when the
+// weights are computed from the parameters with the operator families'
+// kernels: weight normalisation (ReduceL2, a reduction), Max and Clip
+// with parameter bounds (binary functions), Pad (a padded map) and Where
+// (selection), against central differences (checkExamples).
+func TestExamplesWeightsFromOperators(t *testing.T) {
+	const N = 4
+	attrs := func(kv ...any) map[string]graph.Attr {
+		m := map[string]graph.Attr{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(graph.Attr)
+		}
+		return m
+	}
+	nodes := []*graph.Node{
+		op("ReduceL2", []string{"norm"}, []string{"W"}, attrs("axes", aInts(0), "keepdims", aInt(1))),
+		op("Div", []string{"Wn"}, []string{"W", "norm"}, nil),
+		op("Max", []string{"Wm"}, []string{"Wn", "c"}, nil),
+		op("Constant", []string{"pads"}, nil, attrs("value_ints", aInts(1, 0, 0, 0))),
+		op("Pad", []string{"Wp"}, []string{"Wm", "pads"}, attrs("mode", aStr("reflect"))), // [4, 2]
+		op("Constant", []string{"cond"}, nil, attrs("value", graph.Attr{Kind: graph.AttrTensor, T: graph.NewInt([]int{2}, []int64{1, 0})})),
+		op("Where", []string{"Ww"}, []string{"cond", "Wp", "V"}, nil),
+		op("ReduceMax", []string{"vmax"}, []string{"V"}, attrs("keepdims", aInt(0))),
+		op("Clip", []string{"Wc"}, []string{"Ww", "", "vmax"}, nil),
+		op("MatMul", []string{"h"}, []string{"x", "Wc"}, nil),
+		op("Tanh", []string{"y"}, []string{"h"}, nil),
+	}
+	g, x := smallGraph(t, []int{N, 4}, map[string][]int{"W": {3, 2}, "c": {2}, "V": {1, 2}}, nodes...)
+	checkExamples(t, g, x, false)
+}
