@@ -206,7 +206,8 @@ func opCases() []opCase {
 		}
 		cases = append(cases, recur("RNN "+a.name, "RNN", 1, 1, attrs))
 	}
-	return append(cases, moreOpCases()...)
+	cases = append(cases, moreOpCases()...)
+	return append(cases, controlFlowOpCases()...)
 }
 
 // TestOperatorDerivatives checks, for every supported operator, the three

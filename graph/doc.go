@@ -17,15 +17,17 @@
 // integer inputs such as sequence lengths). Every integer and shape
 // computation (Shape, Gather of shapes, Concat, ConstantOfShape, TopK of
 // lengths, ...) is folded at compile time, and every node, RNN, LSTM and
-// GRU unrolled over time included, is lowered to a straight-line list of
-// primitive kernels over numbered slots: six for the recurrent core (data
-// movement through index maps, concatenation, broadcasting arithmetic,
-// elementwise functions, matrix products and softmax) and five more for
-// the operator families around it (optable.go): reductions, binary
-// functions (Pow, PRelu, Max, Min), comparisons, selection (Where) and
-// index maps with padding. Most operators are compositions of these:
-// Conv is an index map and a matrix product, LayerNormalization
-// reductions and arithmetic. A Program is read-only and shared; a State
+// GRU unrolled over time included, and Loop, Scan and If unrolled when
+// their trip count or condition folds (controlflow.go), is lowered to a
+// straight-line list of primitive kernels over numbered slots: six for the
+// recurrent core (data movement through index maps, concatenation,
+// broadcasting arithmetic, elementwise functions, matrix products and
+// softmax) and five more for the operator families around it
+// (optable.go): reductions, binary functions (Pow, PRelu, Max, Min),
+// comparisons, selection (Where) and index maps with padding. Most
+// operators are compositions of these: Conv is an index map and a matrix
+// product, LayerNormalization reductions and arithmetic. A Program is
+// read-only and shared; a State
 // holds one evaluation's buffers, so repeated runs allocate nothing.
 //
 // # Derivatives
@@ -59,7 +61,7 @@
 // # Errors
 //
 // Model problems found without input shapes (unsupported operators, unknown
-// inputs, cycles, subgraphs) are reported by New as an ErrorList naming
+// inputs, cycles, also inside subgraphs) are reported by New as an ErrorList naming
 // every node; problems that need shapes are *NodeError values from Compile.
 // Sentinels (ErrUnsupportedOp, ErrAttr, ErrShape, ErrInput,
 // ErrNotDifferentiable, ErrNotSeparable) work with errors.Is.
