@@ -10,15 +10,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// operatorsSkipped lists the cases of testdata/onnx-operators that
-// TestOperatorConformance does not run, with the reason. Every other case
-// must pass.
-var operatorsSkipped = map[string]string{
-	"test_loop11":   "Loop is control flow (a subgraph attribute), not part of the operator families here",
-	"test_scan_sum": "Scan is control flow (a subgraph attribute), not part of the operator families here",
-	"test_if":       "If is control flow (a subgraph attribute), not part of the operator families here",
-}
-
 // operatorsFolded lists the cases whose float graph inputs set an output
 // shape (Range's start, limit and delta; OneHot's depth). The compiler reads
 // only the shapes of float inputs, so these run with those inputs made
@@ -85,8 +76,8 @@ func TestOperatorConformance(t *testing.T) {
 	runSuite(t, filepath.Join("testdata", "onnx-operators"), 102)
 }
 
-// runSuite runs every case directory of dir (want of them), skipping
-// operatorsSkipped and folding operatorsFolded.
+// runSuite runs every case directory of dir (want of them), folding
+// operatorsFolded.
 func runSuite(t *testing.T, dir string, want int) {
 	cases, err := os.ReadDir(dir)
 	if err != nil {
@@ -100,9 +91,6 @@ func runSuite(t *testing.T, dir string, want int) {
 		n++
 		name := c.Name()
 		t.Run(name, func(t *testing.T) {
-			if why, ok := operatorsSkipped[name]; ok {
-				t.Skip(why)
-			}
 			runCaseFolding(t, filepath.Join(dir, name), operatorsFolded[name])
 		})
 	}

@@ -23,18 +23,9 @@ const zooDir = "../../onnx/testdata/zoo"
 // Remove an entry as soon as the capability lands; an entry listed here must
 // fail without it (TestZooMissingIsMissing).
 var zooMissing = map[string]struct{ forward, audit string }{
-	"attention_pool":       {"ReduceSum (branch operators)", "ReduceSum (branch operators)"},
-	"layernorm_op13":       {"ReduceMean, Pow, Sqrt (branch operators)", "ReduceMean, Pow, Sqrt (branch operators)"},
-	"layernorm_op17":       {"LayerNormalization (branch operators)", "LayerNormalization (branch operators)"},
-	"batchnorm_input":      {"BatchNormalization (branch operators)", "BatchNormalization (branch operators)"},
-	"cnn_lstm":             {"Conv (branch operators)", "Conv (branch operators)"},
-	"gelu_head":            {"Erf (branch operators)", "Erf (branch operators)"},
-	"softplus_head":        {"Softplus (branch operators)", "Softplus (branch operators)"},
-	"gaussian_two_outputs": {"Clip (branch operators)", "Clip (branch operators); choosing the output (branch modelio)"},
-	"gaussian_cat":         {"Clip (branch operators)", "Clip (branch operators)"},
-	"embedding":            {"", "integer inputs from CSV columns (branch modelio)"},
-	"multihorizon":         {"", "many-to-one [batch, H] outputs (branch modelio)"},
-	"seq2seq":              {"", "many-to-one [batch, H] outputs (branch modelio)"},
+	"embedding":    {"", "integer inputs from CSV columns (branch modelio)"},
+	"multihorizon": {"", "many-to-one [batch, H] outputs (branch modelio)"},
+	"seq2seq":      {"", "many-to-one [batch, H] outputs (branch modelio)"},
 }
 
 // missing returns why the named zoo entry cannot pass yet (forward or
@@ -96,10 +87,23 @@ func zooEntries(t *testing.T) map[string]*zooDoc {
 // float64 outputs to 1e-10 (relative to max(1, |y|)) and the gradient of
 // 0.5*sum(y^2) (first output) with respect to the initializers PyTorch
 // reports against autograd to 1e-9.
+// zooTolerance loosens the forward tolerance (and the gradient's, ten
+// times it) for entries whose export holds a float32 constant where
+// PyTorch's float64 reference computes exactly: GELU divides by
+// 1.4142135381698608, sqrt(2) rounded to float32, 1.7e-8 relative from
+// float64's, which moves the outputs by up to 1.1e-8 and the gradient by
+// up to 1.1e-7 relative. With that constant replaced by float64's sqrt(2)
+// the entries match at the default 1e-10 and 1e-9.
+var zooTolerance = map[string]float64{"gelu_head": 3e-8}
+
 func zooForward(d *zooDoc) error {
 	g, err := onnx.Load(filepath.Join(zooDir, d.Model))
 	if err != nil {
 		return err
+	}
+	tol := 1e-10
+	if t, ok := zooTolerance[strings.TrimSuffix(d.Model[:strings.LastIndex(d.Model, "_op")], ".onnx")]; ok {
+		tol = t
 	}
 	ins := make([]*graph.Tensor, len(g.Inputs))
 	for i, in := range g.Inputs {
@@ -139,7 +143,7 @@ func zooForward(d *zooDoc) error {
 			return fmt.Errorf("output %d has shape %v, PyTorch %v", k, o.Shape, want.Shape)
 		}
 		for i, w := range want.Data {
-			if diff := math.Abs(o.F[i] - w); !(diff <= 1e-10*math.Max(1, math.Abs(w))) {
+			if diff := math.Abs(o.F[i] - w); !(diff <= tol*math.Max(1, math.Abs(w))) {
 				return fmt.Errorf("output %d element %d: %.17g, PyTorch %.17g (difference %.3g)", k, i, o.F[i], w, diff)
 			}
 		}
@@ -157,7 +161,7 @@ func zooForward(d *zooDoc) error {
 		}
 		for i, w := range want {
 			got := grad[prm.Offset+i]
-			if diff := math.Abs(got - w); !(diff <= 1e-9*math.Max(1, math.Abs(w))) {
+			if diff := math.Abs(got - w); !(diff <= 10*tol*math.Max(1, math.Abs(w))) {
 				return fmt.Errorf("gradient of %q element %d: %.17g, PyTorch %.17g", prm.Name, i, got, w)
 			}
 		}
