@@ -69,7 +69,7 @@ func needAll(in []*value, names ...string) ([]*value, error) {
 
 // paramRule is implemented by the kernels of the operator families so that
 // per-example gradients follow weights computed from the parameters with
-// them (Program.Examples): paramRows appends to m one row per output
+// them (Program.PerExample): paramRows appends to m one row per output
 // element, the kernel's Jacobian applied to the input rows ins (nil for a
 // constant input) at the values in and out (nil when linearRows, which
 // says the rows do not depend on the values).

@@ -71,7 +71,7 @@ func TestPractitionerModels(t *testing.T) {
 // TestPractitionerModelsExamples checks per-example gradients through the
 // new operators (Conv, BatchNormalization, LayerNormalization, attention
 // pooling, the reduce, select and binary-function kernels): for every
-// practitioner model, batched over its first axis, BackwardExamples must
+// practitioner model, batched over its first axis, BackwardPerExample must
 // give each example the gradient that Backward gives with the output
 // cotangent restricted to that example's outputs.
 func TestPractitionerModelsExamples(t *testing.T) {
@@ -83,7 +83,7 @@ func TestPractitionerModelsExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex, err := p.Examples([]int{0})
+			ex, err := p.PerExample([]int{0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestPractitionerModelsExamples(t *testing.T) {
 			for e := range grads {
 				grads[e] = make([]float64, len(theta))
 			}
-			if err := s.BackwardExamples(ex, []*graph.Tensor{seed}, grads); err != nil {
+			if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
 				t.Fatal(err)
 			}
 			ids := ex.Output(0)

@@ -87,24 +87,12 @@ func zooEntries(t *testing.T) map[string]*zooDoc {
 // float64 outputs to 1e-10 (relative to max(1, |y|)) and the gradient of
 // 0.5*sum(y^2) (first output) with respect to the initializers PyTorch
 // reports against autograd to 1e-9.
-// zooTolerance loosens the forward tolerance (and the gradient's, ten
-// times it) for entries whose export holds a float32 constant where
-// PyTorch's float64 reference computes exactly: GELU divides by
-// 1.4142135381698608, sqrt(2) rounded to float32, 1.7e-8 relative from
-// float64's, which moves the outputs by up to 1.1e-8 and the gradient by
-// up to 1.1e-7 relative. With that constant replaced by float64's sqrt(2)
-// the entries match at the default 1e-10 and 1e-9.
-var zooTolerance = map[string]float64{"gelu_head": 3e-8}
-
 func zooForward(d *zooDoc) error {
 	g, err := onnx.Load(filepath.Join(zooDir, d.Model))
 	if err != nil {
 		return err
 	}
-	tol := 1e-10
-	if t, ok := zooTolerance[strings.TrimSuffix(d.Model[:strings.LastIndex(d.Model, "_op")], ".onnx")]; ok {
-		tol = t
-	}
+	const tol = 1e-10
 	ins := make([]*graph.Tensor, len(g.Inputs))
 	for i, in := range g.Inputs {
 		for _, x := range d.Inputs {
