@@ -468,22 +468,34 @@ var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.
 
 // coveredAt adds to hits[a] one for every level alphas[a] whose
 // jackknife+ interval at a point (entries es, block predictions pred,
-// leaving out training sequence skipSeq) covers y. The k-th smallest of
-// V+ is at least y exactly when fewer than k values of V+ lie below y,
-// and the k-th smallest of V- is at most y when at least k values of V-
-// do not exceed it: two counts decide the coverage at every level.
+// leaving out training sequence skipSeq) covers y (countCovered).
 func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skipSeq int, hits []int) {
-	m, below, notAbove := 0, 0, 0
+	var vm, vp []float64
 	for _, e := range es {
 		if e.seq == skipSeq {
 			continue
 		}
 		f := pred[e.blk]
-		m++
-		if f+e.r < y {
+		vm = append(vm, f-e.r)
+		vp = append(vp, f+e.r)
+	}
+	countCovered(alphas, y, vm, vp, hits)
+}
+
+// countCovered adds to hits[a] one for every level alphas[a] whose
+// jackknife+ interval from V- = vm and V+ = vp covers y. The k-th
+// smallest of V+ is at least y exactly when fewer than k values of V+ lie
+// below y, and the k-th smallest of V- is at most y when at least k
+// values of V- do not exceed it: two counts decide the coverage at every
+// level. It reads the values before jackknifePlus, which maps NaN to
+// infinities: a NaN value counts on neither side.
+func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
+	m, below, notAbove := len(vp), 0, 0
+	for i, hi := range vp {
+		if hi < y {
 			below++
 		}
-		if f-e.r <= y {
+		if vm[i] <= y {
 			notAbove++
 		}
 	}
