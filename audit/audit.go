@@ -2,7 +2,7 @@ package audit
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"runtime/debug"
 	"time"
 

@@ -453,14 +453,14 @@ type blockChunk struct {
 // (withRows) leverage; and the chunk's partial gradient, the sum of its
 // sequences' gradients.
 type blockChunkOut struct {
-	recs             []BlockRecord
-	gnorm            []float64
-	norms            []float64
-	shift            []float64
-	lev              [][]float64
-	levMax           []float64
-	unbounded        []bool
-	partial          []float64
+	recs      []BlockRecord
+	gnorm     []float64
+	norms     []float64
+	shift     []float64
+	lev       [][]float64
+	levMax    []float64
+	unbounded []bool
+	partial   []float64
 }
 
 // mapBlockChunk is the block pass's map step for one chunk: it turns
@@ -713,7 +713,6 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	}
 	return nil
 }
-
 
 // testRecords is the test pass: it streams the output-Jacobian rows of
 // the evaluation points, test then calibration, chunk by chunk and keeps
