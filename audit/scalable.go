@@ -1,34 +1,34 @@
 package audit
 
-// The LowRank solver's streaming path (issue 12): it replaces the phases
-// block gradients, influence, residuals and perturbed predictions of the
-// exact path with passes whose memory does not grow with blocks ×
-// parameters or blocks × points, and yields the same values the limits
-// and summary phases read: the residual entries by forecast, a perturbed
-// implementation (linearPreds), diagnostics and warnings. Its steps are
-// scale.go's map, combine and finalize functions:
+// The LowRank solver's influence phase (issue 12): it streams, so that
+// its memory does not grow with blocks × parameters or blocks × points,
+// and keeps the leave-one-block-out models as a tableRep, which the
+// residual and limits phases read like the dense solvers' steps. Its
+// steps are scale.go's map, combine and finalize functions:
 //
 //	curvature    hvp.NewLowRank on a subsample of the training batches
 //	             (at most curvatureMaxSeqs sequences), rank k, the
 //	             complement constant chosen with the output-Jacobian rows
-//	             of probeSeqs training sequences (InverseProbe)
-//	leverage     the probes' mean own leverage picks the rule (lowLeverage)
+//	             of probeSeqs training sequences (probe, InverseProbe)
+//	leverage     the probes' mean own leverage picks the rule
+//	             (leverageRule, lowLeverage)
 //	block pass   per chunk of streamBatch training sequences: gradients
-//	             (and Jacobian rows under the Newton rule), steps delta_b
-//	             in the factor's coordinates (hvp.Reduced: MapBlock's
-//	             BlockRecord without the P-vector); CombineBlocks ->
-//	             BlockTable
+//	             (and Jacobian rows under the per-block rule) in,
+//	             mapBlockChunk: steps delta_b in the factor's coordinates
+//	             (hvp.Reduced: MapBlock's BlockRecord without the
+//	             P-vector); CombineBlocks -> BlockTable
 //	refinement   Newton rule: blocks with a leverage eigenvalue above
 //	             RefineLeverage re-solved by PCG (refine.go)
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
-//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for
-//	             as many points at a time as linearBytes allows
+//	limits       FinalizeLimits per chunk of points (tableRep.limits):
+//	             f(x) + G_x · A_b by BlockTable.Shifts, for as many points
+//	             at a time as finalizeBytes allows
 //
 // Peak memory is about 8 bytes × (k P (the factor) + workers ×
 // streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
 // sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k) + linearBytes (the shifts of the points in
+// table) + points × k) + finalizeBytes (the shifts of the points in
 // flight; twice that while a chunk is computed), independent of n × P
 // and of n × points.
 
@@ -329,9 +329,11 @@ func forecastSlots(p *problem) map[forecast]int {
 	return out
 }
 
-// blockPassOut is what the block pass keeps: per block its record, |g_b|,
+// blockPassOut is what the block pass keeps, and mapBlockChunk gives of
+// a chunk: per block (of the chunk: per sequence) its record, |g_b|,
 // |delta_b|, mean own prediction shift and (per-block rule) leverage;
-// and the total gradient.
+// and the gradient: of the block pass the total gradient of the training
+// objective, of a chunk the sum of its sequences' gradients.
 type blockPassOut struct {
 	recs      []BlockRecord
 	gnorm     []float64
@@ -341,6 +343,16 @@ type blockPassOut struct {
 	levMax    []float64
 	unbounded []bool
 	total     []float64
+}
+
+// newBlockPassOut allocates the figures of n blocks (with leverage when
+// withRows).
+func newBlockPassOut(n int, withRows bool) *blockPassOut {
+	out := &blockPassOut{recs: make([]BlockRecord, n), gnorm: make([]float64, n), norms: make([]float64, n), shift: make([]float64, n)}
+	if withRows {
+		out.lev, out.levMax, out.unbounded = make([][]float64, n), make([]float64, n), make([]bool, n)
+	}
+	return out
 }
 
 // blockPass streams the training sequences' gradients (and, withRows,
@@ -367,10 +379,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	for k, b := range bl {
 		blockOf[b.Seq] = k
 	}
-	out := &blockPassOut{recs: make([]BlockRecord, nb), gnorm: make([]float64, nb), norms: make([]float64, nb), shift: make([]float64, nb)}
-	if withRows {
-		out.lev, out.levMax, out.unbounded = make([][]float64, nb), make([]float64, nb), make([]bool, nb)
-	}
+	out := newBlockPassOut(nb, withRows)
 	P := len(p.theta)
 	s, err := newRowStream(p, p.train, streamBatch)
 	if err != nil {
@@ -407,7 +416,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
 			}
 		}
-		fold.add(c, res.partial)
+		fold.add(c, res.total)
 		mu.Lock()
 		done += len(gr.seqs)
 		p.opt.progress("block pass", done, p.train.Len())
@@ -448,21 +457,6 @@ type blockChunk struct {
 	labels []string
 }
 
-// blockChunkOut is mapBlockChunk's result, per sequence of the chunk:
-// its BlockRecord, |g_b|, |delta_b|, mean own prediction shift and
-// (withRows) leverage; and the chunk's partial gradient, the sum of its
-// sequences' gradients.
-type blockChunkOut struct {
-	recs      []BlockRecord
-	gnorm     []float64
-	norms     []float64
-	shift     []float64
-	lev       [][]float64
-	levMax    []float64
-	unbounded []bool
-	partial   []float64
-}
-
 // mapBlockChunk is the block pass's map step for one chunk: it turns
 // each sequence's gradient (and Jacobian rows) into its step delta_b and
 // own residuals, kept as a BlockRecord in the factor's coordinates.
@@ -473,13 +467,10 @@ type blockChunkOut struct {
 // matrix product with its gradients and Jacobian rows (projectRows) and
 // their inner products within each block, where MapBlock of SolveAll's
 // steps costs two such products and a third per block.
-func (s *blockSpec) mapBlockChunk(in blockChunk) (blockChunkOut, error) {
+func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 	red, P, k, loss := s.red, s.P, len(s.red.D), s.loss
 	nb := len(in.grads)
-	out := blockChunkOut{recs: make([]BlockRecord, nb), gnorm: make([]float64, nb), norms: make([]float64, nb), shift: make([]float64, nb)}
-	if s.withRows {
-		out.lev, out.levMax, out.unbounded = make([][]float64, nb), make([]float64, nb), make([]bool, nb)
-	}
+	out := newBlockPassOut(nb, s.withRows)
 	// The chunk's vectors: per sequence its gradient, then (withRows)
 	// the Jacobian rows of its terms; their coordinates in U.
 	var vecs [][]float64
@@ -494,9 +485,9 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (blockChunkOut, error) {
 		}
 	}
 	uv := projectRows(s.U, P, vecs)
-	out.partial = make([]float64, P)
+	out.total = make([]float64, P)
 	for b, g := range in.grads {
-		addTo(out.partial, g, 1)
+		addTo(out.total, g, 1)
 		if in.blocks[b] < 0 {
 			continue
 		}
@@ -530,7 +521,7 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (blockChunkOut, error) {
 				}
 				st, z, err := newtonReduced(loss, ts, K, v)
 				if err != nil {
-					return blockChunkOut{}, fmt.Errorf("audit: block %s: %w", in.labels[b], err)
+					return nil, fmt.Errorf("audit: block %s: %w", in.labels[b], err)
 				}
 				res, shift = st.res, st.shift
 				out.lev[b], out.levMax[b], out.unbounded[b] = st.lev, st.levMax, st.unbounded

@@ -33,8 +33,10 @@ package audit
 //     worker as a side input.
 //   - FinalizeLimits is a ParDo over chunks of test points with the
 //     BlockTable as side input: the shifts of all blocks at those points
-//     as one matrix product (q × n floats, discarded after the chunk) and
-//     the jackknife+ limits by exact selection.
+//     as one matrix product (q × n floats, discarded after the chunk),
+//     the jackknife+ limits by exact selection and the coverage counts of
+//     the calibration curve. The in-process LowRank solver calls it
+//     (tableRep.limits).
 //
 // Memory of one finalize call is 8 q n bytes for q points and n blocks;
 // blocks × points are never held at once.
