@@ -128,7 +128,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]
 		return nil, err
 	}
 	x := make([][]float64, len(grads))
-	if err := hvp.SolveRecorded(ctx, f, x, grads, rep); err != nil {
+	if err := f.SolveRecorded(ctx, x, grads); err != nil {
 		return nil, err
 	}
 	inf.delta = x
