@@ -54,7 +54,30 @@ func (lowRankSolver) influence(ctx context.Context, p *problem, ev *evaluation, 
 	return lowRankInfluence(ctx, p, ev, mark)
 }
 
+// Solvers returns the names Options.Solver takes, Auto first: what a
+// command's solver flag offers.
+func Solvers() []Solver { return []Solver{Auto, Exact, Dual, LowRank, CG, LiSSA} }
+
+// SolverList words the names of Solvers for a message: "auto, exact,
+// dual, lowrank, cg or lissa".
+func SolverList() string {
+	s := Solvers()
+	out := ""
+	for i, n := range s {
+		switch {
+		case i == 0:
+		case i == len(s)-1:
+			out += " or "
+		default:
+			out += ", "
+		}
+		out += string(n)
+	}
+	return out
+}
+
 // solverFor returns the solver named (not Auto: see problem.solverName).
+// A solver is added here, in its own type, and in Solvers.
 func solverFor(name Solver) (solver, error) {
 	switch name {
 	case Exact:
@@ -68,7 +91,7 @@ func solverFor(name Solver) (solver, error) {
 	case LowRank:
 		return lowRankSolver{}, nil
 	}
-	return nil, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa, lowrank or auto)", name)
+	return nil, fmt.Errorf("audit: unknown solver %q (%s)", name, SolverList())
 }
 
 // errNoRetrain is Run's error when exact re-training is asked of a solver
