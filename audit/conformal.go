@@ -342,18 +342,7 @@ func rowList(rows []int) string {
 	if len(rows) == 1 {
 		return "step " + parts[0]
 	}
-	out := ""
-	for i, p := range parts {
-		switch {
-		case i == 0:
-		case i == len(parts)-1:
-			out += " and "
-		default:
-			out += ", "
-		}
-		out += p
-	}
-	return "steps " + out
+	return "steps " + joinWords(parts, "and")
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".

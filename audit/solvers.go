@@ -61,17 +61,26 @@ func Solvers() []Solver { return []Solver{Auto, Exact, Dual, LowRank, CG, LiSSA}
 // SolverList words the names of Solvers for a message: "auto, exact,
 // dual, lowrank, cg or lissa".
 func SolverList() string {
-	s := Solvers()
+	var names []string
+	for _, n := range Solvers() {
+		names = append(names, string(n))
+	}
+	return joinWords(names, "or")
+}
+
+// joinWords joins words as a sentence lists them: "a, b and c" (conj
+// "and").
+func joinWords(words []string, conj string) string {
 	out := ""
-	for i, n := range s {
+	for i, w := range words {
 		switch {
 		case i == 0:
-		case i == len(s)-1:
-			out += " or "
+		case i == len(words)-1:
+			out += " " + conj + " "
 		default:
 			out += ", "
 		}
-		out += string(n)
+		out += w
 	}
 	return out
 }
