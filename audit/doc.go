@@ -74,9 +74,9 @@
 // Beam's Go SDK on Flink, Spark or Dataflow, issue 19) can run them
 // elsewhere when one machine is not enough:
 //
-//	map       blockSpec.mapBlockChunk, per chunk of training sequences (a
-//	          ParDo): the sequences' gradients, Jacobian rows and terms
-//	          in; per block a BlockRecord of k + F numbers, its figures
+//	map       blockSpec.mapBlockChunk (chunks.go), per chunk of training
+//	          sequences (a ParDo): the sequences' gradients, Jacobian rows
+//	          and terms in; per block a BlockRecord of k + F numbers, its figures
 //	          (|g_b|, |delta_b|, shift, leverage) and the chunk's partial
 //	          gradient out. blockSpec (the factor's hvp.Reduced and U, the
 //	          loss, the forecast slots, the rule) is broadcast.
