@@ -2,24 +2,11 @@ package audit
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
-
-// InternalError is a bug in rnnaudit met while auditing: the message says
-// so in one line; Stack holds the goroutine stack for the bug report.
-type InternalError struct {
-	Value any
-	Stack []byte
-}
-
-func (e *InternalError) Error() string {
-	return fmt.Sprintf("audit: internal error (please report it with the command that caused it): %v", e.Value)
-}
 
 // Run audits a trained model: from the training data it estimates every
 // leave-one-block-out model by influence, collects the leave-one-block-out
@@ -29,10 +16,11 @@ func (e *InternalError) Error() string {
 // not modified.
 func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, opt *Options) (res *Result, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, &InternalError{Value: r, Stack: debug.Stack()}
+		if err != nil {
+			res = nil
 		}
 	}()
+	defer catchInternal(&err)
 	o, g, err := validate(model, train, test, opt)
 	if err != nil {
 		return nil, err
@@ -57,7 +45,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 		return nil, err
 	}
 	if o.Retrain != 0 && !s.retrains() {
-		return nil, errNoRetrain
+		return nil, errNoRetrain()
 	}
 	inf, err := s.influence(ctx, p, ev, clock.begin)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // modelIO maps sequences to the model's inputs and the model's first
@@ -50,7 +51,7 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 		return nil, fmt.Errorf("audit: the model has no float input of rank 3 (features over time); its inputs are %s", strings.Join(names, "; "))
 	}
 	if dims := g.Inputs[m.xIn].Dims; dims != nil && dims[2].Value >= 0 && dims[2].Value != d {
-		return nil, fmt.Errorf("audit: the model takes %d features per step (input %q %s), the data has %d feature columns: choose the feature columns the model takes, in its order (blocks.Options.Features)", dims[2].Value, g.Inputs[m.xIn].Name, g.Inputs[m.xIn].ShapeString(), d)
+		return nil, errs.Fix([]Option{blocks.OptFeatures}, "audit: the model takes %d features per step (input %q %s), the data has %d feature columns: choose the feature columns the model takes, in its order", dims[2].Value, g.Inputs[m.xIn].Name, g.Inputs[m.xIn].ShapeString(), d)
 	}
 	if len(g.Outputs) == 0 {
 		return nil, fmt.Errorf("audit: the model has no output")
@@ -102,7 +103,7 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 	case timeAxis < 0 && len(s3) == 2 && s3[0] == 2:
 		return nil, fmt.Errorf("audit: output %q has shape %v for 2 sequences: a many-to-one model with %d outputs per sequence is not supported (one output per sequence, or one or more per step)", o, s3, s3[1])
 	default:
-		return nil, fmt.Errorf("audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons] or [batch, 1] (is Options.Layout right?)", o, s3, s4, layout)
+		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons] or [batch, 1]: check the layout", o, s3, s4, layout)
 	}
 	if m.K < 1 {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o, s3)

@@ -34,7 +34,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -43,6 +42,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -101,10 +101,10 @@ func lowRankRank(P, opt int) int {
 // phases begin.
 func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, error) {
 	if p.scheme.Kind != blocks.Sequences {
-		return nil, fmt.Errorf("audit: the low-rank solver (Options.Solver) takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
+		return nil, errs.Fix([]Option{OptSolver}, "audit: the low-rank solver takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
 	}
 	if p.opt.Curvature != hvp.GaussNewton {
-		return nil, errors.New("audit: the low-rank solver (Options.Solver) needs the Gauss-Newton curvature (Options.Curvature)")
+		return nil, errs.Fix([]Option{OptSolver, OptCurvature}, "audit: the low-rank solver needs the Gauss-Newton curvature: choose another solver, or the Gauss-Newton curvature")
 	}
 	mark("curvature")
 	inf := &influence{estimator: p.opt.Estimator}

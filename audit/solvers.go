@@ -2,10 +2,10 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // solver is one way of running the influence phase: what Options.Solver
@@ -105,4 +105,6 @@ func solverFor(name Solver) (solver, error) {
 
 // errNoRetrain is Run's error when exact re-training is asked of a solver
 // that keeps no steps in parameter space.
-var errNoRetrain = errors.New("audit: exact re-training (Options.Retrain) compares per-block parameter steps, which the low-rank solver (Options.Solver) does not keep: choose the exact, dual or cg solver, or no re-training")
+func errNoRetrain() error {
+	return errs.Fix([]Option{OptSolver, OptRetrain}, "audit: exact re-training compares per-block parameter steps, which the low-rank solver does not keep: choose the exact, dual or cg solver, or no re-training")
+}

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -12,6 +13,12 @@ import (
 // as a Scan body (forward, and reversed with axes other than 0), as a Loop
 // body collecting its states in a sequence (the pattern of a
 // torch.jit.script-ed loop), and an If whose condition is a constant.
+
+// withInit adds an initializer to the subgraph of a.
+func withInit(a graph.Attr, name string, t *graph.Tensor) graph.Attr {
+	a.G.Init = map[string]*graph.Tensor{name: t}
+	return a
+}
 
 func controlFlowOpCases() []opCase {
 	vi := func(names ...string) []graph.ValueInfo {
@@ -42,9 +49,12 @@ func controlFlowOpCases() []opCase {
 	)
 	rnnParams := map[string][]int{"X": {2, 3, 2}, "W": {2, 3}, "U": {3, 3}, "b": {3}, "h0": {2, 3}}
 	return []opCase{
-		{name: "Scan cell forward", params: rnnParams,
+		{name: "Scan cell forward, a weight inside the body", params: rnnParams,
 			nodes: []*graph.Node{op("Scan", []string{"hT", "Y"}, []string{"h0", "X"}, map[string]graph.Attr{
-				"body": sub("body", []string{"h", "x"}, []string{"hn", "o"}, scanBody...), "num_scan_inputs": aInt(1),
+				"body": withInit(sub("body", []string{"h", "x"}, []string{"hn", "ob"},
+					append(slices.Clone(scanBody), op("Add", []string{"ob"}, []string{"o", "inner"}, nil))...),
+					"inner", graph.NewFloat([]int{3}, []float64{0.3, -0.2, 0.7})),
+				"num_scan_inputs": aInt(1),
 				"scan_input_axes": aInts(1), "scan_output_axes": aInts(1)})},
 			outputs: []string{"hT", "Y"}},
 		{name: "Scan cell reversed", params: rnnParams,
@@ -94,4 +104,34 @@ func TestControlFlowBackend(t *testing.T) {
 			runCase(t, filepath.Join(dir, name))
 		})
 	}
+}
+
+// TestBodyInitializerIsParameter checks that a float initializer of a loop
+// body is a parameter, as those of the main graph are.
+func TestBodyInitializerIsParameter(t *testing.T) {
+	for _, c := range controlFlowOpCases() {
+		if c.name != "Scan cell forward, a weight inside the body" {
+			continue
+		}
+		init := map[string]*graph.Tensor{}
+		var order []string
+		for name, shape := range c.params {
+			init[name] = graph.NewFloat(shape, nil)
+			order = append(order, name)
+		}
+		slices.Sort(order)
+		g, err := graph.New(17, nil, []graph.ValueInfo{{Name: "Y"}}, c.nodes, init, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range g.Params() {
+			names = append(names, p.Name)
+		}
+		if !slices.Contains(names, "inner") || g.NumParams() != 2*3*2+2*3+3*3+3+2*3+3 {
+			t.Errorf("parameters %v (%d values), want those of the main graph and \"inner\"", names, g.NumParams())
+		}
+		return
+	}
+	t.Fatal("case not found")
 }

@@ -189,6 +189,10 @@ type Graph struct {
 // (an unsupported operator, a value used but never produced, a cycle) is
 // reported, as an ErrorList.
 func New(opset int, inputs, outputs []ValueInfo, nodes []*Node, init map[string]*Tensor, initOrder []string) (*Graph, error) {
+	if init == nil {
+		init = map[string]*Tensor{}
+	}
+	initOrder = hoistBodyInits(inputs, nodes, init, initOrder)
 	g := &Graph{Opset: opset, Outputs: outputs, Init: init, InitOrder: initOrder}
 	for _, in := range inputs {
 		if _, ok := init[in.Name]; !ok {

@@ -9,8 +9,10 @@ import (
 
 // Subgraph is the body of a control-flow node (Loop, Scan, If): a graph
 // attribute. Its nodes may read values of the enclosing graphs by name
-// (outer-scope references). Its initializers are constants of the body,
-// never parameters: exporters keep the trained weights in the main graph.
+// (outer-scope references). New moves its float initializers into the main
+// graph when their names are not used elsewhere, so that weights a body
+// keeps as its own initializers are parameters like any other; the others
+// stay constants of the body.
 type Subgraph struct {
 	Name    string
 	Inputs  []ValueInfo
@@ -111,6 +113,45 @@ func (sg *Subgraph) outerRefs() []string {
 		}
 	}
 	return out
+}
+
+// hoistBodyInits moves the float initializers of the subgraphs of nodes
+// (at any depth) into init, appending their names to order, when no other
+// value of the model has the same name. It returns the new order.
+func hoistBodyInits(inputs []ValueInfo, nodes []*Node, init map[string]*Tensor, order []string) []string {
+	uses := map[string]int{}
+	var count func(inputs []ValueInfo, init map[string]*Tensor, nodes []*Node)
+	count = func(inputs []ValueInfo, init map[string]*Tensor, nodes []*Node) {
+		set := map[string]bool{}
+		addNames(set, inputs, init, nodes)
+		for name := range set {
+			uses[name]++
+		}
+		for _, n := range nodes {
+			for _, sg := range subgraphs(n) {
+				count(sg.Inputs, sg.Init, sg.Nodes)
+			}
+		}
+	}
+	count(inputs, init, nodes)
+	var hoist func(nodes []*Node)
+	hoist = func(nodes []*Node) {
+		for _, n := range nodes {
+			for _, sg := range subgraphs(n) {
+				names := slices.Sorted(maps.Keys(sg.Init))
+				for _, name := range names {
+					if t := sg.Init[name]; t.DType == Float && uses[name] == 1 {
+						init[name] = t
+						order = append(order, name)
+						delete(sg.Init, name)
+					}
+				}
+				hoist(sg.Nodes)
+			}
+		}
+	}
+	hoist(nodes)
+	return order
 }
 
 // addNames adds to set the names a graph or subgraph defines: its inputs,

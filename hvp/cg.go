@@ -2,7 +2,7 @@ package hvp
 
 import (
 	"context"
-	"fmt"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"math"
 )
 
@@ -95,7 +95,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 			}
 			pap := dot(p, ap)
 			if pap <= 0 {
-				return fmt.Errorf("%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d (Options.Curvature, Options.Damping)", ErrIndefinite, pap, j, it)
+				return errs.Fix([]Option{OptCurvature, OptDamping}, "%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d", ErrIndefinite, pap, j, it)
 			}
 			alpha := rr / pap
 			for i := range x {

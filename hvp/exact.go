@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // exactMethod is Exact: the dense curvature, one eigendecomposition, and
@@ -67,7 +68,7 @@ func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Option
 	for i, v := range vals {
 		d := v + lam
 		if d == 0 {
-			return nil, fmt.Errorf("%w: eigenvalue %.4g + lambda is exactly 0 (Options.Damping)", ErrIndefinite, v)
+			return nil, errs.Fix([]Option{OptDamping}, "%w: eigenvalue %.4g + lambda is exactly 0", ErrIndefinite, v)
 		}
 		inv[i] = 1 / d
 	}

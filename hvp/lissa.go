@@ -2,10 +2,10 @@ package hvp
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -137,7 +137,7 @@ func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *R
 					h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
 				}
 				if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
-					return fmt.Errorf("%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature (Options.Scale, Options.Damping)", ErrDiverged, j, s, hn, bn, sigma)
+					return errs.Fix([]Option{OptScale, OptDamping}, "%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature", ErrDiverged, j, s, hn, bn, sigma)
 				}
 				if s > depth-tail {
 					for i, v := range h {

@@ -30,7 +30,7 @@ var zooMissing = map[string]struct{ forward, audit string }{
 	"cnn_lstm":             {"Conv (branch operators)", "Conv (branch operators)"},
 	"gelu_head":            {"Erf (branch operators)", "Erf (branch operators)"},
 	"softplus_head":        {"Softplus (branch operators)", "Softplus (branch operators)"},
-	"gaussian_two_outputs": {"Clip (branch operators)", "Clip (branch operators); choosing the output (branch modelio)"},
+	"gaussian_two_outputs": {"Clip (branch operators)", "Clip (branch operators)"},
 	"gaussian_cat":         {"Clip (branch operators)", "Clip (branch operators)"},
 	"embedding":            {"", "integer inputs from CSV columns (branch modelio)"},
 	"multihorizon":         {"", "many-to-one [batch, H] outputs (branch modelio)"},

@@ -4,7 +4,8 @@ PyTorch references.
 
 Run from anywhere with Debian's PyTorch 1.13 and python3-onnx 1.12:
 
-    /usr/bin/python3 make_zoo.py
+    /usr/bin/python3 make_zoo.py              # every entry, and MODELS.md
+    /usr/bin/python3 make_zoo.py NAME...      # only the named entries
 
 For every entry of ZOO this script
   1. builds the model in float32 (torch.manual_seed(crc32(name))) and trains
@@ -25,14 +26,17 @@ time-major and, after it, a Squeeze of the direction axis and a Transpose back
 (Keras gate order i,f,c,o and z,r,h reordered to ONNX's iofc and zrh; one
 Keras bias in the W half of B; GRU reset_after=True as linear_before_reset=1).
 Keras SimpleRNN is not pattern-matched; its loop becomes a Scan
-(rewriter/custom_rnn_rewriter) over the time-major input with the hidden
-state as the Scan state and the weights read from the outer scope. Dense on a
+(rewriter/custom_rnn_rewriter) over the time-major input whose states are the
+loop's time counter (int64 [1], incremented by the body) and the hidden
+state, with the weights read from the outer scope (the rewriter connects the
+loop's Enter nodes to their inputs). Dense on a
 3-D tensor is MatMul + Add. Input dimensions get generated names (unk__N).
 """
 
 import copy
 import json
 import os
+import sys
 import zlib
 from typing import List
 
@@ -155,6 +159,19 @@ class ActHead(nn.Module):
     def forward(self, x):
         out, _ = self.rnn(x)
         return self.head(self.act(self.mid(out)))
+
+
+class ExportedGELU(nn.Module):
+    """nn.GELU as torch.onnx.export writes it: x * 0.5 * (1 + erf(x / c)) with
+    c = sqrt(2) rounded to float32 (1.41421354), the constant the exported
+    Div node holds. The float64 reference of a GELU entry computes this, so
+    that it differs from the export only by the engine's arithmetic; with the
+    exact sqrt(2) the two differ by about 1e-9."""
+
+    C = float(np.float32(np.sqrt(2.0)))
+
+    def forward(self, x):
+        return x * 0.5 * (1.0 + torch.erf(x / self.C))
 
 
 class Gaussian(nn.Module):
@@ -330,7 +347,10 @@ def keras_simplernn_graph(m, opset):
         helper.make_node("ConstantOfShape", ["simple_rnn/zeros/packed:0"], ["simple_rnn/zeros:0"],
                          value=helper.make_tensor("value", TensorProto.FLOAT, [1], [0.0]), name="simple_rnn/zeros"),
     ]
+    inits.append(numpy_helper.from_array(np.array([0], np.int64), "simple_rnn/time"))
     body_nodes = [
+        helper.make_node("Constant", [], ["b/one"], value=helper.make_tensor("value", TensorProto.INT64, [1], [1]), name="b/one"),
+        helper.make_node("Add", ["time_prev", "b/one"], ["b/time_next"], name="b/add_time"),
         helper.make_node("MatMul", ["x_t", "simple_rnn/kernel"], ["b/MatMul:0"], name="b/MatMul"),
         helper.make_node("MatMul", ["h_prev", "simple_rnn/recurrent_kernel"], ["b/MatMul_1:0"], name="b/MatMul_1"),
         helper.make_node("Add", ["b/MatMul:0", "simple_rnn/bias"], ["b/BiasAdd:0"], name="b/BiasAdd"),
@@ -340,12 +360,15 @@ def keras_simplernn_graph(m, opset):
     ]
     body = helper.make_graph(
         body_nodes, "simple_rnn_scan_body",
-        [helper.make_tensor_value_info("h_prev", TensorProto.FLOAT, ["unk__1", H]),
+        [helper.make_tensor_value_info("time_prev", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("h_prev", TensorProto.FLOAT, ["unk__1", H]),
          helper.make_tensor_value_info("x_t", TensorProto.FLOAT, ["unk__1", F])],
-        [helper.make_tensor_value_info("b/Tanh:0", TensorProto.FLOAT, ["unk__1", H]),
+        [helper.make_tensor_value_info("b/time_next", TensorProto.INT64, [1]),
+         helper.make_tensor_value_info("b/Tanh:0", TensorProto.FLOAT, ["unk__1", H]),
          helper.make_tensor_value_info("b/Tanh:0_out", TensorProto.FLOAT, ["unk__1", H])])
     nodes += [
-        helper.make_node("Scan", ["simple_rnn/zeros:0", "simple_rnn/transpose:0"], ["simple_rnn/h_T", "simple_rnn/outputs_tm"],
+        helper.make_node("Scan", ["simple_rnn/time", "simple_rnn/zeros:0", "simple_rnn/transpose:0"],
+                         ["simple_rnn/time_T", "simple_rnn/h_T", "simple_rnn/outputs_tm"],
                          body=body, num_scan_inputs=1, name="simple_rnn/while_loop"),
         helper.make_node("Transpose", ["simple_rnn/outputs_tm"], ["simple_rnn/transpose_1:0"], perm=[1, 0, 2], name="simple_rnn/transpose_1"),
     ]
@@ -504,6 +527,8 @@ def build(e, x, cat, y):
     proto = onnx.load(path)
     onnx.checker.check_model(proto)
     m64 = copy.deepcopy(m).double()
+    if isinstance(getattr(m64, "act", None), nn.GELU):
+        m64.act = ExportedGELU()
     ins64 = [torch.from_numpy(xin.astype(np.float64))]
     if e["cat"]:
         ins64.append(torch.from_numpy(cin))
@@ -531,12 +556,17 @@ def build(e, x, cat, y):
 
 def main():
     x, cat, y = make_data()
+    only = set(sys.argv[1:])
     rows = []
     for e in ZOO:
+        if only and e["name"] not in only:
+            continue
         d = build(e, x, cat, y)
         size = os.path.getsize(os.path.join(HERE, e["name"] + ".onnx"))
         rows.append("| %s | %s | %s | %d B | %d |" % (e["name"], e["desc"], ", ".join(d["ops"]), size, len(d["grad"])))
         print(rows[-1])
+    if only:
+        return
     with open(os.path.join(HERE, "MODELS.md"), "w") as f:
         f.write("| name | what | ONNX operators | size | gradients in the reference |\n|---|---|---|---|---|\n")
         f.write("\n".join(rows) + "\n")
