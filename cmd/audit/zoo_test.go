@@ -84,9 +84,10 @@ func zooEntries(t *testing.T) map[string]*zooDoc {
 }
 
 // zooForward loads an entry and checks its outputs against PyTorch's
-// float64 outputs to 1e-10 (relative to max(1, |y|)) and the gradient of
-// 0.5*sum(y^2) (first output) with respect to the initializers PyTorch
-// reports against autograd to 1e-9.
+// float64 outputs to 1e-10 (relative to max(1, |y|)), the gradient of
+// 0.5*sum(y^2) (first output) along a direction in all parameters against
+// central differences (1e-6), and that gradient with respect to the
+// initializers PyTorch reports against autograd to 1e-9.
 func zooForward(d *zooDoc) error {
 	g, err := onnx.Load(filepath.Join(zooDir, d.Model))
 	if err != nil {
@@ -141,6 +142,40 @@ func zooForward(d *zooDoc) error {
 	grad := make([]float64, g.NumParams())
 	if err := st.Backward(seeds, grad); err != nil {
 		return err
+	}
+	// Every parameter: the gradient along a fixed direction against
+	// central differences of the loss.
+	theta := g.Theta()
+	loss := func(th []float64) (float64, error) {
+		ys, err := st.Forward(th, ins)
+		if err != nil {
+			return 0, err
+		}
+		l := 0.0
+		for _, y := range ys[0].F {
+			l += y * y / 2
+		}
+		return l, nil
+	}
+	const h = 1e-6
+	plus, minus := slices.Clone(theta), slices.Clone(theta)
+	dot := 0.0
+	for i := range theta {
+		v := math.Sin(float64(i) + 1)
+		plus[i] += h * v
+		minus[i] -= h * v
+		dot += grad[i] * v
+	}
+	lp, err := loss(plus)
+	if err != nil {
+		return err
+	}
+	lm, err := loss(minus)
+	if err != nil {
+		return err
+	}
+	if fd := (lp - lm) / (2 * h); math.Abs(fd-dot) > 1e-6*math.Max(1, math.Abs(dot)) {
+		return fmt.Errorf("directional derivative %.12g, central differences %.12g", dot, fd)
 	}
 	for _, prm := range g.Params() {
 		want, ok := d.Grad[prm.Name]
