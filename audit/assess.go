@@ -22,21 +22,15 @@ type Beyond struct {
 }
 
 // withinTraining returns pts with the forecasts that have no training
-// residual (no entry in entries, other than the point's own sequence's in
-// a self-audit) marked unlabelled, so that the pooled summary leaves them
-// out, and a summary of those forecasts (nil when there are none).
-func withinTraining(p *problem, pts []point, entries map[forecast][]entry) ([]point, *Beyond) {
+// residual (limits m of 0: in a self-audit, none other than the point's
+// own sequence's) marked unlabelled, so that the pooled summary leaves
+// them out, and a summary of those forecasts (nil when there are none;
+// the caller sets TrainRows).
+func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	var out []point
-	b := &Beyond{FromRow: math.MaxInt, TrainRows: p.train.MaxLen()}
+	b := &Beyond{FromRow: math.MaxInt}
 	for i, pt := range pts {
-		n := 0
-		for _, e := range entries[pt.f] {
-			if !p.self || e.seq != pt.seq {
-				n++
-				break
-			}
-		}
-		if n > 0 {
+		if i >= len(l.m) || l.m[i] > 0 {
 			continue
 		}
 		if out == nil {
@@ -57,9 +51,7 @@ func withinTraining(p *problem, pts []point, entries map[forecast][]entry) ([]po
 
 // assess is the audit's last phase: the column and ridge check, the
 // damping sensitivity, the recommended kind of interval and the verdict.
-// test are the evaluated points as the pooled summary counts them
-// (withinTraining).
-func assess(ctx context.Context, p *problem, ev *evaluation, test []point, res *Result) error {
+func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error {
 	var total []float64
 	if solver, _ := p.solverName(); solver != LowRank {
 		total = make([]float64, len(p.theta))
@@ -74,7 +66,7 @@ func assess(ctx context.Context, p *problem, ev *evaluation, test []point, res *
 	res.Diag.Fit = fit
 	if res.Summary != nil && p.opt.DampingSensitivity {
 		p.opt.progress("damping sensitivity", 0, 0)
-		ds, err := dampingSensitivity(ctx, p, ev, test, res.Setting.Damping, res.Summary.MeanLength)
+		ds, err := dampingSensitivity(ctx, p, ev, res.Setting.Damping, res.Summary.MeanLength)
 		if err != nil {
 			return err
 		}

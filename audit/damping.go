@@ -67,9 +67,9 @@ func (d *DampingSensitivity) WidthShare() float64 {
 
 // dampingSensitivity re-runs the influence, residual and interval phases
 // with the damping rho (the audit's) multiplied and divided by
-// SensitivityFactor, over the labelled points test (beyond-training
-// points unlabelled, as in the pooled summary).
-func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, test []point, rho float64, width float64) (*DampingSensitivity, error) {
+// SensitivityFactor, over the labelled points within the training steps
+// (as the pooled summary counts them).
+func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, rho float64, width float64) (*DampingSensitivity, error) {
 	ds := &DampingSensitivity{Rho: rho, Width: width}
 	solver, _ := p.solverName()
 	switch {
@@ -89,38 +89,34 @@ func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, test []
 	if err != nil {
 		return nil, err
 	}
+	s, err := solverFor(solver)
+	if err != nil {
+		return nil, err
+	}
+	quiet := func(string) {}
 	for i, r := range []float64{rho / SensitivityFactor, rho * SensitivityFactor} {
 		q := *p
 		q.opt.Damping = r
 		q.opt.Progress = nil
-		sg, err := newSeqGrads(&q, false)
+		inf, err := s.influence(ctx, &q, ev, quiet)
 		if err != nil {
 			return nil, err
 		}
-		grads, err := blockGradients(ctx, &q, sg)
+		if _, err := inf.rep.residuals(ctx, &q, quiet); err != nil {
+			return nil, err
+		}
+		l, _, err := inf.rep.limits(ctx, &q, ev, false)
 		if err != nil {
 			return nil, err
 		}
-		inf, err := estimate(ctx, &q, grads, sg, func(string) {})
-		if err != nil {
-			return nil, err
-		}
-		loo, err := blockResiduals(ctx, &q, inf.delta, inf.own, "damping sensitivity")
-		if err != nil {
-			return nil, err
-		}
-		preds, err := perturbedPredictions(ctx, &q, ev, "damping sensitivity", inf.delta, nil)
-		if err != nil {
-			return nil, err
-		}
-		l, _ := limitsAndCurve(ctx, q.workers, q.opt.Alpha, test, preds, loo.entries, q.self)
-		naiveLimits(q.opt.Alpha, naive, test, &l)
-		s := summarize(q.level(), q.io.K, test, l)
-		if s == nil {
+		naiveLimits(q.opt.Alpha, naive, ev.test, &l)
+		pooled, _ := withinTraining(ev.test, l)
+		sum := summarize(q.level(), q.io.K, pooled, l)
+		if sum == nil {
 			ds.Reason = "not computed: no labelled values"
 			return ds, nil
 		}
-		f := DampedFigures{Rho: r, MeanLength: s.MeanLength, Coverage: s.Coverage, Infinite: s.Infinite}
+		f := DampedFigures{Rho: r, MeanLength: sum.MeanLength, Coverage: sum.Coverage, Infinite: sum.Infinite}
 		if i == 0 {
 			ds.Low = f
 		} else {
