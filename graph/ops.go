@@ -191,10 +191,8 @@ func lowerConstantOfShape(c *compiler, n *Node, in []*value) ([]*value, error) {
 		return nil, err
 	}
 	shape := toInts(dims)
-	for _, d := range shape {
-		if d < 0 {
-			return nil, shapeErr("negative dimension in shape %v", dims)
-		}
+	if _, err := CheckShape(shape); err != nil {
+		return nil, err
 	}
 	t, ok, err := n.attrTensor("value")
 	if err != nil {
