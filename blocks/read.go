@@ -175,9 +175,14 @@ func (p *parser) err() error {
 var bom = []byte("\ufeff")
 
 func (p *parser) read(in io.Reader) *Dataset {
-	br := bufio.NewReader(in)
+	br := bufio.NewReader(&lineLimiter{r: in, line: 1})
 	if b, _ := br.Peek(len(bom)); bytes.Equal(b, bom) {
 		br.Discard(len(bom))
+	}
+	if head, _ := br.Peek(64 << 10); lineEndings(head) == "CR" {
+		p.add(1, "", fail(ErrSyntax,
+			"the lines end with a carriage return alone (CR, the classic Mac OS style), which reads as one long line: convert the line endings to LF (for example: tr '\\r' '\\n' < %s > fixed.csv)", p.name))
+		return nil
 	}
 	cr := csv.NewReader(br)
 	cr.ReuseRecord = true
@@ -195,6 +200,12 @@ func (p *parser) read(in io.Reader) *Dataset {
 		return nil
 	}
 	p.headerLine, _ = cr.FieldPos(0)
+	if len(rec) > MaxColumns {
+		p.add(p.headerLine, "", fail(ErrSyntax,
+			"the header has %d columns, more than the %d this reader takes: is this the long format (one row per sequence and step, with columns %s, %s, the features and %s)?",
+			len(rec), MaxColumns, p.o.IDCol, p.o.TimeCol, p.o.Targets[0]))
+		return nil
+	}
 	p.header = make([]string, len(rec))
 	for i, f := range rec {
 		p.header[i] = strings.TrimSpace(f)
@@ -346,6 +357,12 @@ func (p *parser) read(in io.Reader) *Dataset {
 // reading may go on.
 func (p *parser) readErr(err error, rec []string) bool {
 	var pe *csv.ParseError
+	if le := (*lineError)(nil); errors.As(err, &le) {
+		p.add(le.line, "", newProblem(ErrSyntax, []error{ErrLineTooLong},
+			"line %d is longer than %d bytes (1 MiB), the most this reader takes in one line: is this a CSV file, with line breaks?", le.line, MaxLineBytes))
+		p.stopped = true
+		return false
+	}
 	if !errors.As(err, &pe) {
 		p.add(0, "", fmt.Errorf("reading the file: %w", err))
 		p.stopped = true
