@@ -104,7 +104,12 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nTrial run: %s\n", trialRun(g, layout))
+	ran, err := trialRun(g, layout)
+	if err != nil {
+		fmt.Fprintf(w, "\nTrial run: failed (the error follows on standard error).\n")
+		return &contextError{path + ": the trial run failed", err}
+	}
+	fmt.Fprintf(w, "\nTrial run: %s\n", ran)
 	return nil
 }
 
@@ -168,8 +173,9 @@ func axesMap(axes map[int]string) string {
 }
 
 // trialRun evaluates the model on a small batch of zeros (2 sequences of
-// 5 steps) when the input shapes allow it, and says what came out.
-func trialRun(g *graph.Graph, layout onnx.Layout) string {
+// 5 steps) when the input shapes allow it, and says what came out; the
+// error says why the model does not run.
+func trialRun(g *graph.Graph, layout onnx.Layout) (string, error) {
 	const batch, steps = 2, 5
 	var inputs []*graph.Tensor
 	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
@@ -186,8 +192,11 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 			case i == 1 && layout == onnx.TimeFirst:
 				dims[i] = batch
 			default:
-				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name), nil
 			}
+		}
+		if _, err := graph.CheckShape(dims); err != nil {
+			return "", fmt.Errorf("input %q declared %s: %w", in.Name, in.ShapeString(), err)
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
 			ranBatch, ranSteps = dims[0], dims[1]
@@ -207,7 +216,7 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	}
 	outs, err := g.Run(nil, inputs)
 	if err != nil {
-		return "failed: " + err.Error()
+		return "", err
 	}
 	var parts []string
 	for i, o := range outs {
@@ -217,7 +226,7 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 	if ranBatch == 1 {
 		verb = "gives"
 	}
-	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", "))
+	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", ")), nil
 }
 
 // plural returns "1 step", "5 steps".
