@@ -279,6 +279,17 @@ func TestHostile(t *testing.T) {
 		{name: "Inf weight", class: 4, args: audit("inf_weight.onnx"), code: 1,
 			want: []string{"inf_weight.onnx", `initializer "b"`, "1 infinite of its 1 values"}},
 
+		// 5. Control characters from the user's files reach the terminal
+		// escaped (the CSV export's formula ids: reports.TestCSVNeutralisesFormulas;
+		// HTML: reports.TestHTMLEscapes).
+		{name: "column names with ESC and BEL", class: 5, args: audit(m), code: 1,
+			setup: func(t *testing.T, dir string) []string {
+				writeFile(t, filepath.Join(dir, "ctl.csv"), "id,t,x\x1b[2J,y\x07\n1,1,2,3\n")
+				return []string{"--data", "ctl.csv"}
+			}, want: []string{"ctl.csv:1", `x\x1b[2J, y\x07`}},
+		{name: "flag value with ESC", class: 5, args: audit(m, "--target", "y\x1b]0;owned\x07"), code: 1,
+			want: []string{"train.csv:1", `y\x1b]0;owned\a`}},
+
 		// 7. Smaller.
 		{name: "CR-only line endings", class: 7, args: audit(m), code: 1,
 			setup: func(t *testing.T, dir string) []string {
@@ -328,6 +339,25 @@ func TestHostile(t *testing.T) {
 			}
 			t.Logf("exit %d in %v, peak RSS %.1f MiB: %s", r.code, r.elapsed.Round(time.Millisecond), float64(r.maxRSS)/(1<<20), strings.TrimSpace(r.stderr))
 		})
+	}
+}
+
+// TestHostileNames: inspect prints the names of a model's inputs and
+// outputs with their control characters escaped (the ONNX file of
+// testdata/hostile/control_names.onnx names them "x\x1b[2J\x07" and
+// "y\x1b]0;owned\x07": clear the screen, set the window title).
+func TestHostileNames(t *testing.T) {
+	code, out, errs := runCmd("inspect", "--model", filepath.Join("testdata", "hostile", "control_names.onnx"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("control characters reach the terminal: %q", out)
+	}
+	for _, want := range []string{`x\x1b[2J\x07`, `y\x1b]0;owned\x07`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -74,11 +74,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Inputs\ttype\tshape")
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", in.Name, in.Elem, in.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString())
 	}
 	fmt.Fprintln(tw, "Outputs\t\t")
 	for _, o := range g.Outputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", o.Name, o.Elem, o.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString())
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nLayout: %s", layout)
@@ -100,7 +100,7 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, onnx.ParamRole(g, p.Name))
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, terminalSafe(p.Name), terminalSafe(onnx.ParamRole(g, p.Name)))
 	}
 	tw.Flush()
 
