@@ -189,6 +189,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
+		return err
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first Ctrl-C, a second one kills at once.
@@ -486,6 +490,9 @@ func (p *plan) checkFiles() error {
 		}
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return fmt.Errorf("cannot write %s: it is a directory", o.path)
+		}
+		if err := checkWritable(o); err != nil {
+			return err
 		}
 	}
 	ins := []namedFile{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}, {"--calibration", p.f.calibration}, {"--config", p.f.config}}

@@ -187,9 +187,16 @@ type hostileCase struct {
 	// testdata/hostile) and may return arguments to append.
 	setup func(t *testing.T, dir string) []string
 	args  []string
-	code  int      // the exit status: 1 or 2
+	code  int      // the exit status: 1 or 2 (130 for a signal)
 	want  []string // each must appear in the message
+	// sig, if set, is sent after delay; the run must then end within
+	// interruptGrace.
+	sig   syscall.Signal
+	delay time.Duration
 }
+
+// interruptGrace is how soon after Ctrl-C (SIGINT) an audit must end.
+const interruptGrace = 3 * time.Second
 
 func TestHostile(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -290,6 +297,18 @@ func TestHostile(t *testing.T) {
 		{name: "flag value with ESC", class: 5, args: audit(m, "--target", "y\x1b]0;owned\x07"), code: 1,
 			want: []string{"train.csv:1", `y\x1b]0;owned\a`}},
 
+		// 6. Signals and long sequences.
+		{name: "Ctrl-C during the curvature", class: 6, code: 130, sig: syscall.SIGINT, delay: 1500 * time.Millisecond,
+			setup: func(t *testing.T, dir string) []string {
+				longData(t, filepath.Join(dir, "long.csv"), 5000, 20, 20)
+				return []string{"--model", absPath(t, exModel), "--data", "long.csv", "--quiet", "--out", "r.html"}
+			}, want: []string{"interrupted"}},
+		{name: "a sequence of 200,000 steps", class: 6, code: 1,
+			setup: func(t *testing.T, dir string) []string {
+				longData(t, filepath.Join(dir, "long.csv"), 200_000, 20, 20)
+				return []string{"--model", absPath(t, exModel), "--data", "long.csv", "--quiet", "--out", "r.html"}
+			}, want: []string{"long.csv", `sequence "a" has 200000 steps`, "split long sequences"}},
+
 		// 7. Smaller.
 		{name: "CR-only line endings", class: 7, args: audit(m), code: 1,
 			setup: func(t *testing.T, dir string) []string {
@@ -324,8 +343,11 @@ func TestHostile(t *testing.T) {
 				args = append(args, tc.setup(t, dir)...)
 			}
 			before := hashTree(t, dir)
-			r := runLimited(t, context.Background(), dir, args, "", 0, 0)
+			r := runLimited(t, context.Background(), dir, args, "", tc.sig, tc.delay)
 			checkFailure(t, tc, args, r)
+			if tc.sig != 0 && r.elapsed > tc.delay+interruptGrace {
+				t.Errorf("%q: ended %v after the signal, want at most %v", args, r.elapsed-tc.delay, interruptGrace)
+			}
 			after := hashTree(t, dir)
 			for name, h := range before {
 				if after[name] != h {
@@ -499,6 +521,31 @@ func hardlink(target, name string) func(*testing.T, string) []string {
 	}
 }
 
+// longData writes a data file for the linear models of testdata/hostile:
+// sequences "a", "b", ... of the given lengths.
+func longData(t *testing.T, path string, lengths ...int) {
+	t.Helper()
+	writeStream(t, path, func(w *bufio.Writer) {
+		w.WriteString("id,t,x,y\n")
+		x := 0.3
+		for s, n := range lengths {
+			for i := range n {
+				x = 3.9 * x * (1 - x) // deterministic, chaotic
+				fmt.Fprintf(w, "%c,%d,%.4f,%.4f\n", 'a'+s, i, x, 0.9*x+0.1+0.05*(x-0.5))
+			}
+		}
+	})
+}
+
+func absPath(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // deepModel writes to name the model base with one more graph input,
 // "z", whose type nests levels sequence types, each inside the last
 // (about 8 bytes a level), before its tensor type: a type no real model
@@ -537,5 +584,76 @@ func deepModel(base, name string, levels int) func(*testing.T, string) []string 
 			t.Fatal(err)
 		}
 		return nil
+	}
+}
+
+// TestHostileWrites: a temporary report left by a run killed while writing
+// (kill -9) is removed by the next run that writes the same report; a
+// chart path taken by a directory fails naming it, and leaves neither the
+// Markdown report nor its charts nor a temporary file; an output that
+// cannot be written is named as the user gave it, before the audit runs.
+func TestHostileWrites(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "hostile"), dir)
+	m, d := filepath.Join(dir, "model.onnx"), filepath.Join(dir, "train.csv")
+	hidden := func() []string {
+		var names []string
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), ".") {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	}
+
+	stale := filepath.Join(dir, ".r.json.rnnaudit-tmp-12345")
+	writeFile(t, stale, strings.Repeat("x", 4<<20))
+	if code, _, errs := runCmd("--model", m, "--data", d, "--quiet", "--out", filepath.Join(dir, "r.json")); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if h := hidden(); len(h) > 0 {
+		t.Errorf("temporary files left: %q", h)
+	}
+
+	md := filepath.Join(dir, "r.md")
+	if err := os.MkdirAll(filepath.Join(dir, "r_files", "coverage.svg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCmd("--model", m, "--data", d, "--quiet", "--out", md)
+	if want := filepath.Join(dir, "r_files", "coverage.svg") + ": it is a directory"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("chart path taken: exit %d, stderr %q, want it to contain %q", code, errs, want)
+	}
+	if _, err := os.Stat(md); err == nil {
+		t.Error("r.md was written although its charts were not")
+	}
+	if es, _ := os.ReadDir(filepath.Join(dir, "r_files")); len(es) != 1 {
+		t.Errorf("r_files holds %d entries, want only the directory in the way", len(es))
+	}
+	if h := hidden(); len(h) > 0 {
+		t.Errorf("temporary files left: %q", h)
+	}
+
+	code, _, errs = runCmd("--model", m, "--data", d, "--quiet", "--out", "/proc/r.html")
+	if code != 1 || !strings.HasPrefix(errs, "audit: cannot write /proc/r.html: ") {
+		t.Errorf("unwritable output: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestHostileLongSequence: sequences too long for the Newton estimator's
+// leverage matrix (cubic in a sequence's length: 2,000 steps took 38 s
+// and could not be interrupted) fall back to the infinitesimal estimator
+// with a note, and the audit takes a second.
+func TestHostileLongSequence(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, filepath.Join("testdata", "hostile"), dir)
+	data := filepath.Join(dir, "long.csv")
+	longData(t, data, 2000, 2000, 20)
+	js := filepath.Join(dir, "r.json")
+	if code, _, errs := runCmd("--model", filepath.Join(dir, "model.onnx"), "--data", data, "--quiet", "--json", js); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if b := readFile(t, js); !strings.Contains(b, `Sequence \"a\" has 2000 loss terms`) {
+		t.Errorf("the JSON lacks the note on the fallback:\n%s", clip(b))
 	}
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/rnnaudit/rnnaudit/reports"
 )
 
 // namedFile is a file the command reads or writes, with the flag (or
@@ -70,6 +73,26 @@ func checkIdentity(inputs, outputs []namedFile) error {
 			}
 		}
 		outs = append(outs, o)
+	}
+	return nil
+}
+
+// checkWritable checks, before the audit runs, that the report o can be
+// written: that a file can be made in its directory and, for Markdown,
+// that the chart directory is not a file.
+func checkWritable(o output) error {
+	dir := filepath.Dir(o.path)
+	f, err := os.CreateTemp(dir, ".rnnaudit-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: directory %s: %w", o.path, dir, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if o.format == reports.Markdown {
+		charts := reports.AssetDir(o.path)
+		if st, err := os.Stat(charts); err == nil && !st.IsDir() {
+			return fmt.Errorf("cannot write %s: its charts go into %s, which is a file, not a directory: remove it or choose another report name", o.path, charts)
+		}
 	}
 	return nil
 }

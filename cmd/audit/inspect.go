@@ -177,42 +177,9 @@ func axesMap(axes map[int]string) string {
 // error says why the model does not run.
 func trialRun(g *graph.Graph, layout onnx.Layout) (string, error) {
 	const batch, steps = 2, 5
-	var inputs []*graph.Tensor
-	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
-	for _, in := range g.Inputs {
-		dims := make([]int, len(in.Dims))
-		for i, d := range in.Dims {
-			switch {
-			case d.Value >= 0:
-				dims[i] = d.Value
-			case i == 0 && (layout == onnx.BatchFirst || len(in.Dims) == 1):
-				dims[i] = batch
-			case i == 1 && layout == onnx.BatchFirst, i == 0 && layout == onnx.TimeFirst:
-				dims[i] = steps
-			case i == 1 && layout == onnx.TimeFirst:
-				dims[i] = batch
-			default:
-				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name), nil
-			}
-		}
-		if _, err := graph.CheckShape(dims); err != nil {
-			return "", fmt.Errorf("input %q declared %s: %w", in.Name, in.ShapeString(), err)
-		}
-		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
-			ranBatch, ranSteps = dims[0], dims[1]
-			if layout == onnx.TimeFirst {
-				ranBatch, ranSteps = dims[1], dims[0]
-			}
-		}
-		if dt, _ := in.Elem.DType(); dt == graph.Int {
-			t := graph.NewInt(dims, nil)
-			for i := range t.I {
-				t.I[i] = steps // sequence lengths
-			}
-			inputs = append(inputs, t)
-		} else {
-			inputs = append(inputs, graph.NewFloat(dims, nil))
-		}
+	inputs, ranBatch, ranSteps, skip, err := zeroInputs(g, layout, batch, steps)
+	if skip != "" || err != nil {
+		return skip, err
 	}
 	outs, err := g.Run(nil, inputs)
 	if err != nil {
@@ -235,4 +202,49 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// zeroInputs returns inputs of zeros for g, batch sequences of steps
+// steps where the declared shapes leave the sizes open (integer inputs,
+// sequence lengths, hold steps), and the batch size and number of steps
+// that fixed dimensions decide. skip says why no inputs can be made (a
+// dimension that is neither fixed nor the batch or time axis).
+func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []*graph.Tensor, ranBatch, ranSteps int, skip string, err error) {
+	ranBatch, ranSteps = batch, steps
+	for _, in := range g.Inputs {
+		dims := make([]int, len(in.Dims))
+		for i, d := range in.Dims {
+			switch {
+			case d.Value >= 0:
+				dims[i] = d.Value
+			case i == 0 && (layout == onnx.BatchFirst || len(in.Dims) == 1):
+				dims[i] = batch
+			case i == 1 && layout == onnx.BatchFirst, i == 0 && layout == onnx.TimeFirst:
+				dims[i] = steps
+			case i == 1 && layout == onnx.TimeFirst:
+				dims[i] = batch
+			default:
+				return nil, 0, 0, fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name), nil
+			}
+		}
+		if _, err := graph.CheckShape(dims); err != nil {
+			return nil, 0, 0, "", fmt.Errorf("input %q declared %s: %w", in.Name, in.ShapeString(), err)
+		}
+		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
+			ranBatch, ranSteps = dims[0], dims[1]
+			if layout == onnx.TimeFirst {
+				ranBatch, ranSteps = dims[1], dims[0]
+			}
+		}
+		if dt, _ := in.Elem.DType(); dt == graph.Int {
+			t := graph.NewInt(dims, nil)
+			for i := range t.I {
+				t.I[i] = int64(steps) // sequence lengths
+			}
+			inputs = append(inputs, t)
+		} else {
+			inputs = append(inputs, graph.NewFloat(dims, nil))
+		}
+	}
+	return inputs, ranBatch, ranSteps, "", nil
 }
