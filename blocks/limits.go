@@ -16,6 +16,13 @@ const MaxLineBytes = 1 << 20
 // MaxColumns is the widest header Read accepts.
 const MaxColumns = 100_000
 
+// MaxValue is the largest magnitude Read accepts for a feature or a
+// target: 1e150, below the square root of the largest float64 (1.3e154),
+// so that squared errors and gradients stay finite. A target of 1e308
+// overflowed every residual to +Inf, which the audit then blamed on too
+// few residuals.
+const MaxValue = 1e150
+
 // ErrLineTooLong is wrapped by the error for a line longer than
 // MaxLineBytes.
 var ErrLineTooLong = errors.New("line too long")

@@ -527,7 +527,7 @@ const (
 func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role int) (float64, bool) {
 	text := strings.TrimSpace(rec[c])
 	v, err := strconv.ParseFloat(text, 64)
-	if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+	if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) && (role == roleTime || math.Abs(v) <= MaxValue) {
 		return v, true
 	}
 	line, _ := cr.FieldPos(c)
@@ -548,6 +548,8 @@ func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role in
 		}
 	case math.IsInf(v, 0) && err == nil:
 		prob = fail(ErrNumber, "%q is infinite: only finite values are allowed", text)
+	case err == nil && math.Abs(v) > MaxValue:
+		prob = fail(ErrNumber, "%q is too large: squared errors of values above %g overflow float64 and make every interval unbounded; rescale the column (divide it by a power of ten)", text, MaxValue)
 	case errors.Is(err, strconv.ErrRange):
 		prob = fail(ErrNumber, "%q is out of the range of float64 numbers: rescale the column", text)
 	default:

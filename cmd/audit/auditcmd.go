@@ -192,6 +192,9 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
 		return err
 	}
+	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
+		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

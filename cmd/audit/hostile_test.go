@@ -327,6 +327,12 @@ func TestHostile(t *testing.T) {
 				})
 				return []string{"--data", "wide.csv"}
 			}, want: []string{"wide.csv:1", "longer than"}},
+		{name: "target of 1e308", class: 7, args: audit(m), code: 1,
+			setup: func(t *testing.T, dir string) []string {
+				b := readFile(t, filepath.Join(dir, d))
+				writeFile(t, filepath.Join(dir, "huge.csv"), b+"s99,1,0.5,1e308\n")
+				return []string{"--data", "huge.csv"}
+			}, want: []string{"huge.csv:102", `"1e308" is too large`, "overflow"}},
 		{name: "header of 300,000 short columns", class: 7, args: audit(m), code: 1,
 			setup: func(t *testing.T, dir string) []string {
 				writeFile(t, filepath.Join(dir, "wide.csv"), "id,t,y"+strings.Repeat(",a", 300_000)+"\n")
@@ -655,5 +661,16 @@ func TestHostileLongSequence(t *testing.T) {
 	}
 	if b := readFile(t, js); !strings.Contains(b, `Sequence \"a\" has 2000 loss terms`) {
 		t.Errorf("the JSON lacks the note on the fallback:\n%s", clip(b))
+	}
+}
+
+// TestHostileBlockLength: a --block-length that leaves fewer than two
+// intervals with a target falls back to sequence blocks, and the terminal
+// says so (it was only in the report's notes).
+func TestHostileBlockLength(t *testing.T) {
+	dir := filepath.Join("testdata", "hostile")
+	code, _, errs := runCmd("--model", filepath.Join(dir, "model.onnx"), "--data", filepath.Join(dir, "train.csv"), "--blocks", "interval", "--block-length", "50")
+	if want := "audit: note: --block-length 50 leaves fewer than two intervals that hold a target (the longest sequence of " + filepath.Join(dir, "train.csv") + " has 5 steps)"; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q, want it to contain %q", code, errs, want)
 	}
 }

@@ -69,3 +69,20 @@ func checkSequenceMemory(g *graph.Graph, layout onnx.Layout, sets ...*blocks.Dat
 	return fmt.Errorf("%s: sequence %q has %d steps: the model, unrolled over them, would need about %.1f GB for the audit's passes over that one sequence, more than the budget of 1 GiB; split long sequences into shorter ones (each part with its own id), of at most about %d steps",
 		file, long.ID, T, need/1e9, int(float64(T)*passBudget/need))
 }
+
+// blockNotice says, for interval or nested blocks whose length leaves
+// fewer than two intervals with a target (a --block-length as long as the
+// longest sequence), that the audit falls back to sequence blocks; ""
+// otherwise. The fallback is in the report's notes; this says it on the
+// terminal, before the audit runs.
+func blockNotice(train *blocks.Dataset, kind blocks.Kind, k int) string {
+	if kind == blocks.Sequences {
+		return ""
+	}
+	s, err := blocks.NewScheme(train, kind, k)
+	if err != nil || !s.Degenerate {
+		return ""
+	}
+	return fmt.Sprintf("--block-length %d leaves fewer than two intervals that hold a target (the longest sequence of %s has %d steps), so the audit uses sequence blocks, as with --blocks sequence; choose a shorter --block-length for %s blocks",
+		k, train.File, train.MaxLen(), kind)
+}
