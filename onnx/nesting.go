@@ -10,14 +10,13 @@ package onnx
 const maxNesting = 100
 
 // tooDeep reports whether the message b holds messages nested more than
-// left levels below it. Any length-delimited field that parses whole as
-// a message counts as one, so strings may count too; this only
-// over-counts, and real nesting stays far below maxNesting. The cost is
-// at most maxNesting passes over b.
+// left levels below it. Any length-delimited field that parses as a
+// message counts as one, so strings may count too; this only over-counts,
+// and real nesting stays far below maxNesting. The cost is at most
+// maxNesting passes over b; the wire reader has already left out of the
+// copy for onnx-go the parts that nest in real files (graph attributes,
+// sequence and map types).
 func tooDeep(b []byte, left int) bool {
-	if !isMessage(b) {
-		return false
-	}
 	for f, err := range fields(b, 0) {
 		if err != nil {
 			return false

@@ -254,9 +254,11 @@ func TestHostile(t *testing.T) {
 		{name: "inspect Expand 1e10", class: 2, args: []string{"inspect", "--model", "expand_1e10.onnx"}, code: 1,
 			want: []string{"expand_1e10.onnx", `node "bomb" (Expand)`}},
 		{name: "type nested a million levels", class: 2, args: audit("deep.onnx"), code: 1,
-			setup: deepModel(m, "deep.onnx", 1_000_000), want: []string{"deep.onnx", "nest more than"}},
+			setup: deepModel(m, "deep.onnx", 1_000_000), want: []string{"deep.onnx", `graph value "z" nests sequence types more than 100 levels deep`}},
 		{name: "inspect type nested a million levels", class: 2, args: []string{"inspect", "--model", "deep.onnx"}, code: 1,
-			setup: deepModel(m, "deep.onnx", 1_000_000), want: []string{"deep.onnx", "nest more than"}},
+			setup: deepModel(m, "deep.onnx", 1_000_000), want: []string{"deep.onnx", `graph value "z" nests sequence types more than 100 levels deep`}},
+		{name: "attribute nested a million levels", class: 2, args: audit("deepattr.onnx"), code: 1,
+			setup: deepAttrModel(m, "deepattr.onnx", 1_000_000), want: []string{"deepattr.onnx", `attribute "a" is a value (type 2) but also holds a graph`}},
 		{name: "model /dev/zero", class: 2, args: audit("/dev/zero"), code: 1, want: []string{"/dev/zero", "invalid field number 0"}},
 		{name: "inspect /dev/zero", class: 2, args: []string{"inspect", "--model", "/dev/zero"}, code: 1, want: []string{"/dev/zero", "invalid field number 0"}},
 		{name: "data /dev/zero", class: 2, args: []string{"--model", m, "--data", "/dev/zero"}, code: 1, want: []string{"/dev/zero:1", "longer than 1048576 bytes"}},
@@ -672,5 +674,48 @@ func TestHostileBlockLength(t *testing.T) {
 	code, _, errs := runCmd("--model", filepath.Join(dir, "model.onnx"), "--data", filepath.Join(dir, "train.csv"), "--blocks", "interval", "--block-length", "50")
 	if want := "audit: note: --block-length 50 leaves fewer than two intervals that hold a target (the longest sequence of " + filepath.Join(dir, "train.csv") + " has 5 steps)"; code != 0 || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stderr %q, want it to contain %q", code, errs, want)
+	}
+}
+
+// deepAttrModel writes to name the model base with one more node, an
+// Identity of "y", whose int attribute also carries a graph whose node has
+// an attribute with a graph, and so on, levels deep: an attribute onnx-go
+// is given (it is an int) that nests without end.
+func deepAttrModel(base, name string, levels int) func(*testing.T, string) []string {
+	return func(t *testing.T, dir string) []string {
+		b, err := os.ReadFile(filepath.Join(dir, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rev []byte // the message back to front
+		push := func(bs ...byte) {
+			for i := len(bs) - 1; i >= 0; i-- {
+				rev = append(rev, bs[i])
+			}
+		}
+		prepend := func(field int, length int) {
+			var tmp [2 * binary.MaxVarintLen64]byte
+			n := binary.PutUvarint(tmp[:], uint64(field)<<3|2)
+			n += binary.PutUvarint(tmp[n:], uint64(length))
+			push(tmp[:n]...)
+		}
+		// The innermost attribute: name "a", type INT (20: 2), i: 1 (3: 1).
+		attr := []byte{0x0a, 0x01, 'a', 0xa0, 0x01, 0x02, 0x18, 0x01}
+		push(attr...)
+		for range levels {
+			prepend(5, len(rev)) // AttributeProto as NodeProto.attribute
+			prepend(1, len(rev)) // NodeProto as GraphProto.node
+			prepend(6, len(rev)) // GraphProto as AttributeProto.g
+			push(attr...)        // ... of an int attribute "a"
+		}
+		prepend(5, len(rev)) // as the attribute of the outer node
+		push(0x0a, 0x01, 'y', 0x12, 0x02, 'z', '2', 0x22, 0x08, 'I', 'd', 'e', 'n', 't', 'i', 't', 'y')
+		prepend(1, len(rev)) // NodeProto as GraphProto.node
+		prepend(7, len(rev)) // GraphProto as ModelProto.graph, merged with the first
+		slices.Reverse(rev)
+		if err := os.WriteFile(filepath.Join(dir, name), append(b, rev...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return nil
 	}
 }
