@@ -147,11 +147,7 @@ func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, er
 		assets, err = WriteMarkdown(&buf, r, filepath.Base(dir), o)
 		if err == nil && len(assets) > 0 {
 			if err = os.MkdirAll(dir, 0o755); err != nil {
-				var pe *os.PathError
-				if errors.As(err, &pe) {
-					err = pe.Err
-				}
-				return nil, fmt.Errorf("reports: cannot write the charts of %s into %s: %w", path, dir, err)
+				return nil, fmt.Errorf("reports: cannot write the charts of %s into %s: %w", path, dir, fileCause(err))
 			}
 			for i := range assets {
 				assets[i].Name = filepath.Join(filepath.Dir(path), filepath.FromSlash(assets[i].Name))
@@ -200,14 +196,7 @@ const tempMark = ".rnnaudit-tmp-"
 // path left behind. Its errors name path, never the temporary file.
 func writeAtomic(path string, data []byte) error {
 	fail := func(err error) error {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		var le *os.LinkError
-		if errors.As(err, &le) {
-			err = le.Err
-		}
+		err = fileCause(err)
 		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
 			return fmt.Errorf("reports: cannot write %s: it is a directory", path)
 		}
@@ -238,6 +227,20 @@ func writeAtomic(path string, data []byte) error {
 		return fail(err)
 	}
 	return nil
+}
+
+// fileCause is the cause of a file system error without the operation
+// and the file name (a temporary one, which the message must not show).
+func fileCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // globEscape quotes the characters of s that filepath.Match treats as
