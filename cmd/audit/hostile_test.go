@@ -335,6 +335,11 @@ func TestHostile(t *testing.T) {
 				writeFile(t, filepath.Join(dir, "huge.csv"), b+"s99,1,0.5,1e308\n")
 				return []string{"--data", "huge.csv"}
 			}, want: []string{"huge.csv:102", `"1e308" is too large`, "overflow"}},
+		{name: "50,000 feature columns", class: 7, args: audit(m), code: 1,
+			setup: func(t *testing.T, dir string) []string {
+				writeFile(t, filepath.Join(dir, "wide.csv"), "id,t,y,c"+wideHeader(50_000)+"\na,1,1,1"+strings.Repeat(",0.5", 50_000)+"\n")
+				return []string{"--data", "wide.csv"}
+			}, want: []string{"wide.csv:1", "the model takes 1 feature, the file has 50001 feature columns", "(50001 columns)"}},
 		{name: "header of 300,000 short columns", class: 7, args: audit(m), code: 1,
 			setup: func(t *testing.T, dir string) []string {
 				writeFile(t, filepath.Join(dir, "wide.csv"), "id,t,y"+strings.Repeat(",a", 300_000)+"\n")
@@ -527,6 +532,15 @@ func hardlink(target, name string) func(*testing.T, string) []string {
 		}
 		return nil
 	}
+}
+
+// wideHeader returns ",f0,f1,...", n names.
+func wideHeader(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, ",f%d", i)
+	}
+	return b.String()
 }
 
 // longData writes a data file for the linear models of testdata/hostile:
