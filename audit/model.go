@@ -1,12 +1,14 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // modelIO maps sequences to the model's inputs and the model's first
@@ -21,6 +23,10 @@ type modelIO struct {
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
 	K       int
+	// fixedT is the number of steps the sequence input declares when its
+	// time axis is fixed (a loop traced and unrolled for that many steps),
+	// else 0: the model then runs only on sequences of exactly fixedT rows.
+	fixedT int
 
 	mu    sync.Mutex
 	progs map[[2]int]*graph.Program // by (batch, steps)
@@ -45,14 +51,26 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 		return nil, fmt.Errorf("audit: the model has no float input of rank 3 (features over time); its inputs are %s", strings.Join(names, "; "))
 	}
 	if dims := g.Inputs[m.xIn].Dims; dims != nil && dims[2].Value >= 0 && dims[2].Value != d {
-		return nil, fmt.Errorf("audit: the model takes %d features per step (input %q %s), the data has %d feature columns: choose the feature columns the model takes, in its order (blocks.Options.Features)", dims[2].Value, g.Inputs[m.xIn].Name, g.Inputs[m.xIn].ShapeString(), d)
+		return nil, errs.Fix([]Option{blocks.OptFeatures}, "audit: the model takes %d features per step (input %q %s), the data has %d feature columns: choose the feature columns the model takes, in its order", dims[2].Value, g.Inputs[m.xIn].Name, g.Inputs[m.xIn].ShapeString(), d)
 	}
 	if len(g.Outputs) == 0 {
 		return nil, fmt.Errorf("audit: the model has no output")
 	}
-	// Probe the output's shape with 2 sequences of 3 and of 4 steps.
+	bf := layout == BatchFirst
+	xTime := 0 // the time axis of the sequence input
+	if bf {
+		xTime = 1
+	}
+	// Probe the output's shape with 2 sequences of 3 and of 4 steps, or of
+	// the fixed number of steps the model declares.
+	probe := []int{3, 4}
+	if dims := g.Inputs[m.xIn].Dims; dims != nil {
+		if T := dims[xTime].Value; T > 0 {
+			m.fixedT, probe = T, []int{T, T}
+		}
+	}
 	var shapes [2][]int
-	for i, T := range []int{3, 4} {
+	for i, T := range probe {
 		outs, err := g.Run(nil, m.inputs(zeroSeqs(2, T, d), T))
 		if err != nil {
 			return nil, fmt.Errorf("audit: the model does not run on a batch of 2 sequences of %d steps with %d features: %w", T, d, err)
@@ -67,7 +85,12 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 			timeAxis = a
 		}
 	}
-	bf := layout == BatchFirst
+	if T := m.fixedT; T > 1 {
+		// One length only: the output's time axis is where the input's is.
+		if len(s3) >= 2 && s3[xTime] == T {
+			timeAxis = xTime
+		}
+	}
 	switch {
 	case timeAxis >= 0 && len(s3) == 3 && ((bf && timeAxis == 1 && s3[0] == 2) || (!bf && timeAxis == 0 && s3[1] == 2)):
 		m.perStep, m.K = true, s3[2]
@@ -80,12 +103,50 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 	case timeAxis < 0 && len(s3) == 2 && s3[0] == 2:
 		return nil, fmt.Errorf("audit: output %q has shape %v for 2 sequences: a many-to-one model with %d outputs per sequence is not supported (one output per sequence, or one or more per step)", o, s3, s3[1])
 	default:
-		return nil, fmt.Errorf("audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons] or [batch, 1] (is Options.Layout right?)", o, s3, s4, layout)
+		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons] or [batch, 1]: check the layout", o, s3, s4, layout)
 	}
 	if m.K < 1 {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o, s3)
 	}
 	return m, nil
+}
+
+// ErrFixedLength is wrapped by the error for data whose sequences do not
+// all have the number of steps the model's input fixes.
+var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed number of steps")
+
+// checkLengths accepts any data for a model with an open time axis, and
+// for a model whose time axis is fixed (a loop traced and unrolled for
+// fixedT steps) data whose every sequence has fixedT rows.
+func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
+	if m.fixedT == 0 {
+		return nil
+	}
+	for _, ds := range sets {
+		if ds == nil {
+			continue
+		}
+		var bad []string
+		n := 0
+		for _, s := range ds.Seqs {
+			if len(s.X) == m.fixedT {
+				continue
+			}
+			if n++; n <= 3 {
+				bad = append(bad, fmt.Sprintf("%q has %d", s.ID, len(s.X)))
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if n > 3 {
+			bad = append(bad, "...")
+		}
+		in := m.g.Inputs[m.xIn]
+		return fmt.Errorf("audit: %w: the model runs only on sequences of exactly %d steps (input %q is declared %s, as when a Python loop is traced: it is unrolled for the trace's length), but %d of the %d sequences of %s have other lengths (%s). Audit it on sequences of %d steps, or export a model whose recurrence is not unrolled (nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop) with dynamic axes",
+			ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), n, len(ds.Seqs), ds.File, strings.Join(bad, ", "), m.fixedT)
+	}
+	return nil
 }
 
 // zeroSeqs returns n sequences of T steps of d zero features.

@@ -9,6 +9,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // problem is what every phase of an audit reads and no phase writes: the
@@ -89,7 +90,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 			return o, nil, err
 		}
 		if g, err = g.Restrict(keep); err != nil {
-			return o, nil, fmt.Errorf("audit: parameter pattern %q (Options.Params): %w", o.Params, err)
+			return o, nil, errs.Fix([]Option{OptParams}, "audit: parameter pattern %q: %w", o.Params, err)
 		}
 	}
 	return o, g, nil
@@ -111,6 +112,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	}
 	var err error
 	if p.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+		return nil, err
+	}
+	if err := p.io.checkLengths(train, test, o.Calibration); err != nil {
 		return nil, err
 	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {

@@ -55,6 +55,7 @@ type attrMsg struct {
 	name string
 	typ  int64 // AttributeProto.AttributeType
 	t    *tensorMsg
+	msg  field // the whole AttributeProto, read again for subgraphs (subgraph.go)
 	// forGoBytes is the attribute as onnx-go is given it: only the fields
 	// of the kinds it reads (name, type and the float, int, string and
 	// list values), so that a graph or tensor hidden in an int attribute
@@ -243,7 +244,7 @@ func parseNode(msg field) (nodeMsg, []byte, error) {
 // parseAttr reads the name and type of an AttributeProto, and its tensor
 // when it holds one.
 func parseAttr(msg field) (attrMsg, error) {
-	var a attrMsg
+	a := attrMsg{msg: msg}
 	hasGraph := false
 	for f, err := range fields(msg.data, msg.at) {
 		if err != nil {
