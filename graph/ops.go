@@ -185,7 +185,11 @@ func lowerConstant(c *compiler, n *Node, in []*value) ([]*value, error) {
 }
 
 func lowerConstantOfShape(c *compiler, n *Node, in []*value) ([]*value, error) {
-	dims, err := staticInts(in[0], "shape")
+	x, err := need(in, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	dims, err := staticInts(x, "shape")
 	if err != nil {
 		return nil, err
 	}
@@ -912,7 +916,11 @@ func lowerExpand(c *compiler, n *Node, in []*value) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := staticInts(in[1], "shape")
+	sv, err := need(in, 1, "shape")
+	if err != nil {
+		return nil, err
+	}
+	s, err := staticInts(sv, "shape")
 	if err != nil {
 		return nil, err
 	}
