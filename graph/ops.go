@@ -134,6 +134,15 @@ func need(in []*value, i int, what string) (*value, error) {
 	return in[i], nil
 }
 
+// inputAt returns input i, or nil when the node has fewer inputs (for the
+// helpers, such as staticInts, that report a missing input).
+func inputAt(in []*value, i int) *value {
+	if i >= len(in) {
+		return nil
+	}
+	return in[i]
+}
+
 func lowerIdentity(c *compiler, n *Node, in []*value) ([]*value, error) {
 	x, err := need(in, 0, "input")
 	if err != nil {
@@ -624,7 +633,7 @@ func lowerReshape(c *compiler, n *Node, in []*value) ([]*value, error) {
 			return nil, err
 		}
 		spec = s
-	} else if spec, err = staticInts(in[1], "shape"); err != nil {
+	} else if spec, err = staticInts(inputAt(in, 1), "shape"); err != nil {
 		return nil, err
 	}
 	allowZero, err := n.attrInt("allowzero", 0)
@@ -797,10 +806,10 @@ func lowerSlice(c *compiler, n *Node, in []*value) ([]*value, error) {
 		}
 		_ = ok
 	} else {
-		if starts, err = staticInts(in[1], "starts"); err != nil {
+		if starts, err = staticInts(inputAt(in, 1), "starts"); err != nil {
 			return nil, err
 		}
-		if ends, err = staticInts(in[2], "ends"); err != nil {
+		if ends, err = staticInts(inputAt(in, 2), "ends"); err != nil {
 			return nil, err
 		}
 		if len(in) > 3 && in[3] != nil {
