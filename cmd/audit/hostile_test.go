@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ import (
 
 // The hostile-input catalogue (issue 24): inputs an attacker or an unlucky
 // user could give the command (models, data, flags, output paths), each
-// run by the built binary as a child process under limits, as a user's
+// run by the test binary as the command in a child process under limits, as a user's
 // shell would run it. Every case must end with exit status 1 or 2 and one
 // short message on standard error that names the file and the node, line
 // or flag, with no stack trace; its peak memory must stay within
@@ -49,24 +48,22 @@ const (
 	hostileTime = 60 * time.Second
 )
 
-// wrapEnv, when set in the environment of the test binary, makes it a
-// small wrapper instead of a test run: it lowers its address-space limit
-// to the value of the variable and executes its arguments (TestMain).
-const wrapEnv = "RNNAUDIT_TEST_RLIMIT_AS"
+// childEnv, when set in the environment of the test binary, makes it the
+// command instead of a test run: it lowers its address-space limit to the
+// value of the variable and runs the command line after "--" (TestMain).
+// The catalogue so runs the command as a process of its own, under
+// limits, without building it.
+const childEnv = "RNNAUDIT_TEST_RLIMIT_AS"
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(wrapEnv); v != "" {
-		os.Exit(rlimitExec(v, flagArgs()))
+	if v := os.Getenv(childEnv); v != "" {
+		os.Exit(runAsChild(v, flagArgs()))
 	}
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
-// flagArgs returns the command line after "--", where the wrapper finds
-// the program to run (the test binary's own flags come before it).
+// flagArgs returns the command line after "--" (the test binary's own
+// flags come before it).
 func flagArgs() []string {
 	if i := slices.Index(os.Args, "--"); i >= 0 {
 		return os.Args[i+1:]
@@ -74,47 +71,18 @@ func flagArgs() []string {
 	return nil
 }
 
-// rlimitExec sets RLIMIT_AS to limit bytes and replaces the process with
-// args; it returns only on failure.
-func rlimitExec(limit string, args []string) int {
+// runAsChild sets RLIMIT_AS to limit bytes and runs the command with args.
+func runAsChild(limit string, args []string) int {
 	n, err := strconv.ParseUint(limit, 10, 64)
-	if err != nil || len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "wrapper: bad arguments")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child: bad limit")
 		return 3
 	}
 	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
-		fmt.Fprintln(os.Stderr, "wrapper:", err)
+		fmt.Fprintln(os.Stderr, "child:", err)
 		return 3
 	}
-	err = syscall.Exec(args[0], args, os.Environ())
-	fmt.Fprintln(os.Stderr, "wrapper:", err)
-	return 3
-}
-
-var (
-	binOnce sync.Once
-	binDir  string // removed by TestMain
-	binPath string
-	binErr  error
-)
-
-// auditBinary builds the command once per test run.
-func auditBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "rnnaudit-hostile-"); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "audit")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return run(args, os.Stdout, os.Stderr)
 }
 
 // childRun is the outcome of one run of the binary.
@@ -132,16 +100,15 @@ type childRun struct {
 // limits; ctx may end it early. signal, if positive, is sent after delay.
 func runLimited(t *testing.T, ctx context.Context, dir string, args []string, stdin string, sig syscall.Signal, delay time.Duration) childRun {
 	t.Helper()
-	bin := auditBinary(t)
 	ctx, cancel := context.WithTimeout(ctx, hostileTime)
 	defer cancel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, self, append([]string{"-test.run=^$", "--", bin}, args...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{"-test.run=^$", "--"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), wrapEnv+"="+strconv.Itoa(hostileAS), "GOMEMLIMIT="+strconv.Itoa(hostileRSS), "GOTRACEBACK=single")
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(hostileAS), "GOMEMLIMIT="+strconv.Itoa(hostileRSS), "GOTRACEBACK=single")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader(stdin)
