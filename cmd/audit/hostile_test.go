@@ -43,7 +43,7 @@ const (
 	// hostileRSS is the memory budget: the most resident memory a case
 	// may reach (the Go runtime's own soft limit, GOMEMLIMIT, is set to
 	// the same).
-	hostileRSS = 512 << 20
+	hostileRSS = 256 << 20
 	// hostileTime is the time limit of one case.
 	hostileTime = 60 * time.Second
 )
@@ -82,8 +82,24 @@ func runAsChild(limit string, args []string) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 3
 	}
-	return run(args, os.Stdout, os.Stderr)
+	code := run(args, os.Stdout, os.Stderr)
+	if path := os.Getenv(peakEnv); path != "" {
+		// The child's own peak resident memory (VmHWM counts this process
+		// only, from its exec on; rusage would count the test's memory too).
+		if b, err := os.ReadFile("/proc/self/status"); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+					os.WriteFile(path, []byte(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))), 0o644)
+				}
+			}
+		}
+	}
+	return code
 }
+
+// peakEnv names the file where the child writes its peak resident memory,
+// in KiB.
+const peakEnv = "RNNAUDIT_TEST_PEAK_FILE"
 
 // childRun is the outcome of one run of the binary.
 type childRun struct {
@@ -108,7 +124,8 @@ func runLimited(t *testing.T, ctx context.Context, dir string, args []string, st
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{"-test.run=^$", "--"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(hostileAS), "GOMEMLIMIT="+strconv.Itoa(hostileRSS), "GOTRACEBACK=single")
+	peak := filepath.Join(t.TempDir(), "peak")
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(hostileAS), peakEnv+"="+peak, "GOMEMLIMIT="+strconv.Itoa(hostileRSS), "GOTRACEBACK=single")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader(stdin)
@@ -132,8 +149,12 @@ func runLimited(t *testing.T, ctx context.Context, dir string, args []string, st
 		t.Fatal(err)
 	}
 	r.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss * 1024
+	if b, err := os.ReadFile(peak); err == nil {
+		if kb, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			r.maxRSS = kb << 10
+		}
+	} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss * 1024 // includes the test's memory at the fork
 	}
 	return r
 }
