@@ -23,9 +23,9 @@ import (
 )
 
 // The hostile-input catalogue (issue 24): inputs an attacker or an unlucky
-// user could give the command (models, data, flags, output paths), each
-// run by the test binary as the command in a child process under limits, as a user's
-// shell would run it. Every case must end with exit status 1 or 2 and one
+// user could give the command (models, data, flags, output paths, signals),
+// each run in a child process under limits, as a user's shell would run
+// the command (the test binary is the command there: TestMain). Every case must end with exit status 1 or 2 and one
 // short message on standard error that names the file and the node, line
 // or flag, with no stack trace; its peak memory must stay within
 // hostileRSS; it must change no input (checked by hash) and leave no
