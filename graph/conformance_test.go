@@ -14,9 +14,10 @@ import (
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// sharedDir is where CI and developers keep the shared reference data,
-// beside the repository.
-const sharedDir = "../../shared"
+// vectorDir holds the ONNX reference vectors, committed with the onnx
+// package that decodes them (onnx/testdata/README.md says where they come
+// from).
+const vectorDir = "../onnx/testdata"
 
 // skipped lists conformance cases we do not run, with the reason. Every
 // other case of the two suites must pass.
@@ -27,10 +28,10 @@ var skipped = map[string]string{}
 // max abs error <= 1e-5 + 1e-5*|expected| (NaN equals NaN).
 func TestConformance(t *testing.T) {
 	for _, suite := range []string{"onnx-conformance", "onnx-recurrent"} {
-		dir := filepath.Join(sharedDir, suite)
+		dir := filepath.Join(vectorDir, suite)
 		cases, err := os.ReadDir(dir)
 		if err != nil {
-			t.Fatalf("the reference suite %s is missing (%v): keep ../shared beside the repository", dir, err)
+			t.Fatalf("the reference suite %s is missing (%v): it is committed under onnx/testdata", dir, err)
 		}
 		n := 0
 		for _, c := range cases {
@@ -54,35 +55,8 @@ func TestConformance(t *testing.T) {
 
 var pbName = regexp.MustCompile(`^(input|output)_(\d+)\.pb$`)
 
-func runCase(t *testing.T, dir string) {
-	data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := onnx.Decode(data)
-	if err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	ins, outs := readDataSet(t, filepath.Join(dir, "test_data_set_0"))
-	inputs := make([]*graph.Tensor, len(g.Inputs))
-	for i, in := range g.Inputs {
-		inputs[i] = ins.take(in.Name, i)
-		if inputs[i] == nil {
-			t.Fatalf("no data for input %q", in.Name)
-		}
-	}
-	got, err := g.Run(nil, inputs)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	for i, o := range g.Outputs {
-		want := outs.take(o.Name, i)
-		if want == nil {
-			t.Fatalf("no reference for output %q", o.Name)
-		}
-		compare(t, o.Name, got[i], want, 1e-5, 1e-5)
-	}
-}
+// runCase runs one case directory against its expected outputs.
+func runCase(t *testing.T, dir string) { runCaseFolding(t, dir, nil) }
 
 // dataSet holds a case's tensors by file order and by name.
 type dataSet struct {
