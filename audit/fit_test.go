@@ -1,11 +1,16 @@
 package audit_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
@@ -54,18 +59,58 @@ func TestFitPredict(t *testing.T) {
 	if d := diff("Result", reflect.ValueOf(want), reflect.ValueOf(got)); d != "" {
 		t.Errorf("Predict after Fit differs from Run: %s", d)
 	}
+	// Through an artifact: Save, Load, Predict.
+	modelBytes, err := os.ReadFile(filepath.Join(dir, "model_small.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(modelBytes)
+	var buf bytes.Buffer
+	if err := f.Save(&buf, sum); err != nil {
+		t.Fatal(err)
+	}
+	art := buf.Bytes()
+	loaded, err := audit.Load(bytes.NewReader(art), g, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = loaded.Predict(ctx, test); err != nil {
+		t.Fatal(err)
+	}
+	got.Diag.Phases = nil
+	if d := diff("Result", reflect.ValueOf(want), reflect.ValueOf(got)); d != "" {
+		t.Errorf("Predict after Save and Load differs from Run: %s", d)
+	}
+	// Refusals: another model, another format version, other columns.
+	other := sum
+	other[0] ^= 1
+	if _, err := audit.Load(bytes.NewReader(art), g, other); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("another model's hash: error %v, want one naming the SHA-256", err)
+	}
+	bad := bytes.Clone(art)
+	bad[len("rnnaudit-fit\r\n")]++
+	if _, err := audit.Load(bytes.NewReader(bad), g, sum); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("another format version: error %v, want one naming the version", err)
+	}
+	swapped := *test
+	swapped.Features = slices.Clone(test.Features)
+	swapped.Features[0] += "_renamed"
+	if _, err := loaded.Predict(ctx, &swapped); err == nil || !strings.Contains(err.Error(), "feature") {
+		t.Errorf("other feature columns: error %v, want one naming the feature columns", err)
+	}
+
 	// Fit once, predict another data set: the training file's first
 	// sequences, without calibration.
 	opt.Calibration = nil
-	other := &blocks.Dataset{File: "other.csv", Features: train.Features, Targets: train.Targets, Shift: train.Shift, Seqs: test.Seqs[:50]}
-	want, err = audit.Run(ctx, g, train, other, &opt)
+	second := &blocks.Dataset{File: "other.csv", Features: train.Features, Targets: train.Targets, Shift: train.Shift, Seqs: test.Seqs[:50]}
+	want, err = audit.Run(ctx, g, train, second, &opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f, err = audit.Fit(ctx, g, train, &opt); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = f.Predict(ctx, other); err != nil {
+	if got, err = f.Predict(ctx, second); err != nil {
 		t.Fatal(err)
 	}
 	want.Diag.Phases, got.Diag.Phases = nil, nil
