@@ -22,9 +22,10 @@ import (
 //	magic     the 14 bytes "rnnaudit-fit\r\n"
 //	version   uint32, little-endian
 //	length    uint32, little-endian: the header's length in bytes
-//	header    JSON (ArtifactHeader): the model's SHA-256, the parameter
-//	          pattern, the layout, the training file's feature and target
-//	          columns and shift, the number of blocks and parameters
+//	header    JSON (ArtifactHeader): the model's SHA-256 and path, the
+//	          parameter pattern, the layout, the training file's id, time,
+//	          feature and target columns and shift, the solver, the number
+//	          of blocks and parameters
 //	body      gzip of a Go gob of the fit: the options after defaults,
 //	          the description of model and setting, the diagnostics and
 //	          warnings of the influence phase, per block its step in
@@ -46,9 +47,12 @@ type ArtifactHeader struct {
 	Format      string   `json:"format"`
 	Version     int      `json:"version"`
 	ModelSHA256 string   `json:"model_sha256"`
+	ModelPath   string   `json:"model_path,omitempty"`
 	Params      string   `json:"params,omitempty"`
 	Layout      string   `json:"layout"`
 	TrainFile   string   `json:"train_file"`
+	IDCol       string   `json:"id_col"`
+	TimeCol     string   `json:"time_col"`
 	Features    []string `json:"features"`
 	Targets     []string `json:"targets"`
 	Shift       int      `json:"shift"`
@@ -172,7 +176,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 // header is the artifact header of f.
 func (f *Fitted) header(sum [32]byte) ArtifactHeader {
 	return ArtifactHeader{Format: "rnnaudit fitted audit", Version: FormatVersion, ModelSHA256: hex.EncodeToString(sum[:]),
-		Params: f.opt.Params, Layout: f.opt.Layout.String(), TrainFile: f.train.File, Features: f.train.Features,
+		ModelPath: f.opt.ModelPath, IDCol: f.train.IDCol, TimeCol: f.train.TimeCol, Params: f.opt.Params, Layout: f.opt.Layout.String(), TrainFile: f.train.File, Features: f.train.Features,
 		Targets: f.train.Targets, Shift: f.train.Shift, Solver: f.setting.Solver, Blocks: len(f.inf.delta), Parameters: len(f.theta)}
 }
 
@@ -227,7 +231,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if err := gob.NewDecoder(zr).Decode(&b); err != nil {
 		return nil, fmt.Errorf("audit: load: body: %w", err)
 	}
-	train := &blocks.Dataset{File: h.TrainFile, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
+	train := &blocks.Dataset{File: h.TrainFile, IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
 	o, g := b.Options, model
 	o.Low, o.High = unbound(b.Low), unbound(b.High)
 	b.Setting.Low, b.Setting.High = o.Low, o.High

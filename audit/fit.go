@@ -233,4 +233,3 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark f
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
 }
-
