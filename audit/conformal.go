@@ -202,17 +202,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 	for _, pt := range test {
 		keys[pt.f] = true
 	}
-	var order []forecast
-	for f := range keys {
-		order = append(order, f)
-	}
-	slices.SortFunc(order, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	for _, f := range order {
+	for _, f := range sortedForecasts(keys) {
 		c.half[f] = upperQuantile(alpha, c.res[f])
 		c.scale[f] = upperQuantile(alpha, scores[f])
 		m := len(c.res[f])
