@@ -13,7 +13,8 @@ Usage:
 
 Without a command, audit runs an audit and prints a short summary. The
 inspect command describes a model: its inputs, outputs, layout, operators
-and parameters.
+and parameters, and runs it once on a small batch (exit status 1 when that
+fails).
 
 Fit once, predict many: fit takes the audit's flags without --test and
 saves to --save what intervals for new sequences need (the model's
