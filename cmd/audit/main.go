@@ -39,7 +39,7 @@ var errInterrupted = errors.New("interrupted")
 // success (and for --help), 2 for a usage error, 130 when interrupted
 // (128 + SIGINT, as shells report it), 1 for any other error.
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout, stderr)
+	err := dispatch(args, safeWriter{stdout}, stderr)
 	var ue *usageError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
@@ -63,12 +63,16 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "inspect":
 			return inspect(args[1:], stdout, stderr)
+		case "fit":
+			return fitCmd(args[1:], stdout, stderr)
+		case "predict":
+			return predictCmd(args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usage())
 			return errHelp
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usagef("unknown command %q: the commands are inspect, or flags only to run an audit (run 'audit --help')", args[0])
+			return usagef("unknown command %q: the commands are inspect, fit and predict, or flags only to run an audit (run 'audit --help')", args[0])
 		}
 	}
 	return auditCmd(args, stdout, stderr)
