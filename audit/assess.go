@@ -49,21 +49,23 @@ func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	return out, b
 }
 
-// assess is the audit's last phase: the column and ridge check, the
-// damping sensitivity, the recommended kind of interval and the verdict.
-func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error {
+// fitCheck is the column and ridge check of a fit (FitCheck): the ridge
+// part from the total training gradient, except on the LowRank path,
+// which does not form it.
+func fitCheck(ctx context.Context, p *problem) (*FitCheck, error) {
 	var total []float64
 	if solver, _ := p.solverName(); solver != LowRank {
 		total = make([]float64, len(p.theta))
 		if _, err := p.objective(p.groups).Gradient(ctx, p.theta, total); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	fit, err := checkFit(ctx, p, total)
-	if err != nil {
-		return err
-	}
-	res.Diag.Fit = fit
+	return checkFit(ctx, p, total)
+}
+
+// assess is Run's last phase: the damping sensitivity (when asked for),
+// the recommended kind of interval and the verdict.
+func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error {
 	if res.Summary != nil && p.opt.DampingSensitivity {
 		p.opt.progress("damping sensitivity", 0, 0)
 		ds, err := dampingSensitivity(ctx, p, ev, res.Setting.Damping, res.Summary.MeanLength)
@@ -72,9 +74,16 @@ func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error 
 		}
 		res.Diag.DampingSensitivity = ds
 	}
+	judgePredicted(res)
+	return nil
+}
+
+// judgePredicted gives a Result its recommendation and verdict. A fit
+// keeps the column check (Diagnostics.Fit); the damping sensitivity
+// re-runs the fit's phases, so Fitted.Predict goes without it.
+func judgePredicted(res *Result) {
 	if res.Conformal != nil {
 		res.Conformal.Recommendation = Recommend(res.Conformal, res.Summary)
 	}
 	res.Verdict = Judge(res)
-	return nil
 }

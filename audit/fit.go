@@ -2,274 +2,243 @@ package audit
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
+	"errors"
+	"runtime"
+	"slices"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
-// Fit is the audit's check that the data are given to the model the way
-// it was trained: the training RMSE under the given column mapping
-// (printed so that it can be compared with the training log), the same
-// under the mapping's obvious alternatives (the features in another
-// order, the target shifted by one row more or less), and the ridge that
-// best explains the training gradient. A model far from a stationary
-// point of its loss (Diagnostics.Stationarity) may be an ordinary
-// mini-batch model or a mistake; these figures tell which.
-type Fit struct {
-	// Sequences is the number of training sequences the RMSEs are
-	// measured on (the first fitSequences of the file).
-	Sequences int
-	// RMSE is the trained model's root mean squared error on the
-	// training targets under the given mapping.
-	RMSE float64
-	// Alternatives are the other mappings tried, with their RMSE.
-	Alternatives []Alternative
-	// GradNorm is |grad L| with the given ridge Ridge; FittedRidge is the
-	// ridge R >= 0 that minimises |grad L_data + R theta| and
-	// FittedGradNorm that minimum. NaN when not measured (the low-rank
-	// path does not keep the total gradient).
-	Ridge          float64
-	GradNorm       float64
-	FittedRidge    float64
-	FittedGradNorm float64
+// Fitted is the part of an audit that depends only on the trained model,
+// its training data and the calibration set: the estimated
+// leave-one-block-out models, their residuals by forecast, the in-sample
+// residuals and the calibration set's jackknife+ limits. Fit computes it
+// once; Predict gives the forecasts of any number of new sequences their
+// intervals from it without recomputing curvature or block gradients.
+// Run is Fit followed by Predict on the test data.
+type Fitted struct {
+	opt   Options      // after defaults
+	g     *graph.Graph // the model, restricted to Options.Params
+	io    *modelIO
+	theta []float64
+	// train describes the training data: its file, feature and target
+	// columns and shift (the sequences themselves only in process).
+	train *blocks.Dataset
+	// model and setting describe the fit; setting lacks what the
+	// evaluated set adds (describeEval) and what the influence phase
+	// decided (inf).
+	model       ModelInfo
+	setting     Setting
+	inf         *influence
+	loo         *looResiduals
+	naive       map[forecast][]float64
+	influential []InfluenceEntry
+	cal         *calFit
+	// calData is the calibration set in process (nil after Load), which
+	// Predict checks the test data against.
+	calData *blocks.Dataset
+	// Phases are the fit's phases and their wall times.
+	Phases []Phase
 }
 
-// Alternative is one column mapping other than the given one: the
-// features in the order Features (nil: as given) and the target shift
-// Shift, with the trained model's training RMSE under it.
-type Alternative struct {
-	Features []string
-	Shift    int
-	RMSE     float64
+// calFit is the calibration set as a fit keeps it: its file, its number
+// of sequences, its points (forecast, prediction, target) and their
+// jackknife+ limits, from which calibrate computes the calibration scores.
+type calFit struct {
+	file   string
+	seqs   int
+	points []point
+	lim    limits
 }
 
-// Flags are the command-line flags that select the alternative, such as
-// "--features b,a" or "--shift 0".
-func (a Alternative) Flags() string {
-	var out []string
-	if a.Features != nil {
-		out = append(out, "--features "+strings.Join(a.Features, ","))
-	}
-	out = append(out, fmt.Sprintf("--shift %d", a.Shift))
-	return strings.Join(out, " ")
-}
-
-// BestAlternative is the alternative with the lowest RMSE, nil when none
-// was tried.
-func (f *Fit) BestAlternative() *Alternative {
-	var best *Alternative
-	for i := range f.Alternatives {
-		if a := &f.Alternatives[i]; !math.IsNaN(a.RMSE) && (best == nil || a.RMSE < best.RMSE) {
-			best = a
+// Fit is the part of Run that does not depend on the test data: from the
+// training data (and Options.Calibration) it estimates every
+// leave-one-block-out model by influence and collects what intervals for
+// new sequences need. The LowRank solver and exact re-training
+// (Options.Retrain) need the test points and are only available through
+// Run.
+func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Options) (f *Fitted, err error) {
+	defer func() {
+		if err != nil {
+			f = nil
 		}
+	}()
+	defer catchInternal(&err)
+	// The calibration set is checked against the training data here and
+	// against the test data by Predict.
+	var noCal Options
+	if opt != nil {
+		noCal = *opt
 	}
-	return best
-}
-
-// RidgeMismatch reports whether another ridge explains the training
-// gradient much better than the given one (RidgeGain) and differs from
-// it by more than a factor of 2.
-func (f *Fit) RidgeMismatch() bool {
-	if math.IsNaN(f.FittedGradNorm) || !(f.GradNorm > 0) {
-		return false
-	}
-	lo, hi := math.Min(f.Ridge, f.FittedRidge), math.Max(f.Ridge, f.FittedRidge)
-	return f.FittedGradNorm < RidgeGain*f.GradNorm && hi > 2*lo
-}
-
-// fitSequences bounds the training sequences the column check runs on:
-// one forward pass per mapping over at most this many.
-const fitSequences = 2000
-
-// maxPermuted is the most features whose every order is tried; up to
-// maxSwapped every exchange of two features and the reversed order are,
-// beyond it only the reversed order (one forward pass each).
-const (
-	maxPermuted = 3
-	maxSwapped  = 8
-)
-
-// checkFit measures Fit: one forward pass over (at most fitSequences of)
-// the training data per mapping, and, unless total is nil, the ridge fit
-// from the total training gradient total (with the given ridge).
-func checkFit(ctx context.Context, p *problem, total []float64) (*Fit, error) {
-	train := p.train
-	sub := *train
-	if len(sub.Seqs) > fitSequences {
-		sub.Seqs = sub.Seqs[:fitSequences]
-	}
-	f := &Fit{Sequences: len(sub.Seqs), Ridge: p.opt.Ridge, GradNorm: math.NaN(), FittedRidge: math.NaN(), FittedGradNorm: math.NaN()}
-	var err error
-	if f.RMSE, err = p.trainingRMSE(&sub); err != nil {
+	cal := noCal.Calibration
+	noCal.Calibration = nil
+	o, g, err := validate(model, train, nil, &noCal)
+	if err != nil {
 		return nil, err
 	}
-	for _, perm := range permutations(len(train.Features)) {
-		if err := ctx.Err(); err != nil {
+	if cal != nil {
+		if err := checkCalibrationTrain(train, cal); err != nil {
 			return nil, err
 		}
-		names := make([]string, len(perm))
-		for i, j := range perm {
-			names[i] = train.Features[j]
+		o.Calibration = cal
+	}
+	if o.Retrain != 0 {
+		return nil, errors.New("audit: exact re-training compares intervals on the test data: run a full audit to re-train")
+	}
+	clock := &phaseClock{opt: &o}
+	clock.begin("prepare")
+	p, err := prepare(o, g, train, nil)
+	if err != nil {
+		return nil, err
+	}
+	if name, _ := p.solverName(); name == LowRank {
+		return nil, errors.New("audit: the LowRank solver maps the test points with its influence phase: fitting it alone is not supported yet; choose another solver or run a full audit")
+	}
+	ev := &evaluation{}
+	if p.cal != nil {
+		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+			return nil, err
 		}
-		r, err := p.trainingRMSE(permuted(&sub, perm))
+	}
+	f, err = fit(ctx, p, ev, clock.begin)
+	if err != nil {
+		return nil, err
+	}
+	f.Phases = clock.end()
+	return f, nil
+}
+
+// fit runs the phases of an audit that depend only on the training and
+// calibration data: the influence phase, the leave-one-block-out and
+// in-sample residuals and the calibration points' jackknife+ limits.
+// ev.cal are the calibration points; the LowRank solver's influence phase
+// also maps ev.test. mark is called as phases begin.
+func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*Fitted, error) {
+	name, _ := p.solverName()
+	s, err := solverFor(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.opt.Retrain != 0 && !s.retrains() {
+		return nil, errNoRetrain()
+	}
+	inf, err := s.influence(ctx, p, ev, mark)
+	if err != nil {
+		return nil, err
+	}
+	loo, err := inf.rep.residuals(ctx, p, mark)
+	if err != nil {
+		return nil, err
+	}
+	naive, err := inSampleResiduals(p)
+	if err != nil {
+		return nil, err
+	}
+	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
+		return nil, err
+	}
+	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
+		influential: mostInfluential(p.scheme, inf.diag.InfluenceNorms, loo.shift)}
+	f.model, f.setting = p.describeFit()
+	if p.cal != nil {
+		mark("intervals")
+		cl, _, err := inf.rep.limits(ctx, p, ev, true)
 		if err != nil {
 			return nil, err
 		}
-		f.Alternatives = append(f.Alternatives, Alternative{Features: names, Shift: train.Shift, RMSE: r})
-	}
-	for _, s := range []int{train.Shift - 1, train.Shift + 1} {
-		if s < 0 || len(train.Targets) == 0 {
-			continue
-		}
-		r, err := p.trainingRMSE(shifted(&sub, s))
-		if err != nil {
-			return nil, err
-		}
-		f.Alternatives = append(f.Alternatives, Alternative{Shift: s, RMSE: r})
-	}
-	if total != nil {
-		f.GradNorm = norm(total)
-		// grad L_data = total - R theta; |g + R' theta| is least at
-		// R' = -(g . theta) / |theta|^2, clamped at 0.
-		var gt, tt float64
-		for i, th := range p.theta {
-			g := total[i] - p.opt.Ridge*th
-			gt += g * th
-			tt += th * th
-		}
-		if tt > 0 {
-			f.FittedRidge = math.Max(0, -gt/tt)
-			var ss float64
-			for i, th := range p.theta {
-				g := total[i] - p.opt.Ridge*th + f.FittedRidge*th
-				ss += g * g
-			}
-			f.FittedGradNorm = math.Sqrt(ss)
-		}
+		f.cal = &calFit{file: p.cal.File, seqs: p.cal.Len(), points: ev.cal, lim: cl}
+		f.calData = p.cal
 	}
 	return f, nil
 }
 
-// trainingRMSE is the trained model's RMSE over the targets of d.
-func (p *problem) trainingRMSE(d *blocks.Dataset) (float64, error) {
-	groups, err := p.makeGroups(d, wholeBatch)
+// Predict gives every forecast of the sequences of test (labels
+// optional) its intervals of every kind from the fit, as Run would with
+// test as its test data; with labels it measures coverage as Run does.
+func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result, err error) {
+	defer func() {
+		if err != nil {
+			res = nil
+		}
+	}()
+	defer catchInternal(&err)
+	if test == nil || test.Len() == 0 {
+		return nil, errors.New("audit: no sequences to predict")
+	}
+	if err := blocks.CheckCompatible(f.train, test); err != nil {
+		return nil, err
+	}
+	if f.calData != nil {
+		if err := overlap(f.calData, test, false); err != nil {
+			return nil, err
+		}
+	}
+	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
+	if p.workers <= 0 {
+		p.workers = runtime.GOMAXPROCS(0)
+	}
+	if err := test.CheckFeatures(dimOf(f.g, test)); err != nil {
+		return nil, err
+	}
+	if err := p.io.checkLengths(test); err != nil {
+		return nil, err
+	}
+	if p.evalGroups, err = p.makeGroups(test, wholeBatch); err != nil {
+		return nil, err
+	}
+	clock := &phaseClock{opt: &p.opt}
+	clock.begin("prepare")
+	ev, err := evaluate(p)
 	if err != nil {
-		return math.NaN(), err
+		return nil, err
 	}
-	pts, err := p.pointsOf(d, groups)
+	if res, err = f.predict(ctx, p, ev, clock.begin); err != nil {
+		return nil, err
+	}
+	judgePredicted(res)
+	res.Diag.Phases = clock.end()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// predict runs the phases of an audit that depend on the evaluated
+// points ev.test of p: their jackknife+, in-sample and calibrated limits,
+// the summary and the warnings on them. p is the fit's problem (Run) or
+// one for new data (Predict).
+func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*Result, error) {
+	res := &Result{SelfAudit: p.self, Model: f.model, Setting: f.setting}
+	res.Setting.Notes = slices.Clone(f.setting.Notes)
+	describeEval(&res.Setting, p.eval, p.self)
+	res.Setting.Estimator, res.Setting.Damping = string(f.inf.estimator), f.inf.damping
+	res.Setting.Notes = append(res.Setting.Notes, f.inf.notes...)
+	res.Diag = f.inf.diag
+	res.Diag.Influential = f.influential
+	warns := slices.Clone(f.inf.warnings)
+
+	mark("intervals")
+	l, curve, err := f.inf.rep.limits(ctx, p, ev, false)
 	if err != nil {
-		return math.NaN(), err
+		return nil, err
 	}
-	var ss float64
-	n := 0
-	for _, pt := range pts {
-		if pt.has {
-			ss += (pt.y - pt.pred) * (pt.y - pt.pred)
-			n++
+	pooled, beyond := withinTraining(ev.test, l)
+	naiveLimits(p.opt.Alpha, f.naive, ev.test, &l)
+	if res.Summary = summarize(p.level(), p.io.K, pooled, l); res.Summary != nil {
+		if res.Summary.Beyond = beyond; beyond != nil {
+			beyond.TrainRows = p.train.MaxLen()
 		}
 	}
-	if n == 0 {
-		return math.NaN(), nil
+	if res.Summary != nil {
+		res.Calibration = curve
+		warns = append(warns, stepCoverageWarnings(res.Summary, f.naive, p.self)...)
 	}
-	return math.Sqrt(ss / float64(n)), nil
-}
-
-// permutations lists the orders of d features other than the identity
-// worth trying: every one up to maxPermuted features, else every
-// exchange of two (up to maxSwapped) and the reversed order.
-func permutations(d int) [][]int {
-	if d < 2 {
-		return nil
+	var conf []*StepConformal
+	if f.cal != nil {
+		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
 	}
-	if d > maxPermuted {
-		var out [][]int
-		if d <= maxSwapped {
-			for i := range d {
-				for j := i + 1; j < d; j++ {
-					sw := make([]int, d)
-					for k := range sw {
-						sw[k] = k
-					}
-					sw[i], sw[j] = j, i
-					out = append(out, sw)
-				}
-			}
-		}
-		rev := make([]int, d)
-		for i := range rev {
-			rev[i] = d - 1 - i
-		}
-		return append(out, rev)
-	}
-	var out [][]int
-	var rec func(cur []int, used []bool)
-	rec = func(cur []int, used []bool) {
-		if len(cur) == d {
-			for i, j := range cur {
-				if i != j {
-					out = append(out, append([]int(nil), cur...))
-					return
-				}
-			}
-			return
-		}
-		for j := range d {
-			if !used[j] {
-				used[j] = true
-				rec(append(cur, j), used)
-				used[j] = false
-			}
-		}
-	}
-	rec(nil, make([]bool, d))
-	return out
-}
-
-// permuted is d with each row's features taken in the order perm
-// (feature i of the copy is feature perm[i] of d).
-func permuted(d *blocks.Dataset, perm []int) *blocks.Dataset {
-	out := *d
-	out.Features = make([]string, len(perm))
-	for i, j := range perm {
-		out.Features[i] = d.Features[j]
-	}
-	out.Seqs = make([]*blocks.Sequence, len(d.Seqs))
-	for k, s := range d.Seqs {
-		c := *s
-		c.X = make([][]float64, len(s.X))
-		for t, x := range s.X {
-			row := make([]float64, len(perm))
-			for i, j := range perm {
-				row[i] = x[j]
-			}
-			c.X[t] = row
-		}
-		out.Seqs[k] = &c
-	}
-	return &out
-}
-
-// shifted is d with the targets read with shift s instead of d.Shift:
-// row t's target is the one row t+s-d.Shift had (none where that row is
-// outside the sequence, and none for rows the file's shift already
-// left without one).
-func shifted(d *blocks.Dataset, s int) *blocks.Dataset {
-	out := *d
-	out.Shift = s
-	out.Seqs = make([]*blocks.Sequence, len(d.Seqs))
-	for k, q := range d.Seqs {
-		c := *q
-		if q.Y != nil {
-			c.Y = make([][]float64, len(q.Y))
-			for t := range c.Y {
-				if u := t + s - d.Shift; u >= 0 && u < len(q.Y) {
-					c.Y[t] = q.Y[u]
-				}
-			}
-		}
-		out.Seqs[k] = &c
-	}
-	return &out
+	res.Sequences = sequences(p.eval, ev.test, l, conf)
+	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
+	return res, nil
 }

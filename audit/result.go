@@ -228,7 +228,7 @@ type Diagnostics struct {
 	// Fit checks the column mapping and the ridge against the training
 	// data (fit.go); DampingSensitivity is how much the intervals move
 	// with the damping (damping.go; nil without labelled data).
-	Fit                *Fit
+	Fit                *FitCheck
 	DampingSensitivity *DampingSensitivity
 }
 

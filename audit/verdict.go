@@ -72,7 +72,7 @@ const (
 	// SomeUnbounded: a share Figure above Bound (UnboundedFair) (Fair).
 	SomeUnbounded ReasonCode = "some-unbounded"
 	// WrongColumns: the model fits its training data better under another
-	// column mapping (Fit.Best): training RMSE Ratio against Figure under
+	// column mapping (FitCheck.BestAlternative): training RMSE Ratio against Figure under
 	// the given one, below Bound (MappingGain) times it (Poor).
 	WrongColumns ReasonCode = "wrong-columns"
 	// RidgeMismatch: the training gradient is explained better by the
@@ -135,7 +135,7 @@ const (
 	// alone does not tell a mistake from an ordinary model:
 	// benchmarks/trust measured 47 to 111 on correctly audited mini-batch
 	// Adam GRUs, 104 to 194 with swapped features or a forgotten shift;
-	// the column check (Fit) does.
+	// the column check (FitCheck) does.
 	StationarityBound = 0.2
 
 	// MappingGain: another column mapping whose training RMSE is below

@@ -52,7 +52,7 @@ type jsonAlternative struct {
 	RMSE     fnum     `json:"rmse"`
 }
 
-func jsonFitOf(f *audit.Fit) *jsonFit {
+func jsonFitOf(f *audit.FitCheck) *jsonFit {
 	if f == nil {
 		return nil
 	}
