@@ -103,6 +103,9 @@ Output flags:
 	                    horizon, prediction, lower, upper, target,
 	                    naive_lower, naive_upper); may be given several times
 	--json PATH         also write the JSON result to PATH
+	--damping-sensitivity (default true) re-run the solve with the
+	                    damping x10 and /10 and report how far the
+	                    intervals move; =false skips it
 	--timings           add the wall time of each phase to the JSON (as
 	                    "timings"); without it the same inputs and seed
 	                    give byte-identical JSON
