@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -106,11 +107,8 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if test == nil {
 		p.eval, p.self = train, true
 	}
-	if err := train.CheckFeatures(dimOf(g, train)); err != nil {
-		return nil, err
-	}
 	var err error
-	if p.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
 		return nil, err
 	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
@@ -136,23 +134,12 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	return p, nil
 }
 
-// dimOf is the feature count the model declares, or the data's when the
-// model leaves it open.
-func dimOf(g *graph.Graph, d *blocks.Dataset) int {
-	for _, in := range g.Inputs {
-		if dt, _ := in.Elem.DType(); dt == graph.Float && len(in.Dims) == 3 && in.Dims[2].Value >= 0 {
-			return in.Dims[2].Value
-		}
-	}
-	return len(d.Features)
-}
-
 // describe is the result's description of the model and of the setting
 // before the influence phase adds what it decided (estimator, damping).
 func (p *problem) describe() (ModelInfo, Setting) {
 	o := &p.opt
 	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
-		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams()}
+		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs()}
 	for _, prm := range p.g.Params() {
 		m.ParamNames = append(m.ParamNames, prm.Name)
 	}
@@ -162,7 +149,7 @@ func (p *problem) describe() (ModelInfo, Setting) {
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(), TestSeqs: p.eval.Len(),
-		Notes: p.scheme.Notes, Low: o.Low, High: o.High,
+		Notes: append(slices.Clip(p.io.notes), p.scheme.Notes...), Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
@@ -238,10 +225,7 @@ func (p *problem) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) 
 			return err
 		}
 		B := len(idx)
-		n := B * p.io.K
-		if p.io.perStep {
-			n *= T
-		}
+		n := p.io.outLen(B, T)
 		gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
 		for b, s := range seqs {
 			for _, f := range p.io.forecasts(T) {

@@ -38,6 +38,8 @@ type ModelInfo struct {
 	ManyToOne  bool
 	Params     int
 	ParamNames []string
+	// Inputs says what fills each input of the model.
+	Inputs []InputInfo
 }
 
 // Setting records the options the audit ran with, after defaults.

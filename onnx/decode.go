@@ -22,7 +22,7 @@ func Load(path string) (*graph.Graph, error) {
 		}
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
-	g, err := decode(data)
+	g, err := decode(data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
@@ -39,15 +39,17 @@ func Load(path string) (*graph.Graph, error) {
 // wrapping graph.ErrUnsupportedOp) with "onnx: " in front. Problems with
 // several tensors or nodes are reported together, as a graph.ErrorList.
 func Decode(data []byte) (*graph.Graph, error) {
-	g, err := decode(data)
+	g, err := decode(data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
 	return g, nil
 }
 
-// decode is Decode without the "onnx: " prefix on errors.
-func decode(data []byte) (g *graph.Graph, err error) {
+// decode is Decode without the "onnx: " prefix on errors. A non-nil keep
+// prunes the model to one output before the graph is built (see
+// LoadOutput).
+func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			g, err = nil, fmt.Errorf("%w: the decoder failed: %v", ErrInvalid, r)
@@ -100,6 +102,11 @@ func decode(data []byte) (g *graph.Graph, err error) {
 				return nil, fmt.Errorf("%w: node %q (%s) is in the default operator set, which the model does not import",
 					ErrInvalid, n.Label(), n.OpType)
 			}
+		}
+	}
+	if keep != nil {
+		if inputs, outputs, nodes, err = keep.prune(inputs, outputs, nodes, init); err != nil {
+			return nil, err
 		}
 	}
 	if err := problems.Err(); err != nil {
