@@ -351,3 +351,87 @@ func TestParseOutput(t *testing.T) {
 		t.Error("y:-1 accepted")
 	}
 }
+
+// TestManyToOneHorizons: a many-to-one model with H = 3 values (Linear on
+// the last hidden state, and a seq2seq decoder fed its own output) reads
+// the first T-2 rows of a sequence of T rows and compares value h with
+// the target of row T-3+h (issue 18 item 6).
+func TestManyToOneHorizons(t *testing.T) {
+	// Hand-worked: a sequence of 5 rows with targets 100..104. The model
+	// reads rows 0, 1, 2; value 0 forecasts row 2 (target 102), value 1
+	// row 3 (103), value 2 row 4 (104).
+	g, _ := loadModelio(t, "linear_horizons", "")
+	train, _ := readModelio(t, "linear_horizons")
+	s := &blocks.Sequence{ID: "hand", Steps: []float64{0, 1, 2, 3, 4}}
+	for r := range 5 {
+		s.X = append(s.X, []float64{0.1 * float64(r), -0.2 * float64(r)})
+		s.Y = append(s.Y, []float64{100 + float64(r)})
+	}
+	test := &blocks.Dataset{File: "hand.csv", IDCol: "id", TimeCol: "t", Features: train.Features, Targets: train.Targets, Seqs: []*blocks.Sequence{s}}
+	res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model.Horizons != 3 || !res.Model.ManyToOne {
+		t.Fatalf("%d horizons, many-to-one %v", res.Model.Horizons, res.Model.ManyToOne)
+	}
+	// The model's own output on rows 0..2 of the sequence.
+	x := graph.NewFloat([]int{1, 3, 2}, []float64{0, 0, 0.1, -0.2, 0.2, -0.4})
+	outs, err := g.Run(nil, []*graph.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Sequences[0].Steps
+	if len(steps) != 3 {
+		t.Fatalf("%d forecasts, want 3", len(steps))
+	}
+	for h, st := range steps {
+		if st.Row != 2 || st.Horizon != h || st.Target == nil || *st.Target != float64(102+h) {
+			t.Errorf("forecast %d: row %d horizon %d target %v; want row 2, horizon %d, target %d", h, st.Row, st.Horizon, st.Target, h, 102+h)
+		}
+		if math.Abs(st.Prediction-outs[0].F[h]) > 1e-12 {
+			t.Errorf("horizon %d: prediction %.15g, the model on rows 0-2 gives %.15g", h, st.Prediction, outs[0].F[h])
+		}
+	}
+	// The value h = 1 forecasts of two equal-length sequences sit h rows
+	// after their last rows read.
+	if n := res.Summary; n == nil || len(n.CoveragePerHorizon) != 3 || len(n.PointsPerHorizon) != 3 || n.PointsPerHorizon[2] != 1 {
+		t.Errorf("per-horizon figures: %+v", n)
+	}
+
+	for _, name := range []string{"linear_horizons", "seq2seq"} {
+		t.Run(name, func(t *testing.T) {
+			res, _ := modelioAudit(t, name, Options{Horizons: 3})
+			if res.Model.Horizons != 3 || !res.Model.ManyToOne {
+				t.Fatalf("%d horizons, many-to-one %v", res.Model.Horizons, res.Model.ManyToOne)
+			}
+			for _, n := range res.Setting.Notes {
+				if strings.HasPrefix(n, "Assumed:") {
+					t.Errorf("with Horizons 3: note %q", n)
+				}
+			}
+			for _, s := range res.Sequences {
+				for _, st := range s.Steps {
+					if math.IsInf(st.Lower, 0) || math.IsInf(st.Upper, 0) {
+						t.Errorf("sequence %s horizon %d: limits [%g, %g]", s.ID, st.Horizon, st.Lower, st.Upper)
+					}
+				}
+			}
+			if len(res.Summary.CoveragePerHorizon) != 3 {
+				t.Errorf("coverage per horizon %v", res.Summary.CoveragePerHorizon)
+			}
+			t.Logf("coverage per horizon %.3f, rmse %.3f", res.Summary.CoveragePerHorizon, res.Summary.RMSE)
+		})
+	}
+	// Without Horizons, the assumption is stated.
+	res, _ = modelioAudit(t, "linear_horizons", Options{})
+	if !slices.ContainsFunc(res.Setting.Notes, func(n string) bool { return strings.Contains(n, "h rows after the last row read") }) {
+		t.Errorf("notes %q do not state the horizons assumed", res.Setting.Notes)
+	}
+	// A sequence shorter than the horizons is named.
+	short := *test
+	short.Seqs = []*blocks.Sequence{{ID: "short", Steps: []float64{0, 1}, X: s.X[:2], Y: s.Y[:2]}}
+	if _, err := Run(context.Background(), g, train, &short, &Options{Layout: BatchFirst}); err == nil || !strings.Contains(err.Error(), "at least 3 rows") {
+		t.Errorf("short sequence: %v", err)
+	}
+}

@@ -8,7 +8,7 @@ Run:  /usr/bin/python3 make.py     (Debian's python3-torch 1.13, python3-onnx)
 For every model this script
   1. seeds torch and numpy from the model's name and draws a small data set
      (long CSV: id, t, features, y; 24 training and 12 test sequences of 5 to
-     8 rows),
+     8 rows; 120 training windows of 8 rows for the many-to-one models),
   2. trains the model in float32 for a few hundred full-batch Adam steps
      (an audit needs a trained model, not a converged one),
   3. exports it with torch.onnx.export (opset 13 or 17, dynamic batch and
@@ -142,8 +142,8 @@ class LinearHorizons(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.rnn = nn.GRU(2, 6, batch_first=True)
-        self.head = nn.Linear(6, H)
+        self.rnn = nn.GRU(2, 4, batch_first=True)
+        self.head = nn.Linear(4, H)
 
     def forward(self, x):
         h, _ = self.rnn(x)
@@ -156,9 +156,9 @@ class Seq2Seq(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.enc = nn.GRU(2, 5)
-        self.dec = nn.GRUCell(1, 5)
-        self.out = nn.Linear(5, 1)
+        self.enc = nn.GRU(2, 4)
+        self.dec = nn.GRUCell(1, 4)
+        self.out = nn.Linear(4, 1)
 
     def forward(self, x):
         _, h = self.enc(x)
@@ -193,10 +193,15 @@ class Rescaled(nn.Module):
 # --------------------------------------------------------------------------
 
 def draw(rng, n, kind):
-    """Sequences of 5 to 8 rows: x1, x2 (AR-ish), store 0..3, dow 0..6, y."""
+    """Sequences of 5 to 8 rows: x1, x2 (AR-ish), store 0..3, dow 0..6, y.
+    The many-to-one models get windows of 8 rows (6 read, 3 horizons), as
+    they are trained in practice: their intervals pool the forecasts made
+    at one row."""
     seqs = []
     for i in range(n):
         T = int(rng.integers(5, 9))
+        if kind in ("linear_horizons", "seq2seq"):
+            T = 8
         store = int(rng.integers(0, 4))
         x = np.zeros((T, 2))
         y = np.zeros(T)
@@ -323,7 +328,10 @@ def process(name, opset, inputs, outputs):
     seed = seed_of(name)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    tr, te = draw(rng, N_TRAIN, name), draw(rng, N_TEST, name)
+    many = name in ("linear_horizons", "seq2seq")
+    # The many-to-one models have 3 loss terms a sequence: 120 windows
+    # give more terms than parameters.
+    tr, te = draw(rng, 120 if many else N_TRAIN, name), draw(rng, N_TEST, name)
     write_csv(os.path.join(HERE, name + "_train.csv"), tr, name, 1)
     write_csv(os.path.join(HERE, name + "_test.csv"), te, name, 1001)
     model = build(name, tr)
@@ -332,11 +340,11 @@ def process(name, opset, inputs, outputs):
         # rescaled, so train the unscaled network, then export with the
         # buffers.
         pass
-    train(model, tr, name)
+    train(model, tr, name, 1000 if many else 300)
     model.eval()
 
     # Export with a batch of one sequence of 6 steps.
-    ex = [s for s in tr if len(s["y"]) == 6][:1]
+    ex = [s for s in tr if len(s["y"]) == 6][:1] or tr[:1]
     args = tensors(ex, name)
     f = io.BytesIO()
     torch.onnx.export(model, args, f, opset_version=opset, input_names=inputs,
