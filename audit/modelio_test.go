@@ -435,3 +435,34 @@ func TestManyToOneHorizons(t *testing.T) {
 		t.Errorf("short sequence: %v", err)
 	}
 }
+
+// TestRescaleBuffers: the buffers of y * std + mean after the last Linear
+// are constants, its bias a parameter, and the audit runs (issue 18 item
+// 7).
+func TestRescaleBuffers(t *testing.T) {
+	g, _ := loadModelio(t, "rescaled", "")
+	var params []string
+	for _, p := range g.Params() {
+		params = append(params, p.Name)
+	}
+	if slices.Contains(params, "y_mean") || slices.Contains(params, "y_std") || !slices.Contains(params, "head.bias") {
+		t.Errorf("parameters %v: want head.bias, not y_mean or y_std", params)
+	}
+	var consts []string
+	for _, c := range g.Constants() {
+		consts = append(consts, c.Name)
+		if !strings.Contains(c.Reason, "rescales the output of MatMul") {
+			t.Errorf("%s: reason %q", c.Name, c.Reason)
+		}
+	}
+	if !slices.Equal(consts, []string{"y_mean", "y_std"}) {
+		t.Errorf("constants %v, want y_mean, y_std", consts)
+	}
+	res, _ := modelioAudit(t, "rescaled", Options{})
+	checkFinite(t, res)
+	// A model without rescaling keeps every initializer.
+	g, _ = loadModelio(t, "linear_horizons", "")
+	if c := g.Constants(); len(c) != 0 {
+		t.Errorf("linear_horizons: constants %v", c)
+	}
+}
