@@ -37,9 +37,10 @@ type modelIO struct {
 	// perStep: one output per step, [B,T,K] / [T,B,K] (or without K when
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
-	K       int // forecasts per row (horizons)
-	width   int // size of the output's last axis (K, or more when col >= 0)
-	col     int // the chosen column of the last axis, or -1
+	K       int    // forecasts per row (horizons)
+	width   int    // size of the output's last axis (K, or more when col >= 0)
+	col     int    // the chosen column of the last axis, or -1
+	outName string // the forecast output, "y" or "y:0"
 	// notes say what was assumed about the output (horizons nobody named).
 	notes []string
 
@@ -155,6 +156,10 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		}
 		m.col, m.K = col, 1
 	}
+	m.outName = o1
+	if m.col >= 0 {
+		m.outName = fmt.Sprintf("%s:%d", o1, m.col)
+	}
 	if o.Horizons > 0 && o.Horizons != m.K {
 		return nil, fmt.Errorf("audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons of Options.Horizons", o1, m.K, s3, o.Horizons)
 	}
@@ -176,6 +181,28 @@ func namesHorizons(v graph.ValueInfo) bool {
 		return false
 	}
 	return slices.Contains(horizonNames, strings.ToLower(v.Dims[len(v.Dims)-1].Name))
+}
+
+// featureCount is the number of features per step of a model whose only
+// data input is one float input of known width filled with every feature
+// column; ok is false for other models, whose inputs newModelIO checks
+// one by one. The data's own check (blocks.Dataset.CheckFeatures) then
+// names the file and the --features flag.
+func featureCount(g *graph.Graph, o *Options) (n int, ok bool) {
+	if len(o.Inputs) > 0 {
+		return 0, false
+	}
+	for _, in := range g.Inputs {
+		dt, _ := in.Elem.DType()
+		switch {
+		case dt == graph.Int && len(in.Dims) == 1:
+		case dt == graph.Float && len(in.Dims) == 3 && in.Dims[2].Value >= 0 && !ok:
+			n, ok = in.Dims[2].Value, true
+		default:
+			return 0, false
+		}
+	}
+	return n, ok
 }
 
 // resolveInputs decides what fills every graph input (see modelIO).

@@ -107,6 +107,11 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if test == nil {
 		p.eval, p.self = train, true
 	}
+	if n, ok := featureCount(g, &o); ok {
+		if err := train.CheckFeatures(n); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
 		return nil, err
@@ -139,7 +144,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 func (p *problem) describe() (ModelInfo, Setting) {
 	o := &p.opt
 	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
-		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs()}
+		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs(), Output: p.io.outName, Assumed: p.io.notes}
 	for _, prm := range p.g.Params() {
 		m.ParamNames = append(m.ParamNames, prm.Name)
 	}

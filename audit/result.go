@@ -38,8 +38,14 @@ type ModelInfo struct {
 	ManyToOne  bool
 	Params     int
 	ParamNames []string
-	// Inputs says what fills each input of the model.
+	// Inputs says what fills each input of the model; Output is the
+	// forecast output, with the column taken ("y:0") if one is.
 	Inputs []InputInfo
+	Output string
+	// Assumed says what the audit assumed about the output that nothing
+	// in the model or the options said (also among Setting.Notes, which
+	// the reports print).
+	Assumed []string
 }
 
 // Setting records the options the audit ran with, after defaults.
