@@ -12,6 +12,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -19,38 +20,15 @@ import (
 // practitioners export them, with float64 references.
 const modelioDir = "testdata/modelio"
 
-type modelioFixture struct {
-	Model   string `json:"model"`
-	Layout  string `json:"layout"`
-	Inputs  []fxTensor
-	Outputs []fxTensor
-}
-
-type fxTensor struct {
-	Name  string    `json:"name"`
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-	DType string    `json:"dtype"`
-}
-
-func (f fxTensor) tensor() *graph.Tensor {
-	if f.DType == "int64" {
-		v := make([]int64, len(f.Data))
-		for i, x := range f.Data {
-			v[i] = int64(x)
-		}
-		return graph.NewInt(f.Shape, v)
-	}
-	return graph.NewFloat(f.Shape, slices.Clone(f.Data))
-}
-
-func loadModelio(t *testing.T, name, output string) (*graph.Graph, *modelioFixture) {
+// loadModelio loads a model of testdata/modelio pruned to output (""
+// the first) and its fixture, in graphtest's format.
+func loadModelio(t *testing.T, name, output string) (*graph.Graph, *graphtest.Fixture) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(modelioDir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fx modelioFixture
+	fx := graphtest.Fixture{Name: name, Dir: modelioDir}
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +59,9 @@ func TestModelioForward(t *testing.T) {
 	for _, name := range modelioNames {
 		t.Run(name, func(t *testing.T) {
 			g, fx := loadModelio(t, name, "")
-			var in []*graph.Tensor
-			for _, gi := range g.Inputs {
-				k := slices.IndexFunc(fx.Inputs, func(f fxTensor) bool { return f.Name == gi.Name })
-				if k < 0 {
-					t.Fatalf("no fixture input %q", gi.Name)
-				}
-				in = append(in, fx.Inputs[k].tensor())
+			in, err := fx.InputsFor(g)
+			if err != nil {
+				t.Fatal(err)
 			}
 			outs, err := g.Run(nil, in)
 			if err != nil {
@@ -107,7 +81,7 @@ func TestModelioForward(t *testing.T) {
 }
 
 // modelioAudit audits a model of testdata/modelio on its data.
-func modelioAudit(t *testing.T, name string, o Options) (*Result, *modelioFixture) {
+func modelioAudit(t *testing.T, name string, o Options) (*Result, *graphtest.Fixture) {
 	t.Helper()
 	out, _, _ := ParseOutput(o.Output)
 	g, fx := loadModelio(t, name, out)
