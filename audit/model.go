@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -537,4 +538,24 @@ func (m *modelIO) forecasts(T int) []forecast {
 		}
 	}
 	return out
+}
+
+// checkSeparable records whether the model's per-sequence gradients come
+// from one pass over a batch (graph.Program.Examples), which the low-rank
+// path needs: an embedding table looked up by category codes is not
+// separated today. It refuses Solver LowRank for such a model; Auto then
+// does not choose it (solverName).
+func (p *problem) checkSeparable() error {
+	if len(p.groups) == 0 {
+		return nil
+	}
+	_, err := p.groups[0].prog.Examples(p.io.exampleAxes())
+	if !errors.Is(err, graph.ErrNotSeparable) {
+		return nil
+	}
+	p.inseparable = err
+	if p.opt.Solver == LowRank {
+		return fmt.Errorf("audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
+	}
+	return nil
 }

@@ -440,3 +440,31 @@ func TestRescaleBuffers(t *testing.T) {
 		t.Errorf("linear_horizons: constants %v", c)
 	}
 }
+
+// TestInseparableSolver: a model that looks up an embedding by codes has
+// no one-pass per-sequence gradients, so the low-rank solver is refused
+// with a message and Auto never picks it; a plain model keeps it.
+func TestInseparableSolver(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		inseparable bool
+	}{{"embed_cast", true}, {"rescaled", false}} {
+		g, _ := loadModelio(t, tc.name, "")
+		train, _ := readModelio(t, tc.name)
+		o, g, err := validate(g, train, nil, &Options{Layout: BatchFirst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := prepare(o, g, train, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.inseparable != nil) != tc.inseparable {
+			t.Errorf("%s: inseparable %v", tc.name, p.inseparable)
+		}
+		_, err = Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Solver: LowRank})
+		if got := err != nil && strings.Contains(err.Error(), "low-rank solver needs per-sequence gradients"); got != tc.inseparable {
+			t.Errorf("%s with the low-rank solver: %v", tc.name, err)
+		}
+	}
+}

@@ -33,6 +33,10 @@ type problem struct {
 	// training sequence; evalGroups and calGroups batch the evaluated and
 	// the calibration sequences like groups.
 	groups, parts, evalGroups, calGroups []*group
+	// inseparable is why per-sequence gradients of a batch cannot be taken
+	// in one pass (graph.ErrNotSeparable: an embedding looked up by codes),
+	// or nil; the low-rank path needs them.
+	inseparable error
 }
 
 // group is a set of sequences of equal length evaluated as one batch.
@@ -128,6 +132,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.parts, err = p.makeGroups(train, 1); err != nil {
 		return nil, err
 	}
+	if err := p.checkSeparable(); err != nil {
+		return nil, err
+	}
 	if p.evalGroups, err = p.makeGroups(p.eval, wholeBatch); err != nil {
 		return nil, err
 	}
@@ -186,7 +193,7 @@ func (p *problem) solverName() (Solver, SolverReason) {
 	if P <= AutoExactMax {
 		return Exact, ReasonSmallModel
 	}
-	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences {
+	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences && p.inseparable == nil {
 		return LowRank, ReasonLargeModel
 	}
 	return CG, ReasonLargeModel
