@@ -44,6 +44,11 @@ type modelIO struct {
 	outName string // the forecast output, "y" or "y:0"
 	// notes say what was assumed about the output (horizons nobody named).
 	notes []string
+	// fixedT is the number of steps the sequence input declares when its
+	// time axis is fixed (a loop traced and unrolled for that many steps),
+	// else 0: the model then runs only on sequences of exactly fixedT rows
+	// read.
+	fixedT int
 
 	// valueIn marks the inputs whose values, not only shapes, a compiled
 	// program depends on (graph.ValueInputs): category codes.
@@ -113,9 +118,23 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		return nil, fmt.Errorf("audit: the forecast output is %q (Options.Output), but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
 	}
 	o1 := out.Name
-	// Probe the output's shape with 2 sequences of 3 and of 4 steps.
+	bf := m.layout == BatchFirst
+	xTime := 0 // the time axis of the sequence input
+	if bf {
+		xTime = 1
+	}
+	// Probe the output's shape with 2 sequences of 3 and of 4 steps, or of
+	// the fixed number of steps the model declares.
+	probe := []int{3, 4}
+	if m.main >= 0 {
+		if dims := g.Inputs[m.main].Dims; dims != nil {
+			if T := dims[xTime].Value; T > 0 {
+				m.fixedT, probe = T, []int{T, T}
+			}
+		}
+	}
 	var shapes [2][]int
-	for i, T := range []int{3, 4} {
+	for i, T := range probe {
 		in, err := m.inputs(zeroSeqs(2, T, len(features)), T, T)
 		if err != nil {
 			return nil, err
@@ -133,7 +152,12 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 			timeAxis = a
 		}
 	}
-	bf := m.layout == BatchFirst
+	if T := m.fixedT; T > 1 {
+		// One length only: the output's time axis is where the input's is.
+		if len(s3) >= 2 && s3[xTime] == T {
+			timeAxis = xTime
+		}
+	}
 	seqOut := timeAxis >= 0 && ((bf && timeAxis == 1 && s3[0] == 2) || (!bf && timeAxis == 0 && s3[1] == 2))
 	switch {
 	case seqOut && len(s3) == 3:
@@ -232,6 +256,7 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 	}
 	taken := map[string]string{} // column -> input
 	lengths := false
+	mainGiven := false // the input of features is named in given
 	// First the inputs that are named or filled by rule, then the float
 	// input of features with what is left.
 	for i, in := range g.Inputs {
@@ -248,6 +273,9 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 			}
 			if f.rank == 2 && len(cols) != 1 {
 				return fmt.Errorf("audit: input %s takes one column per step, %d are named (%s)", names[i], len(cols), strings.Join(cols, ", "))
+			}
+			if dt == graph.Float && f.rank == 3 && m.main < 0 {
+				m.main, mainGiven = i, true
 			}
 		case dt == graph.Int && f.rank <= 1 && !lengths:
 			f.lengths, lengths = true, true
@@ -278,7 +306,7 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 		}
 		m.fills[i] = f
 	}
-	if m.main >= 0 {
+	if m.main >= 0 && !mainGiven {
 		f := &m.fills[m.main]
 		for k, c := range features {
 			if _, ok := taken[c]; !ok {
@@ -349,6 +377,44 @@ func (m *modelIO) describeInputs() []InputInfo {
 		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names}
 	}
 	return out
+}
+
+// ErrFixedLength is wrapped by the error for data whose sequences do not
+// all have the number of steps the model's input fixes.
+var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed number of steps")
+
+// checkLengths accepts any data for a model with an open time axis, and
+// for a model whose time axis is fixed (a loop traced and unrolled for
+// fixedT steps) data whose every sequence has fixedT rows read.
+func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
+	if m.fixedT == 0 {
+		return nil
+	}
+	for _, ds := range sets {
+		if ds == nil {
+			continue
+		}
+		var bad []string
+		n := 0
+		for _, s := range ds.Seqs {
+			if m.rows(len(s.X)) == m.fixedT {
+				continue
+			}
+			if n++; n <= 3 {
+				bad = append(bad, fmt.Sprintf("%q has %d", s.ID, len(s.X)))
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if n > 3 {
+			bad = append(bad, "...")
+		}
+		in := m.g.Inputs[m.main]
+		return fmt.Errorf("audit: %w: the model runs only on sequences of exactly %d steps (input %q is declared %s, as when a Python loop is traced: it is unrolled for the trace's length), but %d of the %d sequences of %s have other lengths (%s). Audit it on sequences of %d steps, or export a model whose recurrence is not unrolled (nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop) with dynamic axes",
+			ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), n, len(ds.Seqs), ds.File, strings.Join(bad, ", "), m.fixedT)
+	}
+	return nil
 }
 
 // zeroSeqs returns n sequences of T steps of d zero features.

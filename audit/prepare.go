@@ -120,6 +120,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
 		return nil, err
 	}
+	if err := p.io.checkLengths(train, test, o.Calibration); err != nil {
+		return nil, err
+	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
 		return nil, err
 	}

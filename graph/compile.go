@@ -13,6 +13,9 @@ type value struct {
 	t     *Tensor // non-nil for a static value
 	slot  int     // dynamic: index into Program.slots
 	shape []int   // dynamic: shape of the slot
+	// seq is set for an ONNX sequence (SequenceEmpty, SequenceInsert, ...):
+	// its elements; t is then nil and slot unused.
+	seq *sequence
 }
 
 func (v *value) isStatic() bool { return v.t != nil }
@@ -145,6 +148,9 @@ func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 		if !ok || v == nil {
 			return nil, fmt.Errorf("graph: output %q is not produced by any node", o.Name)
 		}
+		if v.seq != nil {
+			return nil, fmt.Errorf("graph: output %q is a sequence; only tensor outputs are supported (export a ConcatFromSequence of it)", o.Name)
+		}
 		c.p.outputs = append(c.p.outputs, v)
 	}
 	c.p.prune()
@@ -207,6 +213,9 @@ func (c *compiler) lowerNode(n *Node) error {
 		v, ok := c.vals[name]
 		if !ok {
 			return fmt.Errorf("input %q is not defined", name)
+		}
+		if v != nil && v.seq != nil && !takesSequences(n.OpType) {
+			return fmt.Errorf("%w: input %q is a sequence, which %s does not take", ErrInput, name, n.OpType)
 		}
 		in[i] = v
 	}

@@ -206,7 +206,7 @@ func opCases() []opCase {
 		}
 		cases = append(cases, recur("RNN "+a.name, "RNN", 1, 1, attrs))
 	}
-	return cases
+	return append(cases, controlFlowOpCases()...)
 }
 
 // TestOperatorDerivatives checks, for every supported operator, the three

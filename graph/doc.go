@@ -17,7 +17,9 @@
 // integer inputs such as sequence lengths). Every integer and shape
 // computation (Shape, Gather of shapes, Concat, ConstantOfShape, TopK of
 // lengths, ...) is folded at compile time, and every node, RNN, LSTM and
-// GRU unrolled over time included, is lowered to a straight-line list of
+// GRU unrolled over time included, and Loop, Scan and If unrolled when
+// their trip count or condition folds (controlflow.go), is lowered to a
+// straight-line list of
 // six primitive kernels over numbered slots: data movement through index
 // maps, concatenation, broadcasting arithmetic, elementwise functions,
 // matrix products and softmax. A Program is read-only and shared; a State
@@ -54,7 +56,7 @@
 // # Errors
 //
 // Model problems found without input shapes (unsupported operators, unknown
-// inputs, cycles, subgraphs) are reported by New as an ErrorList naming
+// inputs, cycles, also inside subgraphs) are reported by New as an ErrorList naming
 // every node; problems that need shapes are *NodeError values from Compile.
 // Sentinels (ErrUnsupportedOp, ErrAttr, ErrShape, ErrInput,
 // ErrNotDifferentiable, ErrNotSeparable) work with errors.Is.

@@ -109,7 +109,7 @@ const (
 	AttrFloats
 	AttrInts
 	AttrStrings
-	AttrGraph // a subgraph (Loop, Scan, If bodies): never supported
+	AttrGraph // a subgraph (Loop, Scan, If bodies), in G; G is nil for a list of graphs
 	AttrOther // sparse tensors, type protos and other kinds we do not use
 )
 
@@ -123,6 +123,7 @@ type Attr struct {
 	Floats  []float64
 	Ints    []int64
 	Strings []string
+	G       *Subgraph
 }
 
 // Node is one operator application. An empty string in Inputs or Outputs
@@ -188,6 +189,10 @@ type Graph struct {
 // (an unsupported operator, a value used but never produced, a cycle) is
 // reported, as an ErrorList.
 func New(opset int, inputs, outputs []ValueInfo, nodes []*Node, init map[string]*Tensor, initOrder []string) (*Graph, error) {
+	if init == nil {
+		init = map[string]*Tensor{}
+	}
+	initOrder = hoistBodyInits(inputs, nodes, init, initOrder)
 	g := &Graph{Opset: opset, Outputs: outputs, Init: init, InitOrder: initOrder}
 	for _, in := range inputs {
 		if _, ok := init[in.Name]; !ok {
@@ -205,6 +210,7 @@ func New(opset int, inputs, outputs []ValueInfo, nodes []*Node, init map[string]
 			errs = append(errs, &NodeError{Node: n.Label(), OpType: n.OpType, Err: err})
 		}
 	}
+	errs = append(errs, g.checkBodies(opset)...)
 	if len(g.Outputs) == 0 {
 		errs = append(errs, fmt.Errorf("graph: the model declares no outputs"))
 	}
@@ -236,7 +242,7 @@ func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*No
 	var ready []int
 	for i, n := range nodes {
 		seen := map[string]bool{}
-		for _, in := range n.Inputs {
+		for _, in := range nodeInputs(n) {
 			if !avail[in] && !seen[in] {
 				seen[in] = true
 				waiting[i]++
@@ -279,7 +285,7 @@ func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*No
 		if waiting[i] == 0 {
 			continue
 		}
-		for _, in := range n.Inputs {
+		for _, in := range nodeInputs(n) {
 			if !avail[in] && !producer[in] {
 				errs = append(errs, &NodeError{Node: n.Label(), OpType: n.OpType,
 					Err: fmt.Errorf("input %q is not a graph input, an initializer or any node's output", in)})
@@ -311,7 +317,7 @@ func (g *Graph) collectParams() {
 		if !used || n.OpType == "Shape" || n.OpType == "Size" {
 			continue
 		}
-		for _, in := range n.Inputs {
+		for _, in := range nodeInputs(n) {
 			need[in] = true
 		}
 	}

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -22,9 +23,16 @@ var supportedOps = []string{
 }
 
 // SupportedOps returns the operator types the graph implements, sorted.
-func SupportedOps() []string { return append([]string(nil), supportedOps...) }
+func SupportedOps() []string {
+	ops := append(slices.Clone(supportedOps), controlFlowOps...)
+	slices.Sort(ops)
+	return ops
+}
 
 func lowererFor(op string) (lowerFunc, bool) {
+	if f, ok := controlFlowLowerer(op); ok {
+		return f, true
+	}
 	switch op {
 	case "Identity":
 		return lowerIdentity, true
@@ -107,20 +115,11 @@ func lowererFor(op string) (lowerFunc, bool) {
 }
 
 // checkNode reports what can be known about a node without input shapes:
-// an operator or domain we do not implement, or a subgraph attribute.
+// an operator or domain we do not implement. Subgraphs are checked by
+// checkSubgraphs.
 func checkNode(n *Node, opset int) error {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return fmt.Errorf("%w: operator domain %q is not supported (only the default ONNX domain)", ErrUnsupportedOp, n.Domain)
-	}
-	names := make([]string, 0, len(n.Attrs))
-	for name := range n.Attrs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if n.Attrs[name].Kind == AttrGraph {
-			return fmt.Errorf("%w: attribute %q is a subgraph; control flow (Loop, Scan, If) is not supported: export the recurrent layer as an RNN, LSTM or GRU operator", ErrUnsupportedOp, name)
-		}
 	}
 	if _, ok := lowererFor(n.OpType); !ok {
 		return ErrUnsupportedOp

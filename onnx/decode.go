@@ -58,6 +58,9 @@ func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: the file is empty", ErrInvalid)
 	}
+	if err := foreignFormat(data); err != nil {
+		return nil, err
+	}
 	m, err := parseModel(data)
 	if err != nil {
 		return nil, err
@@ -306,9 +309,8 @@ func goAttr(v any) (graph.Attr, bool) {
 }
 
 // readerAttrs adds to n the attributes that onnx-go does not read:
-// tensors, decoded here, graphs (Loop, Scan and If bodies), marked as
-// AttrGraph so that graph.New reports the node, and the rarer kinds, as
-// AttrOther.
+// tensors, decoded here, graphs (Loop, Scan and If bodies, decoded by
+// decodeSubgraph), and the rarer kinds, as AttrOther.
 func readerAttrs(n *graph.Node, nm *nodeMsg) error {
 	var errs graph.ErrorList
 	for _, a := range nm.attrs {
@@ -327,7 +329,14 @@ func readerAttrs(n *graph.Node, nm *nodeMsg) error {
 				continue
 			}
 			n.Attrs[a.name] = graph.Attr{Kind: graph.AttrTensor, T: t}
-		case attrGraph, attrGraphs:
+		case attrGraph:
+			sg, err := decodeSubgraph(a)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			n.Attrs[a.name] = graph.Attr{Kind: graph.AttrGraph, G: sg}
+		case attrGraphs:
 			n.Attrs[a.name] = graph.Attr{Kind: graph.AttrGraph}
 		case attrUndefined:
 			errs = append(errs, fmt.Errorf("attribute %q has no type; attributes without one (IR version 1) are %w", a.name, ErrUnsupported))

@@ -37,10 +37,10 @@
 // The wire reader also writes the copy of the model that onnx-go is given:
 // the same bytes without the initializers and value infos (which we do not
 // take from onnx-go) and without the attributes onnx-go cannot represent
-// (tensors, which it may fail on, and graphs, which it rejects). So a
-// Loop, Scan or If node reaches graph.New with an AttrGraph attribute and is
-// listed there with every other unsupported operator, and a float16 model
-// decodes. The wire reader does read each node's operator type and name
+// (tensors, which it may fail on, and graphs, which it rejects), and a
+// float16 model decodes. The bodies of Loop, Scan and If (graph
+// attributes) are decoded by the wire reader alone, nodes and attributes
+// of every kind, into graph.Subgraph values (subgraph.go). The wire reader does read each node's operator type and name
 // lists too, only to check them: where the two readers disagree on a node
 // (possible only for strangely encoded files), Decode reports the file as
 // invalid.

@@ -119,6 +119,11 @@ func layoutFromGraph(g *graph.Graph, name string) (Layout, string) {
 					return l, fmt.Sprintf("Transpose [1 0 2] before %s node %q (layout %d)", n.OpType, n.Label(), layout)
 				}
 				return l, fmt.Sprintf("the input feeds %s node %q (layout %d)", n.OpType, n.Label(), layout)
+			case n.OpType == "Scan" && g.Opset >= 9:
+				if l, why, ok := scanLayout(n, i, swaps); ok {
+					return l, why
+				}
+				continue
 			case n.OpType == "Transpose":
 				perm := n.Attrs["perm"].Ints
 				if !slices.Equal(perm, []int64{1, 0, 2}) {
@@ -140,5 +145,30 @@ func layoutFromGraph(g *graph.Graph, name string) (Layout, string) {
 		}
 		name = next
 	}
-	return Unknown, "no RNN, LSTM or GRU node reads the input"
+	return Unknown, "no RNN, LSTM, GRU or Scan node reads the input"
+}
+
+// scanLayout reads the layout from a Scan (opset 9 and later) that scans
+// input i of n along axis 0 or 1 of a rank-3 value, after swaps
+// transposes of the first two axes; ok is false when input i is a state.
+func scanLayout(n *graph.Node, i, swaps int) (Layout, string, bool) {
+	first := len(n.Inputs) - int(n.Attrs["num_scan_inputs"].I)
+	if i < first || first < 0 {
+		return Unknown, "", false
+	}
+	axis := int64(0)
+	if axes := n.Attrs["scan_input_axes"].Ints; i-first < len(axes) {
+		axis = axes[i-first]
+	}
+	if axis < 0 {
+		axis += 3
+	}
+	if axis != 0 && axis != 1 {
+		return Unknown, fmt.Sprintf("Scan node %q scans axis %d", n.Label(), axis), true
+	}
+	l := TimeFirst
+	if (axis == 1) != (swaps%2 == 1) {
+		l = BatchFirst
+	}
+	return l, fmt.Sprintf("Scan node %q scans axis %d of the input after %d transposes", n.Label(), axis, swaps), true
 }

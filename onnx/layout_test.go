@@ -23,6 +23,17 @@ func recurrentModel(t *testing.T, dims []any, layout int64, nodes ...pb) []byte 
 		pbs(floatsPB("W", []int64{1, 8, 2}, make([]float32, 16)...), floatsPB("R", []int64{1, 8, 2}, make([]float32, 16)...))))
 }
 
+// scanModel is x -> node -> a Scan of value "seq" along axis (Keras
+// SimpleRNN as tf2onnx converts it scans the time-major transpose of x).
+func scanModel(axis int64, node pb) []byte {
+	body := graphPB(pbs(nodePB("Add", "add", list("h", "xt"), list("hn")), nodePB("Identity", "o", list("hn"), list("out"))),
+		pbs(valueInfoPB("h", 1), valueInfoPB("xt", 1)), pbs(valueInfoPB("hn", 1), valueInfoPB("out", 1)), nil)
+	return modelPB(14, graphPB(pbs(node,
+		nodePB("Scan", "scan", list("h0", "seq"), list("hT", "y"), attrGraph("body", body), attrInt("num_scan_inputs", 1), attrInts("scan_input_axes", axis))),
+		pbs(valueInfoPB("x", 1, "s0", "s1", 2)), pbs(valueInfoPB("y", 1)),
+		pbs(floatsPB("h0", []int64{2}, 0, 0))))
+}
+
 func TestDetectLayout(t *testing.T) {
 	t.Parallel()
 	identity := nodePB("Identity", "id", list("x"), list("seq"))
@@ -50,7 +61,10 @@ func TestDetectLayout(t *testing.T) {
 		{"other transpose", recurrentModel(t, []any{5, 3, 2}, 0,
 			nodePB("Transpose", "tr", list("x"), list("seq"), attrInts("perm", 0, 2, 1))), onnx.Unknown, `Transpose node "tr" with perm [0 2 1]`},
 		{"no recurrent node", modelPB(14, graphPB(pbs(nodePB("Relu", "r", list("x"), list("y"))),
-			pbs(valueInfoPB("x", 1, 5, 3, 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no RNN, LSTM or GRU node reads the input"},
+			pbs(valueInfoPB("x", 1, 5, 3, 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no RNN, LSTM, GRU or Scan node reads the input"},
+		{"scan along axis 1", scanModel(1, identity), onnx.BatchFirst, `Scan node "scan" scans axis 1 of the input after 0 transposes`},
+		{"scan after a transpose", scanModel(0, transpose), onnx.BatchFirst, `Scan node "scan" scans axis 0 of the input after 1 transposes`},
+		{"scan along axis 0", scanModel(-3, identity), onnx.TimeFirst, `Scan node "scan" scans axis 0`},
 		{"rank 2", modelPB(14, graphPB(pbs(nodePB("Relu", "r", list("x"), list("y"))),
 			pbs(valueInfoPB("x", 1, "batch", 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no float input of rank 3"},
 	} {

@@ -55,6 +55,7 @@ type attrMsg struct {
 	name string
 	typ  int64 // AttributeProto.AttributeType
 	t    *tensorMsg
+	msg  field // the whole AttributeProto, read again for subgraphs (subgraph.go)
 }
 
 // AttributeProto.AttributeType values.
@@ -231,7 +232,7 @@ func parseNode(msg field) (nodeMsg, []byte, error) {
 // parseAttr reads the name and type of an AttributeProto, and its tensor
 // when it holds one.
 func parseAttr(msg field) (attrMsg, error) {
-	var a attrMsg
+	a := attrMsg{msg: msg}
 	for f, err := range fields(msg.data, msg.at) {
 		if err != nil {
 			return a, err

@@ -211,7 +211,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		if fixedShapeWarning(g, layout) != "" {
+		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, audit.ErrFixedLength) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
 		return err

@@ -207,10 +207,21 @@ func fixedShapeWarning(g *graph.Graph, layout onnx.Layout) string {
 				dyn = append(dyn, fmt.Sprintf("%q: %s", o.Name, axesMap(oa)))
 			}
 		}
-		return fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
-			"Export it again with dynamic axes:\n    torch.onnx.export(model, (x,), \"model.onnx\", input_names=[%q], output_names=[%s],\n"+
-			"                      dynamic_axes={%s})",
-			strings.Join(fixed, " and "), in.Name, in.Name, strings.Join(names, ", "), strings.Join(dyn, ", "))
+		call := fmt.Sprintf("\n    torch.onnx.export(model, (x,), \"model.onnx\", input_names=[%q], output_names=[%s],\n"+
+			"                      dynamic_axes={%s})", in.Name, strings.Join(names, ", "), strings.Join(dyn, ", "))
+		steps := in.Dims[timeAxis].Value
+		unrolled := fmt.Sprintf("If the model is a Python loop traced by torch.onnx.export, it is unrolled for %d steps and dynamic axes do not undo that; "+
+			"for other lengths export nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop (which exports as Loop)", steps)
+		if _, batchFixed := axes[batchAxis]; !batchFixed {
+			return fmt.Sprintf("the export fixes the number of steps (%d) of input %q: the model runs only on sequences of exactly %d steps, and the audit takes it when every sequence has %d. %s, with dynamic axes:%s",
+				steps, in.Name, steps, steps, unrolled, call)
+		}
+		msg := fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
+			"Export it again with dynamic axes:%s", strings.Join(fixed, " and "), in.Name, call)
+		if steps >= 0 {
+			msg += "\n" + unrolled + "."
+		}
+		return msg
 	}
 	return ""
 }

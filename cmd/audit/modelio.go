@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"encoding/csv"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -52,8 +56,35 @@ func (p *plan) modelColumns(g *graph.Graph) error {
 			}
 		}
 	}
+	// An input [batch, time] named like a column of the data takes it.
+	header := csvHeader(p.f.data)
+	for _, in := range g.Inputs {
+		if _, named := p.opt.Inputs[in.Name]; !named && len(in.Dims) == 2 && slices.Contains(header, in.Name) && !slices.Contains(cols, in.Name) {
+			cols = append(cols, in.Name)
+		}
+	}
 	p.read.Features = cols
 	return nil
+}
+
+// csvHeader returns the column names of the CSV file at path, or nil when
+// it cannot be read (reading the data then names the problem).
+func csvHeader(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReader(io.LimitReader(f, 1<<20)))
+	r.TrimLeadingSpace = true
+	rec, err := r.Read()
+	if err != nil {
+		return nil
+	}
+	for i := range rec {
+		rec[i] = strings.TrimSpace(strings.TrimPrefix(rec[i], "\ufeff"))
+	}
+	return rec
 }
 
 // inputsLine says which columns fill the model's inputs, in which order,
