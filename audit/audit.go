@@ -2,25 +2,12 @@ package audit
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
-
-// InternalError is a bug in rnnaudit met while auditing: the message says
-// so in one line; Stack holds the goroutine stack for the bug report.
-type InternalError struct {
-	Value any
-	Stack []byte
-}
-
-func (e *InternalError) Error() string {
-	return fmt.Sprintf("audit: internal error (please report it with the command that caused it): %v", e.Value)
-}
 
 // Run audits a trained model: from the training data it estimates every
 // leave-one-block-out model by influence, collects the leave-one-block-out
@@ -30,10 +17,11 @@ func (e *InternalError) Error() string {
 // not modified.
 func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, opt *Options) (res *Result, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, &InternalError{Value: r, Stack: debug.Stack()}
+		if err != nil {
+			res = nil
 		}
 	}()
+	defer catchInternal(&err)
 	o, g, err := validate(model, train, test, opt)
 	if err != nil {
 		return nil, err
@@ -59,7 +47,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	)
 	if solver, _ := p.solverName(); solver == LowRank {
 		if o.Retrain != 0 {
-			return nil, errors.New("audit: exact re-training (Options.Retrain) compares per-block parameter steps, which the low-rank solver (Options.Solver) does not keep: choose the exact, dual or cg solver, or no re-training")
+			return nil, errs.Fix([]Option{OptSolver, OptRetrain}, "audit: exact re-training compares per-block parameter steps, which the low-rank solver does not keep: choose the exact, dual or cg solver, or no re-training")
 		}
 		if inf, loo, preds, err = lowRankPath(ctx, p, ev, clock.begin); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // modelIO maps sequences to the model's inputs and the model's forecast
@@ -85,7 +86,7 @@ func ParseOutput(s string) (name string, col int, err error) {
 		c, err := strconv.Atoi(s[i+1:])
 		if err == nil {
 			if c < 0 {
-				return "", -1, fmt.Errorf("audit: output %q: the column must not be negative", s)
+				return "", -1, errs.Fix([]Option{OptOutput}, "audit: output %q: the column must not be negative", s)
 			}
 			return s[:i], c, nil
 		}
@@ -115,7 +116,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		for _, v := range g.Outputs {
 			names = append(names, fmt.Sprintf("%q", v.Name))
 		}
-		return nil, fmt.Errorf("audit: the forecast output is %q (Options.Output), but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
+		return nil, errs.Fix([]Option{OptOutput}, "audit: the forecast output is %q, but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
 	}
 	o1 := out.Name
 	bf := m.layout == BatchFirst
@@ -169,7 +170,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 	case timeAxis < 0 && len(s3) == 1 && s3[0] == 2:
 		m.width = 1
 	default:
-		return nil, fmt.Errorf("audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons], [batch, horizons] or [batch] (is Options.Layout right?)", o1, s3, s4, m.layout)
+		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons], [batch, horizons] or [batch]: check the layout", o1, s3, s4, m.layout)
 	}
 	if m.width < 1 {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o1, s3)
@@ -177,7 +178,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 	m.K = m.width
 	if col >= 0 {
 		if col >= m.width {
-			return nil, fmt.Errorf("audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (Options.Output %q) does not exist", o1, m.width, s3, col, o.Output)
+			return nil, errs.Fix([]Option{OptOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
 		}
 		m.col, m.K = col, 1
 	}
@@ -186,7 +187,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		m.outName = fmt.Sprintf("%s:%d", o1, m.col)
 	}
 	if o.Horizons > 0 && o.Horizons != m.K {
-		return nil, fmt.Errorf("audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons of Options.Horizons", o1, m.K, s3, o.Horizons)
+		return nil, errs.Fix([]Option{OptHorizons}, "audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons asked for", o1, m.K, s3, o.Horizons)
 	}
 	if m.K > 1 && o.Horizons == 0 && !namesHorizons(out) {
 		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.K-1)
@@ -244,13 +245,13 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 	}
 	for name := range given {
 		if !known[name] {
-			return fmt.Errorf("audit: the model has no input %q (Options.Inputs, --input): its inputs are %s", name, strings.Join(names, "; "))
+			return errs.Fix([]Option{OptInputs}, "audit: the model has no input %q: its inputs are %s", name, strings.Join(names, "; "))
 		}
 	}
 	colIndex := func(input, c string) (int, error) {
 		i := slices.Index(features, c)
 		if i < 0 {
-			return 0, fmt.Errorf("audit: input %q: column %q is not among the columns read (%s): name the columns of the data file", input, c, strings.Join(features, ", "))
+			return 0, errs.Fix([]Option{OptInputs}, "audit: input %q: column %q is not among the columns read (%s): name the columns of the data file", input, c, strings.Join(features, ", "))
 		}
 		return i, nil
 	}
@@ -289,9 +290,9 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 			m.fills[i] = f
 			continue
 		case dt == graph.Int && (f.rank == 2 || f.rank == 3):
-			return fmt.Errorf("audit: the model's input %s takes category codes and no column is named for it: name its columns, in the order the model takes them (--input %s=COLUMN,...; Options.Inputs), or name a data column %q; the model's inputs are %s", names[i], in.Name, in.Name, strings.Join(names, "; "))
+			return errs.Fix([]Option{OptInputs}, "audit: the model's input %s takes category codes and no column is named for it: name its columns, in the order the model takes them, as %s=COLUMN,..., or name a data column %q; the model's inputs are %s", names[i], in.Name, in.Name, strings.Join(names, "; "))
 		default:
-			return fmt.Errorf("audit: the model has an input rnnaudit cannot fill: %s (supported: a float input [batch, time, features] or [time, batch, features], integer inputs [batch, time] or [batch, time, k] of category codes filled from named columns (--input NAME=COLUMNS), and an integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
+			return errs.Fix([]Option{OptInputs}, "audit: the model has an input rnnaudit cannot fill: %s (supported: a float input [batch, time, features] or [time, batch, features], integer inputs [batch, time] or [batch, time, k] of category codes filled from named columns, and an integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
 		}
 		for _, c := range cols {
 			k, err := colIndex(in.Name, c)
@@ -323,9 +324,11 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 			continue
 		}
 		if want := in.Dims[2].Value; want >= 0 && want != len(f.cols) {
-			how := fmt.Sprintf("name its columns, in the order the model takes them (--input %s=A,B,...; Options.Inputs)", in.Name)
+			how := fmt.Sprintf("name its columns, in the order the model takes them, as %s=A,B,...", in.Name)
+			opts := []Option{OptInputs}
 			if i == m.main {
-				how = "choose the feature columns the model takes, in its order (--features, or --input " + in.Name + "=A,B,...), and name the columns of any other input (--input)"
+				how = "choose the feature columns the model takes, in its order, and name the columns of any other input"
+				opts = []Option{blocks.OptFeatures, OptInputs}
 			}
 			what, fill := "values", "columns fill"
 			if i == m.main {
@@ -334,7 +337,7 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 			if len(f.cols) == 1 {
 				fill = "column fills"
 			}
-			return fmt.Errorf("audit: the model's input %s takes %d %s per step, but %d %s it (%s): %s; the model's inputs are filled as %s",
+			return errs.Fix(opts, "audit: the model's input %s takes %d %s per step, but %d %s it (%s): %s; the model's inputs are filled as %s",
 				names[i], want, what, len(f.cols), fill, strings.Join(f.names, ", "), how, m.inputList())
 		}
 	}
@@ -607,7 +610,7 @@ func (m *modelIO) forecasts(T int) []forecast {
 }
 
 // checkSeparable records whether the model's per-sequence gradients come
-// from one pass over a batch (graph.Program.Examples), which the low-rank
+// from one pass over a batch (graph.Program.PerExample), which the low-rank
 // path needs: an embedding table looked up by category codes is not
 // separated today. It refuses Solver LowRank for such a model; Auto then
 // does not choose it (solverName).
@@ -615,13 +618,13 @@ func (p *problem) checkSeparable() error {
 	if len(p.groups) == 0 {
 		return nil
 	}
-	_, err := p.groups[0].prog.Examples(p.io.exampleAxes())
+	_, err := p.groups[0].prog.PerExample(p.io.exampleAxes())
 	if !errors.Is(err, graph.ErrNotSeparable) {
 		return nil
 	}
 	p.inseparable = err
 	if p.opt.Solver == LowRank {
-		return fmt.Errorf("audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
+		return errs.Fix([]Option{OptSolver}, "audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
 	}
 	return nil
 }

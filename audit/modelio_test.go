@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,7 +157,8 @@ func TestSeveralInputs(t *testing.T) {
 	g, _ := loadModelio(t, "embed_input", "")
 	train, _ := readModelio(t, "embed_input")
 	_, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst})
-	if err == nil || !strings.Contains(err.Error(), "--input x_cat=") || strings.Contains(err.Error(), "the file has") {
+	var oe *OptionError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "x_cat=COLUMN") || !slices.Contains(oe.Options, OptInputs) || strings.Contains(err.Error(), "the file has") {
 		t.Errorf("embed_input without Inputs: %v", err)
 	}
 	// A code that is not a whole number is named with its line.

@@ -1,13 +1,13 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Layout is how the model's feature input is laid out.
@@ -206,10 +206,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa, lowrank or auto)", r.Solver)
 	}
 	if r.Rank < 0 {
-		return r, fmt.Errorf("audit: rank %d (Options.Rank) must not be negative", r.Rank)
+		return r, errs.Fix([]Option{OptRank}, "audit: rank %d must not be negative", r.Rank)
 	}
 	if r.Layout != BatchFirst && r.Layout != TimeFirst {
-		return r, errors.New("audit: the model's input layout is not known: batch-first or time-first (Options.Layout)")
+		return r, errs.Fix([]Option{OptLayout}, "audit: the model's input layout is not known: batch-first or time-first")
 	}
 	if (r.Blocks == blocks.Intervals || r.Blocks == blocks.Nested) && r.BlockLength <= 0 {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)

@@ -10,6 +10,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // problem is what every phase of an audit reads and no phase writes: the
@@ -94,7 +95,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 			return o, nil, err
 		}
 		if g, err = g.Restrict(keep); err != nil {
-			return o, nil, fmt.Errorf("audit: parameter pattern %q (Options.Params): %w", o.Params, err)
+			return o, nil, errs.Fix([]Option{OptParams}, "audit: parameter pattern %q: %w", o.Params, err)
 		}
 	}
 	return o, g, nil

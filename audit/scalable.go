@@ -34,7 +34,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -46,6 +45,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 const (
@@ -106,10 +106,10 @@ func lowRankRank(P, opt int) int {
 // evaluation points ev; mark is called as its phases begin.
 func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, *looResiduals, perturbed, error) {
 	if p.scheme.Kind != blocks.Sequences {
-		return nil, nil, nil, fmt.Errorf("audit: the low-rank solver (Options.Solver) takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
+		return nil, nil, nil, errs.Fix([]Option{OptSolver}, "audit: the low-rank solver takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
 	}
 	if p.opt.Curvature != hvp.GaussNewton {
-		return nil, nil, nil, errors.New("audit: the low-rank solver (Options.Solver) needs the Gauss-Newton curvature (Options.Curvature)")
+		return nil, nil, nil, errs.Fix([]Option{OptSolver, OptCurvature}, "audit: the low-rank solver needs the Gauss-Newton curvature: choose another solver, or the Gauss-Newton curvature")
 	}
 	mark("curvature")
 	inf := &influence{estimator: p.opt.Estimator}

@@ -97,7 +97,7 @@ func TestErrorListErr(t *testing.T) {
 	if err := (ErrorList{one}).Err(); err != one {
 		t.Errorf("list of one: Err() = %#v, want the error itself", err)
 	}
-	two := ErrorList{one, {File: "f.csv", Err: ErrNoRows}}
+	two := ErrorList{one, &DataError{File: "f.csv", Err: ErrNoRows}}
 	if err := two.Err(); err == nil || err.Error() != "2 problems:\n\tf.csv:2: column \"x\": missing value\n\tf.csv: no data rows" {
 		t.Errorf("list of two: Err() = %q", err)
 	}

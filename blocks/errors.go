@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Sentinel errors wrapped by the errors of this package; test for them with
@@ -39,24 +41,26 @@ var (
 	// match the training file (CheckCompatible).
 	ErrTargets = errors.New("target columns do not match")
 	// ErrTooMany: reading stopped after Options.MaxErrors problems. It is
-	// the last error of an ErrorList.
-	ErrTooMany = errors.New("too many problems")
+	// the last error of an ErrorList (the module's errs.ErrTooMany).
+	ErrTooMany = errs.ErrTooMany
 	// ErrScheme: a block scheme cannot be built (NewScheme, ParseKind).
 	ErrScheme = errors.New("bad block scheme")
 )
 
 // Option names a field of Options. A DataError lists the options that
 // choose what the problem is about, so that a program can name them in its
-// own terms (cmd/audit names its flags: --features for Features).
-type Option string
+// own terms (cmd/audit names its flags: --features for OptFeatures). It is
+// the module's one option type (errs.Option), shared with audit and hvp;
+// its value is the field's Go name, "blocks.Options.Features".
+type Option = errs.Option
 
 // The fields of Options that a DataError may name.
 const (
-	OptIDCol    Option = "IDCol"
-	OptTimeCol  Option = "TimeCol"
-	OptTargets  Option = "Targets"
-	OptFeatures Option = "Features"
-	OptShift    Option = "Shift"
+	OptIDCol    Option = "blocks.Options.IDCol"
+	OptTimeCol  Option = "blocks.Options.TimeCol"
+	OptTargets  Option = "blocks.Options.Targets"
+	OptFeatures Option = "blocks.Options.Features"
+	OptShift    Option = "blocks.Options.Shift"
 )
 
 // DataError is a problem with one place of a data file.
@@ -72,15 +76,16 @@ type DataError struct {
 }
 
 // Error formats the error as "file:line: column "c": message (Options.X)",
-// leaving out the parts that are not known.
+// leaving out the parts that are not known; the options are named as
+// fields of this package's Options.
 func (e *DataError) Error() string {
-	return e.Text(func(o Option) string { return "Options." + string(o) })
+	return e.Text(errs.Names(Option.Local))
 }
 
-// Text formats the error as Error does, naming the options in the
-// parentheses at the end with name: a command passes a function that
-// returns its flag for each option.
-func (e *DataError) Text(name func(Option) string) string {
+// Text formats the error as Error does, with the options in the
+// parentheses at the end written by advice (nothing when it returns ""):
+// a command passes a function that writes its flags.
+func (e *DataError) Text(advice func([]Option) string) string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -95,18 +100,7 @@ func (e *DataError) Text(name func(Option) string) string {
 	} else {
 		b.WriteString("unknown problem")
 	}
-	for i, o := range e.Options {
-		if i == 0 {
-			b.WriteString(" (")
-		} else {
-			b.WriteString(", ")
-		}
-		b.WriteString(name(o))
-		if i == len(e.Options)-1 {
-			b.WriteString(")")
-		}
-	}
-	return b.String()
+	return errs.WithAdvice(b.String(), advice(e.Options))
 }
 
 // newDataError returns the error about a place of a file, with the options
@@ -124,58 +118,30 @@ func newDataError(file string, line int, col string, err error) *DataError {
 func (e *DataError) Unwrap() error { return e.Err }
 
 // ErrorList is the list of problems found in one read of a file, in line
-// order, so that a file with several problems is fixed in one go. When the
-// list was cut short, its last error wraps ErrTooMany.
-type ErrorList []*DataError
+// order, so that a file with several problems is fixed in one go; each is
+// a *DataError. When the list was cut short, its last error wraps
+// ErrTooMany. It is the module's one list type (errs.List), which
+// graph.ErrorList is too; errors.As(err, &de) with de a *DataError finds
+// the first problem.
+type ErrorList = errs.List
 
-// Err returns nil for an empty list, the only error for a list of one, and
-// the list itself otherwise.
-func (l ErrorList) Err() error {
-	switch len(l) {
-	case 0:
-		return nil
-	case 1:
-		return l[0]
-	}
-	return l
-}
+// dataErrors are the problems of one read, before they become an
+// ErrorList.
+type dataErrors []*DataError
 
-// Error lists every error, one per line after the first.
-func (l ErrorList) Error() string {
-	switch len(l) {
-	case 0:
-		return "no errors"
-	case 1:
-		return l[0].Error()
-	}
-	var b strings.Builder
-	n := len(l)
-	if errors.Is(l[n-1], ErrTooMany) {
-		fmt.Fprintf(&b, "%d problems, and more:", n-1)
-	} else {
-		fmt.Fprintf(&b, "%d problems:", n)
-	}
-	for _, e := range l {
-		b.WriteString("\n\t")
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
-
-// Unwrap lets errors.Is and errors.As look into every error of the list;
-// errors.As(err, &de) with de a *DataError finds the first problem.
-func (l ErrorList) Unwrap() []error {
-	errs := make([]error, len(l))
-	for i, e := range l {
-		errs[i] = e
-	}
-	return errs
-}
-
-// sortLines sorts the list by line, keeping the order of errors on the same
-// line.
-func (l ErrorList) sortLines() {
+// sortLines sorts the problems by line, keeping the order of problems on
+// the same line.
+func (l dataErrors) sortLines() {
 	slices.SortStableFunc(l, func(a, b *DataError) int { return a.Line - b.Line })
+}
+
+// list is the problems as an ErrorList.
+func (l dataErrors) list() ErrorList {
+	out := make(ErrorList, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
 }
 
 // problem is an error whose message is written for the user and which wraps

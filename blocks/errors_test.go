@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // A problem that an option fixes names the option in DataError.Options, in
@@ -32,15 +34,15 @@ func TestDataErrorOptions(t *testing.T) {
 		if !reflect.DeepEqual(de.Options, c.want) {
 			t.Errorf("%q %+v: options %v, want %v (%v)", c.src, c.opts, de.Options, c.want, de)
 		}
-		flag := func(o Option) string { return "--" + strings.ToLower(string(o)) }
-		text := de.Text(flag)
+		flag := func(o Option) string { return "--" + strings.ToLower(o.Local()) }
+		text := de.Text(errs.Names(flag))
 		if strings.Contains(de.Error(), "--") {
 			t.Errorf("%q: the message names a flag: %s", c.src, de.Error())
 		}
 		if len(c.want) > 0 {
 			var names, flags []string
 			for _, o := range c.want {
-				names, flags = append(names, "Options."+string(o)), append(flags, flag(o))
+				names, flags = append(names, "Options."+strings.TrimPrefix(string(o), "blocks.Options.")), append(flags, flag(o))
 			}
 			if !strings.HasSuffix(de.Error(), " ("+strings.Join(names, ", ")+")") || !strings.HasSuffix(text, " ("+strings.Join(flags, ", ")+")") {
 				t.Errorf("%q: Error %q, Text %q", c.src, de.Error(), text)

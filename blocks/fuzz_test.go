@@ -62,8 +62,9 @@ func FuzzRead(f *testing.F) {
 				if len(list) > opts.MaxErrors+1 {
 					t.Fatalf("%d errors with MaxErrors %d", len(list), opts.MaxErrors)
 				}
-				for i, e := range list {
-					if e.File != "fuzz.csv" || (i > 0 && list[i-1].Line > e.Line) {
+				des := asDataErrors(t, list)
+				for i, e := range des {
+					if e.File != "fuzz.csv" || (i > 0 && des[i-1].Line > e.Line) {
 						t.Fatalf("error %d of %q out of order or without the file", i, err)
 					}
 				}

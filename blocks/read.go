@@ -131,7 +131,7 @@ type parser struct {
 	name    string
 	o       Options
 	max     int
-	errs    ErrorList
+	errs    dataErrors
 	stopped bool // reading stopped after more than max problems
 
 	header     []string
@@ -169,7 +169,7 @@ func (p *parser) err() error {
 		p.errs = append(p.errs[:p.max], &DataError{File: p.name, Line: next.Line, Err: fail(ErrTooMany,
 			"stopped after %d problems: fix these and read the file again", p.max)})
 	}
-	return p.errs.Err()
+	return p.errs.list().Err()
 }
 
 var bom = []byte("\ufeff")

@@ -435,8 +435,9 @@ func TestReadErrorList(t *testing.T) {
 	if len(list) != len(want) {
 		t.Fatalf("%d problems, want %d:\n%v", len(list), len(want), err)
 	}
+	des := asDataErrors(t, list)
 	for i, w := range want {
-		e := list[i]
+		e := des[i]
 		if e.Line != w.line || e.Column != w.column || !errors.Is(e, w.is) || e.File != "bad.csv" {
 			t.Errorf("problem %d = %q, want line %d column %q wrapping %q", i, e, w.line, w.column, w.is)
 		}
@@ -479,12 +480,13 @@ func TestReadTooManyErrors(t *testing.T) {
 		if len(list) != n {
 			t.Fatalf("max %d: %d errors, want %d", tc.max, len(list), n)
 		}
-		for i, e := range list[:tc.want] {
+		des := asDataErrors(t, list)
+		for i, e := range des[:tc.want] {
 			if e.Line != i+2 || !errors.Is(e, ErrNumber) {
 				t.Errorf("max %d: problem %d = %q, want line %d", tc.max, i, e, i+2)
 			}
 		}
-		last := list[len(list)-1]
+		last := des[len(des)-1]
 		if got := errors.Is(last, ErrTooMany); got != cut {
 			t.Errorf("max %d: last error %q wraps ErrTooMany: %v, want %v", tc.max, last, got, cut)
 		}
@@ -563,4 +565,19 @@ func TestReadFixturesExist(t *testing.T) {
 	if !strings.HasPrefix(string(b), "\ufeff") || !strings.Contains(string(b), "\r\n") {
 		t.Errorf("testdata/messy.csv lost its byte order mark or CRLF line ends")
 	}
+}
+
+// asDataErrors returns the problems of a list read by Read, failing the
+// test when one is not a *DataError.
+func asDataErrors(t testing.TB, list ErrorList) []*DataError {
+	t.Helper()
+	des := make([]*DataError, len(list))
+	for i, e := range list {
+		de, ok := e.(*DataError)
+		if !ok {
+			t.Fatalf("problem %d (%T) is not a *DataError: %v", i, e, e)
+		}
+		des[i] = de
+	}
+	return des
 }

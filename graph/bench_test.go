@@ -53,7 +53,7 @@ func BenchmarkExamplesPaper(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Examples([]int{0}); err != nil {
+		if _, err := p.PerExample([]int{0}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -171,6 +171,9 @@ func lowerLoop(c *compiler, n *Node, in []*value) ([]*value, error) {
 		if len(m) != 1 || m[0] < 0 {
 			return nil, shapeErr("the trip count must be one non-negative number, it is %v", m)
 		}
+		if m[0] > maxIterations {
+			return nil, fmt.Errorf("%w: the trip count is %d; rnnaudit unrolls at most %d iterations", ErrShape, m[0], maxIterations)
+		}
 		trip = m[0]
 	}
 	cond := true

@@ -1,8 +1,10 @@
 package graph_test
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -134,4 +136,57 @@ func TestBodyInitializerIsParameter(t *testing.T) {
 		return
 	}
 	t.Fatal("case not found")
+}
+
+// TestControlFlowErrors checks that control flow rnnaudit cannot unroll is
+// reported with its node and the reason.
+func TestControlFlowErrors(t *testing.T) {
+	vi := func(names ...string) []graph.ValueInfo {
+		out := make([]graph.ValueInfo, len(names))
+		for i, n := range names {
+			out[i] = graph.ValueInfo{Name: n}
+		}
+		return out
+	}
+	branch := func(out string) graph.Attr {
+		return graph.Attr{Kind: graph.AttrGraph, G: &graph.Subgraph{Outputs: vi(out)}}
+	}
+	loopBody := graph.Attr{Kind: graph.AttrGraph, G: &graph.Subgraph{Inputs: vi("i", "c", "v"), Outputs: vi("c", "v")}}
+	for _, tc := range []struct {
+		name  string
+		nodes []*graph.Node
+		ints  map[string][]int64
+		is    error
+		want  []string
+	}{
+		{"If on the parameters", []*graph.Node{op("If", []string{"y"}, []string{"a"}, map[string]graph.Attr{"then_branch": branch("a"), "else_branch": branch("a")})},
+			nil, graph.ErrNotDifferentiable, []string{`node "y" (If)`, "the condition depends on the parameters or the float inputs", "fold to a constant"}},
+		{"Loop of a huge trip count", []*graph.Node{op("Loop", []string{"y"}, []string{"M", "", "a"}, map[string]graph.Attr{"body": loopBody})},
+			map[string][]int64{"M": {1 << 40}}, graph.ErrShape, []string{`node "y" (Loop)`, "the trip count is 1099511627776; rnnaudit unrolls at most 65536 iterations"}},
+		{"Loop without a count or condition", []*graph.Node{op("Loop", []string{"y"}, []string{"", "", "a"}, map[string]graph.Attr{"body": loopBody})},
+			nil, graph.ErrInput, []string{"Loop has neither a trip count nor a condition"}},
+		{"Scan without a body", []*graph.Node{op("Scan", []string{"y"}, []string{"a"}, map[string]graph.Attr{"num_scan_inputs": aInt(1)})},
+			nil, graph.ErrAttr, []string{`Scan needs the subgraph attribute "body"`}},
+	} {
+		init := map[string]*graph.Tensor{"a": graph.NewFloat([]int{1}, []float64{1})}
+		for name, v := range tc.ints {
+			init[name] = graph.NewInt([]int{len(v)}, v)
+		}
+		g, err := graph.New(17, nil, vi("y"), tc.nodes, init, []string{"a"})
+		if err == nil {
+			_, err = g.Compile(nil)
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		if !errors.Is(err, tc.is) {
+			t.Errorf("%s: error %q does not wrap %v", tc.name, err, tc.is)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tc.name, err, w)
+			}
+		}
+	}
 }

@@ -60,7 +60,7 @@ type diffState struct {
 	gin      []*Tensor
 	dgin     []*Tensor
 	din      []*Tensor
-	ex       *exampleState // BackwardExamples
+	ex       *exampleState // BackwardPerExample
 }
 
 // buffers returns a slot-indexed set of tensors for the active slots:

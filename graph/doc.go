@@ -37,10 +37,10 @@
 // vector.
 //
 // A program compiled for a batch of examples (sequences) gives every
-// example's own gradient from one backward pass: Program.Examples finds
+// example's own gradient from one backward pass: Program.PerExample finds
 // which example each value belongs to and where parameter-only values meet
-// the data, and State.BackwardExamples splits the parameter cotangents by
-// example there (examples.go).
+// the data, and State.BackwardPerExample splits the parameter cotangents by
+// example there (perexample.go).
 //
 // # Numerics and speed
 //

@@ -3,7 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Sentinel errors wrapped by the errors this package returns; test for them
@@ -24,7 +25,7 @@ var (
 	ErrNotDifferentiable = errors.New("not differentiable")
 	// ErrNotSeparable: a batched program cannot be split into per-example
 	// gradients (some value mixes examples, or parameters meet the data in
-	// a way Program.Examples does not handle).
+	// a way Program.PerExample does not handle).
 	ErrNotSeparable = errors.New("examples not separable")
 )
 
@@ -42,40 +43,9 @@ func (e *NodeError) Error() string {
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // ErrorList is a list of errors found in one pass, so that a model with
-// several problems is reported in one run.
-type ErrorList []error
-
-// Err returns nil for an empty list, the only error for a list of one, and
-// the list itself otherwise.
-func (l ErrorList) Err() error {
-	switch len(l) {
-	case 0:
-		return nil
-	case 1:
-		return l[0]
-	}
-	return l
-}
-
-// Error lists every error, one per line after the first.
-func (l ErrorList) Error() string {
-	switch len(l) {
-	case 0:
-		return "no errors"
-	case 1:
-		return l[0].Error()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d problems:", len(l))
-	for _, e := range l {
-		b.WriteString("\n\t")
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
-
-// Unwrap lets errors.Is and errors.As look into every error of the list.
-func (l ErrorList) Unwrap() []error { return l }
+// several problems is reported in one run. It is the module's one list
+// type (errs.List), which blocks.ErrorList is too.
+type ErrorList = errs.List
 
 func attrErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrAttr, fmt.Sprintf(format, args...))

@@ -8,7 +8,9 @@ import "github.com/rnnaudit/rnnaudit/internal/asm/f64"
 // GOMAXPROCS goroutines for large products. It is the product kernel the
 // graph runs on (AVX-512 or AVX2 and FMA where the processor has them),
 // offered for the dense linear algebra of other packages: the exact
-// solver's products over all right-hand sides.
+// solver's products over all right-hand sides. Factorisations stay in
+// gonum's mat (internal/asm/f64 says why the kernels are not plugged into
+// it).
 func MatMul(transA, transB bool, m, n, k int, a, b, c []float64) {
 	f64.MatMul(transA, transB, m, n, k, a, b, c)
 }

@@ -97,7 +97,7 @@ func BenchmarkHVPPaper(b *testing.B) {
 func BenchmarkPerSequenceGradientsPaper(b *testing.B) {
 	whole, _, theta := paperData(b, 1000)
 	o, jobs, out := chunked(b, whole, 250)
-	// Warm-up: the first call also analyses the program (graph.Examples,
+	// Warm-up: the first call also analyses the program (graph.Program.PerExample,
 	// about 2 ms here) and allocates the buffers.
 	if err := o.ExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
 		b.Fatal(err)

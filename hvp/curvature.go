@@ -2,15 +2,13 @@ package hvp
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
-
-	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/internal/par"
-	"gonum.org/v1/gonum/mat"
 )
+
+// This file: curvature-vector products, C v for the Hessian or the
+// Gauss-Newton matrix, of the whole objective or of a set of jobs, and
+// Hutchinson's estimate of trace(C). The dense matrix is in dense.go.
 
 // Curvature selects the matrix C of the Newton step (DESIGN sections 4
 // and 8). The zero value is the generalised Gauss-Newton matrix: it is
@@ -38,6 +36,61 @@ func (c Curvature) String() string {
 // Apply writes C v into out for the chosen curvature.
 func (o *Objective) Apply(ctx context.Context, c Curvature, theta, v, out []float64) error {
 	return o.curvature(ctx, theta, v, out, c == GaussNewton)
+}
+
+// HVP writes the exact Hessian-vector product H v into hv, where H is the
+// Hessian of L(.; w) at theta (forward-over-reverse differentiation, no
+// finite differences).
+func (o *Objective) HVP(ctx context.Context, theta, v, hv []float64) error {
+	return o.curvature(ctx, theta, v, hv, false)
+}
+
+// GNVP writes the Gauss-Newton-vector product G v = J^T D J v into gv,
+// where J is the Jacobian of the outputs and D the diagonal of second
+// derivatives of the weighted loss in the outputs (positive
+// semi-definite for both losses).
+func (o *Objective) GNVP(ctx context.Context, theta, v, gv []float64) error {
+	return o.curvature(ctx, theta, v, gv, true)
+}
+
+func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaussNewton bool) error {
+	p := o.numParams()
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{"theta", theta}, {"v", v}, {"result", out}} {
+		if err := checkLen(c.name, c.v, p); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if o.Ridge != 0 {
+			for i, x := range v {
+				out[i] += o.Ridge * x
+			}
+		}
+	}()
+	_, err := o.reduce(ctx, out, func(w *worker, b *Batch, acc []float64) (float64, error) {
+		st := w.state(b.Program)
+		outs, douts, err := st.ForwardTangent(theta, v, b.Inputs)
+		if err != nil {
+			return 0, err
+		}
+		var df []float64
+		if douts[b.Output] != nil {
+			df = douts[b.Output].F
+		}
+		g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
+		if _, err := o.terms(b, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+			return 0, err
+		}
+		if gaussNewton {
+			return 0, st.Backward(dg, acc)
+		}
+		scratch := make([]float64, p)
+		return 0, st.BackwardTangent(g, dg, scratch, acc)
+	})
+	return err
 }
 
 // applyJobs writes scale * sum over jobs of C_job v into out, serially on
@@ -88,142 +141,6 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 	return st.BackwardTangent(g, dg, scratch, acc)
 }
 
-// Dense forms the P×P curvature matrix column by column (C e_j for every
-// unit vector, columns spread over the workers), symmetrised as
-// (C + C^T)/2 to remove rounding asymmetry. Each worker runs the forward
-// and first-order backward passes of every batch once and then, per
-// column, only the tangent and second-order passes.
-func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
-	return o.dense(ctx, c, theta, nil)
-}
-
-func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) (*mat.SymDense, error) {
-	P := o.numParams()
-	if err := checkLen("theta", theta, P); err != nil {
-		return nil, err
-	}
-	cols := make([]float64, P*P) // column j at cols[j*P:]
-	nw := o.nworkersFor(P)
-	workers := make([]*denseWorker, max(1, nw))
-	var mu sync.Mutex
-	done := 0
-	err := par.For(ctx, P, nw, func(w, j int) error {
-		if workers[w] == nil {
-			dw, err := o.prepareDense(c, theta, nw > 1)
-			if err != nil {
-				return err
-			}
-			workers[w] = dw
-		}
-		if err := workers[w].column(o, c, j, cols[j*P:(j+1)*P]); err != nil {
-			return err
-		}
-		if progress != nil {
-			mu.Lock()
-			done++
-			progress(done, P)
-			mu.Unlock()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	m := mat.NewSymDense(P, nil)
-	for i := 0; i < P; i++ {
-		for j := i; j < P; j++ {
-			m.SetSym(i, j, (cols[j*P+i]+cols[i*P+j])/2)
-		}
-		m.SetSym(i, i, m.At(i, i)+o.Ridge)
-	}
-	return m, nil
-}
-
-// denseWorker holds one worker's evaluation of every batch for Dense: the
-// forward and first-order backward passes, run once, after which each
-// column needs only the tangent and second-order passes.
-type denseWorker struct {
-	bs []densePrepared
-	e  []float64 // the unit vector of the current column
-}
-
-// densePrepared is one batch's State after the forward pass, with the
-// loss's first derivatives g at its outputs f and room for their tangents.
-type densePrepared struct {
-	st    *graph.State
-	g, dg []*graph.Tensor
-	f     []float64
-}
-
-// prepareDense runs the forward (and, for the Hessian, the first-order
-// backward) pass of every batch on fresh States.
-func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*denseWorker, error) {
-	P := len(theta)
-	dw := &denseWorker{bs: make([]densePrepared, len(o.Batches)), e: make([]float64, P)}
-	scratch := make([]float64, P)
-	for i := range o.Batches {
-		b := &o.Batches[i]
-		pb := &dw.bs[i]
-		pb.st = b.Program.NewState()
-		pb.st.SetSerial(serial)
-		outs, err := pb.st.Forward(theta, b.Inputs)
-		if err != nil {
-			return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
-		}
-		shape := outs[b.Output].Shape
-		pb.g = make([]*graph.Tensor, b.Program.NumOutputs())
-		pb.dg = make([]*graph.Tensor, b.Program.NumOutputs())
-		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
-		pb.f = outs[b.Output].F
-		if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
-			return nil, err
-		}
-		if c == Hessian {
-			if err := pb.st.Backward(pb.g, scratch); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return dw, nil
-}
-
-// column adds column j of the curvature (its product with the j-th unit
-// vector) to col.
-func (dw *denseWorker) column(o *Objective, c Curvature, j int, col []float64) error {
-	dw.e[j] = 1
-	defer func() { dw.e[j] = 0 }()
-	for i := range o.Batches {
-		b, pb := &o.Batches[i], &dw.bs[i]
-		douts, err := pb.st.Tangent(dw.e)
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", i, err)
-		}
-		dg := pb.dg[b.Output].F
-		if douts[b.Output] == nil {
-			clear(dg)
-		} else {
-			df := douts[b.Output].F
-			for k, w := range b.Weight {
-				if w == 0 {
-					dg[k] = 0
-					continue
-				}
-				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
-				dg[k] = w * d2 * df[k]
-			}
-		}
-		if c == GaussNewton {
-			err = pb.st.Backward(pb.dg, col)
-		} else {
-			err = pb.st.SecondOrder(pb.dg, col)
-		}
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // TraceEstimate estimates trace(C) by Hutchinson's method with n
 // Rademacher vectors z (E[z^T C z] = trace C), returning the estimate and
 // its standard error.
@@ -260,6 +177,8 @@ func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z,
 	return mean, stderr, nil
 }
 
+// dot is the inner product of a and b, summed in index order (the
+// solvers' results depend on that order).
 func dot(a, b []float64) float64 {
 	s := 0.0
 	for i, v := range a {
@@ -268,4 +187,5 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
+// norm is the Euclidean norm of a.
 func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }

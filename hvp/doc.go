@@ -35,4 +35,25 @@
 // matrix products. For leave-one-out work its constant should be chosen
 // for the inverse on output-Jacobian rows (LowRankOptions.InverseProbe):
 // the leverage, and with it the own leave-out residuals, depends on it.
+//
+// # Files
+//
+// Each file has one job:
+//
+//   - objective.go: Objective and Batch, the weighted loss, its value and
+//     gradient; loss.go: the per-term losses and their derivatives;
+//   - workers.go: per-worker buffers, reductions over batches in a fixed
+//     order, and parallel jobs;
+//   - gradients.go: gradients of parts of the loss, per job (Gradients)
+//     and per example (ExampleGradients, StreamExampleGradients);
+//   - curvature.go: curvature-vector products (Apply, HVP, GNVP) and
+//     trace estimates; dense.go: the dense curvature matrix;
+//   - solve.go, dual.go, lowrank.go, minres.go: the solvers of
+//     (C + lambda I) x = b and the Factor they return.
+//
+// The audit's block gradients enter through ExampleGradients
+// (gradients.go): exampleJob runs a batch forward and seeds the loss's
+// cotangents (lossSeeds, objective.go), then graph.State.BackwardPerExample
+// applies every operator's gradient rule (graph/kernels_diff.go), split by
+// example.
 package hvp

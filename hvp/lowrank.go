@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // LowRankOptions configure NewLowRank. Nil gives a rank-100 Gauss-Newton
@@ -521,7 +522,7 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 		}
 	}
 	if wSub <= 0 {
-		return nil, fmt.Errorf("hvp: the %d sampled batches have no loss weight (LowRankOptions.Subsample)", opt.Subsample)
+		return nil, errs.Fix([]Option{OptSubsample}, "hvp: the %d sampled batches have no loss weight", opt.Subsample)
 	}
 	f.Drawn, f.Scale = pick, wAll/wSub
 	return f.product(o)
@@ -664,7 +665,7 @@ func (f *LowRank) Reduce() (Reduced, error) {
 	P, k := f.P, len(f.S)
 	lc := f.Complement + f.Lambda
 	if lc <= 0 && k < P {
-		return Reduced{}, fmt.Errorf("%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g (Options.Damping)", ErrIndefinite, k, f.Complement, f.Lambda)
+		return Reduced{}, errs.Fix([]Option{OptDamping}, "%w: the complement of the rank-%d subspace has curvature %.4g + lambda %.4g", ErrIndefinite, k, f.Complement, f.Lambda)
 	}
 	// Coefficient d_i on row i of U: 1/(S_i + lambda) - 1/lc, so that
 	// x = b/lc + U^T (d ⊙ U b).
@@ -674,7 +675,7 @@ func (f *LowRank) Reduce() (Reduced, error) {
 	}
 	for i, s := range f.S {
 		if s+f.Lambda <= 0 {
-			return Reduced{}, fmt.Errorf("%w: Ritz value %.4g + lambda %.4g is not positive (Options.Curvature, Options.Damping)", ErrIndefinite, s, f.Lambda)
+			return Reduced{}, errs.Fix([]Option{OptCurvature, OptDamping}, "%w: Ritz value %.4g + lambda %.4g is not positive", ErrIndefinite, s, f.Lambda)
 		}
 		r.D[i] = 1/(s+f.Lambda) - r.Inv
 	}

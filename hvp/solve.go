@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -355,7 +356,7 @@ func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Option
 	for i, v := range vals {
 		d := v + lam
 		if d == 0 {
-			return nil, fmt.Errorf("%w: eigenvalue %.4g + lambda is exactly 0 (Options.Damping)", ErrIndefinite, v)
+			return nil, errs.Fix([]Option{OptDamping}, "%w: eigenvalue %.4g + lambda is exactly 0", ErrIndefinite, v)
 		}
 		inv[i] = 1 / d
 	}
@@ -536,7 +537,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 			}
 			pap := dot(p, ap)
 			if pap <= 0 {
-				return fmt.Errorf("%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d (Options.Curvature, Options.Damping)", ErrIndefinite, pap, j, it)
+				return errs.Fix([]Option{OptCurvature, OptDamping}, "%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d", ErrIndefinite, pap, j, it)
 			}
 			alpha := rr / pap
 			for i := range x {
@@ -694,7 +695,7 @@ func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *R
 					h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
 				}
 				if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
-					return fmt.Errorf("%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature (Options.Scale, Options.Damping)", ErrDiverged, j, s, hn, bn, sigma)
+					return errs.Fix([]Option{OptScale, OptDamping}, "%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature", ErrDiverged, j, s, hn, bn, sigma)
 				}
 				if s > depth-tail {
 					for i, v := range h {

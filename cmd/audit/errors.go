@@ -4,18 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// maxProblems is the number of problems of a multi-error printed before
-// the rest are counted.
+// This file: how an error reaches the user. The libraries return values
+// (internal/errs): a list of problems is an errs.List (graph.ErrorList,
+// blocks.ErrorList), and a problem that an option fixes names the option
+// as a value (*blocks.DataError, *audit.OptionError); here those options
+// become this command's flags.
+
+// maxProblems is the number of problems of a list printed before the rest
+// are counted.
 const maxProblems = 20
 
 // printError writes err to w as "audit: message". An error that holds a
-// list of problems (blocks.ErrorList, graph.ErrorList, errors.Join, or
-// any error whose Unwrap() []error results it prints one per line) is
+// list of problems (an errs.List of two or more anywhere in its chain) is
 // printed whole: its first line, then one line per problem, up to
 // maxProblems and a count of the rest. Of any other error only the first
 // line is printed, leaving out such things as stack traces.
@@ -30,60 +39,27 @@ func printError(w io.Writer, err error) {
 // errorText is the message printError writes for err, without the
 // program name.
 func errorText(err error) string {
-	list, problems := findList(err)
-	if list == nil {
+	var list errs.List
+	if !errors.As(err, &list) || len(list) < 2 {
 		return firstLine(render(err))
 	}
-	full, own := err.Error(), list.Error()
+	// The context the chain puts in front of the list, as in
+	// fmt.Errorf("onnx: %s: %w", path, list).
 	prefix := ""
-	if strings.HasSuffix(full, own) {
+	if full, own := err.Error(), list.Error(); strings.HasSuffix(full, own) {
 		prefix = full[:len(full)-len(own)]
 	}
-	header := firstLine(own)
-	if header == firstLine(problems[0].Error()) {
-		header = fmt.Sprintf("%d problems:", len(problems)) // errors.Join has no header line
-	}
 	var b strings.Builder
-	b.WriteString(prefix + header)
-	for i, p := range problems {
+	b.WriteString(prefix + list.Header())
+	for i, p := range list {
 		if i == maxProblems {
-			fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(problems)-maxProblems, len(problems))
+			fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(list)-maxProblems, len(list))
 			break
 		}
 		b.WriteString("\n\t")
 		b.WriteString(firstLine(render(p)))
 	}
 	return b.String()
-}
-
-// findList returns the first error in err's chain that holds a list of
-// problems, and the problems; nil when there is none. An error with
-// Unwrap() []error is a list when its message puts the first line of each
-// of two or more wrapped errors on a line of its own: an error that wraps
-// a sentinel and a cause without printing them (or fmt.Errorf with two
-// %w verbs, which prints them on one line) is not.
-func findList(err error) (error, []error) {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		m, ok := e.(interface{ Unwrap() []error })
-		if !ok {
-			continue
-		}
-		errs := m.Unwrap()
-		if len(errs) < 2 {
-			return nil, nil
-		}
-		lines := map[string]bool{}
-		for _, l := range strings.Split(e.Error(), "\n") {
-			lines[strings.TrimSpace(l)] = true
-		}
-		for _, c := range errs {
-			if c == nil || !lines[strings.TrimSpace(firstLine(c.Error()))] {
-				return nil, nil
-			}
-		}
-		return e, errs
-	}
-	return nil, nil
 }
 
 // firstLine is s up to its first newline.
@@ -105,38 +81,47 @@ func (e *contextError) Error() string {
 
 func (e *contextError) Unwrap() error { return e.err }
 
-// render is err's message, with the options a *blocks.DataError names
-// (blocks.OptFeatures) written as the command's flags (--features).
+// render is err's message with the options that fix it, which the
+// library names by their Go names at the end of an errs.Fixer's message
+// (a *blocks.DataError, an *audit.OptionError), written as this command's
+// flags (advice). Only that end is replaced: the context the chain puts in
+// front stays as it is.
 func render(err error) string {
-	msg := optionFlags.Replace(err.Error())
-	var de *blocks.DataError
-	if errors.As(err, &de) {
-		if own := de.Error(); strings.HasSuffix(msg, own) {
-			return msg[:len(msg)-len(own)] + de.Text(flagOf)
-		}
+	msg := err.Error()
+	var f errs.Fixer
+	if !errors.As(err, &f) {
+		return msg
+	}
+	body := f.Text(func([]errs.Option) string { return "" }) // the message without its options
+	goNames, ours := f.Error(), f.Text(advice)
+	if !strings.HasPrefix(goNames, body) || !strings.HasPrefix(ours, body) {
+		return msg
+	}
+	if tail := goNames[len(body):]; tail != "" && strings.HasSuffix(msg, tail) {
+		return msg[:len(msg)-len(tail)] + ours[len(body):]
 	}
 	return msg
 }
 
-// optionFlags names, in the audit's own error messages, the option fields
-// they point at by this command's flags.
-var optionFlags = strings.NewReplacer(
-	"(blocks.Options.Features)", "(--features)",
-	"(Options.Params)", "(--params)",
-	"(is Options.Layout right?)", "(is --layout right?)",
-	"(Options.Layout)", "(--layout)",
-	"(Options.Retrain)", "(--retrain)",
-	"(Options.Solver)", "(--solver)",
-	"(Options.Rank)", "(--rank)",
-	"(Options.Curvature)", "(--curvature)",
-	// hvp's, whose Damping and Curvature audit passes on.
-	"(Options.Damping)", "(--damping)",
-	"(Options.Curvature, Options.Damping)", "(--curvature gauss-newton, or more --damping)",
-	"(Options.Scale, Options.Damping)", "(--damping)",
-)
+// advice writes the options that fix a problem as this command's flags,
+// leaving out those no flag sets; a non-positive-definite Hessian is fixed
+// by the Gauss-Newton curvature or more damping.
+func advice(opts []errs.Option) string {
+	var flags []string
+	for _, o := range opts {
+		if f := flagOf(o); f != "" && !slices.Contains(flags, f) {
+			flags = append(flags, f)
+		}
+	}
+	if slices.Equal(flags, []string{"--curvature", "--damping"}) {
+		return "--curvature gauss-newton, or more --damping"
+	}
+	return strings.Join(flags, ", ")
+}
 
-// flagOf is the flag that sets a field of blocks.Options.
-func flagOf(o blocks.Option) string {
+// flagOf is the flag that sets an option of the libraries, "" when none
+// does (such as hvp.OptScale, which the command chooses itself).
+func flagOf(o errs.Option) string {
 	switch o {
 	case blocks.OptIDCol:
 		return "--id-col"
@@ -148,6 +133,26 @@ func flagOf(o blocks.Option) string {
 		return "--features"
 	case blocks.OptShift:
 		return "--shift"
+	case audit.OptLayout:
+		return "--layout"
+	case audit.OptSolver:
+		return "--solver"
+	case audit.OptRank:
+		return "--rank"
+	case audit.OptCurvature, hvp.OptCurvature:
+		return "--curvature"
+	case hvp.OptDamping:
+		return "--damping"
+	case audit.OptParams:
+		return "--params"
+	case audit.OptRetrain:
+		return "--retrain"
+	case audit.OptInputs:
+		return "--input"
+	case audit.OptOutput:
+		return "--output"
+	case audit.OptHorizons:
+		return "--horizons"
 	}
-	return "the " + string(o) + " option"
+	return ""
 }

@@ -31,7 +31,7 @@ func TestSeveralInputsCmd(t *testing.T) {
 		t.Errorf("--features with --input: exit %d, stderr %s, output lacks %q:\n%s", code, errs, want, out)
 	}
 	code, _, errs = runCmd(modelioArgs("embed_input")...)
-	if code != 1 || !strings.Contains(errs, "x_cat") || !strings.Contains(errs, "--input x_cat=") || strings.Contains(errs, "features, the file has") {
+	if code != 1 || !strings.Contains(errs, "as x_cat=COLUMN,...") || !strings.Contains(errs, "(--input)") || strings.Contains(errs, "features, the file has") {
 		t.Errorf("without --input: exit %d, stderr %s", code, errs)
 	}
 	code, _, errs = runCmd(modelioArgs("embed_input", "--input", "x_cat")...)

@@ -9,7 +9,10 @@
 //   - a cancelled context stops new items the same way, and its error is
 //     returned (unless an item's error came first);
 //   - a panic in an item stops new items and is re-raised on the calling
-//     goroutine, so that a caller's recover sees it;
+//     goroutine as a *Panic holding the panic value and the stack of the
+//     goroutine that panicked, so that a caller's recover sees both (the
+//     calling goroutine's own stack ends at For); a panic wins over an
+//     error returned by another item;
 //   - nothing outlives the call: every goroutine it starts has returned.
 //
 // Each worker has an index, so that callers can keep one set of buffers
@@ -18,9 +21,43 @@ package par
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
+
+// Panic is the value For panics with when an item panicked: the item's
+// panic value and the stack of the worker that ran it, taken where it
+// panicked. A panic in a nested For reaches the outer caller as the
+// inner *Panic, with the innermost stack.
+type Panic struct {
+	Value any    // the value the item panicked with
+	Stack []byte // the panicking worker's stack, as debug.Stack writes it
+}
+
+// Error is the panic value and the worker's stack, as the runtime would
+// print them for an unrecovered panic.
+func (p *Panic) Error() string {
+	return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack)
+}
+
+// Unwrap returns the panic value when it is an error (such as a
+// runtime.Error), so that errors.As finds it.
+func (p *Panic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+// capture is the *Panic for a value recovered on the current goroutine:
+// the value with this goroutine's stack, or v itself when it is already
+// a *Panic from a nested For.
+func capture(v any) *Panic {
+	if p, ok := v.(*Panic); ok {
+		return p
+	}
+	return &Panic{Value: v, Stack: debug.Stack()}
+}
 
 // For calls f(w, i) for every i in [0, n), on up to workers goroutines
 // (at least one, at most n); w in [0, workers) names the goroutine running
@@ -33,12 +70,12 @@ func For(ctx context.Context, n, workers int, f func(w, i int) error) error {
 		return ctx.Err()
 	}
 	var (
-		next    atomic.Int64
-		stop    atomic.Bool
-		once    sync.Once
-		first   error
-		panicV  any
-		paniced bool
+		next   atomic.Int64
+		stop   atomic.Bool
+		once   sync.Once
+		first  error
+		pOnce  sync.Once
+		panicV *Panic
 	)
 	fail := func(err error) {
 		once.Do(func() { first = err })
@@ -47,7 +84,8 @@ func For(ctx context.Context, n, workers int, f func(w, i int) error) error {
 	run := func(w int) {
 		defer func() {
 			if v := recover(); v != nil {
-				once.Do(func() { panicV, paniced = v, true })
+				p := capture(v) // here, while the stack still holds the item's frames
+				pOnce.Do(func() { panicV = p })
 				stop.Store(true)
 			}
 		}()
@@ -76,7 +114,7 @@ func For(ctx context.Context, n, workers int, f func(w, i int) error) error {
 	}
 	run(0)
 	wg.Wait()
-	if paniced {
+	if panicV != nil {
 		panic(panicV)
 	}
 	return first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,21 +85,98 @@ func TestForCancel(t *testing.T) {
 	}
 }
 
-// TestForPanic checks that a panic reaches the caller with its value.
+// TestForPanic checks that a panic reaches the caller as a *Panic with
+// its value and the stack of the worker that panicked, from a worker
+// goroutine and from the calling one, and through a nested For.
 func TestForPanic(t *testing.T) {
 	type marker struct{}
+	for _, c := range []struct {
+		name    string
+		workers int
+		nested  bool
+	}{{"calling goroutine", 1, false}, {"worker goroutine", 4, false}, {"nested", 2, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := recoverPanic(func() {
+				_ = For(context.Background(), 100, c.workers, func(w, i int) error {
+					if c.nested {
+						return For(context.Background(), 10, 2, func(_, j int) error {
+							if i == 7 && j == 3 {
+								panicInItem(marker{})
+							}
+							return nil
+						})
+					}
+					if i == 7 {
+						panicInItem(marker{})
+					}
+					return nil
+				})
+				t.Fatal("For returned after a panic")
+			})
+			if p == nil {
+				t.Fatal("no *Panic recovered")
+			}
+			if p.Value != (marker{}) {
+				t.Errorf("value %v, want the item's panic value", p.Value)
+			}
+			if !strings.Contains(string(p.Stack), "par.panicInItem") {
+				t.Errorf("the stack does not show the item that panicked:\n%s", p.Stack)
+			}
+		})
+	}
+}
+
+// TestForPanicWins checks that a panic is not lost when another item
+// returned an error first.
+func TestForPanicWins(t *testing.T) {
+	p := recoverPanic(func() {
+		_ = For(context.Background(), 2, 2, func(w, i int) error {
+			if i == 0 {
+				return errors.New("fail")
+			}
+			panicInItem("boom")
+			return nil
+		})
+	})
+	// Item 1 may not start once item 0 failed; when it ran, its panic wins.
+	if p != nil && p.Value != "boom" {
+		t.Errorf("value %v, want boom", p.Value)
+	}
+}
+
+// TestPanicUnwrap checks that errors.As finds a runtime error inside.
+func TestPanicUnwrap(t *testing.T) {
+	p := recoverPanic(func() {
+		_ = For(context.Background(), 3, 2, func(w, i int) error {
+			var s []int
+			_ = s[i+5]
+			return nil
+		})
+	})
+	var re runtime.Error
+	if p == nil || !errors.As(p, &re) {
+		t.Fatalf("recovered %v, want a *Panic wrapping a runtime.Error", p)
+	}
+}
+
+// panicInItem panics with v, from a frame the tests look for in the stack.
+//
+//go:noinline
+func panicInItem(v any) { panic(v) }
+
+// recoverPanic runs f and returns the *Panic it panicked with, nil when it
+// did not panic; another panic value fails the caller's test by panicking.
+func recoverPanic(f func()) (p *Panic) {
 	defer func() {
-		if v := recover(); v != (marker{}) {
-			t.Fatalf("recovered %v, want the item's panic value", v)
+		if v := recover(); v != nil {
+			var ok bool
+			if p, ok = v.(*Panic); !ok {
+				panic(v)
+			}
 		}
 	}()
-	_ = For(context.Background(), 100, 2, func(w, i int) error {
-		if i == 7 {
-			panic(marker{})
-		}
-		return nil
-	})
-	t.Fatal("For returned after a panic")
+	f()
+	return nil
 }
 
 // TestForNoLeak checks that no goroutine outlives For, even when items

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -102,5 +103,52 @@ func TestStreamExampleGradients(t *testing.T) {
 	})
 	if !errors.Is(err, stop) {
 		t.Errorf("error %v, want one wrapping %v", err, stop)
+	}
+}
+
+// TestExampleGradientsSplits: per-example gradients do not depend on the
+// parallelism (one job of 200 sequences, its examples split over two
+// cores or kept on one, agree to the bit) and, up to rounding, not on the
+// batching (four jobs of 50 run in parallel; one backward pass per
+// sequence).
+func TestExampleGradientsSplits(t *testing.T) {
+	whole, parts, theta := paperData(t, 200)
+	ctx := context.Background()
+	one, jobs1, out1 := chunked(t, whole, 200)
+	four, jobs4, out4 := chunked(t, whole, 50)
+	if err := one.ExampleGradients(ctx, theta, jobs1, out1, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	serial := make([][][]float64, 1)
+	serial[0] = make([][]float64, 200)
+	if err := (&hvp.Objective{Batches: one.Batches}).ExampleGradients(ctx, theta, jobs1, serial, nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GOMAXPROCS(2)
+	if err := four.ExampleGradients(ctx, theta, jobs4, out4, nil); err != nil {
+		t.Fatal(err)
+	}
+	jobs := make([]hvp.Job, len(parts.Batches))
+	for i := range jobs {
+		jobs[i] = hvp.Job{Batch: i}
+	}
+	sep := make([][]float64, len(jobs))
+	if err := parts.Gradients(ctx, theta, jobs, sep, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		a := out1[0][i]
+		for j, v := range serial[0][i] {
+			if a[j] != v {
+				t.Fatalf("sequence %d, parameter %d: %v on two cores, %v on one", i, j, a[j], v)
+			}
+		}
+		if e := relErr(a, out4[i/50][i%50], 1e-300); e > 1e-13 {
+			t.Errorf("sequence %d: relative error %.3g between one batch and four", i, e)
+		}
+		if e := relErr(a, sep[i], 1e-300); e > 1e-12 {
+			t.Errorf("sequence %d: relative error %.3g against one pass per sequence", i, e)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func node(op string, out string, in ...string) *graph.Node {
 	return &graph.Node{Name: out, OpType: op, Inputs: in, Outputs: []string{out}}
 }
 
-// TestBackwardExamplesFiniteDifferences checks the per-example split on
+// TestBackwardPerExampleFiniteDifferences checks the per-example split on
 // the paths the recurrent fixtures do not take: weight blocks computed
 // nonlinearly from the parameters (so neither plain nor transposed views
 // of theta, their maps recomputed at each theta), one of them assembled
@@ -57,7 +57,7 @@ func node(op string, out string, in ...string) *graph.Node {
 // subtracting from, multiplying and dividing the data elementwise.
 // Each example's gradient of <g_e, y> is checked against central
 // differences, and the examples' gradients against the batch gradient.
-func TestBackwardExamplesFiniteDifferences(t *testing.T) {
+func TestBackwardPerExampleFiniteDifferences(t *testing.T) {
 	const N = 5
 	for _, c := range []struct {
 		name  string
@@ -89,7 +89,7 @@ func TestBackwardExamplesFiniteDifferences(t *testing.T) {
 	}
 }
 
-// checkExamples checks BackwardExamples on model g with input x, whose
+// checkExamples checks BackwardPerExample on model g with input x, whose
 // first axis indexes the examples and whose output has two values per
 // example; parts says whether the program places values inside a
 // Concat's result.
@@ -99,7 +99,7 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := p.Examples([]int{0})
+	ex, err := p.PerExample([]int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 	for e := range grads {
 		grads[e] = make([]float64, P)
 	}
-	if err := s.BackwardExamples(ex, []*graph.Tensor{seed}, grads); err != nil {
+	if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
 		t.Fatal(err)
 	}
 	// <g_e, y(theta)> for every example, from a separate State.
@@ -168,7 +168,7 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 		if _, err := s.Forward(th, []*graph.Tensor{x}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.BackwardExamples(ex, []*graph.Tensor{seed}, grads); err != nil {
+		if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
 			t.Fatal(err)
 		}
 		sum := make([]float64, P)
@@ -187,9 +187,9 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 	}
 }
 
-// TestExamplesNotSeparable checks that programs whose examples meet
+// TestPerExampleNotSeparable checks that programs whose examples meet
 // before the parameters do are refused, naming the node.
-func TestExamplesNotSeparable(t *testing.T) {
+func TestPerExampleNotSeparable(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		x     []int
@@ -212,7 +212,7 @@ func TestExamplesNotSeparable(t *testing.T) {
 			if c.name == "weights on the left" {
 				ax = 1
 			}
-			_, err = p.Examples([]int{ax})
+			_, err = p.PerExample([]int{ax})
 			if !errors.Is(err, graph.ErrNotSeparable) || !strings.Contains(err.Error(), `"`+c.node+`"`) {
 				t.Fatalf("got %v, want ErrNotSeparable naming node %q", err, c.node)
 			}

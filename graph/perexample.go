@@ -12,8 +12,8 @@ import (
 // operation mixes examples, every element of a value computed from the
 // data belongs to one example, and the batched backward pass already holds
 // each example's own cotangents there: the examples' losses meet only in
-// the values computed from the parameters alone. Examples finds that
-// structure once per program. BackwardExamples then runs one backward
+// the values computed from the parameters alone. Program.PerExample finds that
+// structure once per program. BackwardPerExample then runs one backward
 // pass, and where a parameter-only value meets the data (the weights of a
 // matrix product, a broadcast bias) it splits the cotangent by example
 // instead of summing it: for a product, one small matrix product per
@@ -41,12 +41,12 @@ func combineID(a, b float64) float64 {
 	return idMixed
 }
 
-// Examples describes how a batched Program separates into examples: which
+// PerExample describes how a batched Program separates into examples: which
 // example each element of its data-dependent values belongs to, and where
 // the parameter cotangents must be split by example. It is made once per
-// program by Program.Examples, is read-only, and may be used by many
+// program by Program.PerExample, is read-only, and may be used by many
 // States at once.
-type Examples struct {
+type PerExample struct {
 	p   *Program
 	n   int
 	out [][]int32 // per output: the example of each element (nil for static outputs)
@@ -87,21 +87,21 @@ type elemUse struct {
 }
 
 // NumExamples returns the number of examples of the batch.
-func (x *Examples) NumExamples() int { return x.n }
+func (x *PerExample) NumExamples() int { return x.n }
 
 // Output returns the example of each element of program output o, or nil
 // when the output is static.
-func (x *Examples) Output(o int) []int32 { return x.out[o] }
+func (x *PerExample) Output(o int) []int32 { return x.out[o] }
 
-// Examples analyses p for per-example gradients. axes has one entry per
+// PerExample analyses p for per-example gradients. axes has one entry per
 // graph input: the axis of that input that indexes the examples, or -1
 // for an input all examples share (integer inputs are ignored). It returns
 // an error wrapping ErrNotSeparable, naming the node, when some value
 // mixes examples, or when the parameters meet the data in a way
-// BackwardExamples does not split: weights that multiply the data from
+// BackwardPerExample does not split: weights that multiply the data from
 // the left, or weights computed from the parameters by a matrix product
 // or a softmax.
-func (p *Program) Examples(axes []int) (*Examples, error) {
+func (p *Program) PerExample(axes []int) (*PerExample, error) {
 	if len(axes) != len(p.inputs) {
 		return nil, fmt.Errorf("graph: %w: %d example axes for %d inputs", ErrInput, len(axes), len(p.inputs))
 	}
@@ -130,7 +130,7 @@ func (p *Program) Examples(axes []int) (*Examples, error) {
 	}
 	ids := p.exampleIDs(axes)
 	act := p.activeSlots()
-	x := &Examples{p: p, n: n, shared: make([]bool, len(p.slots)), run: make([]bool, len(p.steps)), linear: true}
+	x := &PerExample{p: p, n: n, shared: make([]bool, len(p.slots)), run: make([]bool, len(p.steps)), linear: true}
 	sep := make([]bool, len(p.slots))
 	for i := range p.slots {
 		if !p.live[i] || ids[i] == nil {
@@ -411,7 +411,7 @@ const (
 	layoutTransposed        // W[i][j] = theta[base + j*k + i]
 )
 
-// mapPlan is how BackwardExamples maps the split cotangents to theta: the
+// mapPlan is how BackwardPerExample maps the split cotangents to theta: the
 // maps of the bound slots, the layout of every product's weight block,
 // and the slots that need per-example accumulators.
 type mapPlan struct {
@@ -421,27 +421,27 @@ type mapPlan struct {
 	acc    []int // bound slots with accumulators
 }
 
-// exampleState is a State's working memory for BackwardExamples.
+// exampleState is a State's working memory for BackwardPerExample.
 type exampleState struct {
-	x    *Examples
+	x    *PerExample
 	acc  map[int][]float64 // per slot of a plan's acc: n × slot size
 	sink []float64         // where parameter slots point during the pass (never written)
 }
 
-// BackwardExamples is Backward for a batch of examples: after a Forward of
+// BackwardPerExample is Backward for a batch of examples: after a Forward of
 // this State, it sets grads[e] (one vector of length NumParams per
 // example of x) to the gradient of sum_o <g[o], y_o> restricted to the output
 // elements of example e. With g the loss derivatives, that is every
 // example's own loss gradient from one backward pass. The tangent and
 // cotangent buffers of Backward are reused, so SecondOrder needs a new
 // Backward after it.
-func (s *State) BackwardExamples(x *Examples, g []*Tensor, grads [][]float64) error {
+func (s *State) BackwardPerExample(x *PerExample, g []*Tensor, grads [][]float64) error {
 	p := s.p
 	if x.p != p {
-		return fmt.Errorf("graph: BackwardExamples: the example analysis is of another program")
+		return fmt.Errorf("graph: BackwardPerExample: the example analysis is of another program")
 	}
 	if !s.ran {
-		return fmt.Errorf("graph: BackwardExamples needs a Forward first")
+		return fmt.Errorf("graph: BackwardPerExample needs a Forward first")
 	}
 	if len(grads) != x.n {
 		return fmt.Errorf("graph: %w: %d gradients for %d examples", ErrInput, len(grads), x.n)
@@ -606,7 +606,7 @@ func (s *State) elemContributions(es *exampleState) {
 // sparse Jacobian rows forward through the parameter-only steps, and from
 // them the plan. vals are the values of the last Forward; they are not
 // read when the parameter-only steps are linear (vals nil).
-func (x *Examples) newPlan(vals []*Tensor) *mapPlan {
+func (x *PerExample) newPlan(vals []*Tensor) *mapPlan {
 	p := x.p
 	rows := make([]*paramMap, len(p.slots))
 	// get returns the rows of a shared slot: a parameter, a view, or a

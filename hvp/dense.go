@@ -1,0 +1,149 @@
+package hvp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/par"
+	"gonum.org/v1/gonum/mat"
+)
+
+// This file: the dense P×P curvature matrix, formed column by column.
+
+// Dense forms the P×P curvature matrix column by column (C e_j for every
+// unit vector, columns spread over the workers), symmetrised as
+// (C + C^T)/2 to remove rounding asymmetry. Each worker runs the forward
+// and first-order backward passes of every batch once and then, per
+// column, only the tangent and second-order passes.
+func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
+	return o.dense(ctx, c, theta, nil)
+}
+
+func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) (*mat.SymDense, error) {
+	P := o.numParams()
+	if err := checkLen("theta", theta, P); err != nil {
+		return nil, err
+	}
+	cols := make([]float64, P*P) // column j at cols[j*P:]
+	nw := o.nworkersFor(P)
+	workers := make([]*denseWorker, max(1, nw))
+	var mu sync.Mutex
+	done := 0
+	err := par.For(ctx, P, nw, func(w, j int) error {
+		if workers[w] == nil {
+			dw, err := o.prepareDense(c, theta, nw > 1)
+			if err != nil {
+				return err
+			}
+			workers[w] = dw
+		}
+		if err := workers[w].column(o, c, j, cols[j*P:(j+1)*P]); err != nil {
+			return err
+		}
+		if progress != nil {
+			mu.Lock()
+			done++
+			progress(done, P)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := mat.NewSymDense(P, nil)
+	for i := 0; i < P; i++ {
+		for j := i; j < P; j++ {
+			m.SetSym(i, j, (cols[j*P+i]+cols[i*P+j])/2)
+		}
+		m.SetSym(i, i, m.At(i, i)+o.Ridge)
+	}
+	return m, nil
+}
+
+// denseWorker holds one worker's evaluation of every batch for Dense: the
+// forward and first-order backward passes, run once, after which each
+// column needs only the tangent and second-order passes.
+type denseWorker struct {
+	bs []densePrepared
+	e  []float64 // the unit vector of the current column
+}
+
+// densePrepared is one batch's State after the forward pass, with the
+// loss's first derivatives g at its outputs f and room for their tangents.
+type densePrepared struct {
+	st    *graph.State
+	g, dg []*graph.Tensor
+	f     []float64
+}
+
+// prepareDense runs the forward (and, for the Hessian, the first-order
+// backward) pass of every batch on fresh States.
+func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*denseWorker, error) {
+	P := len(theta)
+	dw := &denseWorker{bs: make([]densePrepared, len(o.Batches)), e: make([]float64, P)}
+	scratch := make([]float64, P)
+	for i := range o.Batches {
+		b := &o.Batches[i]
+		pb := &dw.bs[i]
+		pb.st = b.Program.NewState()
+		pb.st.SetSerial(serial)
+		outs, err := pb.st.Forward(theta, b.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
+		}
+		shape := outs[b.Output].Shape
+		pb.g = make([]*graph.Tensor, b.Program.NumOutputs())
+		pb.dg = make([]*graph.Tensor, b.Program.NumOutputs())
+		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
+		pb.f = outs[b.Output].F
+		if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+			return nil, err
+		}
+		if c == Hessian {
+			if err := pb.st.Backward(pb.g, scratch); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return dw, nil
+}
+
+// column adds column j of the curvature (its product with the j-th unit
+// vector) to col.
+func (dw *denseWorker) column(o *Objective, c Curvature, j int, col []float64) error {
+	dw.e[j] = 1
+	defer func() { dw.e[j] = 0 }()
+	for i := range o.Batches {
+		b, pb := &o.Batches[i], &dw.bs[i]
+		douts, err := pb.st.Tangent(dw.e)
+		if err != nil {
+			return fmt.Errorf("hvp: batch %d: %w", i, err)
+		}
+		dg := pb.dg[b.Output].F
+		if douts[b.Output] == nil {
+			clear(dg)
+		} else {
+			df := douts[b.Output].F
+			for k, w := range b.Weight {
+				if w == 0 {
+					dg[k] = 0
+					continue
+				}
+				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+				dg[k] = w * d2 * df[k]
+			}
+		}
+		if c == GaussNewton {
+			err = pb.st.Backward(pb.dg, col)
+		} else {
+			err = pb.st.SecondOrder(pb.dg, col)
+		}
+		if err != nil {
+			return fmt.Errorf("hvp: batch %d: %w", i, err)
+		}
+	}
+	return nil
+}
