@@ -6,7 +6,6 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Run audits a trained model: from the training data it estimates every
@@ -40,36 +39,21 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	res = &Result{SelfAudit: p.self}
 	res.Model, res.Setting = p.describe()
 
-	var (
-		inf   *influence
-		loo   *looResiduals
-		preds perturbed
-	)
-	if solver, _ := p.solverName(); solver == LowRank {
-		if o.Retrain != 0 {
-			return nil, errs.Fix([]Option{OptSolver, OptRetrain}, "audit: exact re-training compares per-block parameter steps, which the low-rank solver does not keep: choose the exact, dual or cg solver, or no re-training")
-		}
-		if inf, loo, preds, err = lowRankPath(ctx, p, ev, clock.begin); err != nil {
-			return nil, err
-		}
-	} else {
-		clock.begin("block gradients")
-		sg, err := newSeqGrads(p, false)
-		if err != nil {
-			return nil, err
-		}
-		grads, err := blockGradients(ctx, p, sg)
-		if err != nil {
-			return nil, err
-		}
-		clock.begin("curvature and solve")
-		if inf, err = estimate(ctx, p, grads, sg, clock.begin); err != nil {
-			return nil, err
-		}
-		clock.begin("leave-one-block-out residuals")
-		if loo, err = blockResiduals(ctx, p, inf.delta, inf.own, "leave-one-block-out residuals"); err != nil {
-			return nil, err
-		}
+	name, _ := p.solverName()
+	s, err := solverFor(name)
+	if err != nil {
+		return nil, err
+	}
+	if o.Retrain != 0 && !s.retrains() {
+		return nil, errNoRetrain()
+	}
+	inf, err := s.influence(ctx, p, ev, clock.begin)
+	if err != nil {
+		return nil, err
+	}
+	loo, err := inf.rep.residuals(ctx, p, clock.begin)
+	if err != nil {
+		return nil, err
 	}
 	res.Setting.Estimator, res.Setting.Damping = string(inf.estimator), inf.damping
 	res.Setting.Notes = append(res.Setting.Notes, inf.notes...)
@@ -82,12 +66,10 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	res.Diag.Influential = mostInfluential(p.scheme, res.Diag.InfluenceNorms, loo.shift)
 
 	clock.begin("intervals")
-	if preds == nil {
-		if preds, err = perturbedPredictions(ctx, p, ev, "intervals", inf.delta, nil); err != nil {
-			return nil, err
-		}
+	l, curve, err := inf.rep.limits(ctx, p, ev, false)
+	if err != nil {
+		return nil, err
 	}
-	l, curve := limitsAndCurve(ctx, p.workers, o.Alpha, ev.test, preds, loo.entries, p.self)
 	naiveLimits(o.Alpha, naive, ev.test, &l)
 	res.Summary = summarize(p.level(), p.io.K, ev.test, l)
 	if res.Summary != nil {
@@ -96,7 +78,11 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	}
 	var conf []*StepConformal
 	if p.cal != nil {
-		res.Conformal, conf = conformal(ctx, p, ev, preds, loo.entries, l, res.Summary != nil)
+		cl, _, err := inf.rep.limits(ctx, p, ev, true)
+		if err != nil {
+			return nil, err
+		}
+		res.Conformal, conf = conformal(p, ev, cl, l, res.Summary != nil)
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
 	warns = append(warns, widthWarnings(res.Summary, res.Conformal)...)

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -269,15 +268,14 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 }
 
 // conformal is the calibration step of the limits phase: it calibrates
-// the test intervals on the calibration set cal (points ev.cal, perturbed
-// predictions preds.point(len(ev.test)+c)) and returns what it adds to the
-// result and every test point's calibrated limits. jk holds the test
-// points' jackknife+ and in-sample limits; with labelled test points the
-// kinds of interval are compared.
-func conformal(ctx context.Context, p *problem, ev *evaluation, preds perturbed, entries map[forecast][]entry, jk limits, labelled bool) (*Conformal, []*StepConformal) {
+// the test intervals on the calibration set cal (points ev.cal, whose
+// jackknife+ limits are cl) and returns what it adds to the result and
+// every test point's calibrated limits. jk holds the test points'
+// jackknife+ and in-sample limits; with labelled test points the kinds of
+// interval are compared.
+func conformal(p *problem, ev *evaluation, cl, jk limits, labelled bool) (*Conformal, []*StepConformal) {
 	lv := p.level()
 	alpha := lv.alpha
-	cl := jackknifeLimits(ctx, p.workers, alpha, ev.cal, len(ev.test), preds, entries, false, nil)
 	cb := calibrate(alpha, ev.cal, cl, ev.test)
 	c := &Conformal{File: p.cal.File, Sequences: p.cal.Len(), Values: cb.values, Forecasts: cb.forecasts}
 	if len(cb.few) > 0 {
@@ -344,18 +342,7 @@ func rowList(rows []int) string {
 	if len(rows) == 1 {
 		return "step " + parts[0]
 	}
-	out := ""
-	for i, p := range parts {
-		switch {
-		case i == 0:
-		case i == len(parts)-1:
-			out += " and "
-		default:
-			out += ", "
-		}
-		out += p
-	}
-	return "steps " + out
+	return "steps " + joinWords(parts, "and")
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".

@@ -1,8 +1,8 @@
 // Package audit is the blockwise infinitesimal jackknife (DESIGN sections
 // 3 to 6): from a trained model and its training data it estimates every
 // leave-one-block-out model by influence, theta_-b = theta_hat +
-// (C + lambda I)^-1 grad L_b, collects the leave-one-block-out residuals
-// with real forward passes, and gives every forecast of new sequences a
+// (C + lambda I)^-1 grad L_b (or the Newton step on the leave-block-out
+// objective), collects the leave-one-block-out residuals, and gives every forecast of new sequences a
 // jackknife+ interval; on labelled data it measures coverage, interval
 // length, precision of risk flags and the gap to naive in-sample
 // intervals, and it can check influence against exact re-training. With a
@@ -18,7 +18,7 @@
 //
 // # Phases
 //
-// Run is an orchestrator over phase functions; each takes what it reads
+// Run is one pipeline over phase functions; each takes what it reads
 // as arguments and returns what it produces, and warnings travel in
 // return values. The immutable *problem (options after defaults, model
 // and its IO, theta_hat, data sets, block scheme, batches) is the one
@@ -27,68 +27,81 @@
 //	prepare           validate, prepare     -> *problem
 //	                  evaluate(problem)     -> *evaluation: test and calibration points
 //	                                           with the trained model's predictions
-//	block gradients   blockGradients        -> grad L_b per block (through *seqGrads,
-//	                                           the per-sequence gradient machinery)
-//	influence         estimate              -> *influence: theta_-b - theta_hat per
-//	                                           block, own-block residuals and leverage
-//	                                           (Newton), diagnostics, warnings
-//	residuals         inSampleResiduals     -> in-sample residuals by forecast
-//	                  blockResiduals        -> *looResiduals: leave-one-block-out
-//	                                           residual entries by forecast
-//	perturbed         perturbedPredictions  -> perturbed: every block's prediction
-//	predictions                                at every evaluation point
-//	limits            jackknifeLimits, naiveLimits, conformal -> limits per point
-//	summary           summarize, kindSummary, calibrationCurve, perHorizon
-//	                                        -> Summary, calibration curve, warnings
+//	influence         solver.influence      -> *influence: diagnostics, warnings, and the
+//	                                           estimated models as an influenceRep
+//	residuals         influenceRep.residuals -> *looResiduals: leave-one-block-out
+//	                                           residual entries by forecast, shifts
+//	                  inSampleResiduals     -> in-sample residuals by forecast
+//	limits            influenceRep.limits   -> jackknife+ limits per point, calibration curve
+//	                  naiveLimits, conformal -> in-sample and calibrated limits
+//	summary           summarize, kindSummary, perHorizon
+//	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings
 //
-// The limits and summary phases are plain functions of points,
-// per-block predictions and residual entries (intervals.go,
-// conformal.go), tested on hand-worked examples without a model. They
-// read the perturbed predictions one point at a time through the
-// perturbed interface, so an influence implementation that never holds
-// blocks × parameters or blocks × points (low-rank curvature, linearised
-// test predictions f(x; theta_hat) + J_x delta_b) can feed them the same
-// way as the forward passes do (predMatrix).
+// A solver (solvers.go; what Options.Solver names) runs the influence
+// phase and keeps the leave-one-block-out models in one of two
+// representations behind the small influenceRep interface:
 //
-// With Solver LowRank (Auto's choice above AutoExactMax parameters when
-// the dual form does not fit) the phases block gradients to perturbed
-// predictions are one streaming path instead (scalable.go): curvature
-// (a rank-k Gauss-Newton factor from at most curvatureMaxSeqs sequences),
-// a block pass over chunks of training sequences (MapBlock: k numbers
-// and the own residuals per block; CombineBlocks), a refinement of the
-// Newton steps of the blocks whose low-rank leverage exceeds
-// RefineLeverage by preconditioned CG (refine.go, within a budget of
-// curvature products), a pass over the test
-// points (MapPoints), and linearised perturbed predictions from the block
-// table (linearPreds, BlockTable.Shifts), read by the same limits and
-// summary phases. Its memory does not grow with blocks × parameters or
-// blocks × points.
+//	stepsRep   the dense solvers (exact, dual, CG, LiSSA): block gradients
+//	           (blockGradients, through *seqGrads), one hvp.Factorize and
+//	           solve (estimate), the Newton correction (newtonCorrection);
+//	           every step delta_b in parameter space. Residuals and
+//	           perturbed predictions are forward passes at theta_hat +
+//	           delta_b (blockResiduals, perturbedPredictions), the limits
+//	           jackknifeLimits and limitsAndCurve over them.
+//	tableRep   the LowRank solver (scalable.go): every step as k
+//	           coordinates in a low-rank factor's basis with the block's
+//	           own residuals (a BlockTable), Newton-refined where the
+//	           low-rank leverage is suspicious (refine.go), and every
+//	           evaluation point as k coordinates (PointRecord). The limits
+//	           are FinalizeLimits over chunks of points, on the linearised
+//	           predictions f(x; theta_hat) + J_x delta_b.
+//
+// What does not depend on the form exists once: the stationarity check
+// (influence.stationarity), the curvature diagnostics
+// (influence.curvature), the Newton step's algebra (newtonReduced), the
+// leverage summary (influence.leverageDiagnostics), the selection of the
+// limits (jackknifePlus) and the coverage counts of the calibration curve
+// (countCovered). The interval and summary arithmetic are plain functions
+// of points, per-block predictions and residuals (intervals.go,
+// conformal.go, quantile.go), tested on hand-worked examples without a
+// model.
 //
 // # Distributed form
 //
-// The streaming path's numeric steps are plain functions over values
-// that encode as they are (structs of exported slices, no pointers into
-// graphs), so that the same functions can run as an Apache Beam pipeline
-// (Go SDK, on Flink, Spark or Dataflow) when one machine is not enough:
+// The LowRank path's numeric steps are functions over plain values, and
+// the in-process path calls exactly these, so that an executor (Apache
+// Beam's Go SDK on Flink, Spark or Dataflow, issue 19) can run them
+// elsewhere when one machine is not enough:
 //
-//	map       MapBlock, per chunk of training sequences (a ParDo): a
-//	          block's step delta_b (P floats, never kept) and own
-//	          residuals in, a BlockRecord of k + F numbers out
-//	map       MapPoints, per chunk of test sequences (a ParDo): output-
-//	          Jacobian rows in, PointRecords of k + 2 numbers out
+//	map       blockSpec.mapBlockChunk (chunks.go), per chunk of training
+//	          sequences (a ParDo): the sequences' gradients, Jacobian rows
+//	          and terms in; per block a BlockRecord of k + F numbers, its figures
+//	          (|g_b|, |delta_b|, shift, leverage) and the chunk's partial
+//	          gradient out. blockSpec (the factor's hvp.Reduced and U, the
+//	          loss, the forecast slots, the rule) is broadcast.
+//	map       MapPoints, per chunk of evaluation sequences (a ParDo):
+//	          output-Jacobian rows in, PointRecords of k + 2 numbers out
+//	          (with Skip, the block a self-audited point leaves out, and
+//	          its target when labelled)
 //	combine   CombineBlocks: the records concatenated in block order
 //	          (Flatten, then CombineGlobally) into one BlockTable, sent to
-//	          the finalize workers as a side input; the total gradient of
-//	          the stationarity check is a sum (CombinePerKey)
-//	finalize  FinalizeLimits, per chunk of test points (a ParDo with the
-//	          table as side input): the shifts of every block at those
-//	          points as one matrix product, then the jackknife+ limits by
-//	          exact selection
+//	          the finalize workers as a side input; the partial gradients
+//	          of the stationarity check are a sum, folded in chunk order
+//	finalize  FinalizeLimits, per chunk of points (a ParDo with the table
+//	          as side input): the shifts of every block at those points
+//	          as one matrix product, the jackknife+ limits by exact
+//	          selection, and the coverage counts of the calibration curve
+//	          (integers, summed)
 //
 // The curvature factor (hvp.LowRank: k rows of P floats, the Ritz values,
 // the damping and the complement constant) is computed once and broadcast;
-// its products are themselves sums over chunks of sequences.
+// its products are themselves sums over chunks of sequences. What remains
+// for an executor: the chunk inputs hold the unexported ownTerm and the
+// forecast slots keyed by an unexported type, and the gradients and
+// Jacobian rows come from compiled programs on the worker, so a worker
+// spec (model bytes, options, the chunk's sequence ids) must travel
+// instead of the rows themselves.
 //
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever

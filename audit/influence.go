@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -49,6 +50,30 @@ type influence struct {
 	// solver report, leverage, unbounded blocks, influence norms).
 	diag     Diagnostics
 	warnings []Warning
+	// rep is how the residual and limits phases read the estimated
+	// models.
+	rep influenceRep
+}
+
+// influenceRep is how the phases after the influence phase read the
+// leave-one-block-out models, whatever form the solver kept them in:
+// dense steps in parameter space (stepsRep: the exact, dual, CG and
+// LiSSA solvers) or coordinates in a low-rank factor's basis with the
+// own residuals, Newton-refined or not (tableRep: the LowRank solver).
+// Each phase exists once; a representation supplies only what depends
+// on its form.
+type influenceRep interface {
+	// residuals is the residual phase: the leave-one-block-out residuals
+	// (entries, which a representation that keeps them in its own form
+	// may leave nil) and every block's mean own prediction shift; mark is
+	// called if it begins a phase.
+	residuals(ctx context.Context, p *problem, mark func(string)) (*looResiduals, error)
+	// limits is the limits phase of the evaluation points ev.test (cal
+	// false; with the calibration curve of the labelled ones) or ev.cal
+	// (cal true; no curve): their jackknife+ limits at p's alpha, a
+	// self-audit leaving out each point's own sequence. It follows
+	// residuals.
+	limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error)
 }
 
 // estimate is the influence phase: from the block gradients it factorises
@@ -58,17 +83,32 @@ type influence struct {
 // leave-block-out objective. sg gives the output Jacobians of the Newton
 // correction; mark is called as its sub-phases begin.
 func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
+	name, _ := p.solverName()
+	s, err := solverFor(name)
+	if err != nil {
+		return nil, err
+	}
+	ds, ok := s.(denseSolver)
+	if !ok {
+		return nil, fmt.Errorf("audit: the %s solver keeps no steps in parameter space", name)
+	}
+	return estimateWith(ctx, p, ds.method, grads, sg, mark)
+}
+
+// estimateWith is estimate with the hvp method named.
+func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
 	inf := &influence{estimator: p.opt.Estimator}
 	d := &inf.diag
 	whole := p.objective(p.groups)
-	if err := stationarity(ctx, whole, p.theta, grads, d); err != nil {
+	total := make([]float64, len(p.theta))
+	if _, err := whole.Gradient(ctx, p.theta, total); err != nil {
 		return nil, err
 	}
-	if d.Stationarity > StationarityBound {
-		inf.warn(Warning{Code: NotStationary, Step: -1, Figure: d.Stationarity, Bound: StationarityBound})
+	gnorm := make([]float64, len(grads))
+	for k, g := range grads {
+		gnorm[k] = norm(g)
 	}
-	solver, _ := p.solverName()
-	method := map[Solver]hvp.Method{Exact: hvp.Exact, CG: hvp.CG, LiSSA: hvp.LiSSA, Dual: hvp.Dual}[solver]
+	inf.stationarity(total, gnorm)
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: p.opt.Damping, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole
@@ -88,19 +128,16 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 		return nil, err
 	}
 	x := make([][]float64, len(grads))
-	if err := hvp.SolveRecorded(ctx, f, x, grads, rep); err != nil {
+	if err := f.SolveRecorded(ctx, x, grads); err != nil {
 		return nil, err
 	}
 	inf.delta = x
-	d.Lambda, d.Trace, d.MinEig, d.MaxEig = rep.Lambda, rep.Trace, rep.MinEig, rep.MaxEig
+	inf.curvature(rep.Lambda, rep.Trace, rep.MinEig, rep.MaxEig)
 	d.NegativeEigenvalues = rep.NegativeEigs
 	inf.damping = rep.Rho
 	for k := range rep.Iterations {
 		d.Iterations = max(d.Iterations, rep.Iterations[k])
 		d.MaxResidual = math.Max(d.MaxResidual, rep.Residuals[k])
-	}
-	if rep.Trace <= 0 {
-		inf.warn(Warning{Code: NonPositiveTrace, Step: -1, Figure: rep.Trace})
 	}
 	if rep.NegativeEigs > 0 {
 		inf.warn(Warning{Code: Indefinite, Step: -1, Figure: rep.MinEig, Bound: -rep.Lambda, Count: rep.NegativeEigs})
@@ -117,29 +154,38 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 	for k, v := range inf.delta {
 		d.InfluenceNorms[k] = norm(v)
 	}
+	inf.rep = &stepsRep{inf: inf}
 	return inf, nil
 }
 
 func (inf *influence) warn(w Warning) { inf.warnings = append(inf.warnings, w) }
 
-// stationarity fills d's gradient norm, median block gradient norm and
-// their ratio: how far theta is from a stationary point of the training
-// objective whole.
-func stationarity(ctx context.Context, whole *hvp.Objective, theta []float64, grads [][]float64, d *Diagnostics) error {
-	total := make([]float64, len(theta))
-	if _, err := whole.Gradient(ctx, theta, total); err != nil {
-		return err
-	}
-	norms := make([]float64, len(grads))
-	for k, g := range grads {
-		norms[k] = norm(g)
-	}
+// stationarity records how far theta is from a stationary point of the
+// training objective: the norm of its total gradient total, the median
+// of the block gradients' norms gnorm, their ratio, and the warning when
+// the ratio exceeds StationarityBound. Every solver's influence phase
+// calls it.
+func (inf *influence) stationarity(total, gnorm []float64) {
+	d := &inf.diag
 	d.GradNorm = norm(total)
-	d.BlockGradMedian = median(norms)
+	d.BlockGradMedian = median(gnorm)
 	if d.BlockGradMedian > 0 {
 		d.Stationarity = d.GradNorm / d.BlockGradMedian
 	}
-	return nil
+	if d.Stationarity > StationarityBound {
+		inf.warn(Warning{Code: NotStationary, Step: -1, Figure: d.Stationarity, Bound: StationarityBound})
+	}
+}
+
+// curvature records what the solver found of the curvature: the
+// absolute damping lambda, the trace and the extreme eigenvalues (NaN
+// where not known), and the warning when the trace is not positive.
+func (inf *influence) curvature(lambda, trace, minEig, maxEig float64) {
+	d := &inf.diag
+	d.Lambda, d.Trace, d.MinEig, d.MaxEig = lambda, trace, minEig, maxEig
+	if trace <= 0 {
+		inf.warn(Warning{Code: NonPositiveTrace, Step: -1, Figure: trace})
+	}
 }
 
 // lissaSampler draws, for LiSSA, training sequences (one part each) and

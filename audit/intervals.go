@@ -31,6 +31,14 @@ type limits struct {
 // ceil((1-alpha)(m+1))-th smallest of V+ (+Inf above m). vm and vp are
 // scratch space, returned for reuse.
 func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
+	vm, vp = jackknifeValues(es, pred, skipSeq, keep, vm, vp)
+	lo, up = jackknifePlus(alpha, vm, vp)
+	return lo, up, len(vp), vm, vp
+}
+
+// jackknifeValues returns the sets V- and V+ of jackknifeAt, in vm and vp
+// (scratch space, reused).
+func jackknifeValues(es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) ([]float64, []float64) {
 	vm, vp = vm[:0], vp[:0]
 	for _, e := range es {
 		if e.seq == skipSeq || (keep != nil && !keep(e.blk)) {
@@ -40,8 +48,7 @@ func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep fu
 		vm = append(vm, f-e.r)
 		vp = append(vp, f+e.r)
 	}
-	lo, up = jackknifePlus(alpha, vm, vp)
-	return lo, up, len(vp), vm, vp
+	return vm, vp
 }
 
 // jackknifeLimits computes the jackknife+ limits (jackknifeAt) of the
@@ -49,37 +56,21 @@ func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep fu
 // residual entries by forecast; self leaves out a point's own training
 // sequence (a self-audit), keep (nil: every block) restricts the blocks.
 func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries map[forecast][]entry, self bool, keep func(blk int) bool) limits {
-	n := len(pts)
-	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
-	const chunk = 256
-	chunks := (n + chunk - 1) / chunk
-	type scratch struct{ pred, vm, vp []float64 }
-	buf := make([]scratch, workers)
-	_ = par.For(ctx, chunks, workers, func(w, c int) error {
-		s := &buf[w]
-		if s.pred == nil {
-			s.pred = make([]float64, preds.blocks())
-		}
-		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
-			pt := pts[p]
-			skip := -1
-			if self {
-				skip = pt.seq
-			}
-			preds.point(off+p, s.pred)
-			l.lo[p], l.up[p], l.m[p], s.vm, s.vp = jackknifeAt(alpha, entries[pt.f], s.pred, skip, keep, s.vm, s.vp)
-		}
-		return nil
-	})
+	l, _ := scanLimits(ctx, workers, alpha, pts, off, preds, entries, self, keep, false)
 	return l
 }
 
 // limitsAndCurve is jackknifeLimits (alpha, every block, offset 0) and
 // calibrationCurve of the points pts in one pass: each point's perturbed
 // predictions are read once for both, where the two functions read them
-// twice, which for linearised predictions (linearPreds) means computing
-// every point's shifts under every block twice.
+// twice.
 func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries map[forecast][]entry, self bool) (limits, []CalibrationPoint) {
+	return scanLimits(ctx, workers, alpha, pts, 0, preds, entries, self, nil, true)
+}
+
+// scanLimits is jackknifeLimits and, with curve, the calibration curve
+// of the labelled points (nil without curve).
+func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries map[forecast][]entry, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	const chunk = 256
@@ -101,15 +92,22 @@ func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point
 			if self {
 				skip = pt.seq
 			}
-			preds.point(p, s.pred)
-			l.lo[p], l.up[p], l.m[p], s.vm, s.vp = jackknifeAt(alpha, entries[pt.f], s.pred, skip, nil, s.vm, s.vp)
-			if pt.has {
-				coveredAt(calibrationAlphas, pt.y, entries[pt.f], s.pred, skip, hits)
+			preds.point(off+p, s.pred)
+			s.vm, s.vp = jackknifeValues(entries[pt.f], s.pred, skip, keep, s.vm, s.vp)
+			if curve && pt.has {
+				// Before jackknifePlus, which reorders the values and
+				// maps NaN to infinities.
+				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, hits)
 			}
+			l.lo[p], l.up[p] = jackknifePlus(alpha, s.vm, s.vp)
+			l.m[p] = len(s.vp)
 		}
 		counts[c] = hits
 		return nil
 	})
+	if !curve {
+		return l, nil
+	}
 	labelled := 0
 	for _, pt := range pts {
 		if pt.has {
@@ -468,22 +466,26 @@ var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.
 
 // coveredAt adds to hits[a] one for every level alphas[a] whose
 // jackknife+ interval at a point (entries es, block predictions pred,
-// leaving out training sequence skipSeq) covers y. The k-th smallest of
-// V+ is at least y exactly when fewer than k values of V+ lie below y,
-// and the k-th smallest of V- is at most y when at least k values of V-
-// do not exceed it: two counts decide the coverage at every level.
+// leaving out training sequence skipSeq) covers y (countCovered).
 func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skipSeq int, hits []int) {
-	m, below, notAbove := 0, 0, 0
-	for _, e := range es {
-		if e.seq == skipSeq {
-			continue
-		}
-		f := pred[e.blk]
-		m++
-		if f+e.r < y {
+	vm, vp := jackknifeValues(es, pred, skipSeq, nil, nil, nil)
+	countCovered(alphas, y, vm, vp, hits)
+}
+
+// countCovered adds to hits[a] one for every level alphas[a] whose
+// jackknife+ interval from V- = vm and V+ = vp covers y. The k-th
+// smallest of V+ is at least y exactly when fewer than k values of V+ lie
+// below y, and the k-th smallest of V- is at most y when at least k
+// values of V- do not exceed it: two counts decide the coverage at every
+// level. It reads the values before jackknifePlus, which maps NaN to
+// infinities: a NaN value counts on neither side.
+func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
+	m, below, notAbove := len(vp), 0, 0
+	for i, hi := range vp {
+		if hi < y {
 			below++
 		}
-		if f-e.r <= y {
+		if vm[i] <= y {
 			notAbove++
 		}
 	}

@@ -291,10 +291,13 @@ func TestCalibrateByHand(t *testing.T) {
 	}
 }
 
-// TestLimitsAndCurve: the one-pass limits and calibration curve equal
-// jackknifeLimits and calibrationCurve run apart, on random predictions
-// over 600 points (more than one chunk), two forecasts, unlabelled points
-// and a self-audit's left-out sequences.
+// TestLimitsAndCurve: the one-pass limits and calibration curve
+// (limitsAndCurve, scanLimits) equal a brute force written out here: per
+// point, the jackknife+ limits of its forecast's residuals leaving out its
+// own sequence in a self-audit, and per level of the grid the fraction of
+// labelled points inside that level's limits; on random predictions over
+// 600 points (more than one chunk), two forecasts, unlabelled points and
+// a self-audit's left-out sequences.
 func TestLimitsAndCurve(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -319,18 +322,44 @@ func TestLimitsAndCurve(t *testing.T) {
 	for p := range pts {
 		pts[p] = point{seq: p % nb, f: fs[p%2], y: float64(p%5) + r.NormFloat64(), has: p%9 != 0}
 	}
+	// brute returns the limits of point p at level alpha.
+	brute := func(p int, alpha float64, self bool) (lo, up float64, m int) {
+		var vm, vp []float64
+		for _, e := range entries[pts[p].f] {
+			if self && e.seq == pts[p].seq {
+				continue
+			}
+			vm = append(vm, preds[e.blk][p]-e.r)
+			vp = append(vp, preds[e.blk][p]+e.r)
+		}
+		lo, up = jackknifePlus(alpha, vm, vp)
+		return lo, up, len(vp)
+	}
 	for _, self := range []bool{false, true} {
 		l, curve := limitsAndCurve(t.Context(), 2, 0.2, pts, preds, entries, self)
-		wl := jackknifeLimits(t.Context(), 2, 0.2, pts, 0, preds, entries, self, nil)
-		wc := calibrationCurve(t.Context(), 2, pts, preds, entries, self)
-		if !slices.Equal(l.lo, wl.lo) || !slices.Equal(l.up, wl.up) || !slices.Equal(l.m, wl.m) {
-			t.Errorf("self %v: limits differ from jackknifeLimits", self)
+		for p := range pts {
+			lo, up, m := brute(p, 0.2, self)
+			if l.lo[p] != lo || l.up[p] != up || l.m[p] != m {
+				t.Fatalf("self %v, point %d: [%v, %v] from %d, brute force [%v, %v] from %d", self, p, l.lo[p], l.up[p], l.m[p], lo, up, m)
+			}
 		}
-		if !slices.Equal(curve, wc) {
-			t.Errorf("self %v: curve %v, calibrationCurve %v", self, curve, wc)
+		for a, alpha := range calibrationAlphas {
+			in, n := 0, 0
+			for p, pt := range pts {
+				if !pt.has {
+					continue
+				}
+				n++
+				if lo, up, _ := brute(p, alpha, self); lo <= pt.y && pt.y <= up {
+					in++
+				}
+			}
+			if want := float64(in) / float64(n); curve[a].Coverage != want {
+				t.Errorf("self %v, alpha %v: coverage %v, brute force %v", self, alpha, curve[a].Coverage, want)
+			}
 		}
-		if wc[0].Coverage == wc[len(wc)-1].Coverage {
-			t.Errorf("self %v: a flat curve %v tests nothing", self, wc)
+		if curve[0].Coverage == curve[len(curve)-1].Coverage {
+			t.Errorf("self %v: a flat curve %v tests nothing", self, curve)
 		}
 	}
 }

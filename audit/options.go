@@ -200,10 +200,10 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Solver == "" {
 		r.Solver = Auto
 	}
-	switch r.Solver {
-	case Auto, Exact, CG, LiSSA, Dual, LowRank:
-	default:
-		return r, fmt.Errorf("audit: unknown solver %q (exact, dual, cg, lissa, lowrank or auto)", r.Solver)
+	if r.Solver != Auto {
+		if _, err := solverFor(r.Solver); err != nil {
+			return r, err
+		}
 	}
 	if r.Rank < 0 {
 		return r, errs.Fix([]Option{OptRank}, "audit: rank %d must not be negative", r.Rank)

@@ -85,7 +85,8 @@ type refined struct {
 // blocks' gradients and Jacobian rows are computed again, refineChunk
 // blocks at a time; the solves run one block after another, so the
 // result does not depend on the workers.
-func refineBlocks(ctx context.Context, p *problem, f *hvp.LowRank, seqs int, basis *ShiftBasis, terms [][]ownTerm, nF int, out *blockPassOut) (refined, error) {
+func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPassOut) (refined, error) {
+	p, f, terms := lr.p, lr.f, lr.terms
 	var rf refined
 	var cand []int
 	for k := range out.levMax {
@@ -145,7 +146,7 @@ func refineBlocks(ctx context.Context, p *problem, f *hvp.LowRank, seqs int, bas
 			if err != nil {
 				return rf, fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
 			}
-			if err := out.keep(k, basis, ts, nF, st.delta, st.res, st.shift); err != nil {
+			if err := lr.keep(out, k, ts, st.delta, st.res, st.shift); err != nil {
 				return rf, err
 			}
 			out.lev[k], out.levMax[k], out.unbounded[k] = st.lev, st.levMax, st.unbounded
@@ -196,14 +197,15 @@ func blockRows(ctx context.Context, p *problem, ks []int) (g [][]float64, rows [
 // low-rank path (a "refinement" phase when some block is a candidate)
 // and records its counts in inf's diagnostics, with a note when the
 // budget left candidates unrefined.
-func refineNewton(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasis, terms [][]ownTerm, nF int, bp *blockPassOut, inf *influence, mark func(string)) error {
+func refineNewton(ctx context.Context, lr *lowRankPass, bp *blockPassOut, inf *influence, mark func(string)) error {
+	p, f := lr.p, lr.f
 	for k := range bp.levMax {
 		if bp.suspicious(k) {
 			mark("refinement")
 			break
 		}
 	}
-	rf, err := refineBlocks(ctx, p, f, inf.diag.CurvatureSequences, basis, terms, nF, bp)
+	rf, err := lr.refineBlocks(ctx, inf.diag.CurvatureSequences, bp)
 	if err != nil {
 		return err
 	}

@@ -41,8 +41,8 @@ func TestRefineBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	basis := &ShiftBasis{P: P, U: f.U}
-	nF := maxForecasts(p)
-	bp, err := blockPass(ctx, p, f, basis, terms, nF, true, true)
+	lr := &lowRankPass{p: p, f: f, basis: basis, terms: terms, slots: forecastSlots(p)}
+	bp, err := lr.blockPass(ctx, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRefineBlocks(t *testing.T) {
 	for k := range cand {
 		cand[k] = bp.suspicious(k)
 	}
-	rf, err := refineBlocks(ctx, p, f, train.Len(), basis, terms, nF, bp)
+	rf, err := lr.refineBlocks(ctx, train.Len(), bp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -298,3 +298,38 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 	})
 	return out, err
 }
+
+// stepsRep is the influence representation of the dense solvers: every
+// block's step delta_b in parameter space (inf.delta) and, for the Newton
+// estimator, its own linearised residuals (inf.own). Its residuals and
+// perturbed predictions come from forward passes at theta_hat + delta_b.
+type stepsRep struct {
+	inf   *influence
+	loo   *looResiduals
+	preds predMatrix
+}
+
+func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string)) (*looResiduals, error) {
+	const phase = "leave-one-block-out residuals"
+	mark(phase)
+	loo, err := blockResiduals(ctx, p, r.inf.delta, r.inf.own, phase)
+	r.loo = loo
+	return loo, err
+}
+
+func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
+	if r.preds == nil {
+		preds, err := perturbedPredictions(ctx, p, ev, "intervals", r.inf.delta, nil)
+		if err != nil {
+			return limits{}, nil, err
+		}
+		r.preds = preds
+	}
+	if cal {
+		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, len(ev.test), r.preds, r.loo.entries, false, nil), nil, nil
+	}
+	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, r.preds, r.loo.entries, p.self)
+	return l, curve, nil
+}
+
+var _ influenceRep = (*stepsRep)(nil)

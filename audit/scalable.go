@@ -1,34 +1,34 @@
 package audit
 
-// The LowRank solver's streaming path (issue 12): it replaces the phases
-// block gradients, influence, residuals and perturbed predictions of the
-// exact path with passes whose memory does not grow with blocks ×
-// parameters or blocks × points, and yields the same values the limits
-// and summary phases read: the residual entries by forecast, a perturbed
-// implementation (linearPreds), diagnostics and warnings. Its steps are
-// scale.go's map, combine and finalize functions:
+// The LowRank solver's influence phase (issue 12): it streams, so that
+// its memory does not grow with blocks × parameters or blocks × points,
+// and keeps the leave-one-block-out models as a tableRep, which the
+// residual and limits phases read like the dense solvers' steps. Its
+// steps are scale.go's map, combine and finalize functions:
 //
 //	curvature    hvp.NewLowRank on a subsample of the training batches
 //	             (at most curvatureMaxSeqs sequences), rank k, the
 //	             complement constant chosen with the output-Jacobian rows
-//	             of probeSeqs training sequences (InverseProbe)
-//	leverage     the probes' mean own leverage picks the rule (lowLeverage)
+//	             of probeSeqs training sequences (probe, InverseProbe)
+//	leverage     the probes' mean own leverage picks the rule
+//	             (leverageRule, lowLeverage)
 //	block pass   per chunk of streamBatch training sequences: gradients
-//	             (and Jacobian rows under the Newton rule), steps delta_b
-//	             in the factor's coordinates (hvp.Reduced: MapBlock's
-//	             BlockRecord without the P-vector); CombineBlocks ->
-//	             BlockTable
+//	             (and Jacobian rows under the per-block rule) in,
+//	             mapBlockChunk: steps delta_b in the factor's coordinates
+//	             (hvp.Reduced: MapBlock's BlockRecord without the
+//	             P-vector); CombineBlocks -> BlockTable
 //	refinement   Newton rule: blocks with a leverage eigenvalue above
 //	             RefineLeverage re-solved by PCG (refine.go)
 //	test points  per chunk of evaluated sequences: Jacobian rows,
 //	             MapPoints -> PointRecord (G_x = U J_x^T)
-//	perturbed    linearPreds: f(x) + G_x · A_b by BlockTable.Shifts, for
-//	             as many points at a time as linearBytes allows
+//	limits       FinalizeLimits per chunk of points (tableRep.limits):
+//	             f(x) + G_x · A_b by BlockTable.Shifts, for as many points
+//	             at a time as finalizeBytes allows
 //
 // Peak memory is about 8 bytes × (k P (the factor) + workers ×
 // streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
 // sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k) + linearBytes (the shifts of the points in
+// table) + points × k) + finalizeBytes (the shifts of the points in
 // flight; twice that while a chunk is computed), independent of n × P
 // and of n × points.
 
@@ -40,12 +40,10 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
 const (
@@ -75,16 +73,11 @@ const (
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
 	streamBatch = 64
-	// linearPreds computes the shifts of a chunk of points under every
-	// block at once (one matrix product, which reads the whole block
-	// table: the more points per chunk, the fewer passes over it) and
-	// keeps linearCache such chunks per worker; the chunk has
-	// linearBytes / (8 n chunks kept) points, n the blocks, at least
-	// linearChunkMin and at most linearChunkMax.
-	linearBytes    = 192 << 20
-	linearChunkMin = 32
-	linearChunkMax = 512
-	linearCache    = 2
+	// finalizeBytes bounds the shifts of the points in flight in the
+	// limits phase (finalizeChunk).
+	finalizeBytes    = 192 << 20
+	finalizeChunkMin = 32
+	finalizeChunkMax = 512
 )
 
 // lowRankRank is the LowRank solver's rank k: opt when positive, else
@@ -100,27 +93,84 @@ func lowRankRank(P, opt int) int {
 	return min(P, max(40, min(200, P/4)))
 }
 
-// lowRankPath is the LowRank solver's streaming path: it returns the
-// influence phase's output (delta nil: the steps are never kept), the
-// leave-one-block-out residuals and the perturbed predictions of the
-// evaluation points ev; mark is called as its phases begin.
-func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, *looResiduals, perturbed, error) {
+// lowRankInfluence is the LowRank solver's influence phase, streamed:
+// the curvature factor, the leverage rule, the block pass (and the
+// refinement of its Newton steps), and the test pass, whose output is
+// the influence representation in the factor's coordinates (tableRep):
+// the steps are never formed in parameter space. mark is called as its
+// phases begin.
+func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, error) {
 	if p.scheme.Kind != blocks.Sequences {
-		return nil, nil, nil, errs.Fix([]Option{OptSolver}, "audit: the low-rank solver takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
+		return nil, errs.Fix([]Option{OptSolver}, "audit: the low-rank solver takes sequence blocks, not %s blocks: choose another solver", p.scheme.Kind)
 	}
 	if p.opt.Curvature != hvp.GaussNewton {
-		return nil, nil, nil, errs.Fix([]Option{OptSolver, OptCurvature}, "audit: the low-rank solver needs the Gauss-Newton curvature: choose another solver, or the Gauss-Newton curvature")
+		return nil, errs.Fix([]Option{OptSolver, OptCurvature}, "audit: the low-rank solver needs the Gauss-Newton curvature: choose another solver, or the Gauss-Newton curvature")
 	}
 	mark("curvature")
 	inf := &influence{estimator: p.opt.Estimator}
-	d := &inf.diag
-	P := len(p.theta)
 	terms, err := p.ownTerms()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
+	}
+	pr, err := probe(ctx, p, terms)
+	if err != nil {
+		return nil, err
+	}
+	f, err := lowRankCurvature(ctx, p, pr.rows, inf)
+	if err != nil {
+		return nil, err
+	}
+	withRows, err := leverageRule(ctx, p, f, pr, inf)
+	if err != nil {
+		return nil, err
 	}
 
-	// Probes: the output-Jacobian rows of probeSeqs training sequences.
+	mark("block pass")
+	lr := &lowRankPass{p: p, f: f, basis: &ShiftBasis{P: len(p.theta), U: f.U}, terms: terms, slots: forecastSlots(p)}
+	newton := inf.estimator == Newton
+	bp, err := lr.blockPass(ctx, withRows, newton)
+	if err != nil {
+		return nil, err
+	}
+	if withRows && newton {
+		if err := refineNewton(ctx, lr, bp, inf, mark); err != nil {
+			return nil, err
+		}
+	}
+	table, err := CombineBlocks(bp.recs)
+	if err != nil {
+		return nil, err
+	}
+	bp.recs = nil
+	inf.stationarity(bp.total, bp.gnorm)
+	inf.diag.InfluenceNorms = bp.norms
+	bl := p.scheme.Blocks
+	if withRows {
+		inf.leverageDiagnostics(bp.lev, func(k int) []ownTerm { return terms[bl[k].Seq] }, bp.unbounded, bp.levMax, bl)
+	} else if err := influentialShifts(ctx, p, f, terms, bp.norms, bp.shift); err != nil {
+		return nil, err
+	}
+
+	mark("test points")
+	test, cal, err := lr.testRecords(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift}
+	return inf, nil
+}
+
+// probes are the output-Jacobian rows of probeSeqs training sequences,
+// drawn with the seed, and their loss terms, row for row: they choose the
+// factor's complement constant and estimate the mean own leverage.
+type probes struct {
+	seqs  int
+	rows  [][]float64
+	terms []ownTerm
+}
+
+// probe computes the probes from the training sequences' terms.
+func probe(ctx context.Context, p *problem, terms [][]ownTerm) (probes, error) {
 	n := p.train.Len()
 	r := rand.New(rand.NewPCG(p.opt.Seed, 0x70726f6265))
 	var probeIdx []int
@@ -139,7 +189,7 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 	}
 	ps, err := newRowStream(p, &sub, streamBatch)
 	if err != nil {
-		return nil, nil, nil, err
+		return probes{}, err
 	}
 	slots := make([][][]float64, len(probeIdx))
 	err = ps.run(ctx, false, true, func(_ int, gr *group, _, rows [][][]float64) error {
@@ -151,37 +201,44 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return probes{}, err
 	}
-	var probeRows [][]float64
-	var probeTerms []ownTerm
+	out := probes{seqs: len(probeIdx)}
 	for j, i := range probeIdx {
-		probeRows = append(probeRows, slots[j]...)
-		probeTerms = append(probeTerms, terms[i]...)
+		out.rows = append(out.rows, slots[j]...)
+		out.terms = append(out.terms, terms[i]...)
 	}
+	return out, nil
+}
 
-	// Curvature.
-	whole := p.objective(p.groups)
+// lowRankCurvature builds the rank-k factor of the damped Gauss-Newton
+// matrix (from at most curvatureMaxSeqs sequences, its complement
+// constant fitted on the probe rows) and records in inf what it says
+// (curvature), its damping and notes.
+func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, inf *influence) (*hvp.LowRank, error) {
+	d := &inf.diag
+	n := p.train.Len()
 	rho := p.opt.Damping
 	if rho == 0 {
 		rho = hvp.DefaultDampingFor(p.opt.Curvature, p.opt.Ridge)
 	}
-	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: lowRankRank(P, p.opt.Rank), Damping: rho,
+	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: lowRankRank(len(p.theta), p.opt.Rank), Damping: rho,
 		InverseProbe: probeRows, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature", done, total) }}
 	if m := curvatureMaxSeqs * len(p.groups) / n; m < len(p.groups) {
 		lo.Subsample = max(1, m)
 	}
-	f, err := hvp.NewLowRank(ctx, whole, p.theta, lo)
+	f, err := hvp.NewLowRank(ctx, p.objective(p.groups), p.theta, lo)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	d.Rank, d.Products = f.Rank(), f.Products
 	inf.notes = append(inf.notes, fmt.Sprintf("The perturbed predictions are linearised: f(x) + J_x (theta_-b - theta), with J_x (theta_-b - theta) taken in the rank-%d basis of the curvature factor, not forward passes at theta_-b.", f.Rank()))
-	d.Lambda, d.Trace, d.MinEig, d.MaxEig = f.Lambda, f.Trace, math.NaN(), math.NaN()
+	maxEig := math.NaN()
 	if len(f.S) > 0 {
-		d.MaxEig = f.S[0]
+		maxEig = f.S[0]
 	}
+	inf.curvature(f.Lambda, f.Trace, math.NaN(), maxEig)
 	inf.damping = rho
 	d.CurvatureSequences = n
 	if f.Drawn != nil {
@@ -194,93 +251,86 @@ func lowRankPath(ctx context.Context, p *problem, ev *evaluation, mark func(stri
 		inf.notes = append(inf.notes, fmt.Sprintf("The low-rank curvature (rank %d, %d products) comes from %d of the %d training sequences (%d of %d batches drawn with the seed; at most %d sequences), scaled to the whole.",
 			d.Rank, d.Products, d.CurvatureSequences, n, len(f.Drawn), len(p.groups), curvatureMaxSeqs))
 	}
-	if f.Trace <= 0 {
-		inf.warn(Warning{Code: NonPositiveTrace, Step: -1, Figure: f.Trace})
-	}
+	return f, nil
+}
 
-	// Leverage rule: the probes' mean own leverage.
-	AJp := make([][]float64, len(probeRows))
-	if err := f.SolveAll(ctx, AJp, probeRows); err != nil {
-		return nil, nil, nil, err
+// leverageRule estimates the mean own leverage from the probes and
+// picks the block pass's rule: with Jacobian rows per block (true), or
+// the in-sample rule, which makes the estimator the infinitesimal one
+// (inf's estimator and a note say so).
+func leverageRule(ctx context.Context, p *problem, f *hvp.LowRank, pr probes, inf *influence) (bool, error) {
+	d := &inf.diag
+	AJp := make([][]float64, len(pr.rows))
+	if err := f.SolveAll(ctx, AJp, pr.rows); err != nil {
+		return false, err
 	}
 	loss := p.opt.Loss
 	sum := 0.0
-	for a, t := range probeTerms {
-		sum += t.w * loss.SecondDerivative(t.y, t.fx) * dotv(probeRows[a], AJp[a])
+	for a, t := range pr.terms {
+		sum += t.w * loss.SecondDerivative(t.y, t.fx) * dotv(pr.rows[a], AJp[a])
 	}
-	d.LeverageEstimate = ratio(sum, float64(len(probeTerms)))
-	probeRows, AJp = nil, nil
+	d.LeverageEstimate = ratio(sum, float64(len(pr.terms)))
 	threshold := lowLeverage
 	if p.opt.leverageRule != 0 {
 		threshold = p.opt.leverageRule
 	}
-	withRows := !(d.LeverageEstimate < threshold)
-	if withRows {
+	if !(d.LeverageEstimate < threshold) {
 		d.LeverageRule = "per-block"
-	} else {
-		d.LeverageRule = "in-sample"
-		if inf.estimator == Newton {
-			inf.estimator = Infinitesimal
-		}
-		inf.notes = append(inf.notes, fmt.Sprintf("The mean own leverage of %d probe sequences is %.3g, below %g: the leave-one-block-out steps are the infinitesimal ones and the own residuals the in-sample ones (no per-block Jacobian rows); the leave-out residuals would be larger by a factor of about 1/(1 - leverage).",
-			len(probeIdx), d.LeverageEstimate, threshold))
+		return true, nil
 	}
-
-	// Block pass.
-	mark("block pass")
-	basis := &ShiftBasis{P: P, U: f.U}
-	nF := maxForecasts(p)
-	bp, err := blockPass(ctx, p, f, basis, terms, nF, withRows, inf.estimator == Newton)
-	if err != nil {
-		return nil, nil, nil, err
+	d.LeverageRule = "in-sample"
+	if inf.estimator == Newton {
+		inf.estimator = Infinitesimal
 	}
-	if withRows && inf.estimator == Newton {
-		if err := refineNewton(ctx, p, f, basis, terms, nF, bp, inf, mark); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	table, err := CombineBlocks(bp.recs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	bp.recs = nil
-	d.GradNorm = norm(bp.total)
-	d.BlockGradMedian = median(bp.gnorm)
-	if d.BlockGradMedian > 0 {
-		d.Stationarity = d.GradNorm / d.BlockGradMedian
-	}
-	if d.Stationarity > StationarityBound {
-		inf.warn(Warning{Code: NotStationary, Step: -1, Figure: d.Stationarity, Bound: StationarityBound})
-	}
-	d.InfluenceNorms = bp.norms
-	bl := p.scheme.Blocks
-	if withRows {
-		inf.leverageDiagnostics(bp.lev, func(k int) []ownTerm { return terms[bl[k].Seq] }, bp.unbounded, bp.levMax, bl)
-	}
-	loo := &looResiduals{entries: map[forecast][]entry{}, shift: bp.shift}
-	for k, b := range bl {
-		for _, t := range terms[b.Seq] {
-			loo.entries[t.f] = append(loo.entries[t.f], entry{blk: k, seq: b.Seq, r: table.Res[k*table.F+t.forcast]})
-		}
-	}
-	if !withRows {
-		if err := influentialShifts(ctx, p, f, terms, bp.norms, loo.shift); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-
-	// Test side.
-	mark("test points")
-	pts, err := testRecords(ctx, p, ev, basis)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return inf, loo, newLinearPreds(&table, pts, p.workers), nil
+	inf.notes = append(inf.notes, fmt.Sprintf("The mean own leverage of %d probe sequences is %.3g, below %g: the leave-one-block-out steps are the infinitesimal ones and the own residuals the in-sample ones (no per-block Jacobian rows); the leave-out residuals would be larger by a factor of about 1/(1 - leverage).",
+		pr.seqs, d.LeverageEstimate, threshold))
+	return false, nil
 }
 
-// blockPassOut is what the block pass keeps: per block its record, |g_b|,
+// lowRankPass is what the low-rank path's passes share: the problem, the
+// factor f, its basis (U without a sketch), every training sequence's
+// terms and the forecast slots of the block table (forecastSlots).
+type lowRankPass struct {
+	p     *problem
+	f     *hvp.LowRank
+	basis *ShiftBasis
+	terms [][]ownTerm
+	slots map[forecast]int
+}
+
+// forecastSlots numbers the forecasts of the training sequences, by row
+// then horizon: the columns of the block table's residuals. A point pairs
+// with the residuals at its own forecast (row, horizon), as on the exact
+// path's residual entries.
+func forecastSlots(p *problem) map[forecast]int {
+	seen := map[forecast]bool{}
+	var fs []forecast
+	for _, gr := range p.groups {
+		for _, f := range p.io.forecasts(gr.T) {
+			if !seen[f] {
+				seen[f] = true
+				fs = append(fs, f)
+			}
+		}
+	}
+	slices.SortFunc(fs, func(a, b forecast) int {
+		if a.T != b.T {
+			return a.T - b.T
+		}
+		return a.H - b.H
+	})
+	out := make(map[forecast]int, len(fs))
+	for i, f := range fs {
+		out[f] = i
+	}
+	return out
+}
+
+// blockPassOut is what the block pass keeps, and mapBlockChunk gives of
+// a chunk: per block (of the chunk: per sequence) its record, |g_b|,
 // |delta_b|, mean own prediction shift and (per-block rule) leverage;
-// and the total gradient.
+// and the gradient: of the block pass the total gradient of the training
+// objective, of a chunk the sum of its sequences' gradients.
 type blockPassOut struct {
 	recs      []BlockRecord
 	gnorm     []float64
@@ -292,24 +342,26 @@ type blockPassOut struct {
 	total     []float64
 }
 
+// newBlockPassOut allocates the figures of n blocks (with leverage when
+// withRows).
+func newBlockPassOut(n int, withRows bool) *blockPassOut {
+	out := &blockPassOut{recs: make([]BlockRecord, n), gnorm: make([]float64, n), norms: make([]float64, n), shift: make([]float64, n)}
+	if withRows {
+		out.lev, out.levMax, out.unbounded = make([][]float64, n), make([]float64, n), make([]bool, n)
+	}
+	return out
+}
+
 // blockPass streams the training sequences' gradients (and, withRows,
-// their Jacobian rows) chunk by chunk, turns each into its step delta_b
-// (newton: the Newton step, else A g_b) and own residuals, and keeps of
-// it the BlockRecord of basis and the figures of blockPassOut. The total
-// gradient is summed chunk by chunk in chunk order, so that it does not
-// depend on the order in which the workers finish.
-//
-// The steps are never formed in parameter space: with A the factor's
-// solve, U A b = diag(1/(S + lambda)) U b, and b^T A b', |A b| follow
-// from U b, U b' and b·b' (hvp.Reduced), so a chunk costs one k×P
-// matrix product with its gradients and Jacobian rows (projectRows) and
-// their inner products within each block, where MapBlock of SolveAll's
-// steps costs two such products and a third per block. The records
-// equal MapBlock's up to rounding (TestBlockPassReduced). basis must be
-// f's U without a sketch.
-func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasis, terms [][]ownTerm, nF int, withRows, newton bool) (*blockPassOut, error) {
-	if basis.KS() != 0 || basis.K() != f.Rank() {
-		return nil, fmt.Errorf("audit: the block pass takes the factor's %d rows without a sketch, not %d+%d", f.Rank(), basis.K(), basis.KS())
+// their Jacobian rows) chunk by chunk through mapBlockChunk (newton: the
+// Newton steps, else A g_b) and gathers its records and figures in
+// blockPassOut. The total gradient is summed chunk by chunk in chunk
+// order, so that it does not depend on the order in which the workers
+// finish.
+func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*blockPassOut, error) {
+	p, f := lr.p, lr.f
+	if lr.basis.KS() != 0 || lr.basis.K() != f.Rank() {
+		return nil, fmt.Errorf("audit: the block pass takes the factor's %d rows without a sketch, not %d+%d", f.Rank(), lr.basis.K(), lr.basis.KS())
 	}
 	red, err := f.Reduce()
 	if err != nil {
@@ -324,11 +376,8 @@ func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasi
 	for k, b := range bl {
 		blockOf[b.Seq] = k
 	}
-	out := &blockPassOut{recs: make([]BlockRecord, nb), gnorm: make([]float64, nb), norms: make([]float64, nb), shift: make([]float64, nb)}
-	if withRows {
-		out.lev, out.levMax, out.unbounded = make([][]float64, nb), make([]float64, nb), make([]bool, nb)
-	}
-	P, k := len(p.theta), f.Rank()
+	out := newBlockPassOut(nb, withRows)
+	P := len(p.theta)
 	s, err := newRowStream(p, p.train, streamBatch)
 	if err != nil {
 		return nil, err
@@ -340,90 +389,31 @@ func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasi
 	fold := newOrderedFold(out.total)
 	done := 0
 	var mu sync.Mutex
-	loss := p.opt.Loss
+	spec := blockSpec{red: red, U: f.U, P: P, loss: p.opt.Loss, slots: lr.slots, withRows: withRows, newton: newton}
 	err = s.run(ctx, true, withRows, func(c int, gr *group, grads, rows [][][]float64) error {
-		// The chunk's vectors: per sequence its gradient, then (withRows)
-		// the Jacobian rows of its terms; their coordinates in U.
-		var vecs [][]float64
-		first := make([]int, len(gr.seqs))
+		in := blockChunk{grads: make([][]float64, len(gr.seqs)), rows: rows, terms: make([][]ownTerm, len(gr.seqs)), blocks: make([]int, len(gr.seqs))}
 		for b, i := range gr.seqs {
-			first[b] = len(vecs)
-			vecs = append(vecs, grads[b][0])
-			if withRows {
-				for _, t := range terms[i] {
-					vecs = append(vecs, rows[b][t.forcast])
-				}
+			in.grads[b], in.terms[b], in.blocks[b] = grads[b][0], lr.terms[i], blockOf[i]
+			if k := blockOf[i]; k >= 0 {
+				in.labels = append(in.labels, bl[k].Label)
+			} else {
+				in.labels = append(in.labels, "")
 			}
 		}
-		uv := projectRows(f.U, P, vecs)
-		partial := make([]float64, P)
-		for b, i := range gr.seqs {
-			g := grads[b][0]
-			addTo(partial, g, 1)
-			kb := blockOf[i]
-			if kb < 0 {
+		res, err := spec.mapBlockChunk(in)
+		if err != nil {
+			return err
+		}
+		for b, k := range in.blocks {
+			if k < 0 {
 				continue
 			}
-			ts := terms[i]
-			gg := dotv(g, g)
-			out.gnorm[kb] = math.Sqrt(gg)
-			// b = g + J^T z: its coordinates in U and |b|^2 (z nil: b = g).
-			ug := uv[first[b]]
-			ub, bb := ug, gg
-			res, shift := make([]float64, len(ts)), make([]float64, len(ts))
+			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = res.recs[b], res.gnorm[b], res.norms[b], res.shift[b]
 			if withRows {
-				m := len(ts)
-				uj := uv[first[b]+1 : first[b]+1+m]
-				J := make([][]float64, m)
-				jg := make([]float64, m)
-				v := make([]float64, m)
-				for a, t := range ts {
-					J[a] = rows[b][t.forcast]
-					jg[a] = dotv(J[a], g)
-					v[a] = red.Form(uj[a], ug, jg[a])
-				}
-				if newton && m > 0 {
-					K := mat.NewSymDense(m, nil)
-					jj := make([]float64, m*m)
-					for a := 0; a < m; a++ {
-						for e := a; e < m; e++ {
-							jj[a*m+e] = dotv(J[a], J[e])
-							jj[e*m+a] = jj[a*m+e]
-							K.SetSym(a, e, red.Form(uj[a], uj[e], jj[a*m+e]))
-						}
-					}
-					st, z, err := newtonReduced(loss, ts, K, v)
-					if err != nil {
-						return fmt.Errorf("audit: block %s: %w", bl[kb].Label, err)
-					}
-					res, shift = st.res, st.shift
-					out.lev[kb], out.levMax[kb], out.unbounded[kb] = st.lev, st.levMax, st.unbounded
-					if z != nil {
-						ub = slices.Clone(ug)
-						for a, za := range z {
-							for i, x := range uj[a] {
-								ub[i] += za * x
-							}
-							bb += 2 * za * jg[a]
-							for e, ze := range z {
-								bb += za * ze * jj[a*m+e]
-							}
-						}
-					}
-				} else {
-					for a, t := range ts {
-						res[a], shift[a] = math.Abs(t.y-t.fx-v[a]), math.Abs(v[a])
-					}
-				}
-			} else {
-				for a, t := range ts {
-					res[a] = math.Abs(t.y - t.fx)
-				}
+				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
 			}
-			out.recs[kb] = BlockRecord{A: red.Top(make([]float64, k), ub), S: []float64{}, Res: out.own(kb, ts, nF, res, shift)}
-			out.norms[kb] = math.Sqrt(red.Norm2(ub, bb))
 		}
-		fold.add(c, partial)
+		fold.add(c, res.total)
 		mu.Lock()
 		done += len(gr.seqs)
 		p.opt.progress("block pass", done, p.train.Len())
@@ -436,103 +426,18 @@ func blockPass(ctx context.Context, p *problem, f *hvp.LowRank, basis *ShiftBasi
 	return out, nil
 }
 
-// projectChunk is the number of vectors projectRows multiplies at once.
-const projectChunk = 64
-
-// projectRows returns U v (k numbers) for every vector v of vecs, with U
-// k×P row-major: a k×P by P×projectChunk matrix product per
-// projectChunk vectors.
-func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
-	k := len(U) / P
-	out := make([][]float64, len(vecs))
-	flat := make([]float64, len(vecs)*k)
-	for j := range out {
-		out[j] = flat[j*k : (j+1)*k]
-	}
-	if k == 0 {
-		return out
-	}
-	nb := min(projectChunk, len(vecs))
-	vt := make([]float64, P*nb) // P × nb: the vectors as columns
-	ct := make([]float64, k*nb)
-	for lo := 0; lo < len(vecs); lo += nb {
-		hi := min(lo+nb, len(vecs))
-		w := hi - lo
-		for j, v := range vecs[lo:hi] {
-			for i, x := range v {
-				vt[i*w+j] = x
-			}
-		}
-		graph.MatMul(false, false, k, w, P, U, vt[:P*w], ct[:k*w])
-		for i := 0; i < k; i++ {
-			for j, x := range ct[i*w : (i+1)*w] {
-				out[lo+j][i] = x
-			}
-		}
-	}
-	return out
-}
-
-// own records block k's mean own prediction shift and returns its own
-// terms' (ts) residuals res by forecast position (nF of them, NaN where
-// the block has no term): the Res of its BlockRecord.
-func (out *blockPassOut) own(k int, ts []ownTerm, nF int, res, shift []float64) []float64 {
-	byPos := make([]float64, nF)
-	for j := range byPos {
-		byPos[j] = math.NaN()
-	}
-	sh := 0.0
-	for a, t := range ts {
-		byPos[t.forcast] = res[a]
-		sh += shift[a]
-	}
-	if len(ts) > 0 {
-		out.shift[k] = sh / float64(len(ts))
-	}
-	return byPos
-}
-
 // keep stores block k's step delta and its own terms' (ts) residuals res
-// and prediction shifts shift: its BlockRecord of basis (residuals by
-// forecast position, nF of them, NaN where it has no term), |delta| and
-// the mean shift.
-func (out *blockPassOut) keep(k int, basis *ShiftBasis, ts []ownTerm, nF int, delta, res, shift []float64) error {
-	rec, err := MapBlock(basis, delta, out.own(k, ts, nF, res, shift))
+// and prediction shifts shift in out: its BlockRecord of the basis,
+// |delta| and the mean shift.
+func (lr *lowRankPass) keep(out *blockPassOut, k int, ts []ownTerm, delta, res, shift []float64) error {
+	byPos, sh := ownBySlot(lr.slots, ts, res, shift)
+	rec, err := MapBlock(lr.basis, delta, byPos)
 	if err != nil {
 		return err
 	}
-	out.recs[k] = rec
+	out.recs[k], out.shift[k] = rec, sh
 	out.norms[k] = norm(delta)
 	return nil
-}
-
-// orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their
-// numbers' order whatever the order they arrive in, keeping only those
-// that came early: floating-point sums that do not depend on scheduling.
-type orderedFold struct {
-	mu      sync.Mutex
-	sum     []float64
-	next    int
-	waiting map[int][]float64
-}
-
-func newOrderedFold(sum []float64) *orderedFold {
-	return &orderedFold{sum: sum, waiting: map[int][]float64{}}
-}
-
-func (o *orderedFold) add(i int, v []float64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.waiting[i] = v
-	for {
-		w, ok := o.waiting[o.next]
-		if !ok {
-			return
-		}
-		addTo(o.sum, w, 1)
-		delete(o.waiting, o.next)
-		o.next++
-	}
 }
 
 // influentialShifts fills shift[k], the mean |f(x; theta_hat + delta_b)
@@ -586,49 +491,41 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	return nil
 }
 
-// maxForecasts is the most forecast positions of a sequence in the
-// training, evaluated and calibration sets.
-func maxForecasts(p *problem) int {
-	m := 0
-	for _, gs := range [][]*group{p.groups, p.evalGroups, p.calGroups} {
-		for _, gr := range gs {
-			m = max(m, len(p.io.forecasts(gr.T)))
-		}
-	}
-	return m
-}
-
-// testRecords streams the output-Jacobian rows of the evaluation points
-// (test, then calibration) chunk by chunk and keeps their PointRecords
-// (MapPoints), in the order of ev.
-func testRecords(ctx context.Context, p *problem, ev *evaluation, basis *ShiftBasis) ([]PointRecord, error) {
-	out := make([]PointRecord, len(ev.test)+len(ev.cal))
-	total := len(out)
+// testRecords is the test pass: it streams the output-Jacobian rows of
+// the evaluation points, test then calibration, chunk by chunk and keeps
+// their PointRecords (MapPoints), in the order of ev. A test point of a
+// self-audit leaves out its own sequence's block; the labelled test
+// points carry their targets (the calibration curve).
+func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, cal []PointRecord, err error) {
+	p := lr.p
+	total := len(ev.test) + len(ev.cal)
 	done := 0
 	var mu sync.Mutex
-	sets := []struct {
-		d   *blocks.Dataset
-		pts []point
-		off int
-	}{{p.eval, ev.test, 0}}
-	if p.cal != nil {
-		sets = append(sets, struct {
-			d   *blocks.Dataset
-			pts []point
-			off int
-		}{p.cal, ev.cal, len(ev.test)})
+	skip := func(pt point) int { return -1 }
+	if p.self {
+		blockOf := make(map[int]int, len(p.scheme.Blocks))
+		for k, b := range p.scheme.Blocks {
+			blockOf[b.Seq] = k
+		}
+		skip = func(pt point) int {
+			if k, ok := blockOf[pt.seq]; ok {
+				return k
+			}
+			return -1
+		}
 	}
-	for _, set := range sets {
+	records := func(d *blocks.Dataset, pts []point, labels bool) ([]PointRecord, error) {
+		out := make([]PointRecord, len(pts))
 		// The points of each (sequence, forecast).
 		type key struct {
 			seq int
 			f   forecast
 		}
-		at := make(map[key]int, len(set.pts))
-		for i, pt := range set.pts {
-			at[key{pt.seq, pt.f}] = set.off + i
+		at := make(map[key]int, len(pts))
+		for i, pt := range pts {
+			at[key{pt.seq, pt.f}] = i
 		}
-		s, err := newRowStream(p, set.d, streamBatch)
+		s, err := newRowStream(p, d, streamBatch)
 		if err != nil {
 			return nil, err
 		}
@@ -636,24 +533,33 @@ func testRecords(ctx context.Context, p *problem, ev *evaluation, basis *ShiftBa
 			fs := p.io.forecasts(gr.T)
 			var jac [][]float64
 			var fx []float64
-			var pos, idx []int
+			var slot, idx []int
 			for b, i := range gr.seqs {
 				for k, fc := range fs {
 					j, ok := at[key{i, fc}]
 					if !ok {
 						continue
 					}
+					sl, ok := lr.slots[fc]
+					if !ok {
+						sl = -1
+					}
 					jac = append(jac, rows[b][k])
-					fx = append(fx, ev.predAt(j))
-					pos = append(pos, k)
+					fx = append(fx, pts[j].pred)
+					slot = append(slot, sl)
 					idx = append(idx, j)
 				}
 			}
-			recs, err := MapPoints(basis, jac, fx, pos)
+			recs, err := MapPoints(lr.basis, jac, fx, slot)
 			if err != nil {
 				return err
 			}
 			for a, j := range idx {
+				pt := pts[j]
+				recs[a].Skip = skip(pt)
+				if labels && pt.has {
+					recs[a].Y, recs[a].Labelled = pt.y, true
+				}
 				out[j] = recs[a]
 			}
 			mu.Lock()
@@ -662,222 +568,81 @@ func testRecords(ctx context.Context, p *problem, ev *evaluation, basis *ShiftBa
 			mu.Unlock()
 			return nil
 		})
-		if err != nil {
-			return nil, err
+		return out, err
+	}
+	if test, err = records(p.eval, ev.test, true); err != nil {
+		return nil, nil, err
+	}
+	if p.cal != nil {
+		skip = func(point) int { return -1 }
+		if cal, err = records(p.cal, ev.cal, false); err != nil {
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return test, cal, nil
 }
 
-// predAt is the trained model's prediction at evaluation point j (test,
-// then calibration).
-func (ev *evaluation) predAt(j int) float64 {
-	if j < len(ev.test) {
-		return ev.test[j].pred
+// tableRep is the influence representation of the LowRank solver: the
+// block table (every block's step in the factor's coordinates and own
+// residuals by forecast slot) and the evaluation points' records, test
+// and calibration. Its limits are FinalizeLimits over chunks of points,
+// so that the prediction at point x of block b's model, F_x + G_x · A_b
+// (BlockTable.Shifts), is formed for a chunk of points at a time and
+// blocks × points never exist at once.
+type tableRep struct {
+	table     *BlockTable
+	test, cal []PointRecord
+	shift     []float64
+}
+
+func (r *tableRep) residuals(context.Context, *problem, func(string)) (*looResiduals, error) {
+	return &looResiduals{shift: r.shift}, nil
+}
+
+func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
+	pts, alphas := r.test, calibrationAlphas
+	if cal {
+		pts, alphas = r.cal, nil
 	}
-	return ev.cal[j-len(ev.test)].pred
-}
-
-// rowStream streams, batch by batch of a dataset's sequences, every
-// sequence's loss gradient and its output-Jacobian rows (one per forecast
-// position) to a function of the whole batch (hvp.Objective.
-// StreamExampleGradients: one gradient job and one Outputs job per
-// forecast position per batch, assembled as they arrive). Only the
-// batches in flight are held.
-type rowStream struct {
-	p      *problem
-	groups []*group
-	obj    *hvp.Objective
-	mu     sync.Mutex
-	free   [][]float64 // rows of length P to reuse
-}
-
-// newRowStream batches d's sequences by length, at most size per batch.
-func newRowStream(p *problem, d *blocks.Dataset, size int) (*rowStream, error) {
-	gs, err := p.makeGroups(d, size)
+	n := len(pts)
+	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	chunk := finalizeChunk(r.table.N, p.workers)
+	chunks := (n + chunk - 1) / chunk
+	counts := make([][]int, chunks)
+	labelled := make([]int, chunks)
+	err := par.For(ctx, chunks, p.workers, func(_, c int) error {
+		lo := c * chunk
+		hi := min(n, lo+chunk)
+		out, err := FinalizeLimits(p.opt.Alpha, alphas, r.table, pts[lo:hi])
+		if err != nil {
+			return err
+		}
+		copy(l.lo[lo:hi], out.Lo)
+		copy(l.up[lo:hi], out.Up)
+		copy(l.m[lo:hi], out.M)
+		counts[c], labelled[c] = out.Covered, out.Labelled
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return limits{}, nil, err
 	}
-	s := &rowStream{p: p, groups: gs, obj: p.objective(gs)}
-	for c := range s.obj.Batches {
-		s.obj.Batches[c].ExampleAxes = p.io.exampleAxes()
+	if cal {
+		return l, nil, nil
 	}
-	return s, nil
+	total := 0
+	for _, v := range labelled {
+		total += v
+	}
+	return l, curveOf(counts, total), nil
 }
 
-// batchFunc receives batch c (group gr) of a rowStream: grads[b][0] the
-// loss gradient of its sequence b (when asked for) and rows[b][k] the
-// gradient of its output at forecast position k (when asked for). The
-// slices are reused after it returns: it must not keep them.
-type batchFunc func(c int, gr *group, grads, rows [][][]float64) error
-
-// run streams the batches to f (concurrently, up to the workers; see
-// batchFunc), with the gradients when grad and the Jacobian rows when
-// rows.
-func (s *rowStream) run(ctx context.Context, grad, rows bool, f batchFunc) error {
-	p := s.p
-	type jobOf struct{ batch, pos int } // pos -1: the gradient
-	var jobs []hvp.Job
-	var which []jobOf
-	masks := map[[3]int][]float64{}
-	for c, gr := range s.groups {
-		if grad {
-			jobs = append(jobs, hvp.Job{Batch: c})
-			which = append(which, jobOf{c, -1})
-		}
-		if !rows {
-			continue
-		}
-		B := len(gr.seqs)
-		for k, fc := range p.io.forecasts(gr.T) {
-			key := [3]int{B, gr.T, k}
-			w, ok := masks[key]
-			if !ok {
-				w = make([]float64, len(gr.weight))
-				for b := 0; b < B; b++ {
-					w[p.io.index(B, gr.T, b, fc.T, fc.H)] = 1
-				}
-				masks[key] = w
-			}
-			jobs = append(jobs, hvp.Job{Batch: c, Weight: w, Outputs: true})
-			which = append(which, jobOf{c, k})
-		}
-	}
-	type asm struct {
-		left        int
-		grads, rows [][][]float64
-	}
-	pending := map[int]*asm{}
-	P := len(p.theta)
-	return s.obj.StreamExampleGradients(ctx, p.theta, jobs, func(_, job int, g [][]float64, _ []float64) error {
-		jw := which[job]
-		gr := s.groups[jw.batch]
-		s.mu.Lock()
-		a, ok := pending[jw.batch]
-		if !ok {
-			a = &asm{}
-			nf := 0
-			if rows {
-				nf = len(p.io.forecasts(gr.T))
-				a.rows = make([][][]float64, len(gr.seqs))
-			}
-			if grad {
-				a.grads = make([][][]float64, len(gr.seqs))
-				a.left++
-			}
-			a.left += nf
-			for b := range gr.seqs {
-				if grad {
-					a.grads[b] = [][]float64{s.get(P)}
-				}
-				if rows {
-					a.rows[b] = make([][]float64, nf)
-					for k := range a.rows[b] {
-						a.rows[b][k] = s.get(P)
-					}
-				}
-			}
-			pending[jw.batch] = a
-		}
-		s.mu.Unlock()
-		for b := range gr.seqs {
-			if jw.pos < 0 {
-				copy(a.grads[b][0], g[b])
-			} else {
-				copy(a.rows[b][jw.pos], g[b])
-			}
-		}
-		s.mu.Lock()
-		a.left--
-		complete := a.left == 0
-		if complete {
-			delete(pending, jw.batch)
-		}
-		s.mu.Unlock()
-		if !complete {
-			return nil
-		}
-		err := f(jw.batch, gr, a.grads, a.rows)
-		s.mu.Lock()
-		for _, v := range a.grads {
-			s.free = append(s.free, v...)
-		}
-		for _, v := range a.rows {
-			s.free = append(s.free, v...)
-		}
-		s.mu.Unlock()
-		return err
-	})
+// finalizeChunk is the number of points of one FinalizeLimits call with
+// n blocks: their shifts, one matrix product that reads the whole block
+// table (the more points per call, the fewer passes over it), take
+// finalizeBytes / (8 n workers) points, at least finalizeChunkMin and at
+// most finalizeChunkMax.
+func finalizeChunk(n, workers int) int {
+	return min(finalizeChunkMax, max(finalizeChunkMin, finalizeBytes/(8*max(1, n)*max(1, workers))))
 }
 
-// get returns a row of length P, reused when one is free (under s.mu).
-func (s *rowStream) get(P int) []float64 {
-	if n := len(s.free); n > 0 {
-		v := s.free[n-1]
-		s.free = s.free[:n-1]
-		return v
-	}
-	return make([]float64, P)
-}
-
-// linearPreds is perturbed from the block table: the prediction at point
-// p of block b's model is F_p + G_p · A_b (BlockTable.Shifts), computed
-// for chunk points at a time and kept for a few chunks, so that blocks ×
-// points never exist at once.
-type linearPreds struct {
-	t     *BlockTable
-	pts   []PointRecord
-	chunk int
-	mu    sync.Mutex
-	cache map[int]*shiftChunk
-	order []int
-	keep  int
-}
-
-// shiftChunk is the shifts of one chunk of points, computed once.
-type shiftChunk struct {
-	once sync.Once
-	d    []float64
-}
-
-func newLinearPreds(t *BlockTable, pts []PointRecord, workers int) *linearPreds {
-	keep := linearCache * max(1, workers)
-	chunk := min(linearChunkMax, max(linearChunkMin, linearBytes/(8*max(1, t.N)*keep)))
-	return &linearPreds{t: t, pts: pts, chunk: chunk, cache: map[int]*shiftChunk{}, keep: keep}
-}
-
-func (l *linearPreds) blocks() int { return l.t.N }
-
-func (l *linearPreds) point(p int, dst []float64) []float64 {
-	c := p / l.chunk
-	l.mu.Lock()
-	ch, ok := l.cache[c]
-	if !ok {
-		ch = &shiftChunk{}
-		l.cache[c] = ch
-		l.order = append(l.order, c)
-		if len(l.order) > l.keep {
-			delete(l.cache, l.order[0])
-			l.order = l.order[1:]
-		}
-	}
-	l.mu.Unlock()
-	ch.once.Do(func() {
-		lo := c * l.chunk
-		d, err := l.t.Shifts(l.pts[lo:min(len(l.pts), lo+l.chunk)])
-		if err != nil {
-			// The records are built to agree with the table.
-			panic(err)
-		}
-		ch.d = d
-	})
-	N := l.t.N
-	row := ch.d[(p%l.chunk)*N : (p%l.chunk+1)*N]
-	f := l.pts[p].F
-	for b, s := range row {
-		dst[b] = f + s
-	}
-	return dst
-}
-
-var _ perturbed = (*linearPreds)(nil)
+var _ influenceRep = (*tableRep)(nil)

@@ -33,8 +33,10 @@ package audit
 //     worker as a side input.
 //   - FinalizeLimits is a ParDo over chunks of test points with the
 //     BlockTable as side input: the shifts of all blocks at those points
-//     as one matrix product (q × n floats, discarded after the chunk) and
-//     the jackknife+ limits by exact selection.
+//     as one matrix product (q × n floats, discarded after the chunk),
+//     the jackknife+ limits by exact selection and the coverage counts of
+//     the calibration curve. The in-process LowRank solver calls it
+//     (tableRep.limits).
 //
 // Memory of one finalize call is 8 q n bytes for q points and n blocks;
 // blocks × points are never held at once.
@@ -66,10 +68,12 @@ func (s *ShiftBasis) K() int { return len(s.U) / s.P }
 // KS returns k', the number of sketch rows.
 func (s *ShiftBasis) KS() int { return len(s.Sketch) / s.P }
 
-// GaussianSketch returns k'×P entries drawn from N(0, 1/k') with seed:
+// gaussianSketch returns k'×P entries drawn from N(0, 1/k') with seed:
 // E[R^T R] = I, so (R a)·(R b) is an unbiased estimate of a·b with
-// standard deviation about |a||b|/sqrt(k') (Johnson-Lindenstrauss).
-func GaussianSketch(P, ks int, seed uint64) []float64 {
+// standard deviation about |a||b|/sqrt(k') (Johnson-Lindenstrauss). The
+// LowRank solver keeps no sketch today (ShiftBasis.Sketch empty); the
+// tests measure what one would add.
+func gaussianSketch(P, ks int, seed uint64) []float64 {
 	r := rand.New(rand.NewPCG(seed, 0x736b65746368))
 	out := make([]float64, ks*P)
 	sd := 1 / math.Sqrt(float64(ks))
@@ -119,12 +123,21 @@ func MapBlock(s *ShiftBasis, delta, res []float64) (BlockRecord, error) {
 	return BlockRecord{A: a, S: r, Res: res}, nil
 }
 
-// PointRecord is what the test pass keeps of one test point.
+// PointRecord is what the test pass keeps of one evaluation point.
 type PointRecord struct {
-	// F is the prediction f(x; theta) and Forecast its forecast position
-	// (the index into BlockRecord.Res of the residuals it pairs with).
+	// F is the prediction f(x; theta) and Forecast its forecast slot
+	// (the column of BlockTable.Res, i.e. the index into BlockRecord.Res,
+	// whose residuals it pairs with; -1: no block has a residual at its
+	// forecast).
 	F        float64
 	Forecast int
+	// Skip is the block whose residual the point leaves out (-1: none):
+	// in a self-audit, the block of the point's own training sequence.
+	Skip int
+	// Y is the target, when Labelled: FinalizeLimits counts whether the
+	// point's intervals on a grid of levels cover it.
+	Y        float64
+	Labelled bool
 	// G is U J_x^T (k floats) and H is Sketch (J_x^T - U^T G) (k').
 	G, H []float64
 }
@@ -132,7 +145,8 @@ type PointRecord struct {
 // MapPoints is the map step of the test pass: for each test point i, its
 // output-Jacobian row jac[i] (d f / d theta, P floats; not kept, e.g.
 // from hvp.Objective.ExampleGradients with Job.Outputs), prediction f[i]
-// and forecast position forecast[i].
+// and forecast slot forecast[i]. The records leave no block out (Skip
+// -1) and are unlabelled; the caller sets Skip, Y and Labelled.
 func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]PointRecord, error) {
 	if len(f) != len(jac) || len(forecast) != len(jac) {
 		return nil, fmt.Errorf("audit: %d Jacobian rows, %d predictions and %d forecast positions", len(jac), len(f), len(forecast))
@@ -143,13 +157,13 @@ func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]P
 			return nil, fmt.Errorf("audit: test point %d: a Jacobian row of length %d, the basis has %d parameters", i, len(row), s.P)
 		}
 		g, h := s.project(row)
-		out[i] = PointRecord{F: f[i], Forecast: forecast[i], G: g, H: h}
+		out[i] = PointRecord{F: f[i], Forecast: forecast[i], Skip: -1, G: g, H: h}
 	}
 	return out, nil
 }
 
 // BlockTable is the combined block pass: N blocks, each a row of Coef
-// (A then S, K + KS floats) and a row of Res (F forecast positions).
+// (A then S, K + KS floats) and a row of Res (F forecast slots).
 type BlockTable struct {
 	N, K, KS, F int
 	Coef        []float64
@@ -188,8 +202,11 @@ func (t *BlockTable) Shifts(pts []PointRecord) ([]float64, error) {
 		if len(p.G) != t.K || len(p.H) != t.KS {
 			return nil, fmt.Errorf("audit: test point %d has %d+%d coefficients, the blocks %d+%d", i, len(p.G), len(p.H), t.K, t.KS)
 		}
-		if p.Forecast < 0 || p.Forecast >= t.F {
-			return nil, fmt.Errorf("audit: test point %d has forecast position %d of %d", i, p.Forecast, t.F)
+		if p.Forecast < -1 || p.Forecast >= t.F {
+			return nil, fmt.Errorf("audit: test point %d has forecast slot %d of %d", i, p.Forecast, t.F)
+		}
+		if p.Skip < -1 || p.Skip >= t.N {
+			return nil, fmt.Errorf("audit: test point %d leaves out block %d of %d", i, p.Skip, t.N)
 		}
 		copy(x[i*w:], p.G)
 		copy(x[i*w+t.K:], p.H)
@@ -210,32 +227,55 @@ func (t *BlockTable) Shifts(pts []PointRecord) ([]float64, error) {
 	return d, nil
 }
 
-// FinalizeLimits is the finalize step for a chunk of test points: their
+// ChunkLimits are the finalize step's output for a chunk of points: the
+// jackknife+ limits and m, the number of residuals each was built from;
+// Covered[a] counts the labelled points whose jackknife+ interval at
+// level alphas[a] covers the target, and Labelled the labelled points
+// (the calibration curve of a self-audit or labelled test set, summed
+// over chunks: integers, so the sum does not depend on their order).
+type ChunkLimits struct {
+	Lo, Up   []float64
+	M        []int
+	Covered  []int
+	Labelled int
+}
+
+// FinalizeLimits is the finalize step for a chunk of points: their
 // jackknife+ limits at level alpha from V± = F + Delta_b(x) ± r_b over the
-// blocks b with a residual at the point's forecast position (DESIGN
-// section 5; jackknifePlus), and m, the number of such blocks. It holds
-// the chunk's q × N shifts and nothing else that grows with N × points.
-func FinalizeLimits(alpha float64, t *BlockTable, pts []PointRecord) (lo, up []float64, m []int, err error) {
+// blocks b with a residual at the point's forecast slot, leaving out the
+// block Skip (DESIGN section 5; jackknifePlus), m the number of such
+// blocks, and, for the labelled points, their coverage at every level of
+// alphas (nil: none). It holds the chunk's q × N shifts and nothing else
+// that grows with N × points. The LowRank solver's limits phase is this
+// function over chunks of the evaluation points.
+func FinalizeLimits(alpha float64, alphas []float64, t *BlockTable, pts []PointRecord) (ChunkLimits, error) {
 	d, err := t.Shifts(pts)
 	if err != nil {
-		return nil, nil, nil, err
+		return ChunkLimits{}, err
 	}
-	lo, up, m = make([]float64, len(pts)), make([]float64, len(pts)), make([]int, len(pts))
+	n := len(pts)
+	out := ChunkLimits{Lo: make([]float64, n), Up: make([]float64, n), M: make([]int, n), Covered: make([]int, len(alphas))}
 	vm, vp := make([]float64, 0, t.N), make([]float64, 0, t.N)
 	for i, p := range pts {
 		vm, vp = vm[:0], vp[:0]
-		row := d[i*t.N : (i+1)*t.N]
-		for b, sh := range row {
-			r := t.Res[b*t.F+p.Forecast]
-			if math.IsNaN(r) {
-				continue
+		if p.Forecast >= 0 {
+			row := d[i*t.N : (i+1)*t.N]
+			for b, sh := range row {
+				r := t.Res[b*t.F+p.Forecast]
+				if math.IsNaN(r) || b == p.Skip {
+					continue
+				}
+				f := p.F + sh
+				vm = append(vm, f-r)
+				vp = append(vp, f+r)
 			}
-			f := p.F + sh
-			vm = append(vm, f-r)
-			vp = append(vp, f+r)
 		}
-		lo[i], up[i] = jackknifePlus(alpha, vm, vp)
-		m[i] = len(vp)
+		if p.Labelled && len(alphas) > 0 {
+			countCovered(alphas, p.Y, vm, vp, out.Covered)
+			out.Labelled++
+		}
+		out.Lo[i], out.Up[i] = jackknifePlus(alpha, vm, vp)
+		out.M[i] = len(vp)
 	}
-	return lo, up, m, nil
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,7 +166,7 @@ func TestScaleShiftsMatchDense(t *testing.T) {
 		}
 		return norm(w)
 	}
-	gauss := &ShiftBasis{P: P, U: top.U, Sketch: GaussianSketch(P, ks, 3)}
+	gauss := &ShiftBasis{P: P, U: top.U, Sketch: gaussianSketch(P, ks, 3)}
 	check("Gaussian sketch", d.reconstruct(t, gauss), func(i, b int) float64 {
 		return 4 * perp(d.jx[i]) * perp(d.delta[b]) / math.Sqrt(ks)
 	})
@@ -176,10 +177,12 @@ func TestScaleShiftsMatchDense(t *testing.T) {
 
 // TestFinalizeLimitsStreamsExactly: FinalizeLimits on chunks of test
 // points gives the same limits, bit for bit, as jackknifePlus on all
-// blocks × points at once from shifts computed entry by entry. Integer
-// coefficients make every shift exact whatever the order of summation.
-// Some residuals are absent (NaN: the block is left out at that forecast
-// position) or unbounded (+Inf).
+// blocks × points at once from shifts computed entry by entry, and the
+// same coverage counts as checking each level's limits against the
+// target. Integer coefficients make every shift exact whatever the order
+// of summation. Some residuals are absent (NaN: the block is left out at
+// that forecast slot) or unbounded (+Inf); some points leave out a block
+// (a self-audit), have no forecast slot, or no target.
 func TestFinalizeLimitsStreamsExactly(t *testing.T) {
 	const nb, nx, k, ks, F, chunk = 57, 41, 5, 3, 4, 7
 	const alpha = 0.1
@@ -207,22 +210,43 @@ func TestFinalizeLimitsStreamsExactly(t *testing.T) {
 	}
 	pts := make([]PointRecord, nx)
 	for i := range pts {
-		pts[i] = PointRecord{F: float64(r.IntN(9)), Forecast: r.IntN(F), G: ints(k), H: ints(ks)}
+		pts[i] = PointRecord{F: float64(r.IntN(9)), Forecast: r.IntN(F), Skip: -1, G: ints(k), H: ints(ks)}
+		switch r.IntN(6) {
+		case 0:
+			pts[i].Skip = r.IntN(nb)
+		case 1:
+			pts[i].Forecast = -1
+		}
+		if r.IntN(4) != 0 {
+			pts[i].Y, pts[i].Labelled = float64(r.IntN(13)-2), true
+		}
 	}
+	alphas := []float64{0.05, 0.1, 0.3, 0.5}
+	wantCovered := make([]int, len(alphas))
+	gotCovered := make([]int, len(alphas))
+	wantLabelled, gotLabelled := 0, 0
 	tab, err := CombineBlocks(recs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for lo := 0; lo < nx; lo += chunk {
 		hi := min(lo+chunk, nx)
-		gl, gu, gm, err := FinalizeLimits(alpha, &tab, pts[lo:hi])
+		got, err := FinalizeLimits(alpha, alphas, &tab, pts[lo:hi])
 		if err != nil {
 			t.Fatal(err)
 		}
+		gl, gu, gm := got.Lo, got.Up, got.M
+		for a, c := range got.Covered {
+			gotCovered[a] += c
+		}
+		gotLabelled += got.Labelled
 		for i := lo; i < hi; i++ {
 			p := pts[i]
 			var vm, vp []float64
-			for _, rec := range recs {
+			for b, rec := range recs {
+				if p.Forecast < 0 || b == p.Skip {
+					continue
+				}
 				res := rec.Res[p.Forecast]
 				if math.IsNaN(res) {
 					continue
@@ -230,11 +254,26 @@ func TestFinalizeLimitsStreamsExactly(t *testing.T) {
 				sh := dotv(p.G, rec.A) + dotv(p.H, rec.S)
 				vm, vp = append(vm, p.F+sh-res), append(vp, p.F+sh+res)
 			}
+			if p.Labelled {
+				wantLabelled++
+				for a, al := range alphas {
+					l, u := jackknifePlus(al, slices.Clone(vm), slices.Clone(vp))
+					if l <= p.Y && p.Y <= u {
+						wantCovered[a]++
+					}
+				}
+			}
 			wl, wu := jackknifePlus(alpha, vm, vp)
 			if gl[i-lo] != wl || gu[i-lo] != wu || gm[i-lo] != len(vp) {
 				t.Errorf("point %d: limits [%v, %v] from %d blocks, all at once [%v, %v] from %d", i, gl[i-lo], gu[i-lo], gm[i-lo], wl, wu, len(vp))
 			}
 		}
+	}
+	if gotLabelled != wantLabelled || !slices.Equal(gotCovered, wantCovered) {
+		t.Errorf("covered %v of %d labelled points, by each level's limits %v of %d", gotCovered, gotLabelled, wantCovered, wantLabelled)
+	}
+	if wantLabelled == 0 || slices.Max(wantCovered) == 0 || slices.Min(wantCovered) == wantLabelled {
+		t.Errorf("coverage counts %v of %d: the check cannot tell the levels apart", wantCovered, wantLabelled)
 	}
 	// Mismatched records are refused.
 	recs[3].S = recs[3].S[:1]
@@ -331,15 +370,15 @@ func jacobianByStep(t *testing.T, o *hvp.Objective, theta []float64) (rows [][]f
 	return rows, f
 }
 
-// solver applies an approximation of (C + lambda I)^-1 to many vectors.
-type solver func(x, b [][]float64)
+// inverse applies an approximation of (C + lambda I)^-1 to many vectors.
+type inverse func(x, b [][]float64)
 
 // newtonSteps returns every block's Newton leave-one-out step under A
 // (DESIGN section 8; newtonCorrection's formula, in plain form: all
 // sequences are blocks, squared error, weights 1) or, with newton false,
 // the infinitesimal step A g_b, and the own leave-out residuals
 // |y - f - J_b delta_b| per step.
-func newtonSteps(A solver, grads, jrows [][]float64, f, y []float64, newton bool) (delta, res [][]float64, lev levStats) {
+func newtonSteps(A inverse, grads, jrows [][]float64, f, y []float64, newton bool) (delta, res [][]float64, lev levStats) {
 	const T = 10
 	n := len(grads)
 	delta = make([][]float64, n)
@@ -434,11 +473,11 @@ func scaleLimits(t *testing.T, s *ShiftBasis, delta, res, jx [][]float64, fx []f
 	}
 	const chunk = 1000
 	for c := 0; c < len(pts); c += chunk {
-		l, u, _, err := FinalizeLimits(0.1, &tab, pts[c:min(c+chunk, len(pts))])
+		out, err := FinalizeLimits(0.1, nil, &tab, pts[c:min(c+chunk, len(pts))])
 		if err != nil {
 			t.Fatal(err)
 		}
-		lo, up = append(lo, l...), append(up, u...)
+		lo, up = append(lo, out.Lo...), append(up, out.Up...)
 	}
 	return lo, up
 }
@@ -635,7 +674,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 		lo, up = scaleLimits(t, identity, dLI, rLI, jte, fte)
 		report(fmt.Sprintf("k=%d InverseProbe, infinitesimal, exact shifts", k), lo, up)
 		for _, ks := range []int{50} {
-			s := &ShiftBasis{P: P, U: fi.U, Sketch: GaussianSketch(P, ks, 9)}
+			s := &ShiftBasis{P: P, U: fi.U, Sketch: gaussianSketch(P, ks, 9)}
 			lo, up = scaleLimits(t, s, dL, rL, jte, fte)
 			report(fmt.Sprintf("k=%d InverseProbe, Gaussian sketch k'=%d", k, ks), lo, up)
 			s = &ShiftBasis{P: P, U: fi.U, Sketch: testSubspace(fi.U, jte, P, ks)}

@@ -54,35 +54,8 @@ func TestConformance(t *testing.T) {
 
 var pbName = regexp.MustCompile(`^(input|output)_(\d+)\.pb$`)
 
-func runCase(t *testing.T, dir string) {
-	data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := onnx.Decode(data)
-	if err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	ins, outs := readDataSet(t, filepath.Join(dir, "test_data_set_0"))
-	inputs := make([]*graph.Tensor, len(g.Inputs))
-	for i, in := range g.Inputs {
-		inputs[i] = ins.take(in.Name, i)
-		if inputs[i] == nil {
-			t.Fatalf("no data for input %q", in.Name)
-		}
-	}
-	got, err := g.Run(nil, inputs)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	for i, o := range g.Outputs {
-		want := outs.take(o.Name, i)
-		if want == nil {
-			t.Fatalf("no reference for output %q", o.Name)
-		}
-		compare(t, o.Name, got[i], want, 1e-5, 1e-5)
-	}
-}
+// runCase runs one case directory against its expected outputs.
+func runCase(t *testing.T, dir string) { runCaseFolding(t, dir, nil) }
 
 // dataSet holds a case's tensors by file order and by name.
 type dataSet struct {

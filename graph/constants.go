@@ -40,7 +40,7 @@ func (g *Graph) ruleConstants() map[string]string {
 	stat := map[string]string{}
 	for _, n := range g.Nodes {
 		for k, in := range n.Inputs {
-			if !isStatistic(n, k) {
+			if !constantInput(n, k) {
 				other[in] = true
 				continue
 			}
@@ -147,12 +147,6 @@ func perColumn(t *Tensor) bool {
 		}
 	}
 	return true
-}
-
-// isStatistic reports whether input i of n is a running statistic of
-// batch normalisation (mean or variance), a constant by rule.
-func isStatistic(n *Node, i int) bool {
-	return n.OpType == "BatchNormalization" && (n.Domain == "" || n.Domain == "ai.onnx") && (i == 3 || i == 4)
 }
 
 // Constants returns the float initializers that the outputs depend on and

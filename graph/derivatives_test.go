@@ -206,6 +206,7 @@ func opCases() []opCase {
 		}
 		cases = append(cases, recur("RNN "+a.name, "RNN", 1, 1, attrs))
 	}
+	cases = append(cases, moreOpCases()...)
 	return append(cases, controlFlowOpCases()...)
 }
 
@@ -241,10 +242,6 @@ func TestOperatorDerivatives(t *testing.T) {
 // checkOpDerivatives builds and compiles one case and compares its three
 // derivative rules with central differences.
 func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
-	const (
-		h   = 1e-6
-		tol = 1e-6
-	)
 	r := rand.New(rand.NewPCG(seed, 17))
 	init := map[string]*graph.Tensor{}
 	var order []string
@@ -276,7 +273,18 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := g.Compile(nil)
+	checkDerivatives(t, g, nil, r)
+}
+
+// checkDerivatives compares the three derivative rules of g, compiled for
+// inputs, with central differences (see TestOperatorDerivatives).
+func checkDerivatives(t *testing.T, g *graph.Graph, inputs []*graph.Tensor, r *rand.Rand) {
+	t.Helper()
+	const (
+		h   = 1e-6
+		tol = 1e-6
+	)
+	p, err := g.Compile(inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +295,7 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 	}
 	st := p.NewState()
 	forward := func(th []float64) [][]float64 {
-		ys, err := st.Forward(th, nil)
+		ys, err := st.Forward(th, inputs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +324,7 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 	}
 	// Seeds must have the outputs' shapes.
 	shaped := func(ts []*graph.Tensor) []*graph.Tensor {
-		ys, _ := st.Forward(theta, nil)
+		ys, _ := st.Forward(theta, inputs)
 		out := make([]*graph.Tensor, len(ts))
 		for i, tt := range ts {
 			out[i] = graph.NewFloat(ys[i].Shape, tt.F)
@@ -334,7 +342,7 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 		return s
 	}
 	gradient := func(th []float64, seeds []*graph.Tensor) []float64 {
-		if _, err := st.Forward(th, nil); err != nil {
+		if _, err := st.Forward(th, inputs); err != nil {
 			t.Fatal(err)
 		}
 		grad := make([]float64, P)
@@ -352,7 +360,7 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 	}
 
 	// Tangent: J v against (y(theta + h v) - y(theta - h v)) / 2h.
-	if _, err := st.Forward(theta, nil); err != nil {
+	if _, err := st.Forward(theta, inputs); err != nil {
 		t.Fatal(err)
 	}
 	douts, err := st.Tangent(v)
@@ -398,7 +406,7 @@ func checkOpDerivatives(t *testing.T, c opCase, seed uint64) {
 	for i := range wantH {
 		wantH[i] = ju[i] + (gp[i]-gm[i])/(2*h)
 	}
-	if _, err := st.Forward(theta, nil); err != nil {
+	if _, err := st.Forward(theta, inputs); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Backward(w, make([]float64, P)); err != nil {

@@ -19,10 +19,15 @@
 // lengths, ...) is folded at compile time, and every node, RNN, LSTM and
 // GRU unrolled over time included, and Loop, Scan and If unrolled when
 // their trip count or condition folds (controlflow.go), is lowered to a
-// straight-line list of
-// six primitive kernels over numbered slots: data movement through index
-// maps, concatenation, broadcasting arithmetic, elementwise functions,
-// matrix products and softmax. A Program is read-only and shared; a State
+// straight-line list of primitive kernels over numbered slots: six for the
+// recurrent core (data movement through index maps, concatenation,
+// broadcasting arithmetic, elementwise functions, matrix products and
+// softmax) and five more for the operator families around it
+// (optable.go): reductions, binary functions (Pow, PRelu, Max, Min),
+// comparisons, selection (Where) and index maps with padding. Most
+// operators are compositions of these: Conv is an index map and a matrix
+// product, LayerNormalization reductions and arithmetic. A Program is
+// read-only and shared; a State
 // holds one evaluation's buffers, so repeated runs allocate nothing.
 //
 // # Derivatives

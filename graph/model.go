@@ -300,7 +300,8 @@ func toposort(nodes []*Node, inputs []ValueInfo, init map[string]*Tensor) ([]*No
 
 // collectParams makes every Float initializer that some output depends on
 // a parameter, in file order. Dependence through Shape (which reads only
-// the shape of its input) does not count.
+// the shape of its input) and through inputs that are constants by rule
+// (constantInput: BatchNormalization's running statistics) does not count.
 func (g *Graph) collectParams() {
 	need := map[string]bool{}
 	for _, o := range g.Outputs {
@@ -317,8 +318,10 @@ func (g *Graph) collectParams() {
 		if !used || n.OpType == "Shape" || n.OpType == "Size" {
 			continue
 		}
-		for _, in := range nodeInputs(n) {
-			need[in] = true
+		for i, in := range nodeInputs(n) {
+			if !constantInput(n, i) {
+				need[in] = true
+			}
 		}
 	}
 	g.isParam = map[string]int{}

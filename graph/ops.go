@@ -24,7 +24,7 @@ var supportedOps = []string{
 
 // SupportedOps returns the operator types the graph implements, sorted.
 func SupportedOps() []string {
-	ops := append(slices.Clone(supportedOps), controlFlowOps...)
+	ops := append(allOps(), controlFlowOps...)
 	slices.Sort(ops)
 	return ops
 }
@@ -111,7 +111,7 @@ func lowererFor(op string) (lowerFunc, bool) {
 	case "ScatterElements":
 		return lowerScatterElements, true
 	}
-	return nil, false
+	return familyLowerer(op)
 }
 
 // checkNode reports what can be known about a node without input shapes:

@@ -174,6 +174,8 @@ func (p *Program) PerExample(axes []int) (*PerExample, error) {
 				x.linear = x.linear && (k.op == opAdd || k.op == opSub)
 			case *unaryK:
 				x.linear = false
+			case paramRule:
+				x.linear = x.linear && k.linearRows()
 			default:
 				return nil, fmt.Errorf("graph: %w: node %q computes weights from the parameters with a %T, which per-example gradients do not follow", ErrNotSeparable, st.node, st.k)
 			}
@@ -387,6 +389,8 @@ func (p *Program) exampleIDs(axes []int) []*Tensor {
 					}
 				}
 			}
+		case idRule:
+			k.exampleIDs(out, ins)
 		default:
 			panic(fmt.Sprintf("graph: no example rule for %T", st.k))
 		}
@@ -701,6 +705,16 @@ func (x *PerExample) newPlan(vals []*Tensor) *mapPlan {
 				m.appendRow(ins[0], i, d(xv[i], yv[i]))
 				m.start = append(m.start, len(m.idx))
 			}
+		case paramRule:
+			var in []*Tensor
+			var out *Tensor
+			if vals != nil {
+				for _, j := range st.in {
+					in = append(in, vals[j])
+				}
+				out = vals[st.out]
+			}
+			k.paramRows(m, ins, in, out)
 		}
 		rows[st.out] = m
 	}

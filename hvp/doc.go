@@ -15,13 +15,18 @@
 // curvature matrix. Batches run in parallel with sums formed in a fixed
 // order, so results do not depend on the number of workers.
 //
-// Solve returns (C + lambda I)^-1 b for many right-hand sides with the
-// exact method (one eigendecomposition, applied as a matrix product), its
+// Solve returns (C + lambda I)^-1 b for many right-hand sides with one of
+// the Method values, each a type in its own file: Exact (exact.go: one
+// eigendecomposition, applied as a matrix product), Dual (dual.go: the
 // dual form for the Gauss-Newton matrix of models with fewer loss terms
-// than parameters (one Cholesky factorisation of the N×N kernel of the
+// than parameters, one Cholesky factorisation of the N×N kernel of the
 // terms' weighted output Jacobian, by Woodbury's identity; DualFits says
-// when), conjugate gradients, or the paper's LiSSA recursion with
-// blockwise batch sampling. The damping is relative to the mean eigenvalue, lambda = rho
+// when), CG (cg.go: conjugate gradients, MINRES for the Hessian in
+// minres.go), or LiSSA (lissa.go: the paper's recursion with blockwise
+// batch sampling). Factorize prepares the inverse once for many solves
+// (a Factorization, whose SolveRecorded also records them in the
+// Report). The dense factorisations stop between their LAPACK steps when
+// the context ends (eigen.go). The damping is relative to the mean eigenvalue, lambda = rho
 // trace(C) / P, and the Report says what was used and how well it
 // converged, with plain-language warnings when the damped curvature is
 // indefinite.

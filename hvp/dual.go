@@ -113,6 +113,16 @@ func (o *Objective) NumTerms() int {
 	return n
 }
 
+// dualMethod is Dual: the Gauss-Newton matrix in its dual (Woodbury)
+// form, one Cholesky factor of the N×N kernel of the loss terms.
+type dualMethod struct{}
+
+func (dualMethod) String() string { return "dual" }
+
+func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
+	return factorDual(ctx, o, theta, opt, rep)
+}
+
 // dualFactor is Method Dual's factor: the rows of D and the Cholesky
 // factor of D D^T + mu I.
 type dualFactor struct {
@@ -184,15 +194,18 @@ func factorDual(ctx context.Context, o *Objective, theta []float64, opt *Options
 			k[i*N+j], k[j*N+i] = v, v
 		}
 	}
-	var eig mat.EigenSym
-	ok, err := interruptible(ctx, func() bool { return eig.Factorize(kern, false) })
+	var vals []float64
+	ok, err := interruptible(ctx, func() bool {
+		w, _, ok, err := eigenSym(ctx, kern, false)
+		vals = w
+		return ok && err == nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d Gauss-Newton kernel failed", N, N)
 	}
-	vals := eig.Values(nil)
 	// C's eigenvalues: the P largest of K's (all N when N <= P) plus r,
 	// and r itself P - N times.
 	top := vals[max(0, N-P):]

@@ -211,7 +211,7 @@ func TestDualRecorded(t *testing.T) {
 	rhs := rhsVectors(len(theta), 70, 7) // more than one chunk
 	x := make([][]float64, len(rhs))
 	x[3] = make([]float64, len(theta))
-	if err := hvp.SolveRecorded(ctx, f, x, rhs, rep); err != nil {
+	if err := f.SolveRecorded(ctx, x, rhs); err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Residuals) != len(rhs) {
@@ -315,11 +315,11 @@ func BenchmarkDualRNN64(b *testing.B) {
 			}
 			x := make([][]float64, len(rhs))
 			for b.Loop() {
-				f, rep, err := hvp.Factorize(ctx, o, theta, &hvp.Options{Method: hvp.Dual})
+				f, _, err := hvp.Factorize(ctx, o, theta, &hvp.Options{Method: hvp.Dual})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := hvp.SolveRecorded(ctx, f, x, rhs, rep); err != nil {
+				if err := f.SolveRecorded(ctx, x, rhs); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(o.NumTerms()), "terms")

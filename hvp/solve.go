@@ -6,30 +6,36 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/internal/errs"
-	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
-// Method is how Solve applies (C + lambda I)^-1.
-type Method int
+// Method is how Factorize and Solve apply (C + lambda I)^-1: one of the
+// values Exact (exact.go), Dual (dual.go), CG (cg.go) and LiSSA
+// (lissa.go), each a type of its own in its own file, as gonum's
+// optimize.Method is; nil means Exact. A method's factorize prepares its
+// factor and fills the report; the factor's solveAll records per
+// right-hand side what it did.
+type Method interface {
+	fmt.Stringer
+	// factorize prepares the method's factor of the curvature
+	// opt.Curvature of o at theta, recording in rep what it finds (trace,
+	// lambda, extreme eigenvalues, tolerance).
+	factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error)
+}
 
-const (
+// The methods.
+var (
 	// Exact forms C densely, eigendecomposes it once and applies the
 	// inverse to all right-hand sides as one matrix product. Best up to a
 	// few thousand parameters.
-	Exact Method = iota
+	Exact Method = exactMethod{}
 	// CG solves C + lambda I by Krylov iterations, one solve per
 	// right-hand side, with curvature-vector products only: conjugate
 	// gradients for the Gauss-Newton matrix, MINRES (conjugate gradients'
 	// counterpart for symmetric indefinite systems) for the Hessian.
-	CG
+	CG Method = cgMethod{}
 	// LiSSA is the paper's stochastic recursion (DESIGN section 4) with
 	// blockwise batch sampling.
-	LiSSA
+	LiSSA Method = lissaMethod{}
 	// Dual is exact like Exact, for the Gauss-Newton curvature only,
 	// through the N×N kernel of the N loss terms instead of the P×P
 	// matrix (Woodbury's identity, see dual.go): the exact solver for
@@ -38,16 +44,13 @@ const (
 	// Cholesky factor, 8 (N P + N^2) bytes (DualBytes: the peak while
 	// factorising), and needs lambda + ridge > 0. Its factor's SolveAll
 	// allows x[j] to be b[j].
-	Dual
+	Dual Method = dualMethod{}
 )
-
-func (m Method) String() string {
-	return [...]string{"exact", "cg", "lissa", "dual"}[m]
-}
 
 // Options configure Solve and Factorize. The zero value solves exactly
 // with the Gauss-Newton curvature and its default damping.
 type Options struct {
+	// Method is the solver (nil: Exact).
 	Method    Method
 	Curvature Curvature
 	// Damping is rho in lambda = rho * trace(C) / P (DESIGN section 4):
@@ -198,23 +201,50 @@ type Factor interface {
 	SolveAll(ctx context.Context, x, b [][]float64) error
 }
 
-// factor is a Factor that can also record, per right-hand side, its
-// iterations and residuals in a report.
+// factor is what a Method prepares: a Factor whose solve can also
+// record, per right-hand side, its iterations and residuals in a report
+// (rep nil: none). Factorization wraps it.
 type factor interface {
 	Factor
 	solveAll(ctx context.Context, x, b [][]float64, rep *Report) error
 }
 
+// Factorization is (C + lambda I)^-1 as Factorize prepared it: a Factor
+// that can also record its solves in the Report Factorize returned
+// (SolveRecorded).
+type Factorization struct {
+	f   factor
+	rep *Report
+}
+
+// Dim is the number of parameters P.
+func (f *Factorization) Dim() int { return f.f.Dim() }
+
+// SolveAll sets x[j] = (C + lambda I)^-1 b[j] for every j, recording
+// nothing (see Factor).
+func (f *Factorization) SolveAll(ctx context.Context, x, b [][]float64) error {
+	return f.f.solveAll(ctx, x, b, nil)
+}
+
+// SolveRecorded is SolveAll that also records each right-hand side's
+// iterations and relative residual |(C + lambda I) x - b| / |b| in the
+// Report Factorize returned, replacing what an earlier SolveRecorded
+// recorded (as Solve does; the residual costs one more curvature product
+// or matrix product per right-hand side).
+func (f *Factorization) SolveRecorded(ctx context.Context, x, b [][]float64) error {
+	return f.f.solveAll(ctx, x, b, f.rep)
+}
+
 // Factorize prepares (C + lambda I)^-1 for the curvature, damping and
 // method of opt (DESIGN section 4), C that of o at theta. The report says
-// what it found (trace, lambda, extreme eigenvalues, warnings); Solve
-// adds per-right-hand-side figures to it.
-func Factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (Factor, *Report, error) {
+// what it found (trace, lambda, extreme eigenvalues, warnings);
+// Factorization.SolveRecorded adds per-right-hand-side figures to it.
+func Factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (*Factorization, *Report, error) {
 	f, rep, err := factorize(ctx, o, theta, opt)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, rep, nil
+	return &Factorization{f: f, rep: rep}, rep, nil
 }
 
 func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (factor, *Report, error) {
@@ -232,21 +262,12 @@ func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options)
 	if rho < 0 {
 		rho = 0
 	}
-	rep := &Report{Method: opt.Method, Curvature: opt.Curvature, Rho: rho, MinEig: math.NaN(), MaxEig: math.NaN()}
-	var f factor
-	var err error
-	switch opt.Method {
-	case Exact:
-		f, err = factorExact(ctx, o, theta, opt, rep)
-	case CG:
-		f, err = factorCG(ctx, o, theta, opt, rep)
-	case LiSSA:
-		f, err = factorLiSSA(ctx, o, theta, opt, rep)
-	case Dual:
-		f, err = factorDual(ctx, o, theta, opt, rep)
-	default:
-		return nil, nil, fmt.Errorf("hvp: unknown method %d", opt.Method)
+	method := opt.Method
+	if method == nil {
+		method = Exact
 	}
+	rep := &Report{Method: method, Curvature: opt.Curvature, Rho: rho, MinEig: math.NaN(), MaxEig: math.NaN()}
+	f, err := method.factorize(ctx, o, theta, opt, rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,16 +298,6 @@ func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, 
 	return x, rep, nil
 }
 
-// SolveRecorded is f.SolveAll that also records, when f came from
-// Factorize, each right-hand side's iterations and relative residual in
-// rep (as Solve does); for another Factor it is f.SolveAll.
-func SolveRecorded(ctx context.Context, f Factor, x, b [][]float64, rep *Report) error {
-	if ff, ok := f.(factor); ok && rep != nil {
-		return ff.solveAll(ctx, x, b, rep)
-	}
-	return f.SolveAll(ctx, x, b)
-}
-
 // checkSolveArgs checks the shapes of a SolveAll call.
 func checkSolveArgs(P int, x, b [][]float64) error {
 	if len(x) != len(b) {
@@ -310,128 +321,12 @@ func (rep *Report) setDamping(P int) {
 	rep.Lambda = math.Abs(rep.Rho * rep.Trace / float64(P))
 }
 
-// eigFactor is the exact method's factor: C = V diag(vals) V^T.
-type eigFactor struct {
-	P    int
-	vals []float64
-	inv  []float64 // 1 / (vals + lambda)
-	vecs []float64 // V, row-major P×P
-	c    []float64 // C, row-major, for residuals
-	lam  float64
-}
-
-func (f *eigFactor) Dim() int { return f.P }
-
-func (f *eigFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
-	return f.solveAll(ctx, x, b, nil)
-}
-
-func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*eigFactor, error) {
-	P := o.numParams()
-	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
-	if err != nil {
-		return nil, err
-	}
-	rep.Trace = mat.Trace(c)
-	rep.setDamping(P)
-	var eig mat.EigenSym
-	ok, err := interruptible(ctx, func() bool { return eig.Factorize(c, true) })
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d %s failed", P, P, opt.Curvature)
-	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	rep.MinEig, rep.MaxEig = vals[0], vals[len(vals)-1]
-	lam := rep.Lambda
-	for _, v := range vals {
-		if v < -lam {
-			rep.NegativeEigs++
-		}
-	}
-	inv := make([]float64, P)
-	for i, v := range vals {
-		d := v + lam
-		if d == 0 {
-			return nil, errs.Fix([]Option{OptDamping}, "%w: eigenvalue %.4g + lambda is exactly 0", ErrIndefinite, v)
-		}
-		inv[i] = 1 / d
-	}
-	v := vecs.RawMatrix()
-	if v.Stride != P {
-		return nil, fmt.Errorf("hvp: internal error: eigenvector matrix has stride %d, want %d", v.Stride, P)
-	}
-	full := make([]float64, P*P)
-	for i := 0; i < P; i++ {
-		for k := 0; k < P; k++ {
-			full[i*P+k] = c.At(i, k)
-		}
-	}
-	return &eigFactor{P: P, vals: vals, inv: inv, vecs: v.Data, c: full, lam: lam}, nil
-}
-
-func (f *eigFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Report) error {
-	P := f.P
-	if err := checkSolveArgs(P, x, rhs); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// X = V diag(inv) V^T B, as two matrix products over all columns,
-	// done transposed (one right-hand side per row): X^T = B^T V diag(inv) V^T.
-	n := len(rhs)
-	if n == 0 {
-		return nil
-	}
-	bt := make([]float64, n*P)
-	for j, col := range rhs {
-		copy(bt[j*P:], col)
-	}
-	tt := make([]float64, n*P)
-	graph.MatMul(false, false, n, P, P, bt, f.vecs, tt)
-	for j := 0; j < n; j++ {
-		row := tt[j*P : (j+1)*P]
-		for i := range row {
-			row[i] *= f.inv[i]
-		}
-	}
-	xt := make([]float64, n*P)
-	graph.MatMul(false, true, n, P, P, tt, f.vecs, xt)
-	for j := range x {
-		if x[j] == nil {
-			x[j] = xt[j*P : (j+1)*P : (j+1)*P]
-		} else {
-			copy(x[j], xt[j*P:(j+1)*P])
-		}
-	}
-	if rep == nil {
-		return nil
-	}
-	// Residuals against the dense matrix, (C + lambda I) X - B, as one
-	// more product over all columns.
-	rt := tt // reused
-	graph.MatMul(false, false, n, P, P, xt, f.c, rt)
-	rep.Iterations = make([]int, n)
-	rep.Residuals = make([]float64, n)
-	for j := range x {
-		res := 0.0
-		for i, r := range rt[j*P : (j+1)*P] {
-			d := r + f.lam*x[j][i] - rhs[j][i]
-			res += d * d
-		}
-		rep.Residuals[j] = math.Sqrt(res) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
-	}
-	return nil
-}
-
-// interruptible runs f, which cannot be cancelled (a dense
-// factorisation: minutes for several thousand parameters), and returns
-// its result, or ctx's error as soon as ctx ends; f then finishes in the
-// background and its result is dropped.
+// interruptible runs f, a dense factorisation (minutes for several
+// thousand parameters) that checks ctx only between its steps
+// (eigenSym) or not at all (a Cholesky factorisation), and returns its
+// result, or ctx's error as soon as ctx ends; f then runs on in the
+// background to its next check, or to its end, and its result is
+// dropped.
 func interruptible(ctx context.Context, f func() bool) (bool, error) {
 	done := make(chan bool, 1)
 	go func() { done <- f() }()
@@ -456,283 +351,5 @@ func traceForIterative(ctx context.Context, o *Objective, theta []float64, opt *
 	}
 	rep.Trace, rep.TraceErr = tr, se
 	rep.setDamping(o.numParams())
-	return nil
-}
-
-// cgFactor is the CG method's factor: Krylov solves with
-// curvature-vector products.
-type cgFactor struct {
-	o       *Objective
-	theta   []float64
-	c       Curvature
-	lam     float64
-	tol     float64
-	maxIter int
-	// progress reports right-hand sides done (Options.Progress).
-	progress func(done, total int)
-}
-
-func (f *cgFactor) Dim() int { return len(f.theta) }
-
-func (f *cgFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
-	return f.solveAll(ctx, x, b, nil)
-}
-
-func factorCG(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*cgFactor, error) {
-	P := o.numParams()
-	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
-		return nil, err
-	}
-	tol := opt.Tol
-	if tol <= 0 {
-		tol = 1e-10
-	}
-	rep.Tol = tol
-	maxIter := opt.MaxIter
-	if maxIter <= 0 {
-		maxIter = 10 * P
-	}
-	return &cgFactor{o: o, theta: theta, c: opt.Curvature, lam: rep.Lambda, tol: tol, maxIter: maxIter, progress: opt.Progress}, nil
-}
-
-func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Report) error {
-	P := len(f.theta)
-	if err := checkSolveArgs(P, out, rhs); err != nil {
-		return err
-	}
-	o, theta, lam, tol, maxIter := f.o, f.theta, f.lam, f.tol, f.maxIter
-	apply := func(v, out []float64) error {
-		if err := o.Apply(ctx, f.c, theta, v, out); err != nil {
-			return err
-		}
-		for i := range out {
-			out[i] += lam * v[i]
-		}
-		return nil
-	}
-	if rep != nil {
-		rep.Iterations = make([]int, len(rhs))
-		rep.Residuals = make([]float64, len(rhs))
-	}
-	for j, b := range rhs {
-		var x []float64
-		ap := make([]float64, P)
-		bn := norm(b)
-		it := 0
-		if f.c == Hessian {
-			// The Hessian may be indefinite: MINRES, not CG.
-			var err error
-			if x, it, err = minres(apply, b, tol, maxIter); err != nil {
-				return err
-			}
-		} else {
-			x = make([]float64, P)
-		}
-		r := append([]float64(nil), b...)
-		p := append([]float64(nil), b...)
-		rr := dot(r, r)
-		for ; f.c != Hessian && it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
-			if err := apply(p, ap); err != nil {
-				return err
-			}
-			pap := dot(p, ap)
-			if pap <= 0 {
-				return errs.Fix([]Option{OptCurvature, OptDamping}, "%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d", ErrIndefinite, pap, j, it)
-			}
-			alpha := rr / pap
-			for i := range x {
-				x[i] += alpha * p[i]
-				r[i] -= alpha * ap[i]
-			}
-			rr2 := dot(r, r)
-			beta := rr2 / rr
-			rr = rr2
-			for i := range p {
-				p[i] = r[i] + beta*p[i]
-			}
-		}
-		if out[j] == nil {
-			out[j] = x
-		} else {
-			copy(out[j], x)
-		}
-		if f.progress != nil {
-			f.progress(j+1, len(rhs))
-		}
-		if rep == nil {
-			continue
-		}
-		// The true residual, not the recursively updated one.
-		if err := apply(x, ap); err != nil {
-			return err
-		}
-		for i := range ap {
-			ap[i] -= b[i]
-		}
-		rep.Iterations[j] = it
-		rep.Residuals[j] = norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
-		if it >= maxIter && rep.Residuals[j] > tol {
-			rep.Unconverged++
-		}
-	}
-	return nil
-}
-
-// powerMaxEig estimates the largest eigenvalue of C (in magnitude) by
-// power iteration.
-func powerMaxEig(ctx context.Context, o *Objective, c Curvature, theta []float64, iters int, r *rand.Rand) (float64, error) {
-	P := o.numParams()
-	v := make([]float64, P)
-	for i := range v {
-		v[i] = r.NormFloat64()
-	}
-	cv := make([]float64, P)
-	ev := 0.0
-	for k := 0; k < iters; k++ {
-		n := norm(v)
-		for i := range v {
-			v[i] /= n
-		}
-		if err := o.Apply(ctx, c, theta, v, cv); err != nil {
-			return 0, err
-		}
-		ev = dot(v, cv)
-		copy(v, cv)
-	}
-	return ev, nil
-}
-
-// lissaFactor is the LiSSA method's factor: the recursion with a fixed
-// scale and damping, run afresh for every right-hand side.
-type lissaFactor struct {
-	o     *Objective
-	theta []float64
-	opt   Options
-	sigma float64
-	lam   float64
-}
-
-func (f *lissaFactor) Dim() int { return len(f.theta) }
-
-func (f *lissaFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
-	return f.solveAll(ctx, x, b, nil)
-}
-
-func factorLiSSA(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*lissaFactor, error) {
-	sigma := opt.Scale
-	if sigma <= 0 {
-		ev, err := powerMaxEig(ctx, o, opt.Curvature, theta, 50, rand.New(rand.NewPCG(opt.Seed, 0x706f776572)))
-		if err != nil {
-			return nil, err
-		}
-		rep.MaxEig = ev
-		sigma = 1.1 * math.Abs(ev)
-	}
-	// The same lambda as the other methods, lambda = rho trace(C) / P,
-	// reached as lambda_0 * sigma.
-	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
-		return nil, err
-	}
-	return &lissaFactor{o: o, theta: theta, opt: *opt, sigma: sigma, lam: rep.Lambda}, nil
-}
-
-func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Report) error {
-	o, theta, opt, sigma := f.o, f.theta, &f.opt, f.sigma
-	P := len(theta)
-	if err := checkSolveArgs(P, out, rhs); err != nil {
-		return err
-	}
-	depth, repeats, bs := opt.Depth, opt.Repeats, opt.BatchSize
-	if depth <= 0 {
-		depth = 1000
-	}
-	if repeats <= 0 {
-		repeats = 1
-	}
-	if bs <= 0 {
-		bs = 1
-	}
-	lam0 := f.lam / sigma
-	sample := opt.Sample
-	if sample == nil {
-		n := len(o.Batches)
-		sample = func(r *rand.Rand, size int) ([]Job, float64) {
-			jobs := make([]Job, size)
-			for i := range jobs {
-				jobs[i] = Job{Batch: r.IntN(n)}
-			}
-			return jobs, float64(n) / float64(size)
-		}
-	}
-	iters := make([]int, len(rhs))
-	nw := o.nworkersFor(len(rhs))
-	ws := make([]*worker, max(1, nw))
-	hvs := make([][]float64, len(ws))
-	for wi := range ws {
-		ws[wi], hvs[wi] = o.worker(wi), make([]float64, P)
-	}
-	err := par.For(ctx, len(rhs), nw, func(wi, j int) error {
-		w, hv := ws[wi], hvs[wi]
-		b := rhs[j]
-		bn := norm(b)
-		x := make([]float64, P)
-		for rpt := 0; rpt < repeats; rpt++ {
-			r := rand.New(rand.NewPCG(opt.Seed+uint64(rpt), uint64(j)))
-			h := append([]float64(nil), b...)
-			// Average the iterates of the second half (tail
-			// averaging): same fixed point, far less sampling noise.
-			tail := depth - depth/2
-			avg := make([]float64, P)
-			for s := 1; s <= depth; s++ {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				jobs, scale := sample(r, bs)
-				if err := o.applyJobs(w, opt.Curvature, theta, jobs, scale, h, hv); err != nil {
-					return err
-				}
-				for i := range h {
-					h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
-				}
-				if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
-					return errs.Fix([]Option{OptScale, OptDamping}, "%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature", ErrDiverged, j, s, hn, bn, sigma)
-				}
-				if s > depth-tail {
-					for i, v := range h {
-						avg[i] += v
-					}
-				}
-			}
-			for i := range x {
-				x[i] += avg[i] / float64(tail) / sigma / float64(repeats)
-			}
-		}
-		if out[j] == nil {
-			out[j] = x
-		} else {
-			copy(out[j], x)
-		}
-		iters[j] = depth * repeats
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if rep == nil {
-		return nil
-	}
-	rep.Iterations = iters
-	rep.Residuals = make([]float64, len(rhs))
-	// Exact residuals against the full curvature.
-	cx := make([]float64, P)
-	for j, x := range out {
-		if err := o.Apply(ctx, opt.Curvature, theta, x, cx); err != nil {
-			return err
-		}
-		for i := range cx {
-			cx[i] += f.lam*x[i] - rhs[j][i]
-		}
-		rep.Residuals[j] = norm(cx) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
-	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,7 +80,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
-	fs.StringVar(&f.solver, "solver", "auto", "auto, exact, dual, lowrank, cg or lissa")
+	fs.StringVar(&f.solver, "solver", "auto", audit.SolverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
@@ -355,10 +356,8 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	}
 
 	solver := audit.Solver(strings.ToLower(f.solver))
-	switch solver {
-	case audit.Auto, audit.Exact, audit.Dual, audit.LowRank, audit.CG, audit.LiSSA:
-	default:
-		return usagef("--solver %q: choose auto, exact, dual, lowrank, cg or lissa", f.solver)
+	if !slices.Contains(audit.Solvers(), solver) {
+		return usagef("--solver %q: choose %s", f.solver, audit.SolverList())
 	}
 	if f.rank < 0 {
 		return usagef("--rank %d: must be at least 1 (0: the default)", f.rank)

@@ -27,9 +27,9 @@ func TestMultiErrorModel(t *testing.T) {
 			t.Errorf("%q: exit %d, want 1", args, code)
 		}
 		want := "audit: onnx: " + model + ": 3 problems:\n" +
-			"\tnode \"soft\" (Softsign): unsupported operator\n" +
-			"\tnode \"norm\" (LayerNormalization): unsupported operator\n" +
-			"\tnode \"swish\" (HardSwish): unsupported operator\n"
+			"\tnode \"hardmax\" (Hardmax): unsupported operator\n" +
+			"\tnode \"norm\" (LpNormalization): unsupported operator\n" +
+			"\tnode \"unpool\" (MaxUnpool): unsupported operator\n"
 		if stderr != want {
 			t.Errorf("%q: stderr\n%s\nwant\n%s", args, stderr, want)
 		}

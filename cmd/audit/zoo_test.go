@@ -22,17 +22,7 @@ const zooDir = "../../onnx/testdata/zoo"
 // does not have yet, per test: forward (load and match PyTorch) or audit.
 // Remove an entry as soon as the capability lands; an entry listed here must
 // fail without it (TestZooMissingIsMissing).
-var zooMissing = map[string]struct{ forward, audit string }{
-	"attention_pool":       {"ReduceSum (branch operators)", "ReduceSum (branch operators)"},
-	"layernorm_op13":       {"ReduceMean, Pow, Sqrt (branch operators)", "ReduceMean, Pow, Sqrt (branch operators)"},
-	"layernorm_op17":       {"LayerNormalization (branch operators)", "LayerNormalization (branch operators)"},
-	"batchnorm_input":      {"BatchNormalization (branch operators)", "BatchNormalization (branch operators)"},
-	"cnn_lstm":             {"Conv (branch operators)", "Conv (branch operators)"},
-	"gelu_head":            {"Erf (branch operators)", "Erf (branch operators)"},
-	"softplus_head":        {"Softplus (branch operators)", "Softplus (branch operators)"},
-	"gaussian_two_outputs": {"Clip (branch operators)", "Clip (branch operators)"},
-	"gaussian_cat":         {"Clip (branch operators)", "Clip (branch operators)"},
-}
+var zooMissing = map[string]struct{ forward, audit string }{}
 
 // missing returns why the named zoo entry cannot pass yet (forward or
 // audit), or "". Entries are keyed by name or by name without the opset.
@@ -90,14 +80,16 @@ func zooEntries(t *testing.T) map[string]*zooDoc {
 }
 
 // zooForward loads an entry and checks its outputs against PyTorch's
-// float64 outputs to 1e-10 (relative to max(1, |y|)) and the gradient of
-// 0.5*sum(y^2) (first output) with respect to the initializers PyTorch
-// reports against autograd to 1e-9.
+// float64 outputs to 1e-10 (relative to max(1, |y|)), the gradient of
+// 0.5*sum(y^2) (first output) along a direction in all parameters against
+// central differences (1e-6), and that gradient with respect to the
+// initializers PyTorch reports against autograd to 1e-9.
 func zooForward(d *zooDoc) error {
 	g, err := onnx.Load(filepath.Join(zooDir, d.Model))
 	if err != nil {
 		return err
 	}
+	const tol = 1e-10
 	ins := make([]*graph.Tensor, len(g.Inputs))
 	for i, in := range g.Inputs {
 		for _, x := range d.Inputs {
@@ -136,7 +128,7 @@ func zooForward(d *zooDoc) error {
 			return fmt.Errorf("output %d has shape %v, PyTorch %v", k, o.Shape, want.Shape)
 		}
 		for i, w := range want.Data {
-			if diff := math.Abs(o.F[i] - w); !(diff <= 1e-10*math.Max(1, math.Abs(w))) {
+			if diff := math.Abs(o.F[i] - w); !(diff <= tol*math.Max(1, math.Abs(w))) {
 				return fmt.Errorf("output %d element %d: %.17g, PyTorch %.17g (difference %.3g)", k, i, o.F[i], w, diff)
 			}
 		}
@@ -147,6 +139,40 @@ func zooForward(d *zooDoc) error {
 	if err := st.Backward(seeds, grad); err != nil {
 		return err
 	}
+	// Every parameter: the gradient along a fixed direction against
+	// central differences of the loss.
+	theta := g.Theta()
+	loss := func(th []float64) (float64, error) {
+		ys, err := st.Forward(th, ins)
+		if err != nil {
+			return 0, err
+		}
+		l := 0.0
+		for _, y := range ys[0].F {
+			l += y * y / 2
+		}
+		return l, nil
+	}
+	const h = 1e-6
+	plus, minus := slices.Clone(theta), slices.Clone(theta)
+	dot := 0.0
+	for i := range theta {
+		v := math.Sin(float64(i) + 1)
+		plus[i] += h * v
+		minus[i] -= h * v
+		dot += grad[i] * v
+	}
+	lp, err := loss(plus)
+	if err != nil {
+		return err
+	}
+	lm, err := loss(minus)
+	if err != nil {
+		return err
+	}
+	if fd := (lp - lm) / (2 * h); math.Abs(fd-dot) > 1e-6*math.Max(1, math.Abs(dot)) {
+		return fmt.Errorf("directional derivative %.12g, central differences %.12g", dot, fd)
+	}
 	for _, prm := range g.Params() {
 		want, ok := d.Grad[prm.Name]
 		if !ok {
@@ -154,7 +180,7 @@ func zooForward(d *zooDoc) error {
 		}
 		for i, w := range want {
 			got := grad[prm.Offset+i]
-			if diff := math.Abs(got - w); !(diff <= 1e-9*math.Max(1, math.Abs(w))) {
+			if diff := math.Abs(got - w); !(diff <= 10*tol*math.Max(1, math.Abs(w))) {
 				return fmt.Errorf("gradient of %q element %d: %.17g, PyTorch %.17g", prm.Name, i, got, w)
 			}
 		}
