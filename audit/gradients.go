@@ -18,7 +18,7 @@ const chunkSize = 256
 
 // seqGrads computes per-training-sequence gradients: from batched passes
 // over chunks of at most chunkSize sequences split by sequence
-// (hvp.Objective.ExampleGradients), or, for a model whose batch entries
+// (hvp.Objective.PerExampleGradients), or, for a model whose batch entries
 // do not separate, from one backward pass per sequence. It keeps its
 // objectives (their example analyses and evaluation buffers) and which
 // path works across calls; the block-gradient and influence phases share
@@ -71,7 +71,7 @@ func (s *seqGrads) grads(ctx context.Context, mask func(gr *group) []float64, ou
 			jobs[c] = hvp.Job{Batch: c, Weight: mask(gr), Outputs: outputs}
 			res[c] = make([][]float64, len(gr.seqs))
 		}
-		err := s.chunkObj.ExampleGradients(ctx, p.theta, jobs, res, nil)
+		err := s.chunkObj.PerExampleGradients(ctx, p.theta, jobs, res, nil)
 		if err == nil {
 			for c, gr := range s.chunks {
 				for b, i := range gr.seqs {

@@ -144,7 +144,7 @@ type PointRecord struct {
 
 // MapPoints is the map step of the test pass: for each test point i, its
 // output-Jacobian row jac[i] (d f / d theta, P floats; not kept, e.g.
-// from hvp.Objective.ExampleGradients with Job.Outputs), prediction f[i]
+// from hvp.Objective.PerExampleGradients with Job.Outputs), prediction f[i]
 // and forecast slot forecast[i]. The records leave no block out (Skip
 // -1) and are unlabelled; the caller sets Skip, Y and Labelled.
 func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]PointRecord, error) {

@@ -351,7 +351,7 @@ func jacobianByStep(t *testing.T, o *hvp.Objective, theta []float64) (rows [][]f
 			jobs[b] = hvp.Job{Batch: b, Weight: w, Outputs: true}
 			out[b] = make([][]float64, c)
 		}
-		if err := o.ExampleGradients(ctx, theta, jobs, out, nil); err != nil {
+		if err := o.PerExampleGradients(ctx, theta, jobs, out, nil); err != nil {
 			t.Fatal(err)
 		}
 		for b := range out {
@@ -532,7 +532,7 @@ func TestScaleMeasurePaper(t *testing.T) {
 	for b := range out {
 		out[b] = make([][]float64, 100)
 	}
-	if err := train.ExampleGradients(ctx, theta, jobs, out, nil); err != nil {
+	if err := train.PerExampleGradients(ctx, theta, jobs, out, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range out {

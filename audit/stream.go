@@ -15,7 +15,7 @@ import (
 // rowStream streams, batch by batch of a dataset's sequences, every
 // sequence's loss gradient and its output-Jacobian rows (one per forecast
 // position) to a function of the whole batch (hvp.Objective.
-// StreamExampleGradients: one gradient job and one Outputs job per
+// StreamPerExampleGradients: one gradient job and one Outputs job per
 // forecast position per batch, assembled as they arrive). Only the
 // batches in flight are held.
 type rowStream struct {
@@ -83,7 +83,7 @@ func (s *rowStream) run(ctx context.Context, grad, rows bool, f batchFunc) error
 	}
 	pending := map[int]*asm{}
 	P := len(p.theta)
-	return s.obj.StreamExampleGradients(ctx, p.theta, jobs, func(_, job int, g [][]float64, _ []float64) error {
+	return s.obj.StreamPerExampleGradients(ctx, p.theta, jobs, func(_, job int, g [][]float64, _ []float64) error {
 		jw := which[job]
 		gr := s.groups[jw.batch]
 		s.mu.Lock()

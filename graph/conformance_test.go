@@ -14,9 +14,10 @@ import (
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// sharedDir is where CI and developers keep the shared reference data,
-// beside the repository.
-const sharedDir = "../../shared"
+// vectorDir holds the ONNX reference vectors, committed with the onnx
+// package that decodes them (onnx/testdata/README.md says where they come
+// from).
+const vectorDir = "../onnx/testdata"
 
 // skipped lists conformance cases we do not run, with the reason. Every
 // other case of the two suites must pass.
@@ -27,10 +28,10 @@ var skipped = map[string]string{}
 // max abs error <= 1e-5 + 1e-5*|expected| (NaN equals NaN).
 func TestConformance(t *testing.T) {
 	for _, suite := range []string{"onnx-conformance", "onnx-recurrent"} {
-		dir := filepath.Join(sharedDir, suite)
+		dir := filepath.Join(vectorDir, suite)
 		cases, err := os.ReadDir(dir)
 		if err != nil {
-			t.Fatalf("the reference suite %s is missing (%v): keep ../shared beside the repository", dir, err)
+			t.Fatalf("the reference suite %s is missing (%v): it is committed under onnx/testdata", dir, err)
 		}
 		n := 0
 		for _, c := range cases {

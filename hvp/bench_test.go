@@ -93,17 +93,17 @@ func BenchmarkHVPPaper(b *testing.B) {
 
 // BenchmarkPerSequenceGradientsPaper computes the 1000 per-sequence
 // gradients as the audit does: batched passes over batches of 250
-// sequences, split by example (Objective.ExampleGradients).
+// sequences, split by example (Objective.PerExampleGradients).
 func BenchmarkPerSequenceGradientsPaper(b *testing.B) {
 	whole, _, theta := paperData(b, 1000)
 	o, jobs, out := chunked(b, whole, 250)
 	// Warm-up: the first call also analyses the program (graph.Program.PerExample,
 	// about 2 ms here) and allocates the buffers.
-	if err := o.ExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
+	if err := o.PerExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if err := o.ExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
+		if err := o.PerExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,8 +8,8 @@
 // exact Hessian-vector products (forward-over-reverse, no finite
 // differences), Gauss-Newton-vector products, per-job gradients (one
 // backward pass per sequence or per weighted part of one), per-example
-// gradients of a batch from one batched pass (ExampleGradients, for
-// batches that say where their examples are; StreamExampleGradients hands
+// gradients of a batch from one batched pass (PerExampleGradients, for
+// batches that say where their examples are; StreamPerExampleGradients hands
 // them to a callback job by job, reusing the buffers, so that a pass over
 // any number of sequences holds workers × batch × P floats) and the dense
 // curvature matrix. Batches run in parallel with sums formed in a fixed
@@ -50,13 +50,16 @@
 //   - workers.go: per-worker buffers, reductions over batches in a fixed
 //     order, and parallel jobs;
 //   - gradients.go: gradients of parts of the loss, per job (Gradients)
-//     and per example (ExampleGradients, StreamExampleGradients);
+//     and per example (PerExampleGradients, StreamPerExampleGradients);
 //   - curvature.go: curvature-vector products (Apply, HVP, GNVP) and
 //     trace estimates; dense.go: the dense curvature matrix;
-//   - solve.go, dual.go, lowrank.go, minres.go: the solvers of
-//     (C + lambda I) x = b and the Factor they return.
+//   - solve.go: Method, Options, Factorize and Solve, the Report;
+//     exact.go, dual.go, cg.go (with minres.go), lissa.go: one Method
+//     each; eigen.go: the interruptible dense eigendecomposition;
+//     lowrank.go: the LowRank factor;
+//   - errors.go: the options an error names as its fix (OptDamping, ...).
 //
-// The audit's block gradients enter through ExampleGradients
+// The audit's block gradients enter through PerExampleGradients
 // (gradients.go): exampleJob runs a batch forward and seeds the loss's
 // cotangents (lossSeeds, objective.go), then graph.State.BackwardPerExample
 // applies every operator's gradient rule (graph/kernels_diff.go), split by

@@ -26,7 +26,7 @@ import (
 // so one Cholesky factorisation of the N×N kernel K = D D^T + mu I
 // replaces the P×P matrix of the exact method: when N < P it is smaller
 // to hold and to factorise, and D costs one backward pass per loss term
-// of an example (ExampleGradients with Job.Outputs), not P
+// of an example (PerExampleGradients with Job.Outputs), not P
 // curvature-vector products. Building it costs N^2 P multiply-adds for
 // the kernel, about 5 N^3 for its eigenvalues (the report's MinEig and
 // MaxEig) and N^3 / 3 for its factor; a solve costs 2 N P per
@@ -339,7 +339,7 @@ func (f *dualFactor) residuals(x [][]float64, bt, a, xt, res []float64) {
 // order of the batches and then of the elements), row-major N×P, and N.
 // A batch that says where its examples are (Batch.ExampleAxes) and
 // separates into them gives, per pass, one row for every example: its
-// k-th term (ExampleGradients with Job.Outputs); any other batch takes
+// k-th term (PerExampleGradients with Job.Outputs); any other batch takes
 // one backward pass per term. progress, when set, is called with the
 // passes done.
 func (o *Objective) gaussNewtonRows(ctx context.Context, theta []float64, progress func(done, total int)) ([]float64, int, error) {
@@ -486,7 +486,7 @@ func (o *Objective) runRowPasses(ctx context.Context, theta []float64, passes []
 			exOut = append(exOut, out)
 		}
 		if len(exJobs) > 0 {
-			if err := o.ExampleGradients(ctx, theta, exJobs, exOut, nil); err != nil {
+			if err := o.PerExampleGradients(ctx, theta, exJobs, exOut, nil); err != nil {
 				return err
 			}
 		}

@@ -306,7 +306,7 @@ func BenchmarkDualRNN64(b *testing.B) {
 				jobs[i] = hvp.Job{Batch: i}
 				out[i] = make([][]float64, chunk)
 			}
-			if err := o.ExampleGradients(ctx, theta, jobs, out, nil); err != nil {
+			if err := o.PerExampleGradients(ctx, theta, jobs, out, nil); err != nil {
 				b.Fatal(err)
 			}
 			var rhs [][]float64

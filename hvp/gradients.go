@@ -9,9 +9,9 @@ import (
 )
 
 // This file: gradients of parts of the loss. Gradients runs one backward
-// pass per job; ExampleGradients splits one batched pass by example
+// pass per job; PerExampleGradients splits one batched pass by example
 // (graph.Program.PerExample), into the caller's memory, and
-// StreamExampleGradients hands them to a callback job by job.
+// StreamPerExampleGradients hands them to a callback job by job.
 
 // Job asks for the gradient of part of the loss: batch Batch with weights
 // Weight (nil means the batch's own weights).
@@ -20,7 +20,7 @@ type Job struct {
 	Weight []float64
 	// Outputs asks for the gradient of the weighted sum of the outputs,
 	// sum_e Weight_e f_e, instead of the loss (whose losses are then 0):
-	// with a weight that keeps one element per example, ExampleGradients
+	// with a weight that keeps one element per example, PerExampleGradients
 	// gives one row of every example's output Jacobian.
 	Outputs bool
 }
@@ -63,7 +63,7 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 	})
 }
 
-// ExampleGradients computes, for every job and every example of the job's
+// PerExampleGradients computes, for every job and every example of the job's
 // batch (see Batch.ExampleAxes), the gradient of that example's part of
 // the job's loss into out[i][e] (allocated when nil) and its loss into
 // losses[i][e] (when losses is non-nil): one forward and one backward pass
@@ -73,7 +73,7 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 // parallel; a single job splits its per-example work over the cores
 // instead. The error wraps graph.ErrNotSeparable when a program mixes
 // examples; one batch per example is then the way.
-func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs []Job, out [][][]float64, losses [][]float64) error {
+func (o *Objective) PerExampleGradients(ctx context.Context, theta []float64, jobs []Job, out [][][]float64, losses [][]float64) error {
 	p := o.numParams()
 	if err := checkLen("theta", theta, p); err != nil {
 		return err
@@ -105,7 +105,7 @@ func (o *Objective) ExampleGradients(ctx context.Context, theta []float64, jobs 
 	})
 }
 
-// exampleJob runs one job of ExampleGradients on worker w: the gradient
+// exampleJob runs one job of PerExampleGradients on worker w: the gradient
 // of every example of the job's batch (example analysis x) into out, and
 // the examples' losses into losses when non-nil. With split set the
 // worker's State spreads the per-example work over the cores (a single
@@ -189,17 +189,17 @@ type examplesKey struct {
 	axes string
 }
 
-// ExampleFunc receives the per-example gradients of one job of
-// StreamExampleGradients: grads[e] (length P) and losses[e] for every
+// PerExampleFunc receives the per-example gradients of one job of
+// StreamPerExampleGradients: grads[e] (length P) and losses[e] for every
 // example e of the job's batch. worker (0 to Workers-1) says which
 // goroutine calls: calls with different workers run concurrently, calls
 // with the same worker one after another, so per-worker scratch space
 // needs no locking. grads and losses are the worker's buffers, reused
 // for its next job: f must not keep them (copy or reduce what it needs).
-type ExampleFunc func(worker, job int, grads [][]float64, losses []float64) error
+type PerExampleFunc func(worker, job int, grads [][]float64, losses []float64) error
 
-// StreamExampleGradients computes the per-example gradients of every job,
-// as ExampleGradients does, but hands each job's gradients to f as soon
+// StreamPerExampleGradients computes the per-example gradients of every job,
+// as PerExampleGradients does, but hands each job's gradients to f as soon
 // as they are computed and reuses their buffers for the next job, so that
 // they never exist for all jobs at once: peak memory is
 //
@@ -207,13 +207,13 @@ type ExampleFunc func(worker, job int, grads [][]float64, losses []float64) erro
 //
 // (plus the graph states of the batches in flight), independent of the
 // number of jobs. Jobs are taken in order by up to Workers goroutines,
-// each calling f on its own jobs (see ExampleFunc); the order in which
+// each calling f on its own jobs (see PerExampleFunc); the order in which
 // different workers' calls happen is not fixed, so f should write its
 // results by job index. It stops at the first error (of a job or of f),
 // or when the context ends, and returns it with the job named. It is the
 // map step of a pass over the training data whose reduction is whatever
 // f keeps (see package audit's scale functions).
-func (o *Objective) StreamExampleGradients(ctx context.Context, theta []float64, jobs []Job, f ExampleFunc) error {
+func (o *Objective) StreamPerExampleGradients(ctx context.Context, theta []float64, jobs []Job, f PerExampleFunc) error {
 	p := o.numParams()
 	if err := checkLen("theta", theta, p); err != nil {
 		return err

@@ -41,11 +41,11 @@ func exampleChunks(t testing.TB, whole *hvp.Objective, c, T int) *hvp.Objective 
 	return out
 }
 
-// TestStreamExampleGradients: the streamed per-example gradients and
+// TestStreamPerExampleGradients: the streamed per-example gradients and
 // losses equal the per-sequence gradients of one backward pass per
 // sequence (Gradients on one batch per sequence), every job is seen once,
 // and the buffers handed out are at most workers × batch size vectors.
-func TestStreamExampleGradients(t *testing.T) {
+func TestStreamPerExampleGradients(t *testing.T) {
 	ctx := context.Background()
 	const n, T, c = 53, 10, 8
 	whole, parts, theta := paperData(t, n)
@@ -66,7 +66,7 @@ func TestStreamExampleGradients(t *testing.T) {
 	var mu sync.Mutex
 	seen := make([]int, len(sjobs))
 	bufs := map[*float64]bool{}
-	err := ch.StreamExampleGradients(ctx, theta, sjobs, func(w, job int, grads [][]float64, losses []float64) error {
+	err := ch.StreamPerExampleGradients(ctx, theta, sjobs, func(w, job int, grads [][]float64, losses []float64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[job]++
@@ -95,7 +95,7 @@ func TestStreamExampleGradients(t *testing.T) {
 	}
 	// An error of f stops the pass and comes back wrapped.
 	stop := errors.New("stop")
-	err = ch.StreamExampleGradients(ctx, theta, sjobs, func(_, job int, _ [][]float64, _ []float64) error {
+	err = ch.StreamPerExampleGradients(ctx, theta, sjobs, func(_, job int, _ [][]float64, _ []float64) error {
 		if job == 2 {
 			return stop
 		}
@@ -106,27 +106,27 @@ func TestStreamExampleGradients(t *testing.T) {
 	}
 }
 
-// TestExampleGradientsSplits: per-example gradients do not depend on the
+// TestPerExampleGradientsSplits: per-example gradients do not depend on the
 // parallelism (one job of 200 sequences, its examples split over two
 // cores or kept on one, agree to the bit) and, up to rounding, not on the
 // batching (four jobs of 50 run in parallel; one backward pass per
 // sequence).
-func TestExampleGradientsSplits(t *testing.T) {
+func TestPerExampleGradientsSplits(t *testing.T) {
 	whole, parts, theta := paperData(t, 200)
 	ctx := context.Background()
 	one, jobs1, out1 := chunked(t, whole, 200)
 	four, jobs4, out4 := chunked(t, whole, 50)
-	if err := one.ExampleGradients(ctx, theta, jobs1, out1, nil); err != nil {
+	if err := one.PerExampleGradients(ctx, theta, jobs1, out1, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	serial := make([][][]float64, 1)
 	serial[0] = make([][]float64, 200)
-	if err := (&hvp.Objective{Batches: one.Batches}).ExampleGradients(ctx, theta, jobs1, serial, nil); err != nil {
+	if err := (&hvp.Objective{Batches: one.Batches}).PerExampleGradients(ctx, theta, jobs1, serial, nil); err != nil {
 		t.Fatal(err)
 	}
 	runtime.GOMAXPROCS(2)
-	if err := four.ExampleGradients(ctx, theta, jobs4, out4, nil); err != nil {
+	if err := four.PerExampleGradients(ctx, theta, jobs4, out4, nil); err != nil {
 		t.Fatal(err)
 	}
 	jobs := make([]hvp.Job, len(parts.Batches))

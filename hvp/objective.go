@@ -28,7 +28,7 @@ type Batch struct {
 	Weight []float64
 	// ExampleAxes, when set, has one entry per program input: the axis
 	// that indexes the batch's examples (sequences), or -1 for an input
-	// all examples share. ExampleGradients needs it.
+	// all examples share. PerExampleGradients needs it.
 	ExampleAxes []int
 }
 

@@ -189,7 +189,7 @@ func TestAgainstPyTorch(t *testing.T) {
 			for i := range grads {
 				grads[i] = nil
 			}
-			if err := o.ExampleGradients(ctx, theta, []hvp.Job{{Batch: 0}}, [][][]float64{grads}, [][]float64{losses}); err != nil {
+			if err := o.PerExampleGradients(ctx, theta, []hvp.Job{{Batch: 0}}, [][][]float64{grads}, [][]float64{losses}); err != nil {
 				t.Fatal(err)
 			}
 			for i := range grads {

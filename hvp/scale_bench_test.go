@@ -81,9 +81,9 @@ func BenchmarkScaleGNVP(b *testing.B) {
 	}
 }
 
-// BenchmarkScaleExampleGradients is the per-sequence gradients of 1000
+// BenchmarkScalePerExampleGradients is the per-sequence gradients of 1000
 // sequences in batches of 500 (the audit's block-gradient phase).
-func BenchmarkScaleExampleGradients(b *testing.B) {
+func BenchmarkScalePerExampleGradients(b *testing.B) {
 	for _, model := range []string{"rnn64", "lstm64"} {
 		b.Run(model, func(b *testing.B) {
 			g := scaleModel(b, model)
@@ -92,7 +92,7 @@ func BenchmarkScaleExampleGradients(b *testing.B) {
 			jobs := []hvp.Job{{Batch: 0}, {Batch: 1}}
 			out := [][][]float64{make([][]float64, 500), make([][]float64, 500)}
 			for b.Loop() {
-				if err := o.ExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
+				if err := o.PerExampleGradients(context.Background(), theta, jobs, out, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -148,7 +148,7 @@ func TestLowRankMeasureRNN64(t *testing.T) {
 		jobs[i] = hvp.Job{Batch: i}
 		out[i] = make([][]float64, 100)
 	}
-	if err := train.ExampleGradients(ctx, theta, jobs, out, nil); err != nil {
+	if err := train.PerExampleGradients(ctx, theta, jobs, out, nil); err != nil {
 		t.Fatal(err)
 	}
 	var b [][]float64

@@ -13,16 +13,13 @@ import (
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// sharedDir holds the shared ONNX test suites, beside the repository.
-const sharedDir = "../../shared"
-
-// fixture reads a shared fixture model, failing the test when it is
-// missing.
+// fixture reads the model of a reference case under testdata/<suite>,
+// failing the test when it is missing.
 func fixture(t testing.TB, suite, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedDir, suite, name, "model.onnx"))
+	data, err := os.ReadFile(filepath.Join("testdata", suite, name, "model.onnx"))
 	if err != nil {
-		t.Fatalf("shared fixture missing (expected at %s, beside the repository): %v", sharedDir, err)
+		t.Fatalf("reference fixture missing: %v", err)
 	}
 	return data
 }

@@ -11,18 +11,19 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 )
 
-// sharedSuites are the shared ONNX test suites, beside the repository.
-var sharedSuites = []string{"../../shared/onnx-conformance", "../../shared/onnx-recurrent"}
+// refSuites are the ONNX reference suites committed under testdata
+// (testdata/README.md says where they come from).
+var refSuites = []string{"testdata/onnx-conformance", "testdata/onnx-recurrent"}
 
-// sharedCases returns the case directories of the shared suites, failing
+// refCases returns the case directories of the reference suites, failing
 // the test when a suite is missing.
-func sharedCases(t testing.TB) []string {
+func refCases(t testing.TB) []string {
 	t.Helper()
 	var cases []string
-	for _, dir := range sharedSuites {
+	for _, dir := range refSuites {
 		models, err := filepath.Glob(filepath.Join(dir, "*", "model.onnx"))
 		if err != nil || len(models) == 0 {
-			t.Fatalf("shared test suite %s is missing or empty: these tests need the shared ONNX fixtures beside the repository", dir)
+			t.Fatalf("reference suite %s is missing or empty", dir)
 		}
 		for _, m := range models {
 			cases = append(cases, filepath.Dir(m))
@@ -37,14 +38,14 @@ func nodeKey(name, op, domain string, ins, outs []string) string {
 	return fmt.Sprintf("%s %s/%s %q -> %q", name, domain, op, ins, outs)
 }
 
-// TestFixtures decodes every shared model and checks the graph against
+// TestFixtures decodes every reference model and checks the graph against
 // what the wire reader reads from the same bytes: the nodes (name,
 // operator, inputs and outputs, absent values included), the opset and
 // the declared inputs. It then reads every test-data tensor of the case
 // and checks it against the graph's inputs and outputs.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	for _, dir := range sharedCases(t) {
+	for _, dir := range refCases(t) {
 		name := filepath.Base(dir)
 		data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 		if err != nil {
@@ -159,7 +160,7 @@ func TestCastTestData(t *testing.T) {
 	read := func(path string) *graph.Tensor {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("shared fixture missing: %v", err)
+			t.Fatalf("reference fixture missing: %v", err)
 		}
 		_, x, err := ReadTensor(data)
 		if err != nil {
@@ -175,7 +176,7 @@ func TestCastTestData(t *testing.T) {
 		{"test_cast_DOUBLE_to_FLOAT", func(x float64) float64 { return float64(float32(x)) }},
 		{"test_cast_FLOAT_to_DOUBLE", func(x float64) float64 { return x }},
 	} {
-		dir := filepath.Join(sharedSuites[0], tc.name, "test_data_set_0")
+		dir := filepath.Join(refSuites[0], tc.name, "test_data_set_0")
 		in, out := read(filepath.Join(dir, "input_0.pb")), read(filepath.Join(dir, "output_0.pb"))
 		if in.Len() != out.Len() || in.Len() == 0 {
 			t.Fatalf("%s: %d inputs, %d outputs", tc.name, in.Len(), out.Len())

@@ -116,3 +116,26 @@ func TestFlagOf(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionErrorsNameFlags: the audit's errors that options fix reach
+// the user with this command's flags; the library names the options as
+// values (audit.OptSolver, ...), and no message of it holds a flag.
+func TestOptionErrorsNameFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--solver", "lowrank", "--retrain", "2"},
+			"audit: exact re-training compares per-block parameter steps, which the low-rank solver does not keep: choose the exact, dual or cg solver, or no re-training (--solver, --retrain)\n"},
+		{[]string{"--solver", "lowrank", "--blocks", "interval", "--block-length", "2"},
+			"audit: the low-rank solver takes sequence blocks, not interval blocks: choose another solver (--solver)\n"},
+		{[]string{"--solver", "lowrank", "--curvature", "hessian"},
+			"audit: the low-rank solver needs the Gauss-Newton curvature: choose another solver, or the Gauss-Newton curvature (--solver, --curvature)\n"},
+	} {
+		args := append([]string{"--model", exModel, "--data", exTrain, "--quiet"}, c.args...)
+		code, _, stderr := runCmd(args...)
+		if code != 1 || stderr != c.want {
+			t.Errorf("%q: exit %d, stderr\n%s\nwant 1 and\n%s", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -105,11 +105,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	main := mainInput(g, v.given)
 	lengths := false
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", in.Name, in.Elem, in.ShapeString(), fillText(in, v.given, main, &lengths))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString(), terminalSafe(fillText(in, v.given, main, &lengths)))
 	}
 	if v.pruned != nil {
 		for _, in := range v.pruned.Inputs {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tnothing: only outputs not audited read it\n", in.Name, in.Elem, in.ShapeString())
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tnothing: only outputs not audited read it\n", terminalSafe(in.Name), in.Elem, in.ShapeString())
 		}
 	}
 	fmt.Fprintln(tw, "Outputs\t\t\t")
@@ -120,11 +120,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 		} else if len(o.Dims) > 0 && o.Dims[len(o.Dims)-1].Value > 1 {
 			what = fmt.Sprintf("the forecast (audited): its last axis of %d values is taken as horizons unless --output %s:K names one column or --horizons says so", o.Dims[len(o.Dims)-1].Value, o.Name)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o.Name, o.Elem, o.ShapeString(), what)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(what))
 	}
 	if v.pruned != nil {
 		for _, o := range v.pruned.Outputs {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tnot audited (choose it with --output %s)\n", o.Name, o.Elem, o.ShapeString(), o.Name)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tnot audited (choose it with --output %s)\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(o.Name))
 		}
 	}
 	tw.Flush()
@@ -150,7 +150,7 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, onnx.ParamRole(g, p.Name))
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, terminalSafe(p.Name), terminalSafe(onnx.ParamRole(g, p.Name)))
 	}
 	tw.Flush()
 	if cs := g.Constants(); len(cs) > 0 {
@@ -158,12 +158,17 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  shape\tname\twhy")
 		for _, c := range cs {
-			fmt.Fprintf(tw, "  %v\t%s\t%s\n", c.Shape, c.Name, c.Reason)
+			fmt.Fprintf(tw, "  %v\t%s\t%s\n", c.Shape, terminalSafe(c.Name), terminalSafe(c.Reason))
 		}
 		tw.Flush()
 	}
 
-	fmt.Fprintf(w, "\nTrial run: %s\n", trialRun(g, layout))
+	ran, err := trialRun(g, layout)
+	if err != nil {
+		fmt.Fprintf(w, "\nTrial run: failed (the error follows on standard error).\n")
+		return &contextError{path + ": the trial run failed", err}
+	}
+	fmt.Fprintf(w, "\nTrial run: %s\n", ran)
 	return nil
 }
 
@@ -238,11 +243,44 @@ func axesMap(axes map[int]string) string {
 }
 
 // trialRun evaluates the model on a small batch of zeros (2 sequences of
-// 5 steps) when the input shapes allow it, and says what came out.
-func trialRun(g *graph.Graph, layout onnx.Layout) string {
+// 5 steps) when the input shapes allow it, and says what came out; the
+// error says why the model does not run.
+func trialRun(g *graph.Graph, layout onnx.Layout) (string, error) {
 	const batch, steps = 2, 5
-	var inputs []*graph.Tensor
-	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
+	inputs, ranBatch, ranSteps, skip, err := zeroInputs(g, layout, batch, steps)
+	if skip != "" || err != nil {
+		return skip, err
+	}
+	outs, err := g.Run(nil, inputs)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i, o := range outs {
+		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
+	}
+	verb := "give"
+	if ranBatch == 1 {
+		verb = "gives"
+	}
+	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", ")), nil
+}
+
+// plural returns "1 step", "5 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// zeroInputs returns inputs of zeros for g, batch sequences of steps
+// steps where the declared shapes leave the sizes open (integer inputs,
+// sequence lengths, hold steps), and the batch size and number of steps
+// that fixed dimensions decide. skip says why no inputs can be made (a
+// dimension that is neither fixed nor the batch or time axis).
+func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []*graph.Tensor, ranBatch, ranSteps int, skip string, err error) {
+	ranBatch, ranSteps = batch, steps
 	for _, in := range g.Inputs {
 		dims := make([]int, len(in.Dims))
 		for i, d := range in.Dims {
@@ -256,8 +294,11 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 			case i == 1 && layout == onnx.TimeFirst:
 				dims[i] = batch
 			default:
-				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+				return nil, 0, 0, fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name), nil
 			}
+		}
+		if _, err := graph.CheckShape(dims); err != nil {
+			return nil, 0, 0, "", fmt.Errorf("input %q declared %s: %w", in.Name, in.ShapeString(), err)
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
 			ranBatch, ranSteps = dims[0], dims[1]
@@ -269,7 +310,7 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 			t := graph.NewInt(dims, nil) // category codes 0
 			if len(dims) <= 1 {
 				for i := range t.I {
-					t.I[i] = steps // sequence lengths
+					t.I[i] = int64(steps) // sequence lengths
 				}
 			}
 			inputs = append(inputs, t)
@@ -277,27 +318,7 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 			inputs = append(inputs, graph.NewFloat(dims, nil))
 		}
 	}
-	outs, err := g.Run(nil, inputs)
-	if err != nil {
-		return "failed: " + err.Error()
-	}
-	var parts []string
-	for i, o := range outs {
-		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
-	}
-	verb := "give"
-	if ranBatch == 1 {
-		verb = "gives"
-	}
-	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", "))
-}
-
-// plural returns "1 step", "5 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return inputs, ranBatch, ranSteps, "", nil
 }
 
 // fillText says what fills graph input in, by the rules of the audit
