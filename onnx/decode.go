@@ -13,6 +13,11 @@ import (
 // those of Decode, with the file name after the package name:
 // "onnx: model.onnx: ...".
 func Load(path string) (*graph.Graph, error) {
+	return load(path, nil)
+}
+
+// load is Load, pruned to one output when keep is not nil (LoadOutput).
+func load(path string, keep *pruning) (*graph.Graph, error) {
 	data, err := readModel(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -21,7 +26,7 @@ func Load(path string) (*graph.Graph, error) {
 		}
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
-	g, err := decode(data, nil)
+	g, err := decode(data, keep)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}

@@ -1,10 +1,7 @@
 package onnx
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -31,18 +28,10 @@ type Pruned struct {
 // log-variance) does not refuse the model, and an input read only there
 // need not be filled.
 func LoadOutput(path, output string) (*graph.Graph, *Pruned, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, nil, fmt.Errorf("onnx: %s: %w", path, err)
-	}
 	keep := &pruning{name: output}
-	g, err := decode(data, keep)
+	g, err := load(path, keep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("onnx: %s: %w", path, err)
+		return nil, nil, err
 	}
 	return g, &keep.pruned, nil
 }
