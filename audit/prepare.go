@@ -120,6 +120,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
 		return nil, err
 	}
+	if err := degenerate(p.scheme, train); err != nil {
+		return nil, err
+	}
 	if len(p.scheme.Blocks) < 2 {
 		return nil, fmt.Errorf("audit: only %d block(s) with targets: jackknife+ needs several training sequences", len(p.scheme.Blocks))
 	}

@@ -147,6 +147,10 @@ func flagOf(o errs.Option) string {
 		return "--params"
 	case audit.OptRetrain:
 		return "--retrain"
+	case audit.OptBlocks:
+		return "--blocks"
+	case audit.OptBlockLength:
+		return "--block-length"
 	}
 	return ""
 }
