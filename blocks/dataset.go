@@ -3,7 +3,6 @@ package blocks
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Dataset is a set of sequences read from one file (see "Data" in the
@@ -80,7 +79,7 @@ func (d *Dataset) CheckFeatures(n int) error {
 	return newDataError(d.File, 1, "", failFix(ErrFeatures, []Option{OptFeatures},
 		"the model takes %s, the file has %s (%s): choose the feature columns",
 		plural(n, "feature"), plural(len(d.Features), "feature column"),
-		strings.Join(d.Features, ", ")))
+		listNames(d.Features)))
 }
 
 // CheckCompatible returns nil when a test dataset has the same feature
@@ -104,27 +103,27 @@ func CheckCompatible(train, test *Dataset) error {
 		switch {
 		case len(lacks) == 0 && len(extra) == 0:
 			what = fmt.Sprintf("the file has the feature columns of %s in another order (%s)",
-				train.File, strings.Join(test.Features, ", "))
+				train.File, listNames(test.Features))
 		case len(extra) == 0:
 			what = fmt.Sprintf("the file lacks feature %s %s of %s",
-				pluralWord(len(lacks), "column"), strings.Join(lacks, ", "), train.File)
+				pluralWord(len(lacks), "column"), listNames(lacks), train.File)
 		case len(lacks) == 0:
 			what = fmt.Sprintf("the file has feature %s %s that %s does not have",
-				pluralWord(len(extra), "column"), strings.Join(extra, ", "), train.File)
+				pluralWord(len(extra), "column"), listNames(extra), train.File)
 		default:
 			what = fmt.Sprintf("the file lacks feature %s %s of %s and has %s instead",
-				pluralWord(len(lacks), "column"), strings.Join(lacks, ", "), train.File, strings.Join(extra, ", "))
+				pluralWord(len(lacks), "column"), listNames(lacks), train.File, listNames(extra))
 		}
 		return bad(ErrFeatures, nil, "%s: a test file needs the feature columns of the training file (%s), in that order",
-			what, strings.Join(train.Features, ", "))
+			what, listNames(train.Features))
 	}
 	if !test.Labelled() {
 		return nil
 	}
 	if !slices.Equal(train.Targets, test.Targets) {
 		return bad(ErrTargets, []Option{OptTargets}, "the file has target %s %s, %s has %s: name the same target columns",
-			pluralWord(len(test.Targets), "column"), strings.Join(test.Targets, ", "),
-			train.File, strings.Join(train.Targets, ", "))
+			pluralWord(len(test.Targets), "column"), listNames(test.Targets),
+			train.File, listNames(train.Targets))
 	}
 	if train.Shift != test.Shift {
 		return bad(ErrTargets, []Option{OptShift}, "the file was read with shift %d, %s with shift %d: use the same shift for both files",

@@ -175,9 +175,14 @@ func (p *parser) err() error {
 var bom = []byte("\ufeff")
 
 func (p *parser) read(in io.Reader) *Dataset {
-	br := bufio.NewReader(in)
+	br := bufio.NewReader(&lineLimiter{r: in, line: 1})
 	if b, _ := br.Peek(len(bom)); bytes.Equal(b, bom) {
 		br.Discard(len(bom))
+	}
+	if head, _ := br.Peek(64 << 10); lineEndings(head) == "CR" {
+		p.add(1, "", fail(ErrSyntax,
+			"the lines end with a carriage return alone (CR, the classic Mac OS style), which reads as one long line: convert the line endings to LF (for example: tr '\\r' '\\n' < %s > fixed.csv)", p.name))
+		return nil
 	}
 	cr := csv.NewReader(br)
 	cr.ReuseRecord = true
@@ -195,6 +200,12 @@ func (p *parser) read(in io.Reader) *Dataset {
 		return nil
 	}
 	p.headerLine, _ = cr.FieldPos(0)
+	if len(rec) > MaxColumns {
+		p.add(p.headerLine, "", fail(ErrSyntax,
+			"the header has %d columns, more than the %d this reader takes: is this the long format (one row per sequence and step, with columns %s, %s, the features and %s)?",
+			len(rec), MaxColumns, p.o.IDCol, p.o.TimeCol, p.o.Targets[0]))
+		return nil
+	}
 	p.header = make([]string, len(rec))
 	for i, f := range rec {
 		p.header[i] = strings.TrimSpace(f)
@@ -346,6 +357,12 @@ func (p *parser) read(in io.Reader) *Dataset {
 // reading may go on.
 func (p *parser) readErr(err error, rec []string) bool {
 	var pe *csv.ParseError
+	if le := (*lineError)(nil); errors.As(err, &le) {
+		p.add(le.line, "", newProblem(ErrSyntax, []error{ErrLineTooLong},
+			"line %d is longer than %d bytes (1 MiB), the most this reader takes in one line: is this a CSV file, with line breaks?", le.line, MaxLineBytes))
+		p.stopped = true
+		return false
+	}
 	if !errors.As(err, &pe) {
 		p.add(0, "", fmt.Errorf("reading the file: %w", err))
 		p.stopped = true
@@ -510,7 +527,7 @@ const (
 func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role int) (float64, bool) {
 	text := strings.TrimSpace(rec[c])
 	v, err := strconv.ParseFloat(text, 64)
-	if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+	if err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) && (role == roleTime || math.Abs(v) <= MaxValue) {
 		return v, true
 	}
 	line, _ := cr.FieldPos(c)
@@ -531,6 +548,8 @@ func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role in
 		}
 	case math.IsInf(v, 0) && err == nil:
 		prob = fail(ErrNumber, "%q is infinite: only finite values are allowed", text)
+	case err == nil && math.Abs(v) > MaxValue:
+		prob = fail(ErrNumber, "%q is too large: squared errors of values above %g overflow float64 and make every interval unbounded; rescale the column (divide it by a power of ten)", text, MaxValue)
 	case errors.Is(err, strconv.ErrRange):
 		prob = fail(ErrNumber, "%q is out of the range of float64 numbers: rescale the column", text)
 	default:

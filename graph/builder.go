@@ -116,6 +116,7 @@ func (c *compiler) expand(v *value, shape []int) *value {
 	if sameShape(v.dims(), shape) {
 		return v
 	}
+	c.fit(shape)
 	return c.emit(&mapK{idx: broadcastMap(v.dims(), shape)}, shape, v)
 }
 
@@ -124,6 +125,9 @@ func (c *compiler) binary(op binOp, a, b *value) (*value, error) {
 	shape, ok := broadcastShape(a.dims(), b.dims())
 	if !ok {
 		return nil, shapeErr("%s of shapes %v and %v: they do not broadcast", op, a.dims(), b.dims())
+	}
+	if _, err := CheckShape(shape); err != nil {
+		return nil, err
 	}
 	k := &binK{op: op, ia: broadcastMap(a.dims(), shape), ib: broadcastMap(b.dims(), shape)}
 	return c.emit(k, shape, a, b), nil

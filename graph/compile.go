@@ -102,15 +102,20 @@ type compiler struct {
 // values. It returns an error wrapping ErrInput when an input does not
 // match its declaration, and a *NodeError when a node cannot be lowered.
 func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
+	var c *compiler
 	defer func() {
 		if r := recover(); r != nil {
+			if err = c.recovered(r); err != nil {
+				p = nil
+				return
+			}
 			err = fmt.Errorf("graph: internal error while compiling (please report): %v\n%s", r, debug.Stack())
 		}
 	}()
 	if err := g.checkInputs(inputs); err != nil {
 		return nil, err
 	}
-	c := &compiler{
+	c = &compiler{
 		g:      g,
 		p:      &Program{g: g},
 		vals:   map[string]*value{"": nil},
@@ -230,6 +235,7 @@ func (c *compiler) lowerNode(n *Node) error {
 }
 
 func (c *compiler) newSlot(s slot) *value {
+	c.fit(s.shape)
 	s.shape = append([]int(nil), s.shape...)
 	c.p.slots = append(c.p.slots, s)
 	return &value{slot: len(c.p.slots) - 1, shape: s.shape}
@@ -257,6 +263,7 @@ func (c *compiler) slotOf(v *value) int {
 // otherwise a step is appended to the program. The result is Float unless
 // every input is Int and the kernel keeps integers (keepsInt).
 func (c *compiler) emit(k kernel, shape []int, in ...*value) *value {
+	c.fit(shape)
 	allStatic := true
 	allInt := true
 	for _, v := range in {

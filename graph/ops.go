@@ -134,6 +134,15 @@ func need(in []*value, i int, what string) (*value, error) {
 	return in[i], nil
 }
 
+// inputAt returns input i, or nil when the node has fewer inputs (for the
+// helpers, such as staticInts, that report a missing input).
+func inputAt(in []*value, i int) *value {
+	if i >= len(in) {
+		return nil
+	}
+	return in[i]
+}
+
 func lowerIdentity(c *compiler, n *Node, in []*value) ([]*value, error) {
 	x, err := need(in, 0, "input")
 	if err != nil {
@@ -185,15 +194,17 @@ func lowerConstant(c *compiler, n *Node, in []*value) ([]*value, error) {
 }
 
 func lowerConstantOfShape(c *compiler, n *Node, in []*value) ([]*value, error) {
-	dims, err := staticInts(in[0], "shape")
+	x, err := need(in, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	dims, err := staticInts(x, "shape")
 	if err != nil {
 		return nil, err
 	}
 	shape := toInts(dims)
-	for _, d := range shape {
-		if d < 0 {
-			return nil, shapeErr("negative dimension in shape %v", dims)
-		}
+	if _, err := CheckShape(shape); err != nil {
+		return nil, err
 	}
 	t, ok, err := n.attrTensor("value")
 	if err != nil {
@@ -622,7 +633,7 @@ func lowerReshape(c *compiler, n *Node, in []*value) ([]*value, error) {
 			return nil, err
 		}
 		spec = s
-	} else if spec, err = staticInts(in[1], "shape"); err != nil {
+	} else if spec, err = staticInts(inputAt(in, 1), "shape"); err != nil {
 		return nil, err
 	}
 	allowZero, err := n.attrInt("allowzero", 0)
@@ -795,10 +806,10 @@ func lowerSlice(c *compiler, n *Node, in []*value) ([]*value, error) {
 		}
 		_ = ok
 	} else {
-		if starts, err = staticInts(in[1], "starts"); err != nil {
+		if starts, err = staticInts(inputAt(in, 1), "starts"); err != nil {
 			return nil, err
 		}
-		if ends, err = staticInts(in[2], "ends"); err != nil {
+		if ends, err = staticInts(inputAt(in, 2), "ends"); err != nil {
 			return nil, err
 		}
 		if len(in) > 3 && in[3] != nil {
@@ -914,7 +925,11 @@ func lowerExpand(c *compiler, n *Node, in []*value) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := staticInts(in[1], "shape")
+	sv, err := need(in, 1, "shape")
+	if err != nil {
+		return nil, err
+	}
+	s, err := staticInts(sv, "shape")
 	if err != nil {
 		return nil, err
 	}

@@ -194,7 +194,14 @@ func lowerRange(c *compiler, n *Node, in []*value) ([]*value, error) {
 	if delta == 0 {
 		return nil, fmt.Errorf("%w: Range with delta 0", ErrInput)
 	}
-	cnt := int(math.Max(math.Ceil((limit-start)/delta), 0))
+	if math.IsNaN(start) || math.IsInf(start, 0) || math.IsNaN(limit) || math.IsInf(limit, 0) || math.IsNaN(delta) || math.IsInf(delta, 0) {
+		return nil, fmt.Errorf("%w: Range(start %g, limit %g, delta %g): every one must be finite", ErrInput, start, limit, delta)
+	}
+	steps := math.Max(math.Ceil((limit-start)/delta), 0)
+	if steps > MaxElements {
+		return nil, fmt.Errorf("%w: Range(start %g, limit %g, delta %g) has %.4g elements, more than the budget of %d for one tensor", ErrTooLarge, start, limit, delta, steps, MaxElements)
+	}
+	cnt := int(steps)
 	vals := make([]float64, cnt)
 	for i := range vals {
 		vals[i] = start + float64(i)*delta

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -14,7 +13,7 @@ import (
 // those of Decode, with the file name after the package name:
 // "onnx: model.onnx: ...".
 func Load(path string) (*graph.Graph, error) {
-	data, err := os.ReadFile(path)
+	data, err := readModel(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -79,6 +78,9 @@ func decode(data []byte) (g *graph.Graph, err error) {
 		return nil, err
 	}
 
+	if tooDeep(m.forGo, maxNesting) {
+		return nil, fmt.Errorf("%w: its messages (types, attributes) nest more than %d levels deep; real models nest about ten", ErrInvalid, maxNesting)
+	}
 	ops, err := runOnnxGo(m.forGo, edgeBudget(len(data)))
 	if err != nil {
 		return nil, err
@@ -108,7 +110,14 @@ func decode(data []byte) (g *graph.Graph, err error) {
 	if err := problems.Err(); err != nil {
 		return nil, err
 	}
-	return graph.New(opset, inputs, outputs, nodes, init, order)
+	g, err = graph.New(opset, inputs, outputs, nodes, init, order)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFinite(g); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // edgeBudget bounds the number of edges onnx-go adds for a file of size

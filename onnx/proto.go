@@ -56,6 +56,11 @@ type attrMsg struct {
 	typ  int64 // AttributeProto.AttributeType
 	t    *tensorMsg
 	msg  field // the whole AttributeProto, read again for subgraphs (subgraph.go)
+	// forGoBytes is the attribute as onnx-go is given it: only the fields
+	// of the kinds it reads (name, type and the float, int, string and
+	// list values), so that a graph or tensor hidden in an int attribute
+	// never reaches its recursive decoder.
+	forGoBytes []byte
 }
 
 // AttributeProto.AttributeType values.
@@ -86,6 +91,10 @@ func (a attrMsg) forGo() bool {
 type valueInfo struct {
 	info graph.ValueInfo
 	kind string // "" for a tensor or no type; else "sequence", "map", ...
+	// forGo is the value info as onnx-go is given it: its name and the
+	// tensor types of its type, without the sequence, map and optional
+	// types, which nest without a limit.
+	forGo []byte
 }
 
 // parseModel reads a serialized ModelProto.
@@ -174,6 +183,8 @@ func (g *graphMsg) merge(b []byte, base int) ([]byte, error) {
 			} else {
 				g.outputs = append(g.outputs, v)
 			}
+			out = appendBytesField(out, f.num, v.forGo)
+			continue
 		case 13: // value_info: not needed by anyone
 			continue
 		case 15: // sparse_initializer
@@ -219,9 +230,10 @@ func parseNode(msg field) (nodeMsg, []byte, error) {
 					return n, nil, err
 				}
 				n.attrs = append(n.attrs, a)
-				if !a.forGo() {
-					continue
+				if a.forGo() {
+					out = appendBytesField(out, 5, a.forGoBytes)
 				}
+				continue
 			}
 		}
 		out = append(out, f.raw...)
@@ -233,9 +245,14 @@ func parseNode(msg field) (nodeMsg, []byte, error) {
 // when it holds one.
 func parseAttr(msg field) (attrMsg, error) {
 	a := attrMsg{msg: msg}
+	hasGraph := false
 	for f, err := range fields(msg.data, msg.at) {
 		if err != nil {
 			return a, err
+		}
+		switch f.num {
+		case 1, 2, 3, 4, 7, 8, 9, 20: // name, f, i, s, floats, ints, strings, type
+			a.forGoBytes = append(a.forGoBytes, f.raw...)
 		}
 		switch {
 		case f.num == 1 && f.wire == wireBytes:
@@ -244,6 +261,8 @@ func parseAttr(msg field) (attrMsg, error) {
 			}
 		case f.num == 20 && f.wire == wireVarint:
 			a.typ = int64(int32(f.val))
+		case (f.num == 6 || f.num == 11) && f.wire == wireBytes:
+			hasGraph = true
 		case f.num == 5 && f.wire == wireBytes:
 			if a.t == nil {
 				a.t = new(tensorMsg)
@@ -252,6 +271,11 @@ func parseAttr(msg field) (attrMsg, error) {
 				return a, err
 			}
 		}
+	}
+	if hasGraph && a.forGo() {
+		// Only graph attributes hold graphs; one hidden in a value
+		// attribute can nest without end.
+		return a, fmt.Errorf("%w: attribute %q is a value (type %d) but also holds a graph", ErrInvalid, a.name, a.typ)
 	}
 	return a, nil
 }
@@ -272,6 +296,20 @@ func parseValueInfo(msg field) (valueInfo, error) {
 			if err := v.mergeType(f); err != nil {
 				return v, err
 			}
+			var typ []byte
+			for tf, err := range fields(f.data, f.at) {
+				if err != nil {
+					return v, err
+				}
+				if tf.num == 1 { // tensor_type
+					typ = append(typ, tf.raw...)
+				}
+			}
+			v.forGo = appendBytesField(v.forGo, 2, typ)
+			continue
+		}
+		if f.num == 1 {
+			v.forGo = append(v.forGo, f.raw...)
 		}
 	}
 	return v, nil
@@ -291,6 +329,9 @@ func (v *valueInfo) mergeType(msg field) error {
 		}
 		if k, ok := typeKinds[f.num]; ok {
 			v.kind = k
+			if typeDepth(f.data) > maxNesting {
+				return fmt.Errorf("%w: the type of graph value %q nests %s types more than %d levels deep (real models nest a few)", ErrInvalid, v.info.Name, k, maxNesting)
+			}
 			continue
 		}
 		if f.num != 1 { // tensor_type
@@ -450,4 +491,41 @@ func (m *model) defaultOpset() (int, error) {
 		opset = 1
 	}
 	return opset, nil
+}
+
+// typeDepth returns how many levels of types the TypeProto value case
+// (a Sequence, Map or Optional type) b nests, following the element or
+// value type of each; it walks the chain in a loop, not by recursion.
+func typeDepth(b []byte) int {
+	depth := 1
+	for len(b) > 0 {
+		var next []byte
+		for f, err := range fields(b, 0) {
+			if err != nil {
+				return depth
+			}
+			// Sequence and Optional: elem_type (1); Map: value_type (2).
+			if f.wire == wireBytes && (f.num == 1 || f.num == 2) {
+				next = f.data
+			}
+		}
+		if next == nil {
+			return depth
+		}
+		// next is a TypeProto: follow its sequence, map or optional type.
+		b = nil
+		for f, err := range fields(next, 0) {
+			if err != nil {
+				return depth
+			}
+			if _, ok := typeKinds[f.num]; ok && f.wire == wireBytes {
+				b = f.data
+			}
+		}
+		depth++
+		if depth > maxNesting {
+			return depth
+		}
+	}
+	return depth
 }

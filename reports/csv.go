@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 )
@@ -18,8 +19,12 @@ var csvHeader = []string{"id", "t", "horizon", "prediction", "lower", "upper", "
 // the evaluated data have none) and the limits of the in-sample residual
 // interval. Numbers are written in full precision (strconv 'g', -1), so
 // they read back to the same float64; unbounded limits are written as
-// -Inf and +Inf. The options are not used; they are taken for symmetry
-// with the other writers.
+// -Inf and +Inf. An id that a spreadsheet would read as a formula (one
+// that starts with =, +, -, @, a tab or a carriage return and is not a
+// number, such as "=HYPERLINK(...)" or "+SUM(1+1)*cmd|' /C calc'!A0") is
+// written with a single quote in front, as OWASP recommends for CSV
+// exports, so that it opens as text. The options are not used; they are
+// taken for symmetry with the other writers.
 func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -34,7 +39,7 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 			if st.Target != nil {
 				target = f(*st.Target)
 			}
-			rec = append(rec[:0], s.ID, f(st.Step), strconv.Itoa(st.Horizon), f(st.Prediction),
+			rec = append(rec[:0], neutralise(s.ID), f(st.Step), strconv.Itoa(st.Horizon), f(st.Prediction),
 				f(st.Lower), f(st.Upper), target, f(st.NaiveLower), f(st.NaiveUpper))
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("reports: %w", err)
@@ -46,4 +51,19 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil
+}
+
+// neutralise defuses a cell that a spreadsheet would evaluate as a
+// formula: a text that starts with =, +, -, @, a tab or a carriage return
+// gets a single quote in front
+// (https://owasp.org/www-community/attacks/CSV_Injection). A number, such
+// as -3 or +1.5e3, is left alone: it is a value, not a formula.
+func neutralise(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }

@@ -147,7 +147,7 @@ func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, er
 		assets, err = WriteMarkdown(&buf, r, filepath.Base(dir), o)
 		if err == nil && len(assets) > 0 {
 			if err = os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("reports: %w", err)
+				return nil, fmt.Errorf("reports: cannot write the charts of %s into %s: %w", path, dir, fileCause(err))
 			}
 			for i := range assets {
 				assets[i].Name = filepath.Join(filepath.Dir(path), filepath.FromSlash(assets[i].Name))
@@ -157,17 +157,25 @@ func WriteFile(path string, f Format, r *audit.Result, o *Options) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	written := []string{path}
-	if err := writeAtomic(path, buf.Bytes()); err != nil {
-		return nil, err
-	}
+	// The charts first, the report last: a failure leaves no report that
+	// links to charts that are not there, and removes the charts written.
+	var written []string
 	for _, a := range assets {
 		if err := writeAtomic(a.Name, a.Data); err != nil {
-			return written, err
+			for _, w := range written {
+				os.Remove(w)
+			}
+			return nil, err
 		}
 		written = append(written, a.Name)
 	}
-	return written, nil
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		for _, w := range written {
+			os.Remove(w)
+		}
+		return nil, err
+	}
+	return append([]string{path}, written...), nil
 }
 
 // File is a file that goes with a report: its name (a slash-separated
@@ -177,11 +185,32 @@ type File struct {
 	Data []byte // the file's contents
 }
 
-// writeAtomic writes data to a temporary file beside path and renames it.
+// tempMark is in the name of every temporary file writeAtomic makes
+// (".report.html.rnnaudit-tmp-123"), so that a run killed while writing
+// (kill -9 leaves the hidden file behind) is cleaned up by the next run
+// that writes the same report.
+const tempMark = ".rnnaudit-tmp-"
+
+// writeAtomic writes data to a temporary file beside path and renames it,
+// first removing the temporary files an earlier run killed while writing
+// path left behind. Its errors name path, never the temporary file.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	fail := func(err error) error {
+		err = fileCause(err)
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return fmt.Errorf("reports: cannot write %s: it is a directory", path)
+		}
+		return fmt.Errorf("reports: cannot write %s: %w", path, err)
+	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if stale, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempMark+"*")); len(stale) > 0 {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+tempMark+"*")
 	if err != nil {
-		return fmt.Errorf("reports: %w", err)
+		return fail(err)
 	}
 	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
@@ -195,9 +224,29 @@ func writeAtomic(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("reports: writing %s: %w", path, err)
+		return fail(err)
 	}
 	return nil
+}
+
+// fileCause is the cause of a file system error without the operation
+// and the file name (a temporary one, which the message must not show).
+func fileCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// globEscape quotes the characters of s that filepath.Match treats as
+// patterns.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
 }
 
 // WriteSummary writes a few lines of plain text for a terminal: the

@@ -232,7 +232,7 @@ func TestUsageErrors(t *testing.T) {
 		{append(base, "--out", "report.pdf"), "--out report.pdf: the extension must be .html, .md, .json or .csv"},
 		{append(base, "--out", "r.json", "--json", "r.json"), "--json r.json: the file is already written by --out"},
 		{append(base, "--out", exTrain+".md", "--out", exTrain+".md"), "the file is already written"},
-		{append(base, "--json", exTrain), "--data " + exTrain + " is also an output file"},
+		{append(base, "--json", exTrain), "--json " + exTrain + " is the same file as --data " + exTrain},
 		{append(base, "--target", ""), "cannot be empty"},
 	} {
 		code, out, errs := runCmd(tc.args...)

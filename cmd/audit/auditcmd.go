@@ -20,6 +20,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
@@ -121,6 +122,7 @@ func (o *optFloat) Type() string { return "float" }
 type output struct {
 	path   string
 	format reports.Format
+	flag   string // --out or --json
 }
 
 // plan is a checked command line: what to read, how to audit, what to
@@ -156,6 +158,9 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if g.NumParams() == 0 {
+		return fmt.Errorf("%s: the model has no parameters (float initializers), so no block of data has any influence on it and there is nothing to audit; export it with its weights as initializers (audit inspect --model %s lists them)", p.f.model, p.f.model)
+	}
 	layout := p.layout
 	if layout == onnx.Unknown {
 		var why string
@@ -185,6 +190,13 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
+		return err
+	}
+	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
+		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first Ctrl-C, a second one kills at once.
@@ -204,6 +216,9 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, audit.ErrFixedLength) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
+		}
+		if ne := (*graph.NodeError)(nil); errors.As(err, &ne) && !strings.Contains(err.Error(), p.f.model) {
+			return &contextError{p.f.model, err}
 		}
 		return err
 	}
@@ -435,7 +450,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 			return usagef("%s %s: the file is already written by %s", flag, path, prev)
 		}
 		seen[key] = flag
-		p.outputs = append(p.outputs, output{path, format})
+		p.outputs = append(p.outputs, output{path, format, flag})
 		return nil
 	}
 	for _, o := range f.out {
@@ -450,13 +465,6 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	if f.json != "" || fs.Changed("json") {
 		if err := addOut(f.json, reports.JSON, "--json"); err != nil {
 			return err
-		}
-	}
-	for _, in := range []struct{ flag, path string }{{"--model", f.model}, {"--data", f.data}, {"--test", f.test}, {"--calibration", f.calibration}} {
-		if in.path != "" {
-			if _, dup := seen[filepath.Clean(in.path)]; dup {
-				return usagef("%s %s is also an output file: it would be overwritten", in.flag, in.path)
-			}
 		}
 	}
 
@@ -502,8 +510,16 @@ func (p *plan) checkFiles() error {
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return fmt.Errorf("cannot write %s: it is a directory", o.path)
 		}
+		if err := checkWritable(o); err != nil {
+			return err
+		}
 	}
-	return nil
+	ins := []namedFile{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}, {"--calibration", p.f.calibration}, {"--config", p.f.config}}
+	var outs []namedFile
+	for _, o := range p.outputs {
+		outs = append(outs, namedFile{o.flag, o.path})
+	}
+	return checkIdentity(ins, outs)
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError, which the

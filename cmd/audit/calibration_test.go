@@ -160,7 +160,7 @@ func TestCalibrationErrors(t *testing.T) {
 		{[]string{"--data", exTrain, "--test", exCal, "--calibration", exCal}, 1, "and 199 more calibration sequences overlap; calibration and test sequences must be different sequences"},
 		{[]string{"--data", exTrain, "--test", exTest, "--calibration", noTargetPath}, 1, `notarget.csv:1: column "y"`},
 		{[]string{"--data", exTrain, "--test", exTest, "--calibration", filepath.Join(dir, "missing.csv")}, 1, "--calibration " + filepath.Join(dir, "missing.csv")},
-		{[]string{"--data", exTrain, "--test", exTest, "--calibration", exCal, "--out", exCal + ".json", "--json", exCal}, 2, "--calibration " + exCal + " is also an output file"},
+		{[]string{"--data", exTrain, "--test", exTest, "--calibration", exCal, "--out", exCal + ".json", "--json", exCal}, 2, "--json " + exCal + " is the same file as --calibration " + exCal},
 		{[]string{"--data", filepath.Join(chickDir, "train.csv"), "--test", chickTest, "--calibration", filepath.Join(chickDir, "cal.csv")}, 1, "must be different sequences"},
 	} {
 		args := append([]string{"--model", exModel}, tc.args...)

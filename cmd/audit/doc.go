@@ -11,7 +11,8 @@ Usage:
 
 Without a command, audit runs an audit and prints a short summary. The
 inspect command describes a model: its inputs, outputs, layout, operators
-and parameters.
+and parameters, and runs it once on a small batch (exit status 1 when that
+fails).
 
 Data are CSV files in long format: one row per (sequence, step), with an
 id column, a step column, feature columns and a target column, rows in any

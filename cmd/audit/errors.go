@@ -29,7 +29,7 @@ const maxProblems = 20
 // maxProblems and a count of the rest. Of any other error only the first
 // line is printed, leaving out such things as stack traces.
 func printError(w io.Writer, err error) {
-	msg := errorText(err)
+	msg := terminalSafe(errorText(err))
 	if !strings.HasPrefix(msg, "audit: ") {
 		msg = "audit: " + msg
 	}

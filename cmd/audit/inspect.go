@@ -74,11 +74,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Inputs\ttype\tshape")
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", in.Name, in.Elem, in.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString())
 	}
 	fmt.Fprintln(tw, "Outputs\t\t")
 	for _, o := range g.Outputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", o.Name, o.Elem, o.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString())
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nLayout: %s", layout)
@@ -100,11 +100,16 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
-		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, p.Name, onnx.ParamRole(g, p.Name))
+		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, terminalSafe(p.Name), terminalSafe(onnx.ParamRole(g, p.Name)))
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nTrial run: %s\n", trialRun(g, layout))
+	ran, err := trialRun(g, layout)
+	if err != nil {
+		fmt.Fprintf(w, "\nTrial run: failed (the error follows on standard error).\n")
+		return &contextError{path + ": the trial run failed", err}
+	}
+	fmt.Fprintf(w, "\nTrial run: %s\n", ran)
 	return nil
 }
 
@@ -179,11 +184,44 @@ func axesMap(axes map[int]string) string {
 }
 
 // trialRun evaluates the model on a small batch of zeros (2 sequences of
-// 5 steps) when the input shapes allow it, and says what came out.
-func trialRun(g *graph.Graph, layout onnx.Layout) string {
+// 5 steps) when the input shapes allow it, and says what came out; the
+// error says why the model does not run.
+func trialRun(g *graph.Graph, layout onnx.Layout) (string, error) {
 	const batch, steps = 2, 5
-	var inputs []*graph.Tensor
-	ranBatch, ranSteps := batch, steps // the sizes run, which fixed dimensions decide
+	inputs, ranBatch, ranSteps, skip, err := zeroInputs(g, layout, batch, steps)
+	if skip != "" || err != nil {
+		return skip, err
+	}
+	outs, err := g.Run(nil, inputs)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i, o := range outs {
+		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
+	}
+	verb := "give"
+	if ranBatch == 1 {
+		verb = "gives"
+	}
+	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", ")), nil
+}
+
+// plural returns "1 step", "5 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// zeroInputs returns inputs of zeros for g, batch sequences of steps
+// steps where the declared shapes leave the sizes open (integer inputs,
+// sequence lengths, hold steps), and the batch size and number of steps
+// that fixed dimensions decide. skip says why no inputs can be made (a
+// dimension that is neither fixed nor the batch or time axis).
+func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []*graph.Tensor, ranBatch, ranSteps int, skip string, err error) {
+	ranBatch, ranSteps = batch, steps
 	for _, in := range g.Inputs {
 		dims := make([]int, len(in.Dims))
 		for i, d := range in.Dims {
@@ -197,8 +235,11 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 			case i == 1 && layout == onnx.TimeFirst:
 				dims[i] = batch
 			default:
-				return fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name)
+				return nil, 0, 0, fmt.Sprintf("skipped (the size of dimension %d of input %q is not known)", i, in.Name), nil
 			}
+		}
+		if _, err := graph.CheckShape(dims); err != nil {
+			return nil, 0, 0, "", fmt.Errorf("input %q declared %s: %w", in.Name, in.ShapeString(), err)
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Float && len(dims) == 3 {
 			ranBatch, ranSteps = dims[0], dims[1]
@@ -209,32 +250,12 @@ func trialRun(g *graph.Graph, layout onnx.Layout) string {
 		if dt, _ := in.Elem.DType(); dt == graph.Int {
 			t := graph.NewInt(dims, nil)
 			for i := range t.I {
-				t.I[i] = steps // sequence lengths
+				t.I[i] = int64(steps) // sequence lengths
 			}
 			inputs = append(inputs, t)
 		} else {
 			inputs = append(inputs, graph.NewFloat(dims, nil))
 		}
 	}
-	outs, err := g.Run(nil, inputs)
-	if err != nil {
-		return "failed: " + err.Error()
-	}
-	var parts []string
-	for i, o := range outs {
-		parts = append(parts, fmt.Sprintf("%s %v", g.Outputs[i].Name, o.Shape))
-	}
-	verb := "give"
-	if ranBatch == 1 {
-		verb = "gives"
-	}
-	return fmt.Sprintf("%s of %s %s %s", plural(ranBatch, "sequence"), plural(ranSteps, "step"), verb, strings.Join(parts, ", "))
-}
-
-// plural returns "1 step", "5 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return inputs, ranBatch, ranSteps, "", nil
 }

@@ -39,7 +39,7 @@ var errInterrupted = errors.New("interrupted")
 // success (and for --help), 2 for a usage error, 130 when interrupted
 // (128 + SIGINT, as shells report it), 1 for any other error.
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout, stderr)
+	err := dispatch(args, safeWriter{stdout}, stderr)
 	var ue *usageError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
