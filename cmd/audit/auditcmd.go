@@ -255,9 +255,6 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if h := mismatchHint(res); h != "" {
 		fmt.Fprintln(stdout, h)
 	}
-	if n := fallbackNote(p.opt, res, train); n != "" {
-		fmt.Fprintln(stdout, n)
-	}
 	switch {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
@@ -277,20 +274,6 @@ func featuresLine(train *blocks.Dataset, given bool) string {
 		how = "as given by --features"
 	}
 	return fmt.Sprintf("Features, in the order the model takes them: %s (%s).", strings.Join(train.Features, ", "), how)
-}
-
-// fallbackNote tells the user, on the terminal and not only in the
-// report's notes, that the interval or nested blocks asked for were
-// replaced by sequence blocks (blocks.NewScheme does so when fewer than
-// two intervals hold a target, as when --block-length is at least the
-// longest sequence); "" when the scheme asked for was used.
-func fallbackNote(o audit.Options, res *audit.Result, train *blocks.Dataset) string {
-	if o.Blocks == blocks.Sequences || res.Setting.Blocks != blocks.Sequences.String() {
-		return ""
-	}
-	return fmt.Sprintf("note: --blocks %s --block-length %d: fewer than two intervals hold a target (longest training sequence: %d steps), "+
-		"so each block is a whole sequence (leave one sequence out); a shorter --block-length gives %s blocks.",
-		o.Blocks, o.BlockLength, train.MaxLen(), o.Blocks)
 }
 
 // mismatchRatio is the stationarity ratio above which the data probably do
