@@ -354,8 +354,10 @@ func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline t
 		if _, err := obj.Gradient(ctx, theta, g); err != nil {
 			return nil, 0, 0, err
 		}
-		if norm(g) > 0.25*before {
-			// Slow: the Newton matrix is stale; take the Hessian here.
+		if norm(g) > 0.25*before && (deadline.IsZero() || time.Now().Before(deadline)) {
+			// Slow: the Newton matrix is stale; take the Hessian here
+			// (not past the deadline, where the loop ends anyway: on a
+			// model of 1,000 parameters it costs more than a step).
 			if ne, err = rf.hessianEig(ctx, obj.Objective, theta); err != nil {
 				return nil, 0, 0, err
 			}

@@ -362,7 +362,7 @@ func warningText(r *audit.Result, w audit.Warning) string {
 	case audit.RefitNotRun:
 		return fmt.Sprintf("%d of %.0f exact re-fits were not run: the time budget (%.3gs) was spent before they started; they are left out of the agreement figures; raise --retrain-budget or re-train fewer blocks (--retrain)", w.Count, w.Figure, w.Bound)
 	case audit.FullRefitNotConverged:
-		return fmt.Sprintf("Re-training on all the data did not converge in its share of the budget (%d iterations, gradient norm %.3g, bound %.3g), as for a model stopped early: each block was re-fitted from the trained parameters with the full-data gradient subtracted, and its exact change is measured from the trained parameters", w.Count, w.Figure, w.Bound)
+		return fmt.Sprintf("Re-training on all the data did not converge in its share of the budget (%s, gradient norm %.3g, bound %.3g), as for a model stopped early: each block was re-fitted from the trained parameters with the full-data gradient subtracted, and its exact change is measured from the trained parameters", plural(w.Count, "iteration"), w.Figure, w.Bound)
 	case audit.TooWide:
 		return fmt.Sprintf("The intervals are %.1f times as wide as the in-sample residual intervals (mean width %.4g against %.4g): too wide to be informative. Influence steps are being amplified: check the curvature (use the default Gauss-Newton), raise --damping, or compare with --calibration", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.WiderThanCalibrated:
