@@ -157,6 +157,14 @@ func dimOf(g *graph.Graph, d *blocks.Dataset) int {
 // describe is the result's description of the model and of the setting
 // before the influence phase adds what it decided (estimator, damping).
 func (p *problem) describe() (ModelInfo, Setting) {
+	m, s := p.describeFit()
+	describeEval(&s, p.eval, p.self)
+	return m, s
+}
+
+// describeFit is describe without what the evaluated set adds
+// (describeEval): what a fit knows.
+func (p *problem) describeFit() (ModelInfo, Setting) {
 	o := &p.opt
 	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
 		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams()}
@@ -168,7 +176,7 @@ func (p *problem) describe() (ModelInfo, Setting) {
 		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
-		TrainFile: p.train.File, TrainSeqs: p.train.Len(), TestSeqs: p.eval.Len(),
+		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
 		Notes: p.scheme.Notes, Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
@@ -178,12 +186,18 @@ func (p *problem) describe() (ModelInfo, Setting) {
 	if p.scheme.Kind != blocks.Sequences {
 		s.BlockLength = p.scheme.K
 	}
-	if !p.self {
-		s.TestFile = p.eval.File
+	return m, s
+}
+
+// describeEval adds to s what the evaluated set eval decides: its file
+// and size, or the note of a self-audit.
+func describeEval(s *Setting, eval *blocks.Dataset, self bool) {
+	s.TestSeqs = eval.Len()
+	if !self {
+		s.TestFile = eval.File
 	} else {
 		s.Notes = append(s.Notes, "No test data: each training sequence's intervals are built from the other blocks (leave one sequence out); coverage describes the training set.")
 	}
-	return m, s
 }
 
 // solverName is the solver the influence phase uses and why (the rule of
