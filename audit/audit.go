@@ -36,60 +36,17 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	res = &Result{SelfAudit: p.self}
-	res.Model, res.Setting = p.describe()
-
-	name, _ := p.solverName()
-	s, err := solverFor(name)
+	f, err := fit(ctx, p, ev, clock.begin)
 	if err != nil {
 		return nil, err
 	}
-	if o.Retrain != 0 && !s.retrains() {
-		return nil, errNoRetrain()
-	}
-	inf, err := s.influence(ctx, p, ev, clock.begin)
-	if err != nil {
+	if res, err = f.predict(ctx, p, ev, clock.begin); err != nil {
 		return nil, err
 	}
-	loo, err := inf.rep.residuals(ctx, p, clock.begin)
-	if err != nil {
-		return nil, err
-	}
-	res.Setting.Estimator, res.Setting.Damping = string(inf.estimator), inf.damping
-	res.Setting.Notes = append(res.Setting.Notes, inf.notes...)
-	res.Diag = inf.diag
-	warns := inf.warnings
-	naive, err := inSampleResiduals(p)
-	if err != nil {
-		return nil, err
-	}
-	res.Diag.Influential = mostInfluential(p.scheme, res.Diag.InfluenceNorms, loo.shift)
-
-	clock.begin("intervals")
-	l, curve, err := inf.rep.limits(ctx, p, ev, false)
-	if err != nil {
-		return nil, err
-	}
-	naiveLimits(o.Alpha, naive, ev.test, &l)
-	res.Summary = summarize(p.level(), p.io.K, ev.test, l)
-	if res.Summary != nil {
-		res.Calibration = curve
-		warns = append(warns, stepCoverageWarnings(res.Summary, naive, p.self)...)
-	}
-	var conf []*StepConformal
-	if p.cal != nil {
-		cl, _, err := inf.rep.limits(ctx, p, ev, true)
-		if err != nil {
-			return nil, err
-		}
-		res.Conformal, conf = conformal(p, ev, cl, l, res.Summary != nil)
-	}
-	res.Sequences = sequences(p.eval, ev.test, l, conf)
-	warns = append(warns, widthWarnings(res.Summary, res.Conformal)...)
-
+	warns := res.Diag.Warnings
 	if o.Retrain != 0 {
 		clock.begin("exact re-training")
-		rr, w, err := retrain(ctx, p, ev, inf, loo)
+		rr, w, err := retrain(ctx, p, ev, f.inf, f.loo)
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +70,12 @@ type phaseClock struct {
 	start  time.Time
 }
 
-// begin ends the current phase, if any, and starts the phase name.
+// begin ends the current phase, if any, and starts the phase name,
+// unless name is the current phase.
 func (c *phaseClock) begin(name string) {
+	if len(c.phases) > 0 && c.phases[len(c.phases)-1].Name == name {
+		return // the phase goes on (fit and predict both compute limits)
+	}
 	now := time.Now()
 	if len(c.phases) > 0 {
 		c.phases[len(c.phases)-1].Seconds = now.Sub(c.start).Seconds()

@@ -202,17 +202,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 	for _, pt := range test {
 		keys[pt.f] = true
 	}
-	var order []forecast
-	for f := range keys {
-		order = append(order, f)
-	}
-	slices.SortFunc(order, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	for _, f := range order {
+	for _, f := range sortedForecasts(keys) {
 		c.half[f] = upperQuantile(alpha, c.res[f])
 		c.scale[f] = upperQuantile(alpha, scores[f])
 		m := len(c.res[f])
@@ -268,16 +258,16 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 }
 
 // conformal is the calibration step of the limits phase: it calibrates
-// the test intervals on the calibration set cal (points ev.cal, whose
-// jackknife+ limits are cl) and returns what it adds to the result and
+// the test intervals (points test) on the calibration set as the fit
+// keeps it (cf: its points and their jackknife+ limits) and returns what it adds to the result and
 // every test point's calibrated limits. jk holds the test points'
 // jackknife+ and in-sample limits; with labelled test points the kinds of
 // interval are compared.
-func conformal(p *problem, ev *evaluation, cl, jk limits, labelled bool) (*Conformal, []*StepConformal) {
+func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*StepConformal) {
 	lv := p.level()
 	alpha := lv.alpha
-	cb := calibrate(alpha, ev.cal, cl, ev.test)
-	c := &Conformal{File: p.cal.File, Sequences: p.cal.Len(), Values: cb.values, Forecasts: cb.forecasts}
+	cb := calibrate(alpha, cf.points, cf.lim, test)
+	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts}
 	if len(cb.few) > 0 {
 		need := minCalibration(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
@@ -285,29 +275,29 @@ func conformal(p *problem, ev *evaluation, cl, jk limits, labelled bool) (*Confo
 	}
 	// L per test sequence: its forecasts whose target row lies inside it.
 	L := make([]int, p.eval.Len())
-	for _, pt := range ev.test {
+	for _, pt := range test {
 		if pt.f.T+pt.f.H < p.eval.Seqs[pt.seq].Len() {
 			L[pt.seq]++
 		}
 	}
-	cd := calibratedLimits(alpha, ev.test, L, cb, jk)
-	steps := make([]*StepConformal, len(ev.test))
-	for i, pt := range ev.test {
+	cd := calibratedLimits(alpha, test, L, cb, jk)
+	steps := make([]*StepConformal, len(test))
+	for i, pt := range test {
 		steps[i] = &StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
 			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], M: len(cb.res[pt.f])}
 	}
-	if n := len(ev.test); cd.bonInf > 0 && len(cb.few) == 0 {
+	if n := len(test); cd.bonInf > 0 && len(cb.few) == 0 {
 		longest := slices.Max(L)
 		c.Notes = append(c.Notes, fmt.Sprintf("%d of %d Bonferroni intervals are unbounded: joint %s coverage of a sequence of %d forecasts needs at least %d calibration values per step.",
 			cd.bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
 	}
 	if labelled {
 		c.Kinds = []KindSummary{
-			kindSummary(KindJackknife, lv, ev.test, jk.lo, jk.up, nil),
-			kindSummary(KindConformalJackknife, lv, ev.test, cd.cj.lo, cd.cj.up, nil),
-			kindSummary(KindSplit, lv, ev.test, cd.split.lo, cd.split.up, cd.split.nq),
-			kindSummary(KindBonferroni, lv, ev.test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
-			kindSummary(KindInSample, lv, ev.test, jk.nlo, jk.nup, jk.nq),
+			kindSummary(KindJackknife, lv, test, jk.lo, jk.up, nil),
+			kindSummary(KindConformalJackknife, lv, test, cd.cj.lo, cd.cj.up, nil),
+			kindSummary(KindSplit, lv, test, cd.split.lo, cd.split.up, cd.split.nq),
+			kindSummary(KindBonferroni, lv, test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
+			kindSummary(KindInSample, lv, test, jk.nlo, jk.nup, jk.nq),
 		}
 	}
 	return c, steps
@@ -367,6 +357,15 @@ func checkCalibration(train, test, cal *blocks.Dataset) error {
 	if test == nil {
 		return fmt.Errorf("audit: the calibration set %s needs test data: conformal intervals are for new sequences, while an audit without test data evaluates the training sequences, which their guarantee does not cover; give the test data too", cal.File)
 	}
+	if err := checkCalibrationTrain(train, cal); err != nil {
+		return err
+	}
+	return overlap(cal, test, false)
+}
+
+// checkCalibrationTrain checks a calibration set against the training
+// data: labelled, with its columns, and disjoint from it.
+func checkCalibrationTrain(train, cal *blocks.Dataset) error {
 	if cal.Len() == 0 {
 		return fmt.Errorf("audit: the calibration set %s has no sequences", cal.File)
 	}
@@ -376,10 +375,7 @@ func checkCalibration(train, test, cal *blocks.Dataset) error {
 	if err := blocks.CheckCompatible(train, cal); err != nil {
 		return err
 	}
-	if err := overlap(cal, train, true); err != nil {
-		return err
-	}
-	return overlap(cal, test, false)
+	return overlap(cal, train, true)
 }
 
 // overlap returns a *blocks.DataError wrapping ErrCalibrationOverlap on

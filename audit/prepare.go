@@ -127,6 +127,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
 		return nil, err
 	}
+	if err := degenerate(p.scheme, train); err != nil {
+		return nil, err
+	}
 	if len(p.scheme.Blocks) < 2 {
 		return nil, fmt.Errorf("audit: only %d block(s) with targets: jackknife+ needs several training sequences", len(p.scheme.Blocks))
 	}
@@ -153,6 +156,14 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 // describe is the result's description of the model and of the setting
 // before the influence phase adds what it decided (estimator, damping).
 func (p *problem) describe() (ModelInfo, Setting) {
+	m, s := p.describeFit()
+	describeEval(&s, p.eval, p.self)
+	return m, s
+}
+
+// describeFit is describe without what the evaluated set adds
+// (describeEval): what a fit knows.
+func (p *problem) describeFit() (ModelInfo, Setting) {
 	o := &p.opt
 	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
 		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs(), Output: p.io.outName, Assumed: p.io.notes}
@@ -164,7 +175,7 @@ func (p *problem) describe() (ModelInfo, Setting) {
 		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
-		TrainFile: p.train.File, TrainSeqs: p.train.Len(), TestSeqs: p.eval.Len(),
+		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
 		Notes: append(slices.Clip(p.io.notes), p.scheme.Notes...), Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
@@ -174,12 +185,18 @@ func (p *problem) describe() (ModelInfo, Setting) {
 	if p.scheme.Kind != blocks.Sequences {
 		s.BlockLength = p.scheme.K
 	}
-	if !p.self {
-		s.TestFile = p.eval.File
+	return m, s
+}
+
+// describeEval adds to s what the evaluated set eval decides: its file
+// and size, or the note of a self-audit.
+func describeEval(s *Setting, eval *blocks.Dataset, self bool) {
+	s.TestSeqs = eval.Len()
+	if !self {
+		s.TestFile = eval.File
 	} else {
 		s.Notes = append(s.Notes, "No test data: each training sequence's intervals are built from the other blocks (leave one sequence out); coverage describes the training set.")
 	}
-	return m, s
 }
 
 // solverName is the solver the influence phase uses and why (the rule of

@@ -280,6 +280,9 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 		pred := make([]float64, len(ev.test)+len(ev.cal))
 		for _, set := range sets {
 			for gi, gr := range set.groups {
+				if len(set.byGroup[gi]) == 0 {
+					continue
+				}
 				outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
 				if err != nil {
 					return err
@@ -304,9 +307,8 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 // estimator, its own linearised residuals (inf.own). Its residuals and
 // perturbed predictions come from forward passes at theta_hat + delta_b.
 type stepsRep struct {
-	inf   *influence
-	loo   *looResiduals
-	preds predMatrix
+	inf *influence
+	loo *looResiduals
 }
 
 func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string)) (*looResiduals, error) {
@@ -318,17 +320,20 @@ func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string))
 }
 
 func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
-	if r.preds == nil {
-		preds, err := perturbedPredictions(ctx, p, ev, "intervals", r.inf.delta, nil)
-		if err != nil {
-			return limits{}, nil, err
-		}
-		r.preds = preds
+	// Only the points asked for are evaluated: the calibration points'
+	// limits belong to the fit, the test points' to every prediction.
+	pts := &evaluation{test: ev.test}
+	if cal {
+		pts = &evaluation{cal: ev.cal}
+	}
+	preds, err := perturbedPredictions(ctx, p, pts, "intervals", r.inf.delta, nil)
+	if err != nil {
+		return limits{}, nil, err
 	}
 	if cal {
-		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, len(ev.test), r.preds, r.loo.entries, false, nil), nil, nil
+		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, r.loo.entries, false, nil), nil, nil
 	}
-	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, r.preds, r.loo.entries, p.self)
+	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, preds, r.loo.entries, p.self)
 	return l, curve, nil
 }
 

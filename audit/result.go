@@ -244,6 +244,16 @@ type Phase struct {
 	Seconds float64
 }
 
+// RefitOutcome is what became of one exact re-fit.
+type RefitOutcome string
+
+// The outcomes of an exact re-fit.
+const (
+	OutcomeConverged    RefitOutcome = "converged"
+	OutcomeNotConverged RefitOutcome = "not converged"    // ran and stopped at the iteration cap or the deadline
+	OutcomeNotRun       RefitOutcome = "not run (budget)" // never started: the time budget was spent
+)
+
 // RetrainResult compares influence estimates with exact re-training on a
 // set of blocks. Only the re-fits that converged enter the agreement
 // figures (means, correlation, coverage, lengths); the per-block lists
@@ -254,10 +264,22 @@ type RetrainResult struct {
 	Blocks    []string
 	// Converged per block: the re-fit reached a gradient norm below 1e-4
 	// times the median block gradient before the iteration cap and the
-	// time budget; NotConverged counts those that did not (or were not
-	// started for lack of time).
+	// time budget. Outcomes says what happened to each block's re-fit;
+	// NotConverged counts the re-fits that ran and stopped at the
+	// iteration cap or the deadline, NotRun those never started because
+	// the time budget was spent (their Iterations are 0).
 	Converged    []bool
+	Outcomes     []RefitOutcome
 	NotConverged int
+	NotRun       int
+	// FullIterations and FullGrad are the iterations and final gradient
+	// norm of the re-fit on all the data. Tilted says that it did not
+	// converge, so the block re-fits minimised their loss minus the full
+	// gradient at theta_hat (times theta) and the exact changes are
+	// measured from theta_hat (audit/retrain.go says why).
+	FullIterations int
+	FullGrad       float64
+	Tilted         bool
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64

@@ -132,21 +132,31 @@ func flatSteps(res *Result) []StepResult {
 // leave-one-block-out models built from the exact path's steps
 // (linearReference), to 1e-6 of the width: for the infinitesimal and the
 // Newton estimators with the per-block rule, and for the in-sample rule.
+//
+// lstm_last_bf forecasts once per sequence, at its last row: with
+// sequences of 4 to 6 rows a test point pairs only with the training
+// sequences of its own length (the forecast (row, horizon), as on the
+// exact path), which the block table's forecast slots must reproduce.
 func TestLowRankFullRank(t *testing.T) {
-	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
-	P := g.NumParams()
+	gru := fixtureModel(t, "gru_1l_bf")
+	last := fixtureModel(t, "lstm_last_bf")
 	for _, tc := range []struct {
 		name     string
+		g        *graph.Graph
+		n        int
 		est      Estimator
 		rule     float64
 		inSample bool
 	}{
-		{"infinitesimal per-block", Infinitesimal, -1, false},
-		{"newton per-block", Newton, -1, false},
-		{"infinitesimal in-sample", Infinitesimal, math.Inf(1), true},
+		{"infinitesimal per-block", gru, 14, Infinitesimal, -1, false},
+		{"newton per-block", gru, 14, Newton, -1, false},
+		{"infinitesimal in-sample", gru, 14, Infinitesimal, math.Inf(1), true},
+		{"many-to-one newton per-block", last, 75, Newton, -1, false},
 	} {
+		g := tc.g
+		train := randomData(t, "train", g, BatchFirst, tc.n, 0, 4, 6, 11)
+		test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+		P := g.NumParams()
 		t.Run(tc.name, func(t *testing.T) {
 			base := Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: tc.est, Workers: 2}
 			rlo, rup := linearReference(t, g, train, test, base, tc.inSample)

@@ -12,7 +12,7 @@ import (
 // names. Each returns the estimated leave-one-block-out models in the
 // representation it keeps them in (influence.rep); the phases after it
 // are the same for every solver. Adding a solver is a type here (or its
-// own file) and a case in solverFor.
+// own file) and a row in solverTable.
 type solver interface {
 	// influence runs the influence phase on p for the evaluation points
 	// ev, calling mark as its sub-phases begin.
@@ -54,9 +54,33 @@ func (lowRankSolver) influence(ctx context.Context, p *problem, ev *evaluation, 
 	return lowRankInfluence(ctx, p, ev, mark)
 }
 
+// namedSolver is one row of the solver table.
+type namedSolver struct {
+	name Solver
+	s    solver
+}
+
+// solverTable lists the solvers Options.Solver names, in the order a
+// command offers them: adding a solver is a row here and its type.
+func solverTable() []namedSolver {
+	return []namedSolver{
+		{Exact, denseSolver{hvp.Exact}},
+		{Dual, denseSolver{hvp.Dual}},
+		{LowRank, lowRankSolver{}},
+		{CG, denseSolver{hvp.CG}},
+		{LiSSA, denseSolver{hvp.LiSSA}},
+	}
+}
+
 // Solvers returns the names Options.Solver takes, Auto first: what a
 // command's solver flag offers.
-func Solvers() []Solver { return []Solver{Auto, Exact, Dual, LowRank, CG, LiSSA} }
+func Solvers() []Solver {
+	out := []Solver{Auto}
+	for _, r := range solverTable() {
+		out = append(out, r.name)
+	}
+	return out
+}
 
 // SolverList words the names of Solvers for a message: "auto, exact,
 // dual, lowrank, cg or lissa".
@@ -86,19 +110,11 @@ func joinWords(words []string, conj string) string {
 }
 
 // solverFor returns the solver named (not Auto: see problem.solverName).
-// A solver is added here, in its own type, and in Solvers.
 func solverFor(name Solver) (solver, error) {
-	switch name {
-	case Exact:
-		return denseSolver{hvp.Exact}, nil
-	case Dual:
-		return denseSolver{hvp.Dual}, nil
-	case CG:
-		return denseSolver{hvp.CG}, nil
-	case LiSSA:
-		return denseSolver{hvp.LiSSA}, nil
-	case LowRank:
-		return lowRankSolver{}, nil
+	for _, r := range solverTable() {
+		if r.name == name {
+			return r.s, nil
+		}
 	}
 	return nil, fmt.Errorf("audit: unknown solver %q (%s)", name, SolverList())
 }

@@ -8,11 +8,25 @@ Usage:
 
 	audit --model m.onnx --data train.csv [--test test.csv] [--out report.html] [flags]
 	audit inspect --model m.onnx [--layout batch-first|time-first]
+	audit fit --model m.onnx --data train.csv [--calibration cal.csv] [flags] --save audit.rna
+	audit predict --load audit.rna --data new.csv [--model m.onnx] [--out x.csv|x.json|x.html]
 
 Without a command, audit runs an audit and prints a short summary. The
 inspect command describes a model: its inputs, outputs, layout, operators
 and parameters, and runs it once on a small batch (exit status 1 when that
 fails).
+
+Fit once, predict many: fit takes the audit's flags without --test and
+saves to --save what intervals for new sequences need (the model's
+SHA-256, the options, every block's step, the leave-one-block-out and
+in-sample residuals, the calibration points and their limits; format
+version 1, see audit.FormatVersion). predict gives every forecast of the
+sequences of --data (labels optional) the intervals a full audit with
+--test new.csv would give, without recomputing curvature or block
+gradients, and writes the --out reports as the audit does. It reads the
+model from the path the fit recorded unless --model is given, and refuses
+an artifact of another format version, another model (SHA-256) or other
+feature columns. The LowRank solver and --retrain are for full audits only.
 
 Data are CSV files in long format: one row per (sequence, step), with an
 id column, a step column, feature columns and a target column, rows in any

@@ -153,6 +153,10 @@ func flagOf(o errs.Option) string {
 		return "--output"
 	case audit.OptHorizons:
 		return "--horizons"
+	case audit.OptBlocks:
+		return "--blocks"
+	case audit.OptBlockLength:
+		return "--block-length"
 	}
 	return ""
 }

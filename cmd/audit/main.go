@@ -63,12 +63,16 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "inspect":
 			return inspect(args[1:], stdout, stderr)
+		case "fit":
+			return fitCmd(args[1:], stdout, stderr)
+		case "predict":
+			return predictCmd(args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usage())
 			return errHelp
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usagef("unknown command %q: the commands are inspect, or flags only to run an audit (run 'audit --help')", args[0])
+			return usagef("unknown command %q: the commands are inspect, fit and predict, or flags only to run an audit (run 'audit --help')", args[0])
 		}
 	}
 	return auditCmd(args, stdout, stderr)

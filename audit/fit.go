@@ -1,0 +1,237 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// Fitted is the part of an audit that depends only on the trained model,
+// its training data and the calibration set: the estimated
+// leave-one-block-out models, their residuals by forecast, the in-sample
+// residuals and the calibration set's jackknife+ limits. Fit computes it
+// once; Predict gives the forecasts of any number of new sequences their
+// intervals from it without recomputing curvature or block gradients.
+// Run is Fit followed by Predict on the test data.
+type Fitted struct {
+	opt   Options      // after defaults
+	g     *graph.Graph // the model, restricted to Options.Params
+	io    *modelIO
+	theta []float64
+	// train describes the training data: its file, feature and target
+	// columns and shift (the sequences themselves only in process).
+	train *blocks.Dataset
+	// model and setting describe the fit; setting lacks what the
+	// evaluated set adds (describeEval) and what the influence phase
+	// decided (inf).
+	model       ModelInfo
+	setting     Setting
+	inf         *influence
+	loo         *looResiduals
+	naive       map[forecast][]float64
+	influential []InfluenceEntry
+	cal         *calFit
+	// calData is the calibration set in process (nil after Load), which
+	// Predict checks the test data against.
+	calData *blocks.Dataset
+	// Phases are the fit's phases and their wall times.
+	Phases []Phase
+}
+
+// calFit is the calibration set as a fit keeps it: its file, its number
+// of sequences, its points (forecast, prediction, target) and their
+// jackknife+ limits, from which calibrate computes the calibration scores.
+type calFit struct {
+	file   string
+	seqs   int
+	points []point
+	lim    limits
+}
+
+// Fit is the part of Run that does not depend on the test data: from the
+// training data (and Options.Calibration) it estimates every
+// leave-one-block-out model by influence and collects what intervals for
+// new sequences need. The LowRank solver and exact re-training
+// (Options.Retrain) need the test points and are only available through
+// Run.
+func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Options) (f *Fitted, err error) {
+	defer func() {
+		if err != nil {
+			f = nil
+		}
+	}()
+	defer catchInternal(&err)
+	// The calibration set is checked against the training data here and
+	// against the test data by Predict.
+	var noCal Options
+	if opt != nil {
+		noCal = *opt
+	}
+	cal := noCal.Calibration
+	noCal.Calibration = nil
+	o, g, err := validate(model, train, nil, &noCal)
+	if err != nil {
+		return nil, err
+	}
+	if cal != nil {
+		if err := checkCalibrationTrain(train, cal); err != nil {
+			return nil, err
+		}
+		o.Calibration = cal
+	}
+	if o.Retrain != 0 {
+		return nil, errors.New("audit: exact re-training compares intervals on the test data: run a full audit to re-train")
+	}
+	clock := &phaseClock{opt: &o}
+	clock.begin("prepare")
+	p, err := prepare(o, g, train, nil)
+	if err != nil {
+		return nil, err
+	}
+	if name, _ := p.solverName(); name == LowRank {
+		return nil, errors.New("audit: the LowRank solver maps the test points with its influence phase: fitting it alone is not supported yet; choose another solver or run a full audit")
+	}
+	ev := &evaluation{}
+	if p.cal != nil {
+		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+			return nil, err
+		}
+	}
+	f, err = fit(ctx, p, ev, clock.begin)
+	if err != nil {
+		return nil, err
+	}
+	f.Phases = clock.end()
+	return f, nil
+}
+
+// fit runs the phases of an audit that depend only on the training and
+// calibration data: the influence phase, the leave-one-block-out and
+// in-sample residuals and the calibration points' jackknife+ limits.
+// ev.cal are the calibration points; the LowRank solver's influence phase
+// also maps ev.test. mark is called as phases begin.
+func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*Fitted, error) {
+	name, _ := p.solverName()
+	s, err := solverFor(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.opt.Retrain != 0 && !s.retrains() {
+		return nil, errNoRetrain()
+	}
+	inf, err := s.influence(ctx, p, ev, mark)
+	if err != nil {
+		return nil, err
+	}
+	loo, err := inf.rep.residuals(ctx, p, mark)
+	if err != nil {
+		return nil, err
+	}
+	naive, err := inSampleResiduals(p)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
+		influential: mostInfluential(p.scheme, inf.diag.InfluenceNorms, loo.shift)}
+	f.model, f.setting = p.describeFit()
+	if p.cal != nil {
+		mark("intervals")
+		cl, _, err := inf.rep.limits(ctx, p, ev, true)
+		if err != nil {
+			return nil, err
+		}
+		f.cal = &calFit{file: p.cal.File, seqs: p.cal.Len(), points: ev.cal, lim: cl}
+		f.calData = p.cal
+	}
+	return f, nil
+}
+
+// Predict gives every forecast of the sequences of test (labels
+// optional) its intervals of every kind from the fit, as Run would with
+// test as its test data; with labels it measures coverage as Run does.
+func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result, err error) {
+	defer func() {
+		if err != nil {
+			res = nil
+		}
+	}()
+	defer catchInternal(&err)
+	if test == nil || test.Len() == 0 {
+		return nil, errors.New("audit: no sequences to predict")
+	}
+	if err := blocks.CheckCompatible(f.train, test); err != nil {
+		return nil, err
+	}
+	if f.calData != nil {
+		if err := overlap(f.calData, test, false); err != nil {
+			return nil, err
+		}
+	}
+	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
+	if p.workers <= 0 {
+		p.workers = runtime.GOMAXPROCS(0)
+	}
+	if n, ok := featureCount(f.g, &f.opt); ok {
+		if err := test.CheckFeatures(n); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.io.checkLengths(test); err != nil {
+		return nil, err
+	}
+	if p.evalGroups, err = p.makeGroups(test, wholeBatch); err != nil {
+		return nil, err
+	}
+	clock := &phaseClock{opt: &p.opt}
+	clock.begin("prepare")
+	ev, err := evaluate(p)
+	if err != nil {
+		return nil, err
+	}
+	if res, err = f.predict(ctx, p, ev, clock.begin); err != nil {
+		return nil, err
+	}
+	res.Diag.Phases = clock.end()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// predict runs the phases of an audit that depend on the evaluated
+// points ev.test of p: their jackknife+, in-sample and calibrated limits,
+// the summary and the warnings on them. p is the fit's problem (Run) or
+// one for new data (Predict).
+func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*Result, error) {
+	res := &Result{SelfAudit: p.self, Model: f.model, Setting: f.setting}
+	res.Setting.Notes = slices.Clone(f.setting.Notes)
+	describeEval(&res.Setting, p.eval, p.self)
+	res.Setting.Estimator, res.Setting.Damping = string(f.inf.estimator), f.inf.damping
+	res.Setting.Notes = append(res.Setting.Notes, f.inf.notes...)
+	res.Diag = f.inf.diag
+	res.Diag.Influential = f.influential
+	warns := slices.Clone(f.inf.warnings)
+
+	mark("intervals")
+	l, curve, err := f.inf.rep.limits(ctx, p, ev, false)
+	if err != nil {
+		return nil, err
+	}
+	naiveLimits(p.opt.Alpha, f.naive, ev.test, &l)
+	res.Summary = summarize(p.level(), p.io.K, ev.test, l)
+	if res.Summary != nil {
+		res.Calibration = curve
+		warns = append(warns, stepCoverageWarnings(res.Summary, f.naive, p.self)...)
+	}
+	var conf []*StepConformal
+	if f.cal != nil {
+		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
+	}
+	res.Sequences = sequences(p.eval, ev.test, l, conf)
+	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
+	return res, nil
+}

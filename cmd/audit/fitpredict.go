@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/reports"
+	"github.com/spf13/pflag"
+)
+
+// fitCmd is "audit fit": the audit's flags (without --test) and --save;
+// it fits the audit on the training data (and --calibration) and saves
+// what intervals for new sequences need.
+func fitCmd(args []string, stdout, stderr io.Writer) error {
+	save, rest, err := cutFlag(args, "save")
+	if err != nil {
+		return err
+	}
+	for _, a := range rest {
+		if a == "--test" || strings.HasPrefix(a, "--test=") {
+			return usagef("audit fit takes no --test: fit once, then give each test file to audit predict --load")
+		}
+	}
+	if save == "" && !helpAsked(rest) {
+		return usagef("audit fit needs --save audit.rna: the file audit predict --load reads")
+	}
+	// A calibration set is checked against the test data by predict; the
+	// flag check asks for --test, which the training file stands in for.
+	if hasFlag(rest, "calibration") {
+		rest = append(rest, "--test", dataFlag(rest))
+	}
+	p, err := parse(rest)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, usage())
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.checkFiles(); err != nil {
+		return err
+	}
+	g, sum, err := loadModel(p.f.model)
+	if err != nil {
+		return err
+	}
+	if p.layout == onnx.Unknown {
+		var why string
+		if p.layout, why = onnx.DetectLayout(g); p.layout == onnx.Unknown {
+			return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
+		}
+	}
+	p.opt.Layout = p.layout
+	train, err := blocks.ReadFile(p.f.data, &p.read)
+	if err != nil {
+		return err
+	}
+	if p.f.calibration != "" {
+		ro := p.read
+		ro.Features, ro.Targets = train.Features, train.Targets
+		if p.opt.Calibration, err = blocks.ReadFile(p.f.calibration, &ro); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var prog *progress
+	if !p.f.quiet {
+		prog = newProgress(stderr)
+		p.opt.Progress = prog.report
+	}
+	f, err := audit.Fit(ctx, g, train, &p.opt)
+	if prog != nil {
+		prog.done()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	var buf bytes.Buffer
+	if err := f.Save(&buf, sum); err != nil {
+		return err
+	}
+	if err := writeAtomic(save, buf.Bytes()); err != nil {
+		return err
+	}
+	if !p.f.quiet {
+		fmt.Fprintf(stdout, "Fitted audit saved to %s (%d bytes): give new data to audit predict --load %s --data new.csv.\n", save, buf.Len(), save)
+	}
+	return nil
+}
+
+// predictCmd is "audit predict": --load, --data, optional --model (default:
+// the fitted model's path) and --out; it gives every forecast of the data
+// its intervals from a saved fit.
+func predictCmd(args []string, stdout, stderr io.Writer) error {
+	var load, data, model string
+	var outs []string
+	var quiet bool
+	fs := pflag.NewFlagSet("audit predict", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&load, "load", "", "the fitted audit (audit fit --save)")
+	fs.StringVar(&data, "data", "", "the new sequences, CSV with the training file's columns (labels optional)")
+	fs.StringVar(&model, "model", "", "the ONNX model (default: the path the fit recorded)")
+	fs.StringArrayVar(&outs, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
+	fs.BoolVar(&quiet, "quiet", false, "print neither progress nor the summary")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, usage())
+			return errHelp
+		}
+		return usagef("%v (run 'audit --help')", err)
+	}
+	if load == "" || data == "" {
+		return usagef("audit predict needs --load audit.rna and --data new.csv (run 'audit --help')")
+	}
+	var formats []reports.Format
+	for _, o := range outs {
+		format, err := reports.FormatOf(o)
+		if err != nil {
+			return usagef("--out %s: the extension must be .html, .md, .json or .csv", o)
+		}
+		formats = append(formats, format)
+	}
+	art, err := os.ReadFile(load)
+	if err != nil {
+		return fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	h, err := audit.ReadHeader(bytes.NewReader(art))
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", load, err)
+	}
+	if model == "" {
+		if model = h.ModelPath; model == "" {
+			return usagef("--load %s records no model path: give --model", load)
+		}
+	}
+	g, sum, err := loadModel(model)
+	if err != nil {
+		return err
+	}
+	f, err := audit.Load(bytes.NewReader(art), g, sum)
+	if err != nil {
+		return fmt.Errorf("--load %s with --model %s: %w", load, model, err)
+	}
+	ro := blocks.Options{IDCol: h.IDCol, TimeCol: h.TimeCol, Targets: h.Targets, Features: h.Features, Shift: h.Shift, OptionalTargets: true}
+	test, err := blocks.ReadFile(data, &ro)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := f.Predict(ctx, test)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	opts := &reports.Options{
+		Columns: &reports.Columns{ID: h.IDCol, Time: h.TimeCol, Target: strings.Join(h.Targets, ","), Features: h.Features, Shift: h.Shift},
+		Command: commandLine(append([]string{"predict"}, args...)), ParamRoles: map[string]string{},
+	}
+	for _, prm := range g.Params() {
+		opts.ParamRoles[prm.Name] = onnx.ParamRole(g, prm.Name)
+	}
+	var written []string
+	for i, o := range outs {
+		w, err := reports.WriteFile(o, formats[i], res, opts)
+		if err != nil {
+			return err
+		}
+		written = append(written, w[0])
+	}
+	if quiet {
+		return nil
+	}
+	if err := reports.WriteSummary(stdout, res); err != nil {
+		return err
+	}
+	if len(written) > 0 {
+		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
+	}
+	return nil
+}
+
+// loadModel reads the ONNX model at path and the SHA-256 of its file.
+func loadModel(path string) (*graph.Graph, [32]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, [32]byte{}, fmt.Errorf("--model: %w", unwrapPath(err))
+	}
+	g, err := onnx.Load(path)
+	if err != nil {
+		return nil, [32]byte{}, err
+	}
+	return g, sha256.Sum256(b), nil
+}
+
+// cutFlag removes the string flag --name (as "--name v" or "--name=v")
+// from args and returns its value and the other arguments.
+func cutFlag(args []string, name string) (string, []string, error) {
+	var val string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--"+name:
+			if i+1 >= len(args) {
+				return "", nil, usagef("--%s needs a file name", name)
+			}
+			val = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--"+name+"="):
+			val = strings.TrimPrefix(a, "--"+name+"=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return val, rest, nil
+}
+
+// hasFlag says whether args give --name.
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// dataFlag is the value of --data in args, or "".
+func dataFlag(args []string) string {
+	v, _, _ := cutFlag(args, "data")
+	return v
+}
+
+// helpAsked says whether args ask for help.
+func helpAsked(args []string) bool {
+	return hasFlag(args, "help") || hasFlag(args, "h") || len(args) > 0 && args[0] == "-h"
+}
+
+// writeAtomic writes b to path through a temporary file in its directory.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".fit-*")
+	if err != nil {
+		return fmt.Errorf("--save: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--save %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--save %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--save %s: %w", path, err)
+	}
+	return nil
+}
