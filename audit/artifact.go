@@ -248,7 +248,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if len(f.theta) != h.Parameters || len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d []float64) bool { return d != nil && len(d) != len(f.theta) }) {
 		return nil, fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
 	}
-	if f.io, err = newModelIO(g, o.Layout, len(h.Features)); err != nil {
+	if f.io, err = newModelIO(g, &o, h.Features); err != nil {
 		return nil, fmt.Errorf("audit: load: %w", err)
 	}
 	f.inf = &influence{delta: b.Delta, estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}

@@ -41,12 +41,16 @@ func randomData(t *testing.T, name string, g *graph.Graph, layout Layout, n, _, 
 		ds.Seqs = append(ds.Seqs, s)
 	}
 	// Targets: the model's own forecast plus noise, so residuals are real.
-	io, err := newModelIO(g, layout, d)
+	io, err := newModelIO(g, &Options{Layout: layout}, ds.Features)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range ds.Seqs {
-		outs, err := g.Run(nil, io.inputs([]*blocks.Sequence{s}, s.Len()))
+		in, err := io.inputs([]*blocks.Sequence{s}, s.Len(), s.Len())
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := g.Run(nil, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +361,11 @@ func TestModelShapes(t *testing.T) {
 		{"rnn_bidir_bf", BatchFirst, true, 1},
 	} {
 		g := fixtureModel(t, tc.model)
-		io, err := newModelIO(g, tc.layout, g.Inputs[0].Dims[2].Value)
+		var cols []string
+		for j := range g.Inputs[0].Dims[2].Value {
+			cols = append(cols, fmt.Sprintf("x%d", j+1))
+		}
+		io, err := newModelIO(g, &Options{Layout: tc.layout}, cols)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.model, err)
 		}

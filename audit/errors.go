@@ -30,6 +30,14 @@ const (
 	OptCurvature Option = "audit.Options.Curvature"
 	OptParams    Option = "audit.Options.Params"
 	OptRetrain   Option = "audit.Options.Retrain"
+	OptInputs    Option = "audit.Options.Inputs"
+	OptOutput    Option = "audit.Options.Output"
+	OptHorizons  Option = "audit.Options.Horizons"
+	// OptBlocks and OptBlockLength choose the block scheme: a scheme
+	// whose every block deletes the whole training set is refused with
+	// them (degenerate in degenerate.go).
+	OptBlocks      Option = "audit.Options.Blocks"
+	OptBlockLength Option = "audit.Options.BlockLength"
 )
 
 // InternalError is a bug in rnnaudit met while auditing: the message says

@@ -178,8 +178,10 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
-	if err := test.CheckFeatures(dimOf(f.g, test)); err != nil {
-		return nil, err
+	if n, ok := featureCount(f.g, &f.opt); ok {
+		if err := test.CheckFeatures(n); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.io.checkLengths(test); err != nil {
 		return nil, err

@@ -3,6 +3,9 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -11,52 +14,112 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// modelIO maps sequences to the model's inputs and the model's first
-// output to forecasts (row t, horizon h) per sequence (DESIGN section 1).
+// modelIO maps sequences to the model's inputs and the model's forecast
+// output (its first) to forecasts (row t, horizon h) per sequence (DESIGN
+// section 1).
+//
+// Every graph input is filled from the data: an integer input of rank 1
+// takes the sequence lengths; an input named in Options.Inputs takes those
+// columns; an integer (or float) input [batch, time] takes the column of
+// its own name; the first float input of rank 3 takes every feature column
+// that no other input takes, in file order. Sequence inputs are [batch,
+// time, ...] or [time, batch, ...] by the layout.
+//
+// The output is [batch, time, K] or [batch, time] (one forecast per step:
+// value h of row t forecasts the target of row t+h), or [batch, K] or
+// [batch] (many-to-one: the model reads the first T-K+1 of a sequence's T
+// rows and value h forecasts the target of row T-K+h, h rows after the
+// last row read). Options.Output may choose one column of the last axis.
 type modelIO struct {
 	g      *graph.Graph
 	layout Layout
-	xIn    int // graph input holding the features
-	lenIn  int // graph input holding sequence lengths, or -1
-	d      int // features
+	fills  []inputFill // per graph input
+	main   int         // the float input of features, or -1
+	d      int         // columns of the main input
 	// perStep: one output per step, [B,T,K] / [T,B,K] (or without K when
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
-	K       int
+	K       int    // forecasts per row (horizons)
+	width   int    // size of the output's last axis (K, or more when col >= 0)
+	col     int    // the chosen column of the last axis, or -1
+	outName string // the forecast output, "y" or "y:0"
+	// notes say what was assumed about the output (horizons nobody named).
+	notes []string
 	// fixedT is the number of steps the sequence input declares when its
 	// time axis is fixed (a loop traced and unrolled for that many steps),
-	// else 0: the model then runs only on sequences of exactly fixedT rows.
+	// else 0: the model then runs only on sequences of exactly fixedT rows
+	// read.
 	fixedT int
 
+	// valueIn marks the inputs whose values, not only shapes, a compiled
+	// program depends on (graph.ValueInputs): category codes.
+	valueIn []bool
+
 	mu    sync.Mutex
-	progs map[[2]int]*graph.Program // by (batch, steps)
+	progs map[string]*graph.Program // by progKey
 }
 
-func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
-	m := &modelIO{g: g, layout: layout, xIn: -1, lenIn: -1, d: d, progs: map[[2]int]*graph.Program{}}
-	var names []string
-	for i, in := range g.Inputs {
-		names = append(names, fmt.Sprintf("%s %s %s", in.Name, in.Elem, in.ShapeString()))
-		dt, _ := in.Elem.DType()
-		switch {
-		case dt == graph.Float && (in.Dims == nil || len(in.Dims) == 3) && m.xIn < 0:
-			m.xIn = i
-		case dt == graph.Int && (in.Dims == nil || len(in.Dims) == 1) && m.lenIn < 0:
-			m.lenIn = i
-		default:
-			return nil, fmt.Errorf("audit: the model has an input rnnaudit cannot fill: %s (supported: one float input [batch, time, features] or [time, batch, features], and optionally one integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
+// inputFill says what fills one graph input.
+type inputFill struct {
+	name    string
+	lengths bool     // the sequence lengths, [B]
+	cols    []int    // indices into the dataset's feature columns
+	names   []string // their names
+	integer bool     // an integer tensor: the columns hold category codes
+	rank    int      // 2: [B,T] (one column), 3: [B,T,len(cols)]
+}
+
+// InputInfo says what fills one input of the model: the sequence lengths
+// or data columns.
+type InputInfo struct {
+	Name    string
+	Type    string   // "float", "int64", ...
+	Lengths bool     // the sequence lengths
+	Columns []string // the data columns, in the order the input takes them
+}
+
+// ParseOutput reads a forecast output choice: "y" (the output whole) or
+// "y:0" (column 0 of its last axis). col is -1 without a column.
+func ParseOutput(s string) (name string, col int, err error) {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, ':'); i > 0 && s[i-1] != ':' {
+		c, err := strconv.Atoi(s[i+1:])
+		if err == nil {
+			if c < 0 {
+				return "", -1, errs.Fix([]Option{OptOutput}, "audit: output %q: the column must not be negative", s)
+			}
+			return s[:i], c, nil
 		}
 	}
-	if m.xIn < 0 {
-		return nil, fmt.Errorf("audit: the model has no float input of rank 3 (features over time); its inputs are %s", strings.Join(names, "; "))
-	}
-	if dims := g.Inputs[m.xIn].Dims; dims != nil && dims[2].Value >= 0 && dims[2].Value != d {
-		return nil, errs.Fix([]Option{blocks.OptFeatures}, "audit: the model takes %d features per step (input %q %s), the data has %d feature columns: choose the feature columns the model takes, in its order", dims[2].Value, g.Inputs[m.xIn].Name, g.Inputs[m.xIn].ShapeString(), d)
+	return s, -1, nil
+}
+
+// horizonNames are dimension names that say an output's last axis holds
+// horizons.
+var horizonNames = []string{"horizon", "horizons", "h", "lead", "leads", "steps_ahead", "ahead", "n_ahead", "forecast_horizon"}
+
+func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error) {
+	m := &modelIO{g: g, layout: o.Layout, main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
+	if err := m.resolveInputs(o.Inputs, features); err != nil {
+		return nil, err
 	}
 	if len(g.Outputs) == 0 {
 		return nil, fmt.Errorf("audit: the model has no output")
 	}
-	bf := layout == BatchFirst
+	oname, col, err := ParseOutput(o.Output)
+	if err != nil {
+		return nil, err
+	}
+	out := g.Outputs[0]
+	if oname != "" && oname != out.Name {
+		var names []string
+		for _, v := range g.Outputs {
+			names = append(names, fmt.Sprintf("%q", v.Name))
+		}
+		return nil, errs.Fix([]Option{OptOutput}, "audit: the forecast output is %q, but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
+	}
+	o1 := out.Name
+	bf := m.layout == BatchFirst
 	xTime := 0 // the time axis of the sequence input
 	if bf {
 		xTime = 1
@@ -64,21 +127,26 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 	// Probe the output's shape with 2 sequences of 3 and of 4 steps, or of
 	// the fixed number of steps the model declares.
 	probe := []int{3, 4}
-	if dims := g.Inputs[m.xIn].Dims; dims != nil {
-		if T := dims[xTime].Value; T > 0 {
-			m.fixedT, probe = T, []int{T, T}
+	if m.main >= 0 {
+		if dims := g.Inputs[m.main].Dims; dims != nil {
+			if T := dims[xTime].Value; T > 0 {
+				m.fixedT, probe = T, []int{T, T}
+			}
 		}
 	}
 	var shapes [2][]int
 	for i, T := range probe {
-		outs, err := g.Run(nil, m.inputs(zeroSeqs(2, T, d), T))
+		in, err := m.inputs(zeroSeqs(2, T, len(features)), T, T)
 		if err != nil {
-			return nil, fmt.Errorf("audit: the model does not run on a batch of 2 sequences of %d steps with %d features: %w", T, d, err)
+			return nil, err
+		}
+		outs, err := g.Run(nil, in)
+		if err != nil {
+			return nil, fmt.Errorf("audit: the model does not run on a batch of 2 sequences of %d steps (inputs %s): %w", T, m.inputList(), err)
 		}
 		shapes[i] = outs[0].Shape
 	}
 	s3, s4 := shapes[0], shapes[1]
-	o := g.Outputs[0].Name
 	timeAxis := -1
 	for a := range s3 {
 		if a < len(s4) && s3[a] == 3 && s4[a] == 4 {
@@ -91,24 +159,227 @@ func newModelIO(g *graph.Graph, layout Layout, d int) (*modelIO, error) {
 			timeAxis = xTime
 		}
 	}
+	seqOut := timeAxis >= 0 && ((bf && timeAxis == 1 && s3[0] == 2) || (!bf && timeAxis == 0 && s3[1] == 2))
 	switch {
-	case timeAxis >= 0 && len(s3) == 3 && ((bf && timeAxis == 1 && s3[0] == 2) || (!bf && timeAxis == 0 && s3[1] == 2)):
-		m.perStep, m.K = true, s3[2]
-	case timeAxis >= 0 && len(s3) == 2 && ((bf && timeAxis == 1 && s3[0] == 2) || (!bf && timeAxis == 0 && s3[1] == 2)):
-		m.perStep, m.K = true, 1
-	case timeAxis < 0 && len(s3) == 2 && s3[0] == 2 && s3[1] == 1:
-		m.K = 1
-	case timeAxis < 0 && len(s3) == 1 && s3[0] == 2:
-		m.K = 1
+	case seqOut && len(s3) == 3:
+		m.perStep, m.width = true, s3[2]
+	case seqOut && len(s3) == 2:
+		m.perStep, m.width = true, 1
 	case timeAxis < 0 && len(s3) == 2 && s3[0] == 2:
-		return nil, fmt.Errorf("audit: output %q has shape %v for 2 sequences: a many-to-one model with %d outputs per sequence is not supported (one output per sequence, or one or more per step)", o, s3, s3[1])
+		m.width = s3[1]
+	case timeAxis < 0 && len(s3) == 1 && s3[0] == 2:
+		m.width = 1
 	default:
-		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons] or [batch, 1]: check the layout", o, s3, s4, layout)
+		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons], [batch, horizons] or [batch]: check the layout", o1, s3, s4, m.layout)
 	}
-	if m.K < 1 {
-		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o, s3)
+	if m.width < 1 {
+		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o1, s3)
+	}
+	m.K = m.width
+	if col >= 0 {
+		if col >= m.width {
+			return nil, errs.Fix([]Option{OptOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
+		}
+		m.col, m.K = col, 1
+	}
+	m.outName = o1
+	if m.col >= 0 {
+		m.outName = fmt.Sprintf("%s:%d", o1, m.col)
+	}
+	if o.Horizons > 0 && o.Horizons != m.K {
+		return nil, errs.Fix([]Option{OptHorizons}, "audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons asked for", o1, m.K, s3, o.Horizons)
+	}
+	if m.K > 1 && o.Horizons == 0 && !namesHorizons(out) {
+		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.K-1)
+		if !m.perStep {
+			what = fmt.Sprintf("read from the first T-%d rows of a sequence of T rows, value h forecasting the target of row T-%d+h, h rows after the last row read", m.K-1, m.K)
+		}
+		m.notes = append(m.notes, fmt.Sprintf("Assumed: the last axis of output %q (%d values) holds %d forecast horizons, %s. Nothing in the model says so: if it holds something else, such as a mean and a log-variance, name the forecast's column (--output %s:0); if it does hold horizons, say so with --horizons %d.",
+			o1, m.K, m.K, what, o1, m.K))
 	}
 	return m, nil
+}
+
+// namesHorizons reports whether the export names the last axis of output
+// v as one of horizons (dynamic_axes {"y": {2: "horizon"}}).
+func namesHorizons(v graph.ValueInfo) bool {
+	if len(v.Dims) < 2 {
+		return false
+	}
+	return slices.Contains(horizonNames, strings.ToLower(v.Dims[len(v.Dims)-1].Name))
+}
+
+// featureCount is the number of features per step of a model whose only
+// data input is one float input of known width filled with every feature
+// column; ok is false for other models, whose inputs newModelIO checks
+// one by one. The data's own check (blocks.Dataset.CheckFeatures) then
+// names the file and the --features flag.
+func featureCount(g *graph.Graph, o *Options) (n int, ok bool) {
+	if len(o.Inputs) > 0 {
+		return 0, false
+	}
+	for _, in := range g.Inputs {
+		dt, _ := in.Elem.DType()
+		switch {
+		case dt == graph.Int && len(in.Dims) == 1:
+		case dt == graph.Float && len(in.Dims) == 3 && in.Dims[2].Value >= 0 && !ok:
+			n, ok = in.Dims[2].Value, true
+		default:
+			return 0, false
+		}
+	}
+	return n, ok
+}
+
+// resolveInputs decides what fills every graph input (see modelIO).
+func (m *modelIO) resolveInputs(given map[string][]string, features []string) error {
+	g := m.g
+	m.fills = make([]inputFill, len(g.Inputs))
+	var names []string
+	for _, in := range g.Inputs {
+		names = append(names, fmt.Sprintf("%s %s %s", in.Name, in.Elem, in.ShapeString()))
+	}
+	known := map[string]bool{}
+	for _, in := range g.Inputs {
+		known[in.Name] = true
+	}
+	for name := range given {
+		if !known[name] {
+			return errs.Fix([]Option{OptInputs}, "audit: the model has no input %q: its inputs are %s", name, strings.Join(names, "; "))
+		}
+	}
+	colIndex := func(input, c string) (int, error) {
+		i := slices.Index(features, c)
+		if i < 0 {
+			return 0, errs.Fix([]Option{OptInputs}, "audit: input %q: column %q is not among the columns read (%s): name the columns of the data file", input, c, strings.Join(features, ", "))
+		}
+		return i, nil
+	}
+	taken := map[string]string{} // column -> input
+	lengths := false
+	mainGiven := false // the input of features is named in given
+	// First the inputs that are named or filled by rule, then the float
+	// input of features with what is left.
+	for i, in := range g.Inputs {
+		dt, _ := in.Elem.DType()
+		f := inputFill{name: in.Name, integer: dt == graph.Int, rank: len(in.Dims)}
+		cols, ok := given[in.Name]
+		switch {
+		case ok:
+			if f.rank != 0 && f.rank != 2 && f.rank != 3 {
+				return fmt.Errorf("audit: input %s cannot be filled from data columns: a sequence input is [batch, time] or [batch, time, columns]", names[i])
+			}
+			if f.rank == 0 {
+				f.rank = 3
+			}
+			if f.rank == 2 && len(cols) != 1 {
+				return fmt.Errorf("audit: input %s takes one column per step, %d are named (%s)", names[i], len(cols), strings.Join(cols, ", "))
+			}
+			if dt == graph.Float && f.rank == 3 && m.main < 0 {
+				m.main, mainGiven = i, true
+			}
+		case dt == graph.Int && f.rank <= 1 && !lengths:
+			f.lengths, lengths = true, true
+			m.fills[i] = f
+			continue
+		case f.rank == 2 && slices.Contains(features, in.Name):
+			cols = []string{in.Name}
+		case dt == graph.Float && (f.rank == 3 || in.Dims == nil) && m.main < 0:
+			f.rank = 3
+			m.main = i
+			m.fills[i] = f
+			continue
+		case dt == graph.Int && (f.rank == 2 || f.rank == 3):
+			return errs.Fix([]Option{OptInputs}, "audit: the model's input %s takes category codes and no column is named for it: name its columns, in the order the model takes them, as %s=COLUMN,..., or name a data column %q; the model's inputs are %s", names[i], in.Name, in.Name, strings.Join(names, "; "))
+		default:
+			return errs.Fix([]Option{OptInputs}, "audit: the model has an input rnnaudit cannot fill: %s (supported: a float input [batch, time, features] or [time, batch, features], integer inputs [batch, time] or [batch, time, k] of category codes filled from named columns, and an integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
+		}
+		for _, c := range cols {
+			k, err := colIndex(in.Name, c)
+			if err != nil {
+				return err
+			}
+			if other, dup := taken[c]; dup && other == in.Name {
+				return fmt.Errorf("audit: input %q: column %q is named twice", in.Name, c)
+			}
+			taken[c] = in.Name
+			f.cols, f.names = append(f.cols, k), append(f.names, c)
+		}
+		m.fills[i] = f
+	}
+	if m.main >= 0 && !mainGiven {
+		f := &m.fills[m.main]
+		for k, c := range features {
+			if _, ok := taken[c]; !ok {
+				f.cols, f.names = append(f.cols, k), append(f.names, c)
+			}
+		}
+		if len(f.cols) == 0 {
+			return fmt.Errorf("audit: no data column is left for the model's input %s: every column fills another input (%s)", names[m.main], m.inputList())
+		}
+	}
+	for i, in := range g.Inputs {
+		f := m.fills[i]
+		if f.lengths || f.rank != 3 || in.Dims == nil {
+			continue
+		}
+		if want := in.Dims[2].Value; want >= 0 && want != len(f.cols) {
+			how := fmt.Sprintf("name its columns, in the order the model takes them, as %s=A,B,...", in.Name)
+			opts := []Option{OptInputs}
+			if i == m.main {
+				how = "choose the feature columns the model takes, in its order, and name the columns of any other input"
+				opts = []Option{blocks.OptFeatures, OptInputs}
+			}
+			what, fill := "values", "columns fill"
+			if i == m.main {
+				what = "features"
+			}
+			if len(f.cols) == 1 {
+				fill = "column fills"
+			}
+			return errs.Fix(opts, "audit: the model's input %s takes %d %s per step, but %d %s it (%s): %s; the model's inputs are filled as %s",
+				names[i], want, what, len(f.cols), fill, strings.Join(f.names, ", "), how, m.inputList())
+		}
+	}
+	for i := range m.fills {
+		if f := m.fills[i]; f.rank == 3 && !f.lengths && i == m.main {
+			m.d = len(f.cols)
+		}
+	}
+	if m.main < 0 {
+		for i := range m.fills {
+			if !m.fills[i].lengths {
+				m.d += len(m.fills[i].cols)
+			}
+		}
+	}
+	return nil
+}
+
+// inputList says what fills each input, for messages: "x ← x1, x2; x_cat ←
+// store, dow; lengths ← the sequence lengths".
+func (m *modelIO) inputList() string {
+	var parts []string
+	for _, in := range m.describeInputs() {
+		what := strings.Join(in.Columns, ", ")
+		if in.Lengths {
+			what = "the sequence lengths"
+		}
+		if what == "" {
+			what = "(nothing yet)"
+		}
+		parts = append(parts, in.Name+" ← "+what)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeInputs is the result's account of what fills each input.
+func (m *modelIO) describeInputs() []InputInfo {
+	out := make([]InputInfo, len(m.fills))
+	for i, f := range m.fills {
+		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names}
+	}
+	return out
 }
 
 // ErrFixedLength is wrapped by the error for data whose sequences do not
@@ -117,7 +388,7 @@ var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed 
 
 // checkLengths accepts any data for a model with an open time axis, and
 // for a model whose time axis is fixed (a loop traced and unrolled for
-// fixedT steps) data whose every sequence has fixedT rows.
+// fixedT steps) data whose every sequence has fixedT rows read.
 func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
 	if m.fixedT == 0 {
 		return nil
@@ -129,7 +400,7 @@ func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
 		var bad []string
 		n := 0
 		for _, s := range ds.Seqs {
-			if len(s.X) == m.fixedT {
+			if m.rows(len(s.X)) == m.fixedT {
 				continue
 			}
 			if n++; n <= 3 {
@@ -142,7 +413,7 @@ func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
 		if n > 3 {
 			bad = append(bad, "...")
 		}
-		in := m.g.Inputs[m.xIn]
+		in := m.g.Inputs[m.main]
 		return fmt.Errorf("audit: %w: the model runs only on sequences of exactly %d steps (input %q is declared %s, as when a Python loop is traced: it is unrolled for the trace's length), but %d of the %d sequences of %s have other lengths (%s). Audit it on sequences of %d steps, or export a model whose recurrence is not unrolled (nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop) with dynamic axes",
 			ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), n, len(ds.Seqs), ds.File, strings.Join(bad, ", "), m.fixedT)
 	}
@@ -162,52 +433,119 @@ func zeroSeqs(n, T, d int) []*blocks.Sequence {
 	return out
 }
 
-// inputs builds the model inputs for sequences that all have T rows.
-func (m *modelIO) inputs(seqs []*blocks.Sequence, T int) []*graph.Tensor {
-	B := len(seqs)
-	var x *graph.Tensor
-	if m.layout == BatchFirst {
-		x = graph.NewFloat([]int{B, T, m.d}, nil)
-		for b, s := range seqs {
-			for t := 0; t < T; t++ {
-				copy(x.F[(b*T+t)*m.d:], s.X[t])
-			}
-		}
-	} else {
-		x = graph.NewFloat([]int{T, B, m.d}, nil)
-		for b, s := range seqs {
-			for t := 0; t < T; t++ {
-				copy(x.F[(t*B+b)*m.d:], s.X[t])
-			}
-		}
+// rows is the number of rows of a sequence of T rows that the model
+// reads: all for a per-step model, all but the last K-1 for a many-to-one
+// one (they hold the targets of its later horizons).
+func (m *modelIO) rows(T int) int {
+	if m.perStep {
+		return T
 	}
-	in := make([]*graph.Tensor, len(m.g.Inputs))
-	in[m.xIn] = x
-	if m.lenIn >= 0 {
-		l := graph.NewInt([]int{B}, nil)
-		for i := range l.I {
-			l.I[i] = int64(T)
-		}
-		in[m.lenIn] = l
-	}
-	return in
+	return T - m.K + 1
 }
 
-// program returns the compiled program for B sequences of T rows.
+// inputs builds the model inputs from the first n rows of sequences that
+// all have T rows. An integer input takes category codes: its columns
+// must hold whole numbers.
+func (m *modelIO) inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) {
+	B := len(seqs)
+	in := make([]*graph.Tensor, len(m.g.Inputs))
+	for i, f := range m.fills {
+		if f.lengths {
+			l := graph.NewInt([]int{B}, nil)
+			for k := range l.I {
+				l.I[k] = int64(n)
+			}
+			in[i] = l
+			continue
+		}
+		c := len(f.cols)
+		shape := []int{B, n, c}
+		if m.layout != BatchFirst {
+			shape = []int{n, B, c}
+		}
+		if f.rank == 2 {
+			shape = shape[:2]
+		}
+		var t *graph.Tensor
+		if f.integer {
+			t = graph.NewInt(shape, nil)
+		} else {
+			t = graph.NewFloat(shape, nil)
+		}
+		for b, s := range seqs {
+			for r := 0; r < n; r++ {
+				at := (b*n + r) * c
+				if m.layout != BatchFirst {
+					at = (r*B + b) * c
+				}
+				for j, k := range f.cols {
+					v := s.X[r][k]
+					if !f.integer {
+						t.F[at+j] = v
+						continue
+					}
+					if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+						where := fmt.Sprintf("row %d", r)
+						if s.Lines != nil {
+							where = fmt.Sprintf("line %d", s.Lines[r])
+						}
+						return nil, fmt.Errorf("audit: sequence %q, %s: column %q holds %v, but it fills the model's integer input %q (category codes): it must hold whole numbers", s.ID, where, f.names[j], v, f.name)
+					}
+					t.I[at+j] = int64(v)
+				}
+			}
+		}
+		in[i] = t
+	}
+	return in, nil
+}
+
+// program returns the compiled program for B sequences of T rows and
+// their inputs.
 func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*graph.Tensor, error) {
-	in := m.inputs(seqs, T)
+	n := m.rows(T)
+	if n < 1 {
+		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model forecasts %d horizons from its last row read, so every sequence needs at least %d rows (the last %d hold only targets)", T, m.K, m.K, m.K-1)
+	}
+	in, err := m.inputs(seqs, T, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := [2]int{B, T}
+	key := m.progKey(B, T, in)
 	if p, ok := m.progs[key]; ok {
 		return p, in, nil
 	}
 	p, err := m.g.Compile(in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("audit: compiling the model for %d sequences of %d steps: %w", B, T, err)
+		return nil, nil, fmt.Errorf("audit: compiling the model for %d sequences of %d steps: %w", B, n, err)
 	}
 	m.progs[key] = p
 	return p, in, nil
+}
+
+// progKey identifies a compiled program: the batch size and rows, and the
+// values of the inputs the program depends on (category codes; sequence
+// lengths are T).
+func (m *modelIO) progKey(B, T int, in []*graph.Tensor) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d,%d", B, T)
+	for i, t := range in {
+		if !m.valueIn[i] || m.fills[i].lengths {
+			continue
+		}
+		b.WriteByte('|')
+		for _, v := range t.I {
+			b.WriteString(strconv.FormatInt(v, 36))
+			b.WriteByte(',')
+		}
+		for _, v := range t.F {
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			b.WriteByte(',')
+		}
+	}
+	return b.String()
 }
 
 // exampleAxes is, per model input, the axis that indexes the sequences of
@@ -215,21 +553,36 @@ func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []
 func (m *modelIO) exampleAxes() []int {
 	axes := make([]int, len(m.g.Inputs))
 	if m.layout != BatchFirst {
-		axes[m.xIn] = 1
+		for i, f := range m.fills {
+			if !f.lengths {
+				axes[i] = 1
+			}
+		}
 	}
 	return axes
+}
+
+// outLen is the length of the output of a batch of B sequences of T rows.
+func (m *modelIO) outLen(B, T int) int {
+	if m.perStep {
+		return B * T * m.width
+	}
+	return B * m.width
 }
 
 // index is the position in the output of a batch of B sequences of T rows
 // of the forecast made at row t for horizon h of batch entry b.
 func (m *modelIO) index(B, T, b, t, h int) int {
+	if m.col >= 0 {
+		h = m.col
+	}
 	switch {
 	case !m.perStep:
-		return b*m.K + h
+		return b*m.width + h
 	case m.layout == BatchFirst:
-		return (b*T+t)*m.K + h
+		return (b*T+t)*m.width + h
 	default:
-		return (t*B+b)*m.K + h
+		return (t*B+b)*m.width + h
 	}
 }
 
@@ -237,10 +590,15 @@ func (m *modelIO) index(B, T, b, t, h int) int {
 type forecast struct{ T, H int }
 
 // forecasts lists the forecasts the model makes for a sequence of T rows:
-// every (t, h) for a per-step model, the last row for a many-to-one one.
+// every (t, h) for a per-step model; for a many-to-one one, every horizon
+// from the last row read, T-K.
 func (m *modelIO) forecasts(T int) []forecast {
 	if !m.perStep {
-		return []forecast{{T - 1, 0}}
+		out := make([]forecast, 0, m.K)
+		for h := 0; h < m.K; h++ {
+			out = append(out, forecast{T - m.K, h})
+		}
+		return out
 	}
 	out := make([]forecast, 0, T*m.K)
 	for t := 0; t < T; t++ {
@@ -249,4 +607,24 @@ func (m *modelIO) forecasts(T int) []forecast {
 		}
 	}
 	return out
+}
+
+// checkSeparable records whether the model's per-sequence gradients come
+// from one pass over a batch (graph.Program.PerExample), which the low-rank
+// path needs: an embedding table looked up by category codes is not
+// separated today. It refuses Solver LowRank for such a model; Auto then
+// does not choose it (solverName).
+func (p *problem) checkSeparable() error {
+	if len(p.groups) == 0 {
+		return nil
+	}
+	_, err := p.groups[0].prog.PerExample(p.io.exampleAxes())
+	if !errors.Is(err, graph.ErrNotSeparable) {
+		return nil
+	}
+	p.inseparable = err
+	if p.opt.Solver == LowRank {
+		return errs.Fix([]Option{OptSolver}, "audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
+	}
+	return nil
 }

@@ -95,7 +95,24 @@ const (
 // estimator with the Gauss-Newton curvature and its default damping, the
 // automatic solver, squared error.
 type Options struct {
-	Layout      Layout
+	Layout Layout
+	// Inputs names, by model input, the data columns that fill it, in the
+	// order the input takes them: {"x_cat": {"store", "dow"}}. An input
+	// not named here is filled by rule (modelIO's doc): integer sequence
+	// lengths, a column named like the input, or, for the float input of
+	// features, every column no other input takes.
+	Inputs map[string][]string
+	// Output is the forecast output, "y", or one column of its last axis,
+	// "y:0" (ParseOutput); "" takes the model's first output whole. The
+	// graph's first output must be the one named: load the model with
+	// onnx.LoadOutput, which also drops what only other outputs need.
+	Output string
+	// Horizons says that the last axis of the forecast output holds this
+	// many horizons. With 0, a last axis of K > 1 values is taken as K
+	// horizons and a note says so (unless the export names that axis as
+	// one of horizons).
+	Horizons int
+
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -34,6 +35,10 @@ type problem struct {
 	// training sequence; evalGroups and calGroups batch the evaluated and
 	// the calibration sequences like groups.
 	groups, parts, evalGroups, calGroups []*group
+	// inseparable is why per-sequence gradients of a batch cannot be taken
+	// in one pass (graph.ErrNotSeparable: an embedding looked up by codes),
+	// or nil; the low-rank path needs them.
+	inseparable error
 }
 
 // group is a set of sequences of equal length evaluated as one batch.
@@ -108,17 +113,22 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if test == nil {
 		p.eval, p.self = train, true
 	}
-	if err := train.CheckFeatures(dimOf(g, train)); err != nil {
-		return nil, err
+	if n, ok := featureCount(g, &o); ok {
+		if err := train.CheckFeatures(n); err != nil {
+			return nil, err
+		}
 	}
 	var err error
-	if p.io, err = newModelIO(g, o.Layout, len(train.Features)); err != nil {
+	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
 		return nil, err
 	}
 	if err := p.io.checkLengths(train, test, o.Calibration); err != nil {
 		return nil, err
 	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
+		return nil, err
+	}
+	if err := degenerate(p.scheme, train); err != nil {
 		return nil, err
 	}
 	if len(p.scheme.Blocks) < 2 {
@@ -130,6 +140,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.parts, err = p.makeGroups(train, 1); err != nil {
 		return nil, err
 	}
+	if err := p.checkSeparable(); err != nil {
+		return nil, err
+	}
 	if p.evalGroups, err = p.makeGroups(p.eval, wholeBatch); err != nil {
 		return nil, err
 	}
@@ -139,17 +152,6 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 		}
 	}
 	return p, nil
-}
-
-// dimOf is the feature count the model declares, or the data's when the
-// model leaves it open.
-func dimOf(g *graph.Graph, d *blocks.Dataset) int {
-	for _, in := range g.Inputs {
-		if dt, _ := in.Elem.DType(); dt == graph.Float && len(in.Dims) == 3 && in.Dims[2].Value >= 0 {
-			return in.Dims[2].Value
-		}
-	}
-	return len(d.Features)
 }
 
 // describe is the result's description of the model and of the setting
@@ -165,7 +167,7 @@ func (p *problem) describe() (ModelInfo, Setting) {
 func (p *problem) describeFit() (ModelInfo, Setting) {
 	o := &p.opt
 	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
-		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams()}
+		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs(), Output: p.io.outName, Assumed: p.io.notes}
 	for _, prm := range p.g.Params() {
 		m.ParamNames = append(m.ParamNames, prm.Name)
 	}
@@ -175,7 +177,7 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
-		Notes: p.scheme.Notes, Low: o.Low, High: o.High,
+		Notes: append(slices.Clip(p.io.notes), p.scheme.Notes...), Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
@@ -213,7 +215,7 @@ func (p *problem) solverName() (Solver, SolverReason) {
 	if P <= AutoExactMax {
 		return Exact, ReasonSmallModel
 	}
-	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences {
+	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences && p.inseparable == nil {
 		return LowRank, ReasonLargeModel
 	}
 	return CG, ReasonLargeModel
@@ -257,10 +259,7 @@ func (p *problem) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) 
 			return err
 		}
 		B := len(idx)
-		n := B * p.io.K
-		if p.io.perStep {
-			n *= T
-		}
+		n := p.io.outLen(B, T)
 		gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
 		for b, s := range seqs {
 			for _, f := range p.io.forecasts(T) {

@@ -41,6 +41,14 @@ type ModelInfo struct {
 	ManyToOne  bool
 	Params     int
 	ParamNames []string
+	// Inputs says what fills each input of the model; Output is the
+	// forecast output, with the column taken ("y:0") if one is.
+	Inputs []InputInfo
+	Output string
+	// Assumed says what the audit assumed about the output that nothing
+	// in the model or the options said (also among Setting.Notes, which
+	// the reports print).
+	Assumed []string
 }
 
 // Setting records the options the audit ran with, after defaults.
@@ -247,6 +255,16 @@ type Phase struct {
 	Seconds float64
 }
 
+// RefitOutcome is what became of one exact re-fit.
+type RefitOutcome string
+
+// The outcomes of an exact re-fit.
+const (
+	OutcomeConverged    RefitOutcome = "converged"
+	OutcomeNotConverged RefitOutcome = "not converged"    // ran and stopped at the iteration cap or the deadline
+	OutcomeNotRun       RefitOutcome = "not run (budget)" // never started: the time budget was spent
+)
+
 // RetrainResult compares influence estimates with exact re-training on a
 // set of blocks. Only the re-fits that converged enter the agreement
 // figures (means, correlation, coverage, lengths); the per-block lists
@@ -257,10 +275,22 @@ type RetrainResult struct {
 	Blocks    []string
 	// Converged per block: the re-fit reached a gradient norm below 1e-4
 	// times the median block gradient before the iteration cap and the
-	// time budget; NotConverged counts those that did not (or were not
-	// started for lack of time).
+	// time budget. Outcomes says what happened to each block's re-fit;
+	// NotConverged counts the re-fits that ran and stopped at the
+	// iteration cap or the deadline, NotRun those never started because
+	// the time budget was spent (their Iterations are 0).
 	Converged    []bool
+	Outcomes     []RefitOutcome
 	NotConverged int
+	NotRun       int
+	// FullIterations and FullGrad are the iterations and final gradient
+	// norm of the re-fit on all the data. Tilted says that it did not
+	// converge, so the block re-fits minimised their loss minus the full
+	// gradient at theta_hat (times theta) and the exact changes are
+	// measured from theta_hat (audit/retrain.go says why).
+	FullIterations int
+	FullGrad       float64
+	Tilted         bool
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64

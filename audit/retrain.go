@@ -23,6 +23,9 @@ type refitting struct {
 	p         *problem
 	gradScale float64 // Diagnostics.BlockGradMedian
 	base      *newtonEig
+	// tilt, when set, is the gradient of the full loss at theta_hat,
+	// subtracted from every block re-fit's gradient (see retrain).
+	tilt []float64
 }
 
 // retrain is the optional re-training check (DESIGN section 5, exact
@@ -33,6 +36,23 @@ type refitting struct {
 // change of a block is measured from the full re-fit theta*, so that a
 // model that was not quite at a minimum does not add the same drift to
 // every block.
+//
+// A model stopped early is far from a minimum, and its full re-fit may
+// not converge at all (issue 23: on an early-stopped LSTM the gradient
+// norm went from 25 to 1e6 while the loss fell, and the full re-fit used
+// the whole time budget). So the full re-fit gets its share of the time
+// budget, 1/(n+1) for n block re-fits, and when it does not converge the
+// block re-fits are tilted instead: each minimises L_-b(theta) -
+// g_full(theta_hat).theta from theta_hat, whose full-data version is
+// stationary at theta_hat exactly, and the change is measured from
+// theta_hat. This is the exact counterpart of the influence estimate,
+// which also takes theta_hat as the stationary point (the block's
+// gradient is the only force on it), and it converges in a few Newton
+// steps like the re-fits of a converged model. Skipping the full re-fit
+// altogether would change the check of converged models, for which theta*
+// is the better reference. A re-fit that was never started because the
+// budget was spent is "not run" (0 iterations), apart from the re-fits
+// that ran and stopped at the iteration cap or the deadline.
 func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, loo *looResiduals) (*RetrainResult, []Warning, error) {
 	bl := p.scheme.Blocks
 	n := p.opt.Retrain
@@ -59,12 +79,22 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		}
 	}
 	rr := &RetrainResult{Estimator: string(inf.estimator)}
-	thetaStar, _, gStar, okStar, err := rf.refit(ctx, -1, deadline)
+	fullDeadline := deadline
+	if !deadline.IsZero() {
+		fullDeadline = time.Now().Add(p.opt.RetrainBudget / time.Duration(n+1))
+	}
+	thetaStar, itStar, gStar, okStar, err := rf.refit(ctx, -1, fullDeadline)
 	if err != nil {
 		return nil, nil, err
 	}
+	rr.FullIterations, rr.FullGrad = itStar, gStar
 	if !okStar {
-		warns = append(warns, Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: rf.tol()})
+		warns = append(warns, Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: rf.tol(), Count: itStar})
+		rf.tilt = make([]float64, len(p.theta))
+		if _, err := p.blockObjective(-1).Gradient(ctx, p.theta, rf.tilt); err != nil {
+			return nil, nil, err
+		}
+		thetaStar, rr.Tilted = p.theta, true
 	}
 	if d := norm(sub(thetaStar, p.theta)); d > 0 {
 		typical := median(inf.diag.InfluenceNorms)
@@ -83,7 +113,8 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 			rr.Iterations = append(rr.Iterations, 0)
 			rr.FinalGrad = append(rr.FinalGrad, math.NaN())
 			rr.Converged = append(rr.Converged, false)
-			rr.NotConverged++
+			rr.Outcomes = append(rr.Outcomes, OutcomeNotRun)
+			rr.NotRun++
 			p.opt.progress("exact re-training", k+1, n)
 			continue
 		}
@@ -101,7 +132,9 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		if ok {
 			exact = append(exact, th)
 			used = append(used, b)
+			rr.Outcomes = append(rr.Outcomes, OutcomeConverged)
 		} else {
+			rr.Outcomes = append(rr.Outcomes, OutcomeNotConverged)
 			rr.NotConverged++
 		}
 		p.opt.progress("exact re-training", k+1, n)
@@ -109,6 +142,9 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	if rr.NotConverged > 0 {
 		warns = append(warns, Warning{Code: RefitNotConverged, Step: -1, Figure: float64(n), Bound: p.opt.RetrainBudget.Seconds(),
 			Count: rr.NotConverged, Ratio: float64(p.retrainMaxIter())})
+	}
+	if rr.NotRun > 0 {
+		warns = append(warns, Warning{Code: RefitNotRun, Step: -1, Figure: float64(n), Bound: p.opt.RetrainBudget.Seconds(), Count: rr.NotRun})
 	}
 	if len(used) == 0 {
 		rr.MeanCosine, rr.MinCosine, rr.PredCorrelation = math.NaN(), math.NaN(), math.NaN()
@@ -230,7 +266,10 @@ func (rf *refitting) tol() float64 {
 // the deadline (zero: none); converged says whether the final gradient
 // norm is below tol. Newton re-fits start from rf.base.
 func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
-	obj := rf.p.blockObjective(b)
+	obj := &refitObjective{Objective: rf.p.blockObjective(b)}
+	if b >= 0 {
+		obj.tilt = rf.tilt
+	}
 	if rf.base != nil {
 		theta, iters, gradNorm, err = rf.newton(ctx, obj, deadline)
 	} else {
@@ -279,7 +318,7 @@ func (ne *newtonEig) step(g []float64, mu float64) []float64 {
 // stops falling fast. It stops at a gradient norm of 1e-10 times the
 // typical block gradient, or when no step decreases the loss any more
 // (converged to rounding).
-func (rf *refitting) newton(ctx context.Context, obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
+func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline time.Time) ([]float64, int, float64, error) {
 	theta := slices.Clone(rf.p.theta)
 	P := len(theta)
 	g := make([]float64, P)
@@ -315,9 +354,11 @@ func (rf *refitting) newton(ctx context.Context, obj *hvp.Objective, deadline ti
 		if _, err := obj.Gradient(ctx, theta, g); err != nil {
 			return nil, 0, 0, err
 		}
-		if norm(g) > 0.25*before {
-			// Slow: the Newton matrix is stale; take the Hessian here.
-			if ne, err = rf.hessianEig(ctx, obj, theta); err != nil {
+		if norm(g) > 0.25*before && (deadline.IsZero() || time.Now().Before(deadline)) {
+			// Slow: the Newton matrix is stale; take the Hessian here
+			// (not past the deadline, where the loop ends anyway: on a
+			// model of 1,000 parameters it costs more than a step).
+			if ne, err = rf.hessianEig(ctx, obj.Objective, theta); err != nil {
 				return nil, 0, 0, err
 			}
 		}
@@ -326,7 +367,7 @@ func (rf *refitting) newton(ctx context.Context, obj *hvp.Objective, deadline ti
 }
 
 // lbfgs minimises obj from theta_hat with L-BFGS (large models).
-func (rf *refitting) lbfgs(ctx context.Context, obj *hvp.Objective, deadline time.Time) ([]float64, int, float64, error) {
+func (rf *refitting) lbfgs(ctx context.Context, obj *refitObjective, deadline time.Time) ([]float64, int, float64, error) {
 	var ferr error
 	grad := make([]float64, len(rf.p.theta))
 	scale := math.Max(rf.gradScale, 1e-12)
@@ -359,6 +400,33 @@ func (rf *refitting) lbfgs(ctx context.Context, obj *hvp.Objective, deadline tim
 		return nil, 0, 0, err
 	}
 	return res.X, res.Stats.MajorIterations, norm(grad), nil
+}
+
+// refitObjective is a re-fit's loss: the loss without a block, minus
+// tilt.theta when tilt is set (the tilted re-fits of retrain). The
+// Hessian is the Objective's: the tilt is linear.
+type refitObjective struct {
+	*hvp.Objective
+	tilt []float64
+}
+
+// Value is the loss minus tilt.theta.
+func (o *refitObjective) Value(ctx context.Context, theta []float64) (float64, error) {
+	v, err := o.Objective.Value(ctx, theta)
+	for i, t := range o.tilt {
+		v -= t * theta[i]
+	}
+	return v, err
+}
+
+// Gradient writes the gradient minus tilt into grad and returns Value.
+func (o *refitObjective) Gradient(ctx context.Context, theta, grad []float64) (float64, error) {
+	v, err := o.Objective.Gradient(ctx, theta, grad)
+	for i, t := range o.tilt {
+		v -= t * theta[i]
+		grad[i] -= t
+	}
+	return v, err
 }
 
 func sub(a, b []float64) []float64 {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -65,5 +66,62 @@ func TestRetrainAgreement(t *testing.T) {
 		if g > 1e-6*res.Diag.BlockGradMedian {
 			t.Errorf("a re-fit stopped at gradient norm %.3g (block gradients %.3g)", g, res.Diag.BlockGradMedian)
 		}
+	}
+}
+
+// TestRetrainBudgetCounts: with a budget too small to start any block
+// re-fit (1 ns), the full re-fit gets its share and stops, and the five
+// block re-fits are counted as not run, with 0 iterations, apart from the
+// re-fits that ran and did not converge (none here) (issue 23: they were
+// reported as "5 of 5 exact re-fits did not converge (iteration cap
+// 200)"). With a cap of one iteration and no budget every re-fit runs one
+// Newton step and is counted as not converged, none as not run.
+func TestRetrainBudgetCounts(t *testing.T) {
+	g, err := onnx.Load(filepath.Join(exampleDir, "model_small.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := firstSequences(t, 20)
+	for _, tc := range []struct {
+		name                      string
+		budget                    time.Duration
+		maxIter                   int
+		notRun, notConv, wantIter int
+		warn                      audit.WarningCode
+	}{
+		{"budget spent", time.Nanosecond, 0, 5, 0, 0, audit.RefitNotRun},
+		{"iteration cap", 0, 1, 0, 5, 1, audit.RefitNotConverged},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := audit.Run(context.Background(), g, train, nil, &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge,
+				Retrain: 5, RetrainBudget: tc.budget, RetrainMaxIter: tc.maxIter, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr := res.Retrain
+			t.Logf("outcomes %q, iterations %v, full re-fit %d iterations (gradient %.3g, tilted %v)", rr.Outcomes, rr.Iterations, rr.FullIterations, rr.FullGrad, rr.Tilted)
+			if rr.NotRun != tc.notRun || rr.NotConverged != tc.notConv || len(rr.Outcomes) != 5 {
+				t.Errorf("not run %d, not converged %d, %d outcomes; want %d, %d, 5", rr.NotRun, rr.NotConverged, len(rr.Outcomes), tc.notRun, tc.notConv)
+			}
+			for k, o := range rr.Outcomes {
+				want := audit.OutcomeNotConverged
+				if tc.notRun > 0 {
+					want = audit.OutcomeNotRun
+				}
+				if o != want || rr.Iterations[k] != tc.wantIter || rr.Converged[k] {
+					t.Errorf("block %s: %q after %d iterations (converged %v), want %q after %d", rr.Blocks[k], o, rr.Iterations[k], rr.Converged[k], want, tc.wantIter)
+				}
+			}
+			found := false
+			for _, w := range res.Diag.Warnings {
+				found = found || w.Code == tc.warn && w.Count == 5
+				if w.Code == audit.RefitNotConverged && tc.warn == audit.RefitNotRun {
+					t.Errorf("warning %s for re-fits that never ran", w.Code)
+				}
+			}
+			if !found {
+				t.Errorf("no %s warning counting 5 re-fits in %v", tc.warn, res.Diag.Warnings)
+			}
+		})
 	}
 }

@@ -50,12 +50,19 @@ const (
 	HighLeverage WarningCode = "high-leverage"
 	// RefitNotConverged: Count of the exact re-fits (Figure of them drawn,
 	// as a number) stopped at the iteration cap (Ratio) or the time budget
-	// (Bound, seconds; 0 for none) before converging; they are left out
-	// of the agreement figures.
+	// (Bound, seconds; 0 for none) before converging (re-fits that ran;
+	// those never started are RefitNotRun); they are left out of the
+	// agreement figures.
 	RefitNotConverged WarningCode = "refit-not-converged"
-	// FullRefitNotConverged: re-training on all the data stopped at the
-	// iteration cap or the time budget with gradient norm Figure, above
-	// the convergence bound Bound; every exact change is measured from it.
+	// RefitNotRun: Count of the exact re-fits (Figure of them drawn)
+	// were never started because the time budget (Bound, seconds) was
+	// spent; they are left out of the agreement figures.
+	RefitNotRun WarningCode = "refit-not-run"
+	// FullRefitNotConverged: re-training on all the data stopped after
+	// Count iterations at the iteration cap or its share of the time
+	// budget with gradient norm Figure, above the convergence bound
+	// Bound; the block re-fits were then tilted (RetrainResult.Tilted)
+	// and every exact change is measured from theta_hat.
 	FullRefitNotConverged WarningCode = "full-refit-not-converged"
 )
 

@@ -94,12 +94,16 @@ type compiler struct {
 	vals   map[string]*value
 	consts map[*Tensor]int // slots already made for static tensors
 	node   *Node           // the node being lowered
+	// codes holds the static values of the category codes that the model
+	// casts from float data (see codes.go), by value name.
+	codes codeShadow
 }
 
 // Compile specialises the graph to the given inputs, one per g.Inputs in
 // order. Float inputs contribute only their shapes; integer inputs (such as
-// sequence lengths) are read, and the program is valid only for those
-// values. It returns an error wrapping ErrInput when an input does not
+// sequence lengths or category codes) and float inputs that the model
+// casts to integers (category codes in a data column, see ValueInputs)
+// are read, and the program is valid only for those values. It returns an error wrapping ErrInput when an input does not
 // match its declaration, and a *NodeError when a node cannot be lowered.
 func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 	var c *compiler
@@ -128,6 +132,7 @@ func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 			c.vals[name] = staticValue(t)
 		}
 	}
+	c.codes = g.newCodeShadow()
 	for i, in := range g.Inputs {
 		t := inputs[i]
 		c.p.inputs = append(c.p.inputs, append([]int(nil), t.Shape...))
@@ -135,6 +140,7 @@ func (g *Graph) Compile(inputs []*Tensor) (p *Program, err error) {
 			c.vals[in.Name] = staticValue(t)
 		} else {
 			c.vals[in.Name] = c.newSlot(slot{kind: slotInput, shape: t.Shape, index: i})
+			c.codes.input(in.Name, t)
 		}
 	}
 	for _, n := range g.Nodes {
@@ -217,6 +223,9 @@ func (c *compiler) lowerNode(n *Node) error {
 			return fmt.Errorf("%w: input %q is a sequence, which %s does not take", ErrInput, name, n.OpType)
 		}
 		in[i] = v
+	}
+	if done, err := c.lowerCodes(n, lower, in); done || err != nil {
+		return err
 	}
 	outs, err := lower(c, n, in)
 	if err != nil {

@@ -326,9 +326,10 @@ func (g *Graph) collectParams() {
 	}
 	g.isParam = map[string]int{}
 	off := 0
+	rule := g.ruleConstants() // constants by rule (constants.go)
 	for _, name := range g.InitOrder {
 		t := g.Init[name]
-		if t == nil || t.DType != Float || !need[name] {
+		if t == nil || t.DType != Float || !need[name] || rule[name] != "" {
 			continue
 		}
 		g.isParam[name] = len(g.params)

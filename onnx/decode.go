@@ -13,6 +13,11 @@ import (
 // those of Decode, with the file name after the package name:
 // "onnx: model.onnx: ...".
 func Load(path string) (*graph.Graph, error) {
+	return load(path, nil)
+}
+
+// load is Load, pruned to one output when keep is not nil (LoadOutput).
+func load(path string, keep *pruning) (*graph.Graph, error) {
 	data, err := readModel(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -21,7 +26,7 @@ func Load(path string) (*graph.Graph, error) {
 		}
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
-	g, err := decode(data)
+	g, err := decode(data, keep)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
@@ -38,15 +43,17 @@ func Load(path string) (*graph.Graph, error) {
 // wrapping graph.ErrUnsupportedOp) with "onnx: " in front. Problems with
 // several tensors or nodes are reported together, as a graph.ErrorList.
 func Decode(data []byte) (*graph.Graph, error) {
-	g, err := decode(data)
+	g, err := decode(data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
 	return g, nil
 }
 
-// decode is Decode without the "onnx: " prefix on errors.
-func decode(data []byte) (g *graph.Graph, err error) {
+// decode is Decode without the "onnx: " prefix on errors. A non-nil keep
+// prunes the model to one output before the graph is built (see
+// LoadOutput).
+func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			g, err = nil, fmt.Errorf("%w: the decoder failed: %v", ErrInvalid, r)
@@ -105,6 +112,11 @@ func decode(data []byte) (g *graph.Graph, err error) {
 				return nil, fmt.Errorf("%w: node %q (%s) is in the default operator set, which the model does not import",
 					ErrInvalid, n.Label(), n.OpType)
 			}
+		}
+	}
+	if keep != nil {
+		if inputs, outputs, nodes, err = keep.prune(inputs, outputs, nodes, init); err != nil {
+			return nil, err
 		}
 	}
 	if err := problems.Err(); err != nil {

@@ -115,7 +115,14 @@
 //	                        rho*10 (null when not computed), width_share
 //	                        (the larger |mean_length move| / mean_length),
 //	                        bound (audit.DampingShare)}
-//	retrain         present with --retrain: blocks, cosine, mean_cosine,
+//	retrain         present with --retrain: blocks, converged, outcomes
+//	                per block ("converged", "not converged": ran and
+//	                stopped at the iteration cap or the budget, "not run
+//	                (budget)": never started, 0 iterations), not_converged
+//	                and not_run (their counts), full_refit_iterations,
+//	                full_refit_gradient_norm, tilted (the full re-fit did
+//	                not converge: block re-fits minimised their loss minus
+//	                the full gradient at theta_hat), cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
 //	                influence_mean_length, iterations, final_gradient_norm

@@ -415,7 +415,12 @@ type jsonRetrain struct {
 	Estimator         string   `json:"estimator"`
 	Blocks            []string `json:"blocks"`
 	Converged         []bool   `json:"converged"`
+	Outcomes          []string `json:"outcomes"`
 	NotConverged      int      `json:"not_converged"`
+	NotRun            int      `json:"not_run"`
+	FullIterations    int      `json:"full_refit_iterations"`
+	FullGrad          fnum     `json:"full_refit_gradient_norm"`
+	Tilted            bool     `json:"tilted"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -441,8 +446,13 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	if conv == nil {
 		conv = []bool{}
 	}
+	outcomes := []string{}
+	for _, o := range r.Outcomes {
+		outcomes = append(outcomes, string(o))
+	}
 	return &jsonRetrain{
-		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, NotConverged: r.NotConverged, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, Outcomes: outcomes, NotConverged: r.NotConverged, NotRun: r.NotRun,
+		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),

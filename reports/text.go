@@ -379,8 +379,10 @@ func warningText(r *audit.Result, w audit.Warning) string {
 			budget = fmt.Sprintf("time budget %.3gs", w.Bound)
 		}
 		return fmt.Sprintf("%d of %.0f exact re-fits did not converge (iteration cap %.0f, %s): they are left out of the agreement figures; raise --retrain-max-iter or --retrain-budget", w.Count, w.Figure, w.Ratio, budget)
+	case audit.RefitNotRun:
+		return fmt.Sprintf("%d of %.0f exact re-fits were not run: the time budget (%.3gs) was spent before they started; they are left out of the agreement figures; raise --retrain-budget or re-train fewer blocks (--retrain)", w.Count, w.Figure, w.Bound)
 	case audit.FullRefitNotConverged:
-		return fmt.Sprintf("Re-training on all the data did not converge (gradient norm %.3g, bound %.3g): every exact leave-one-out change is measured from it, so the agreement figures are rough; raise --retrain-max-iter or --retrain-budget", w.Figure, w.Bound)
+		return fmt.Sprintf("Re-training on all the data did not converge in its share of the budget (%s, gradient norm %.3g, bound %.3g), as for a model stopped early: each block was re-fitted from the trained parameters with the full-data gradient subtracted, and its exact change is measured from the trained parameters", plural(w.Count, "iteration"), w.Figure, w.Bound)
 	case audit.TooWide:
 		return fmt.Sprintf("The intervals are %.1f times as wide as the in-sample residual intervals (mean width %.4g against %.4g): too wide to be informative. Influence steps are being amplified: check the curvature (use the default Gauss-Newton), raise --damping, or compare with --calibration", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.WiderThanCalibrated:
@@ -810,6 +812,7 @@ func retrainRows(r *audit.Result) []row {
 	}
 	return []row{
 		{"Blocks re-trained", count(len(rt.Blocks))},
+		{"Re-fits converged / not converged / not run (budget)", fmt.Sprintf("%s / %s / %s", count(len(rt.Blocks)-rt.NotConverged-rt.NotRun), count(rt.NotConverged), count(rt.NotRun))},
 		{"Cosine of parameter changes (mean, lowest)", fmt.Sprintf("%s, %s", num(rt.MeanCosine), num(rt.MinCosine))},
 		{"Correlation of prediction changes", num(rt.PredCorrelation)},
 		{"Coverage with exact / influence parameters", fmt.Sprintf("%s / %s", pct(rt.ExactCoverage), pct(rt.InfluenceCoverage))},

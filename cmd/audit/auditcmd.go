@@ -32,6 +32,9 @@ type flags struct {
 	calibration               string
 	idCol, timeCol, target    string
 	features                  []string
+	inputs                    []string
+	output                    string
+	horizons                  int
 	shift                     int
 	layout                    string
 	alpha                     float64
@@ -71,6 +74,9 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
 	fs.StringVar(&f.target, "target", "y", "the target column")
 	fs.StringSliceVar(&f.features, "features", nil, "the feature columns, in model order (default: every other column)")
+	fs.StringArrayVar(&f.inputs, "input", nil, "fill a model input from these columns, in its order: NAME=COL1,COL2 (repeatable)")
+	fs.StringVar(&f.output, "output", "", "the forecast output, or one column of its last axis: y or y:0 (default: the first output)")
+	fs.IntVar(&f.horizons, "horizons", 0, "the forecast output's last axis holds this many horizons (default: assumed, and said so)")
 	fs.IntVar(&f.shift, "shift", 0, "take the target of row t from row t+N")
 	fs.StringVar(&f.layout, "layout", "auto", "auto, batch-first or time-first")
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
@@ -132,6 +138,7 @@ type output struct {
 type plan struct {
 	f       *flags
 	layout  onnx.Layout // Unknown: detect
+	output  string      // the forecast output's name ("" the first)
 	read    blocks.Options
 	opt     audit.Options
 	outputs []output
@@ -156,12 +163,15 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	g, err := onnx.Load(p.f.model)
+	g, pruned, err := onnx.LoadOutput(p.f.model, p.output)
 	if err != nil {
 		return err
 	}
 	if g.NumParams() == 0 {
 		return fmt.Errorf("%s: the model has no parameters (float initializers), so no block of data has any influence on it and there is nothing to audit; export it with its weights as initializers (audit inspect --model %s lists them)", p.f.model, p.f.model)
+	}
+	if err := p.modelColumns(g); err != nil {
+		return err
 	}
 	layout := p.layout
 	if layout == onnx.Unknown {
@@ -252,7 +262,13 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := reports.WriteSummary(stdout, res); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, featuresLine(train, len(p.f.features) > 0))
+	for _, a := range res.Model.Assumed {
+		fmt.Fprintln(stdout, "note: "+a)
+	}
+	fmt.Fprintln(stdout, inputsLine(res, train, p.f))
+	if l := outputLine(res, pruned); l != "" {
+		fmt.Fprintln(stdout, l)
+	}
 	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))
 	switch {
 	case len(written) > 0:
@@ -261,18 +277,6 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "No report written: add --out report.html (or .md, .json, .csv).")
 	}
 	return nil
-}
-
-// featuresLine says which columns were given to the model as features, in
-// which order, and how they were chosen: a model trained on the same
-// columns in another order runs without error but forecasts poorly.
-func featuresLine(train *blocks.Dataset, given bool) string {
-	how := fmt.Sprintf("every column but %s, %s and %s, in file order; choose others or another order with --features",
-		train.IDCol, train.TimeCol, strings.Join(train.Targets, ", "))
-	if given {
-		how = "as given by --features"
-	}
-	return fmt.Sprintf("Features, in the order the model takes them: %s (%s).", strings.Join(train.Features, ", "), how)
 }
 
 // parse reads the command line (and the config file it names) and checks
@@ -431,12 +435,41 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		}
 	}
 
+	inputs := map[string][]string{}
+	for _, in := range f.inputs {
+		name, cols, ok := strings.Cut(in, "=")
+		name = strings.TrimSpace(name)
+		var list []string
+		for _, c := range strings.Split(cols, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				list = append(list, c)
+			}
+		}
+		switch {
+		case !ok || name == "" || len(list) == 0:
+			return usagef("--input %q: give a model input and its columns, such as --input x_cat=store,dow", in)
+		case inputs[name] != nil:
+			return usagef("--input %s is given twice", name)
+		}
+		inputs[name] = list
+	}
+	name, col, err := audit.ParseOutput(f.output)
+	if err != nil || (f.output != "" && name == "") {
+		return usagef("--output %q: give the forecast output's name, or name:column such as y:0", f.output)
+	}
+	p.output = name
+	if f.horizons < 0 {
+		return usagef("--horizons %d: give the number of horizons of the forecast output's last axis", f.horizons)
+	}
+	if f.horizons > 1 && col >= 0 {
+		return usagef("--horizons %d with --output %s: one column holds one forecast per row; drop the column or --horizons", f.horizons, f.output)
+	}
+
 	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
 	p.opt = audit.Options{
 		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
-		Seed: f.seed, ModelPath: f.model, DampingSensitivity: f.dampingSensitivity,
 	}
 	return nil
 }

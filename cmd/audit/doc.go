@@ -50,6 +50,18 @@ Data flags:
 	--target NAME       the target column (default y)
 	--features A,B,...  the feature columns, in the order the model takes them
 	                    (default every other column)
+	--input NAME=A,B    fill model input NAME from these columns, in its order
+	                    (repeatable): integer inputs of category codes for
+	                    nn.Embedding, such as --input x_cat=store,dow; an
+	                    integer input [batch, time] named like a column is
+	                    filled from it without the flag
+	--output NAME[:K]   the forecast output (default the first; the others
+	                    and what only they need are dropped), or column K of
+	                    its last axis, such as --output y:0 for the mean of a
+	                    head returning cat([mu, logvar], -1)
+	--horizons H        the forecast output's last axis holds H horizons
+	                    (without it, a last axis of K > 1 values is taken as
+	                    K horizons and the summary and report say so)
 	--shift N           take the target of row t from row t+N of the sequence
 	                    (default 0; 1 for a model that forecasts the next value)
 	--layout L          auto, batch-first or time-first (default auto: read

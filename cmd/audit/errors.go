@@ -147,6 +147,16 @@ func flagOf(o errs.Option) string {
 		return "--params"
 	case audit.OptRetrain:
 		return "--retrain"
+	case audit.OptInputs:
+		return "--input"
+	case audit.OptOutput:
+		return "--output"
+	case audit.OptHorizons:
+		return "--horizons"
+	case audit.OptBlocks:
+		return "--blocks"
+	case audit.OptBlockLength:
+		return "--block-length"
 	}
 	return ""
 }

@@ -7,16 +7,18 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/spf13/pflag"
 )
 
-const inspectUsage = `usage: audit inspect --model m.onnx
+const inspectUsage = `usage: audit inspect --model m.onnx [--input NAME=A,B] [--output y[:K]]
 
-Describe a model: its inputs and outputs with shapes and detected layout,
-the operators it uses, its parameter tensors (the flat vector the audit
-differentiates) and a trial run on a small batch.
+Describe a model: its inputs with what fills each, its outputs with the
+one audited, the detected layout, the operators it uses, its parameter
+tensors (the flat vector the audit differentiates) and the initializers
+taken as constants with why, and a trial run on a small batch.
 
 Flags:
 %s
@@ -30,6 +32,8 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	model := fs.String("model", "", "the ONNX model file (required)")
 	layoutFlag := fs.String("layout", "auto", "auto, batch-first or time-first (for the trial run)")
+	inputFlags := fs.StringArray("input", nil, "fill a model input from these columns: NAME=COL1,COL2 (repeatable)")
+	outputFlag := fs.String("output", "", "the forecast output, y or y:0 (default: the first output)")
 	fs.Usage = func() { fmt.Fprintf(stdout, inspectUsage, fs.FlagUsages()) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -56,31 +60,77 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("inspect: --layout %q: choose auto, batch-first or time-first", *layoutFlag)
 	}
-	g, err := onnx.Load(*model)
+	given := map[string][]string{}
+	for _, in := range *inputFlags {
+		name, cols, ok := strings.Cut(in, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(cols) == "" {
+			return usagef("inspect: --input %q: give a model input and its columns, such as --input x_cat=store,dow", in)
+		}
+		for _, c := range strings.Split(cols, ",") {
+			given[strings.TrimSpace(name)] = append(given[strings.TrimSpace(name)], strings.TrimSpace(c))
+		}
+	}
+	out, col, err := audit.ParseOutput(*outputFlag)
+	if err != nil {
+		return usagef("inspect: --output %q: give the forecast output's name, or name:column such as y:0", *outputFlag)
+	}
+	g, pruned, err := onnx.LoadOutput(*model, out)
 	if err != nil {
 		return err
 	}
-	return describe(stdout, *model, g, layout)
+	return describe(stdout, *model, g, layout, &modelView{given: given, pruned: pruned, col: col})
+}
+
+// modelView is what inspect knows besides the graph: the --input columns,
+// the outputs left out and the chosen column (-1: none).
+type modelView struct {
+	given  map[string][]string
+	pruned *onnx.Pruned
+	col    int
 }
 
 // describe writes the inspect report of g; a known layout overrides the
-// detected one.
-func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) error {
+// detected one. v may be nil.
+func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *modelView) error {
+	if v == nil {
+		v = &modelView{col: -1}
+	}
 	why := "given by --layout"
 	if layout == onnx.Unknown {
 		layout, why = onnx.DetectLayout(g)
 	}
 	fmt.Fprintf(w, "Model %s (ONNX opset %d)\n\n", path, g.Opset)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Inputs\ttype\tshape")
+	fmt.Fprintln(tw, "Inputs\ttype\tshape\tfilled with")
+	main := mainInput(g, v.given)
+	lengths := false
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString(), terminalSafe(fillText(in, v.given, main, &lengths)))
 	}
-	fmt.Fprintln(tw, "Outputs\t\t")
+	if v.pruned != nil {
+		for _, in := range v.pruned.Inputs {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tnothing: only outputs not audited read it\n", terminalSafe(in.Name), in.Elem, in.ShapeString())
+		}
+	}
+	fmt.Fprintln(tw, "Outputs\t\t\t")
 	for _, o := range g.Outputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString())
+		what := "the forecast (audited)"
+		if v.col >= 0 {
+			what = fmt.Sprintf("the forecast: column %d of the last axis (audited)", v.col)
+		} else if len(o.Dims) > 0 && o.Dims[len(o.Dims)-1].Value > 1 {
+			what = fmt.Sprintf("the forecast (audited): its last axis of %d values is taken as horizons unless --output %s:K names one column or --horizons says so", o.Dims[len(o.Dims)-1].Value, o.Name)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(what))
+	}
+	if v.pruned != nil {
+		for _, o := range v.pruned.Outputs {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tnot audited (choose it with --output %s)\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(o.Name))
+		}
 	}
 	tw.Flush()
+	if v.pruned != nil && v.pruned.Nodes > 0 {
+		fmt.Fprintf(w, "(%s that only the outputs not audited need are left out.)\n", plural(v.pruned.Nodes, "node"))
+	}
 	fmt.Fprintf(w, "\nLayout: %s", layout)
 	if why != "" {
 		fmt.Fprintf(w, " (%s)", why)
@@ -96,13 +146,22 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout) erro
 	}
 	fmt.Fprintf(w, "\nOperators (%d nodes): %s\n", len(g.Nodes), strings.Join(ops, ", "))
 
-	fmt.Fprintf(w, "\nParameters: %d in %d tensors\n", g.NumParams(), len(g.Params()))
+	fmt.Fprintf(w, "\nParameters: %d in %d tensors: every float initializer the forecast depends on, trained with the model, except the constants below\n", g.NumParams(), len(g.Params()))
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
 		fmt.Fprintf(tw, "  %d\t%d\t%v\t%s\t%s\n", p.Offset, p.Size, p.Shape, terminalSafe(p.Name), terminalSafe(onnx.ParamRole(g, p.Name)))
 	}
 	tw.Flush()
+	if cs := g.Constants(); len(cs) > 0 {
+		fmt.Fprintf(w, "\nConstants (initializers the forecast depends on that are not parameters): %d\n", len(cs))
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  shape\tname\twhy")
+		for _, c := range cs {
+			fmt.Fprintf(tw, "  %v\t%s\t%s\n", c.Shape, terminalSafe(c.Name), terminalSafe(c.Reason))
+		}
+		tw.Flush()
+	}
 
 	ran, err := trialRun(g, layout)
 	if err != nil {
@@ -248,9 +307,11 @@ func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []
 			}
 		}
 		if dt, _ := in.Elem.DType(); dt == graph.Int {
-			t := graph.NewInt(dims, nil)
-			for i := range t.I {
-				t.I[i] = int64(steps) // sequence lengths
+			t := graph.NewInt(dims, nil) // category codes 0
+			if len(dims) <= 1 {
+				for i := range t.I {
+					t.I[i] = int64(steps) // sequence lengths
+				}
 			}
 			inputs = append(inputs, t)
 		} else {
@@ -258,4 +319,26 @@ func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []
 		}
 	}
 	return inputs, ranBatch, ranSteps, "", nil
+}
+
+// fillText says what fills graph input in, by the rules of the audit
+// (audit.Options.Inputs): the sequence lengths, the columns --input
+// names, the feature columns, or the column of the input's name.
+func fillText(in graph.ValueInfo, given map[string][]string, main string, lengths *bool) string {
+	dt, _ := in.Elem.DType()
+	cols, named := given[in.Name]
+	switch {
+	case named:
+		return "columns " + strings.Join(cols, ", ") + " (--input)"
+	case dt == graph.Int && len(in.Dims) <= 1 && !*lengths:
+		*lengths = true
+		return "the sequence lengths"
+	case in.Name == main:
+		return "the feature columns: every column but the id, step and target that no other input takes, in file order (or --features)"
+	case len(in.Dims) == 2:
+		return fmt.Sprintf("the column named %q (or --input %s=COLUMN)", in.Name, in.Name)
+	case dt == graph.Int && len(in.Dims) == 3:
+		return fmt.Sprintf("category codes: name the columns with --input %s=A,B,...", in.Name)
+	}
+	return "nothing: rnnaudit cannot fill it"
 }

@@ -22,11 +22,7 @@ const zooDir = "../../onnx/testdata/zoo"
 // does not have yet, per test: forward (load and match PyTorch) or audit.
 // Remove an entry as soon as the capability lands; an entry listed here must
 // fail without it (TestZooMissingIsMissing).
-var zooMissing = map[string]struct{ forward, audit string }{
-	"embedding":    {"", "integer inputs from CSV columns (branch modelio)"},
-	"multihorizon": {"", "many-to-one [batch, H] outputs (branch modelio)"},
-	"seq2seq":      {"", "many-to-one [batch, H] outputs (branch modelio)"},
-}
+var zooMissing = map[string]struct{ forward, audit string }{}
 
 // missing returns why the named zoo entry cannot pass yet (forward or
 // audit), or "". Entries are keyed by name or by name without the opset.

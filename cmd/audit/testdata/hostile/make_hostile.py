@@ -35,10 +35,12 @@ def save(name, nodes, inits, xi, yi, outputs=None):
 
 
 def bomb(name, node, inits, out):
-    """A linear model with node's output as a second graph output."""
-    nodes, base, xi, yi = linear([node], inits)
-    o = helper.make_tensor_value_info(out, TensorProto.FLOAT, None)
-    save(name, nodes, base, xi, yi, [o])
+    """A linear model whose forecast adds the sum of node's output, so that
+    the audit, which leaves out what the forecast does not need, meets it."""
+    nodes, base, xi, _ = linear([node], inits, yname="ylin")
+    nodes.append(helper.make_node("ReduceSum", [out], ["bsum"], name="bsum", keepdims=0))
+    nodes.append(helper.make_node("Add", ["ylin", "bsum"], ["y"], name="addbomb"))
+    save(name, nodes, base, xi, y)
 
 
 ints = lambda n, v: helper.make_tensor(n, TensorProto.INT64, [len(v)], v)
