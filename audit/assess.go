@@ -24,8 +24,8 @@ type Beyond struct {
 // withinTraining returns pts with the forecasts that have no training
 // residual (limits m of 0: in a self-audit, none other than the point's
 // own sequence's) marked unlabelled, so that the pooled summary leaves
-// them out, and a summary of those forecasts (nil when there are none;
-// the caller sets TrainRows).
+// them out, and a summary of those forecasts (nil when there are none,
+// or when no labelled value would be left; the caller sets TrainRows).
 func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	var out []point
 	b := &Beyond{FromRow: math.MaxInt}
@@ -46,7 +46,14 @@ func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	if out == nil {
 		return pts, nil
 	}
-	return out, b
+	for _, pt := range out {
+		if pt.has {
+			return out, b
+		}
+	}
+	// No labelled value within the training steps: nothing to pool
+	// apart from them, so they stay (every interval there unbounded).
+	return pts, nil
 }
 
 // fitCheck is the column and ridge check of a fit (FitCheck): the ridge

@@ -115,7 +115,10 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 		}
 		r, err := p.trainingRMSE(permuted(&sub, perm))
 		if err != nil {
-			return nil, err
+			// An order the model's inputs cannot take (a real number
+			// in an integer input of category codes): not an
+			// alternative.
+			continue
 		}
 		f.Alternatives = append(f.Alternatives, Alternative{Features: names, Shift: train.Shift, RMSE: r})
 	}
@@ -125,7 +128,7 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 		}
 		r, err := p.trainingRMSE(shifted(&sub, s))
 		if err != nil {
-			return nil, err
+			continue
 		}
 		f.Alternatives = append(f.Alternatives, Alternative{Shift: s, RMSE: r})
 	}

@@ -470,6 +470,8 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
+		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
+		DampingSensitivity: f.dampingSensitivity,
 	}
 	return nil
 }
