@@ -288,10 +288,14 @@ func TestHostile(t *testing.T) {
 			want: []string{"train.csv:1", `y\x1b]0;owned\a`}},
 
 		// 6. Signals and long sequences.
-		{name: "Ctrl-C during the curvature", class: 6, code: 130, sig: syscall.SIGINT, delay: 1500 * time.Millisecond,
+		// The CG solver makes one solve per block: the self-audit of the
+		// small example's 100 sequences takes about 14 s on an idle 2-core
+		// machine, so the signal always lands in the influence phase
+		// (a workload of a second or two raced the signal and passed or
+		// failed with the machine's load).
+		{name: "Ctrl-C during the influence solves", class: 6, code: 130, sig: syscall.SIGINT, delay: 1500 * time.Millisecond,
 			setup: func(t *testing.T, dir string) []string {
-				longData(t, filepath.Join(dir, "long.csv"), 5000, 20, 20)
-				return []string{"--model", absPath(t, exModel), "--data", "long.csv", "--quiet", "--out", "r.html"}
+				return []string{"--model", absPath(t, exModel), "--data", absPath(t, exTrain), "--solver", "cg", "--quiet", "--out", "r.html"}
 			}, want: []string{"interrupted"}},
 		{name: "a sequence of 200,000 steps", class: 6, code: 1,
 			setup: func(t *testing.T, dir string) []string {
