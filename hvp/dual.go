@@ -251,15 +251,8 @@ func (f *dualFactor) solveAll(ctx context.Context, x, b [][]float64, rep *Report
 	bt := make([]float64, nc*P)
 	xt := make([]float64, nc*P)
 	a := make([]float64, N*nc)
-	for lo := 0; lo < len(b); lo += solveChunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(lo+solveChunk, len(b))
-		nb := hi - lo
-		for j := lo; j < hi; j++ {
-			copy(bt[(j-lo)*P:], b[j])
-		}
+	return packChunks(ctx, b, P, bt, func(lo, nb int) error {
+		hi := lo + nb
 		if N > 0 {
 			graph.MatMul(false, true, N, nb, P, f.d, bt[:nb*P], a[:N*nb])
 			y, err := f.kernelSolve(a[:N*nb], nb)
@@ -282,8 +275,8 @@ func (f *dualFactor) solveAll(ctx context.Context, x, b [][]float64, rep *Report
 		if rep != nil {
 			f.residuals(x[lo:hi], bt[:nb*P], a[:N*nb], xt[:nb*P], rep.Residuals[lo:hi])
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // kernelSolve returns K^-1 A for the N×nb matrix a (row-major), as a

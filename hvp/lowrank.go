@@ -593,6 +593,25 @@ func orthogonalise(v, q []float64, P int) {
 // matrix product.
 const solveChunk = 64
 
+// packChunks calls f on the right-hand sides b solveChunk at a time, each
+// chunk first copied row by row into bt (nb×P, row-major), and checks ctx
+// between chunks: the loop every batched solve shares.
+func packChunks(ctx context.Context, b [][]float64, P int, bt []float64, f func(lo, nb int) error) error {
+	for lo := 0; lo < len(b); lo += solveChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		nb := min(solveChunk, len(b)-lo)
+		for j := range nb {
+			copy(bt[j*P:], b[lo+j])
+		}
+		if err := f(lo, nb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SolveAll sets x[j] = U^T diag(1/(S + lambda)) U b[j] + (b[j] - U^T U b[j]) / (Complement + lambda)
 // for every j: the low-rank approximation of (C + lambda I)^-1 b[j]. A
 // nil x[j] is allocated; x[j] may be b[j] (solved in place). It returns
@@ -612,15 +631,8 @@ func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
 	bt := make([]float64, solveChunk*P)
 	ct := make([]float64, k*solveChunk)
 	xt := make([]float64, solveChunk*P)
-	for lo := 0; lo < len(b); lo += solveChunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(lo+solveChunk, len(b))
-		nb := hi - lo
-		for j := lo; j < hi; j++ {
-			copy(bt[(j-lo)*P:], b[j])
-		}
+	return packChunks(ctx, b, P, bt, func(lo, nb int) error {
+		hi := lo + nb
 		// C^T = U B^T (k×nb), scaled row by row, then X = C U + B / lc.
 		graph.MatMul(false, true, k, nb, P, f.U, bt[:nb*P], ct[:k*nb])
 		for i := 0; i < k; i++ {
@@ -640,8 +652,8 @@ func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
 				dst[i] = src[i] + inv*bj[i]
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Reduced is the LowRank solve x = A b, A = U^T diag(D) U + Inv I (the
