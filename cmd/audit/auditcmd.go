@@ -512,12 +512,16 @@ func (p *plan) checkFiles() error {
 			return err
 		}
 	}
-	ins := []namedFile{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}, {"--calibration", p.f.calibration}, {"--config", p.f.config}}
 	var outs []namedFile
 	for _, o := range p.outputs {
 		outs = append(outs, namedFile{o.flag, o.path})
 	}
-	return checkIdentity(ins, outs)
+	return checkIdentity(p.inputFiles(), outs)
+}
+
+// inputFiles are the files the command line reads, which no output may be.
+func (p *plan) inputFiles() []namedFile {
+	return []namedFile{{"--model", p.f.model}, {"--data", p.f.data}, {"--test", p.f.test}, {"--calibration", p.f.calibration}, {"--config", p.f.config}}
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError, which the

@@ -53,6 +53,9 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err := p.checkFiles(); err != nil {
 		return err
 	}
+	if err := checkIdentity(p.inputFiles(), []namedFile{{"--save", save}}); err != nil {
+		return err
+	}
 	g, sum, err := loadModel(p.f.model)
 	if err != nil {
 		return err
@@ -149,6 +152,13 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		if model = h.ModelPath; model == "" {
 			return usagef("--load %s records no model path: give --model", load)
 		}
+	}
+	var outFiles []namedFile
+	for _, o := range outs {
+		outFiles = append(outFiles, namedFile{"--out", o})
+	}
+	if err := checkIdentity([]namedFile{{"--load", load}, {"--data", data}, {"--model", model}}, outFiles); err != nil {
+		return err
 	}
 	g, sum, err := loadModel(model)
 	if err != nil {

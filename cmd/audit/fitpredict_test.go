@@ -64,3 +64,57 @@ func dropCommand(b []byte) []byte {
 	}
 	return bytes.Join(out, []byte("\n"))
 }
+
+// TestFitPredictOutputsNotInputs checks that fit's --save and predict's
+// --out never replace a file the command reads (issue 24's data loss, for
+// the two commands with flag sets of their own): each is refused with exit
+// 2 and the input keeps its bytes.
+func TestFitPredictOutputsNotInputs(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train.csv")
+	b, err := os.ReadFile(exTrain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(train, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink(train, link); err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if got, err := os.ReadFile(train); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s: the training file changed", what)
+		}
+	}
+	code, _, errs := runCmd("fit", "--model", exModel, "--data", train, "--ridge", "10", "--quiet", "--save", link)
+	if code != 2 || !strings.Contains(errs, "--save") || !strings.Contains(errs, "--data") {
+		t.Errorf("fit --save onto --data: exit %d, %s", code, errs)
+	}
+	unchanged("fit --save onto --data")
+
+	art := filepath.Join(dir, "a.rna")
+	if code, _, errs := runCmd("fit", "--model", exModel, "--data", train, "--ridge", "10", "--quiet", "--save", art); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errs)
+	}
+	code, _, errs = runCmd("predict", "--load", art, "--data", train, "--out", link, "--quiet")
+	if code != 2 || !strings.Contains(errs, "--out") || !strings.Contains(errs, "--data") {
+		t.Errorf("predict --out onto --data: exit %d, %s", code, errs)
+	}
+	unchanged("predict --out onto --data")
+	// A fitted audit saved under a report's extension.
+	art = filepath.Join(dir, "a.json")
+	if code, _, errs := runCmd("fit", "--model", exModel, "--data", train, "--ridge", "10", "--quiet", "--save", art); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errs)
+	}
+	artBytes, _ := os.ReadFile(art)
+	code, _, errs = runCmd("predict", "--load", art, "--data", exTest, "--out", art, "--quiet")
+	if code != 2 || !strings.Contains(errs, "--load") {
+		t.Errorf("predict --out onto --load: exit %d, %s", code, errs)
+	}
+	if got, _ := os.ReadFile(art); !bytes.Equal(got, artBytes) {
+		t.Error("predict --out onto --load changed the fitted audit")
+	}
+}
