@@ -89,10 +89,13 @@ func jsonSensitivityOf(d *audit.DampingSensitivity) *jsonSensitivity {
 	out := &jsonSensitivity{Computed: d.Computed, Reason: d.Reason, Rho: fnum(d.Rho), MeanLength: fnum(d.Width),
 		WidthShare: fnum(d.WidthShare()), Bound: fnum(audit.DampingShare)}
 	if d.Computed {
-		out.Low = &jsonDamped{fnum(d.Low.Rho), fnum(d.Low.MeanLength), fnum(d.Low.Coverage), d.Low.Infinite}
-		out.High = &jsonDamped{fnum(d.High.Rho), fnum(d.High.MeanLength), fnum(d.High.Coverage), d.High.Infinite}
+		out.Low, out.High = jsonDampedOf(d.Low), jsonDampedOf(d.High)
 	}
 	return out
+}
+
+func jsonDampedOf(f audit.DampedFigures) *jsonDamped {
+	return &jsonDamped{fnum(f.Rho), fnum(f.MeanLength), fnum(f.Coverage), f.Infinite}
 }
 
 type jsonBeyond struct {

@@ -173,14 +173,10 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := p.modelColumns(g); err != nil {
 		return err
 	}
-	layout := p.layout
-	if layout == onnx.Unknown {
-		var why string
-		if layout, why = onnx.DetectLayout(g); layout == onnx.Unknown {
-			return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
-		}
+	if err := p.settleLayout(g); err != nil {
+		return err
 	}
-	p.opt.Layout = layout
+	layout := p.opt.Layout
 
 	train, err := blocks.ReadFile(p.f.data, &p.read)
 	if err != nil {
@@ -194,12 +190,8 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if p.f.calibration != "" {
-		ro := p.read
-		ro.Features, ro.Targets = train.Features, train.Targets
-		if p.opt.Calibration, err = blocks.ReadFile(p.f.calibration, &ro); err != nil {
-			return err
-		}
+	if err := p.readCalibration(train); err != nil {
+		return err
 	}
 
 	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
@@ -517,6 +509,34 @@ func (p *plan) checkFiles() error {
 		outs = append(outs, namedFile{o.flag, o.path})
 	}
 	return checkIdentity(p.inputFiles(), outs)
+}
+
+// settleLayout sets p.opt.Layout: the --layout given, or the one the
+// model's graph says (audit and audit fit).
+func (p *plan) settleLayout(g *graph.Graph) error {
+	p.opt.Layout = p.layout
+	if p.layout != onnx.Unknown {
+		return nil
+	}
+	layout, why := onnx.DetectLayout(g)
+	if layout == onnx.Unknown {
+		return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
+	}
+	p.opt.Layout = layout
+	return nil
+}
+
+// readCalibration reads --calibration, when given, into p.opt.Calibration
+// with the training data's feature and target columns.
+func (p *plan) readCalibration(train *blocks.Dataset) error {
+	if p.f.calibration == "" {
+		return nil
+	}
+	ro := p.read
+	ro.Features, ro.Targets = train.Features, train.Targets
+	var err error
+	p.opt.Calibration, err = blocks.ReadFile(p.f.calibration, &ro)
+	return err
 }
 
 // inputFiles are the files the command line reads, which no output may be.

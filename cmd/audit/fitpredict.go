@@ -60,23 +60,15 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if p.layout == onnx.Unknown {
-		var why string
-		if p.layout, why = onnx.DetectLayout(g); p.layout == onnx.Unknown {
-			return usagef("cannot tell whether the input of %s is batch-first or time-first (%s): give --layout batch-first or --layout time-first (see audit inspect)", p.f.model, why)
-		}
+	if err := p.settleLayout(g); err != nil {
+		return err
 	}
-	p.opt.Layout = p.layout
 	train, err := blocks.ReadFile(p.f.data, &p.read)
 	if err != nil {
 		return err
 	}
-	if p.f.calibration != "" {
-		ro := p.read
-		ro.Features, ro.Targets = train.Features, train.Targets
-		if p.opt.Calibration, err = blocks.ReadFile(p.f.calibration, &ro); err != nil {
-			return err
-		}
+	if err := p.readCalibration(train); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
