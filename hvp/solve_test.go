@@ -326,3 +326,22 @@ func TestMINRESIndefinite(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultDampingFor checks the Gauss-Newton rule against the numbers
+// its doc gives: 1e-4 at a stationary point (ratio 0), linear in the
+// ratio up to 1e-3 at ratio 1 (the influence benchmark's stationary n = 100
+// RNN, ratio 0.528, gets 5.75e-4), 1e-3 beyond and when the ratio is
+// unknown; the Hessian's 1e-6 always.
+func TestDefaultDampingFor(t *testing.T) {
+	for _, c := range []struct{ ratio, want float64 }{
+		{0, 1e-4}, {0.528, 1e-4 + 0.528*9e-4}, {1, 1e-3}, {10.6, 1e-3}, {250, 1e-3},
+		{math.Inf(1), 1e-3}, {math.NaN(), 1e-3},
+	} {
+		if got := hvp.DefaultDampingFor(hvp.GaussNewton, c.ratio); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("ratio %g: rho %g, want %g", c.ratio, got, c.want)
+		}
+	}
+	if got := hvp.DefaultDampingFor(hvp.Hessian, 0.5); got != hvp.DefaultDamping {
+		t.Errorf("hessian: rho %g, want %g", got, hvp.DefaultDamping)
+	}
+}
