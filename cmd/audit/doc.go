@@ -111,9 +111,14 @@ Output flags:
 
 	--out PATH          write a report; the extension gives the format: .html
 	                    (one self-contained page), .md (with the charts in
-	                    PATH_files/), .json, or .csv (every interval: id, t,
-	                    horizon, prediction, lower, upper, target,
-	                    naive_lower, naive_upper); may be given several times
+	                    PATH_files/), .json, or .csv (every interval of
+	                    every kind: id, t, horizon, prediction, lower,
+	                    upper, target, naive_lower, naive_upper, m,
+	                    split_lower, split_upper, bonferroni_lower,
+	                    bonferroni_upper, conformal_jackknife_lower,
+	                    conformal_jackknife_upper, m_calibration,
+	                    recommended, recommended_lower, recommended_upper;
+	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
 	--damping-sensitivity (default true) re-run the solve with the
 	                    damping x10 and /10 and report how far the
