@@ -44,7 +44,7 @@ would on the same sequences (the same numbers):
 	  rows      one per step, in any order; at most --max-rows
 	  t         the step value (optional: the row's position 0, 1, ...)
 	  features  the values of the fit's feature columns, in their order
-	            (GET /healthz lists them)
+	            (GET /healthz lists them under artifact.features)
 	  target    optional: the value of the target column at that row; give
 	            it in every row of the request or in none. With a shift the
 	            target of row t is read from row t+shift, as from a CSV file;
@@ -75,8 +75,9 @@ would on the same sequences (the same numbers):
 
 	GET /healthz
 	  {"status": "ok", "model_sha256": ..., "format_version": 1,
-	   "version": ..., "id_col", "time_col", "features", "targets", "shift",
-	   "solver", "blocks", "limits": {...}}
+	   "tool_version": ..., "artifact": {the artifact's header: "id_col",
+	   "time_col", "features", "targets", "shift", "solver", "blocks", ...},
+	   "limits": {...}}
 
 Every answer carries the model's SHA-256 in the X-Model-SHA256 header.
 Every request is logged to standard error on one line. SIGTERM or Ctrl-C
@@ -418,20 +419,15 @@ func isInternal(err error) bool {
 	return errors.As(err, &ie)
 }
 
-// healthAnswer is the body of GET /healthz.
+// healthAnswer is the body of GET /healthz: the artifact's header (its
+// columns say what a request must hold) and the server's limits.
 type healthAnswer struct {
-	Status        string         `json:"status"`
-	ModelSHA256   string         `json:"model_sha256"`
-	FormatVersion int            `json:"format_version"`
-	Version       string         `json:"version"`
-	IDCol         string         `json:"id_col"`
-	TimeCol       string         `json:"time_col"`
-	Features      []string       `json:"features"`
-	Targets       []string       `json:"targets"`
-	Shift         int            `json:"shift"`
-	Solver        string         `json:"solver"`
-	Blocks        int            `json:"blocks"`
-	Limits        map[string]any `json:"limits"`
+	Status        string               `json:"status"`
+	ModelSHA256   string               `json:"model_sha256"`
+	FormatVersion int                  `json:"format_version"`
+	ToolVersion   string               `json:"tool_version"`
+	Artifact      audit.ArtifactHeader `json:"artifact"`
+	Limits        map[string]any       `json:"limits"`
 }
 
 func (s *server) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -441,8 +437,7 @@ func (s *server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := s.head
-	s.writeJSON(w, http.StatusOK, healthAnswer{Status: "ok", ModelSHA256: h.ModelSHA256, FormatVersion: h.Version, Version: versionString(),
-		IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift, Solver: h.Solver, Blocks: h.Blocks,
-		Limits: map[string]any{"max_body_bytes": s.cfg.maxBody, "max_sequences": s.cfg.lim.maxSequences, "max_rows": s.cfg.lim.maxRows,
+	s.writeJSON(w, http.StatusOK, healthAnswer{Status: "ok", ModelSHA256: h.ModelSHA256, FormatVersion: h.Version, ToolVersion: versionString(),
+		Artifact: h, Limits: map[string]any{"max_body_bytes": s.cfg.maxBody, "max_sequences": s.cfg.lim.maxSequences, "max_rows": s.cfg.lim.maxRows,
 			"timeout_seconds": s.cfg.timeout.Seconds(), "concurrency": cap(s.sem)}})
 }

@@ -22,24 +22,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fitSmall fits the small synthetic example with its calibration split
 // once per test binary and returns the artifact's path.
 var fitSmall = sync.OnceValues(func() (string, error) {
@@ -59,7 +41,7 @@ var fitSmall = sync.OnceValues(func() (string, error) {
 type testServer struct {
 	s    *server
 	url  string
-	log  *syncBuffer
+	log  *lockedBuffer
 	stop context.CancelFunc
 	done chan error
 }
@@ -78,7 +60,7 @@ func startServer(t *testing.T, edit func(*serveConfig, *server)) *testServer {
 	}
 	cfg := serveConfig{maxBody: 8 << 20, timeout: 30 * time.Second, drain: 5 * time.Second, concurrency: 2,
 		lim: requestLimits{maxSequences: 1000, maxRows: 100}}
-	logb := &syncBuffer{}
+	logb := &lockedBuffer{}
 	s := newServer(f, h, cfg, logb)
 	if edit != nil {
 		edit(&s.cfg, s)
@@ -392,7 +374,7 @@ func TestServeHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != 200 || h.Status != "ok" || h.ModelSHA256 != ts.s.head.ModelSHA256 || len(h.ModelSHA256) != 64 ||
-		h.FormatVersion != audit.FormatVersion || !reflect.DeepEqual(h.Features, []string{"x"}) || h.Version == "" {
+		h.FormatVersion != audit.FormatVersion || !reflect.DeepEqual(h.Artifact.Features, []string{"x"}) || h.ToolVersion == "" {
 		t.Errorf("status %d, %+v", resp.StatusCode, h)
 	}
 }
