@@ -120,25 +120,18 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 	default:
 		return nil, fmt.Errorf("beamexec: unknown runner %q: prism, universal, flink, spark or dataflow", cfg.Runner)
 	}
-	for name, v := range map[string]string{"environment_type": e.cfg.EnvironmentType, "environment_config": cfg.EnvironmentConfig, "worker_binary": cfg.WorkerBinary} {
-		if v != "" {
-			if err := flag.Set(name, v); err != nil {
-				return nil, fmt.Errorf("beamexec: --%s: %w", strings.ReplaceAll(name, "_", "-"), err)
-			}
-		}
-	}
-	if e.cfg.WorkerBinary == "" && cfg.Runner != "prism" && !strings.EqualFold(e.cfg.EnvironmentType, "loopback") {
+	if e.cfg.WorkerBinary == "" && !strings.EqualFold(e.cfg.EnvironmentType, "loopback") {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("beamexec: the worker binary: %w (give --worker-binary)", err)
 		}
-		if err := flag.Set("worker_binary", self); err != nil {
-			return nil, err
-		}
+		e.cfg.WorkerBinary = self
 	}
-	if cfg.Runner != "prism" && cfg.Runner != "dataflow" {
-		if err := flag.Set("endpoint", cfg.Endpoint); err != nil {
-			return nil, err
+	// Every flag is set, empty or not: Beam's flags are the process's,
+	// and an earlier executor's must not linger.
+	for name, v := range map[string]string{"environment_type": e.cfg.EnvironmentType, "environment_config": cfg.EnvironmentConfig, "worker_binary": e.cfg.WorkerBinary, "endpoint": cfg.Endpoint} {
+		if err := flag.Set(name, v); err != nil {
+			return nil, fmt.Errorf("beamexec: Beam's --%s: %w", name, err)
 		}
 	}
 	if !beam.Initialized() {
