@@ -20,9 +20,11 @@ import (
 
 // Build builds the audit-beam binary at out: the audit command's
 // package with engine.go.in (this module's root) added by go build
-// -overlay, CGO_ENABLED=0. It runs the go command in this module, which
-// must be the working directory or one of its parents.
-func Build(out string) error {
+// -overlay; static: with CGO_ENABLED=0, as a worker binary must be (the
+// tests build without it, to share their build cache). It runs the go
+// command in this module, which must be the working directory or one of
+// its parents.
+func Build(out string, static bool) error {
 	list := func(args ...string) (string, error) {
 		b, err := exec.Command("go", args...).Output()
 		if err != nil {
@@ -62,7 +64,9 @@ func Build(out string) error {
 	}
 	cmd := exec.Command("go", "build", "-overlay", f.Name(), "-o", abs, "github.com/rnnaudit/rnnaudit/cmd/audit")
 	cmd.Dir = here
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if static {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build -overlay: %w", err)

@@ -19,7 +19,7 @@ import (
 func main() {
 	out := flag.String("o", "audit-beam", "the binary to write")
 	flag.Parse()
-	if err := beamexec.Build(*out); err != nil {
+	if err := beamexec.Build(*out, true); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		os.Exit(1)
 	}
