@@ -61,7 +61,7 @@ def _verify(path, how):
     try:
         key = (path, os.stat(path).st_mtime_ns)
     except OSError as e:
-        raise BinaryNotFoundError("rnnaudit binary %s (%s): %s" % (path, how, e.strerror)) from None
+        raise BinaryNotFoundError("rnnaudit binary %s (%s): %s; %s" % (path, how, e.strerror, _INSTALL_HINT)) from None
     if key in _checked:
         return path
     try:
