@@ -35,6 +35,8 @@ class Exported:
     max_abs_diff   the largest |binary - module| over the values checked
                    (None when not checked)
     values_checked how many forecasts were compared
+    fixed_steps    None, or the number of steps the export is fixed at (a
+                   traced Python loop over a cell; see export)
     """
 
     def __init__(self, **kw):
@@ -95,7 +97,10 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     audit reads the layout; horizon_axis=True names the output's last axis
     "horizon" so that the audit takes its K values as horizons without
     --horizons. A module that is a Python loop over a cell is unrolled for
-    example's length: script it with torch.jit.script first for any length.
+    example's length: the check then finds the time axis fixed, exports
+    again without a dynamic time axis (which the audit takes on sequences of
+    exactly that many steps), and warns; script such a module with
+    torch.jit.script first for any length.
 
     check (None: when the binary is found, else with a warning that it was
     skipped; True: always; False: never) runs the exported file in the
@@ -138,21 +143,7 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             if horizon_axis and rank >= 2:
                 out_axes[rank - 1] = "horizon"
         axes = {input_name: in_axes, output_name: out_axes}
-        with warnings.catch_warnings():
-            # PyTorch warns about every batch_first RNN export with a batch
-            # of one; the dynamic axes make it harmless.
-            warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
-            warnings.filterwarnings("ignore", message=".*shape inference of prim::Constant.*")
-            torch.onnx.export(module, (example,), path, opset_version=opset, input_names=[input_name],
-                              output_names=[output_name], dynamic_axes=axes)
-        try:
-            import onnx
-        except ImportError:
-            onnx = None
-        if onnx is not None:
-            onnx.checker.check_model(onnx.load(path))
-        res = Exported(path=path, opset=opset, dynamic_axes=axes, per_step=per_step, horizons=horizons,
-                       checked=False, max_abs_diff=None, values_checked=0)
+        res = _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons)
         if check is False:
             return res
         try:
@@ -163,22 +154,73 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             warnings.warn("rnnaudit.export: %s was not checked against the module: %s" % (path, e),
                           RuntimeWarning, stacklevel=2)
             return res
-        _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed)
+        try:
+            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed)
+        except _RunError as e:
+            if check_x is not None or not per_step:
+                raise ExportError(str(e)) from e.__cause__
+            # A Python loop over a cell, traced: the graph is unrolled for
+            # the example's steps whatever the dynamic axes say. Export it
+            # with the time axis fixed, which the audit takes on sequences
+            # of exactly that length, and say so.
+            T = example.shape[t_ax]
+            fixed = {input_name: {b_ax: "batch"}, output_name: {b_ax: "batch"}}
+            res = _export_file(module, example, path, opset, input_name, output_name, fixed, per_step, horizons)
+            try:
+                _check(module, res, example, batch_first, None,
+                       bin_path, tolerance, seed, fixed_steps=T)
+            except _RunError:
+                raise ExportError(str(e)) from e.__cause__
+            res.fixed_steps = T
+            warnings.warn("rnnaudit.export: %s runs only on sequences of exactly %d steps (the export unrolled "
+                          "a Python loop for the example's length; the time axis is fixed): the audit takes "
+                          "it when every sequence has %d steps. For any length, script the module "
+                          "(torch.jit.script) before exporting." % (path, T, T), RuntimeWarning, stacklevel=2)
         return res
     finally:
         module.train(was_training)
 
 
-def _check(module, res, example, batch_first, check_x, binary, tolerance, seed):
+class _RunError(ExportError):
+    """The binary refused to run the export on the check's sequences."""
+
+
+def _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons):
+    """torch.onnx.export of module (in evaluation mode) to path, then the
+    ONNX checker when onnx is installed; returns an unchecked Exported."""
+    import torch
+    with warnings.catch_warnings():
+        # PyTorch warns about every batch_first RNN export with a batch of
+        # one, and about shape inference of constants; the dynamic axes
+        # and the check make both harmless.
+        warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
+        warnings.filterwarnings("ignore", message=".*shape inference of prim::Constant.*")
+        torch.onnx.export(module, (example,), path, opset_version=opset, input_names=[input_name],
+                          output_names=[output_name], dynamic_axes=axes)
+    try:
+        import onnx
+    except ImportError:
+        onnx = None
+    if onnx is not None:
+        onnx.checker.check_model(onnx.load(path))
+    return Exported(path=path, opset=opset, dynamic_axes=axes, per_step=per_step, horizons=horizons,
+                    checked=False, max_abs_diff=None, values_checked=0, fixed_steps=None)
+
+
+def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None):
     """Runs the exported file in the binary on a few sequences and compares
-    the forecasts with the module's in float64; fills res."""
+    the forecasts with the module's in float64; fills res. Raises _RunError
+    when the binary does not run the file, ExportError when the values
+    differ."""
     import torch
     t_ax = 1 if batch_first else 0
     T = example.shape[t_ax]
     d = example.shape[2]
     if check_x is None:
         rng = np.random.default_rng(seed)
-        if res.per_step:
+        if fixed_steps:
+            lengths = [fixed_steps] * 4
+        elif res.per_step:
             lengths = [T, T + 3, max(1, T - 3), T]
         else:
             lengths = [T] * 4
@@ -226,11 +268,8 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed):
             run(args, binary=binary, timeout=600)
         except AuditError as e:
             lens = sorted({len(r) for r in rows_of})
-            raise ExportError("%s: the audit binary could not run the export on %d sequences of %s steps: "
-                              "%s\n(%s)" % (res.path, len(rows_of), "/".join(map(str, lens)), e,
-                                            "a time axis fixed at export refuses other lengths: script "
-                                            "the module (torch.jit.script) or pass check_x with "
-                                            "sequences of the exported length")) from e
+            raise _RunError("%s: the audit binary could not run the export on %d sequences of %s steps: %s"
+                            % (res.path, len(rows_of), "/".join(map(str, lens)), e)) from e
         with open(out_csv, newline="") as f:
             got = [(int(r["id"]) - 1, int(float(r["t"])), int(r["horizon"]), float(r["prediction"]))
                    for r in csv.DictReader(f)]

@@ -8,7 +8,7 @@ import numpy as np
 __all__ = ["ridge_from_optimizer"]
 
 
-def ridge_from_optimizer(optimizer, n_terms, target_scale=1.0):
+def ridge_from_optimizer(optimizer, n_terms, target_scale=1.0, per_parameter=False):
     """Returns the --ridge R that matches optimizer's weight decay.
 
     The audit's objective is the SUM of squared errors over the training
@@ -37,7 +37,8 @@ def ridge_from_optimizer(optimizer, n_terms, target_scale=1.0):
     loss in those units is s^2 times larger and so is R: pass s. Parameter
     groups with different weight decays give the median over all
     parameters of their per-parameter strengths; groups with
-    weight_decay 0 count as 0.
+    weight_decay 0 count as 0. per_parameter=True returns the strength of
+    every parameter value instead (a numpy array, the param_groups' order).
     """
     strengths = []
     decoupled_types = {"AdamW"}
@@ -65,8 +66,10 @@ def ridge_from_optimizer(optimizer, n_terms, target_scale=1.0):
             strengths.append(w * (np.sqrt(v) + group["eps"]))
     if not strengths:
         raise ValueError("ridge_from_optimizer: the optimizer has no parameters")
-    s = float(np.median(np.concatenate(strengths)))
-    r = s * float(n_terms) * float(target_scale) ** 2
+    scale = float(n_terms) * float(target_scale) ** 2
+    if per_parameter:
+        return np.concatenate(strengths) * scale
+    r = float(np.median(np.concatenate(strengths))) * scale
     if not math.isfinite(r):
         raise ValueError("ridge_from_optimizer: the ridge is not finite (%r)" % r)
     return r
