@@ -15,8 +15,8 @@ runs it from Python:
 
 Pure Python: numpy is required; pandas (DataFrames) and torch (export,
 ridge_from_optimizer) are optional. The binary is found on PATH, in
-$RNNAUDIT_BIN or given as binary=; build it with `go build -o audit
-./cmd/audit` in the rnnaudit repository. Failures raise AuditError carrying
+$RNNAUDIT_BIN or given as binary=; build it with `go install ./cmd/audit`
+in a clone of the rnnaudit repository. Failures raise AuditError carrying
 the binary's message.
 """
 

@@ -36,9 +36,9 @@ class BinaryNotFoundError(AuditError):
 
 
 _INSTALL_HINT = (
-    "build it from the rnnaudit repository with `go build -o audit ./cmd/audit` "
-    "(or `go install ./cmd/audit`, which puts it in $(go env GOPATH)/bin), then put it on "
-    "PATH, set RNNAUDIT_BIN to its path, or pass binary=PATH"
+    "build it in a clone of the rnnaudit repository with `go install ./cmd/audit` (which puts it "
+    "in $(go env GOPATH)/bin) or `go build -o bin/audit ./cmd/audit`, then put it on PATH, set "
+    "RNNAUDIT_BIN to its path, or pass binary=PATH"
 )
 
 _checked = {}

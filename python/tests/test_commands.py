@@ -162,7 +162,7 @@ class Binary(unittest.TestCase):
             rnnaudit.find_binary("/bin/true")
 
     def test_absent(self):
-        with self.assertRaisesRegex(rnnaudit.BinaryNotFoundError, "go build -o audit ./cmd/audit"):
+        with self.assertRaisesRegex(rnnaudit.BinaryNotFoundError, "go install ./cmd/audit"):
             rnnaudit.find_binary("/nonexistent/audit")
         with self.assertRaisesRegex(rnnaudit.BinaryNotFoundError, "no such command on PATH"):
             rnnaudit.find_binary("no-such-rnnaudit-command")
