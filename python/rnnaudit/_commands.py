@@ -49,18 +49,58 @@ def _float(s):
     return float(s)  # Go writes -Inf and +Inf, which float() reads
 
 
-def read_intervals(path):
+def _ids(vals):
+    """The id column: integers when every id is the decimal text of one
+    (so that "007" stays text), else text."""
+    try:
+        ints = [int(v) for v in vals]
+    except ValueError:
+        return np.array(vals, dtype=object)
+    if all(str(i) == v for i, v in zip(ints, vals)):
+        return np.array(ints, dtype=np.int64)
+    return np.array(vals, dtype=object)
+
+
+def _steps(t):
+    """The step column as int64 when every value is a whole number."""
+    t = np.asarray(t, dtype=np.float64)
+    if len(t) and np.isfinite(t).all() and (t == np.round(t)).all() and (np.abs(t) < 2 ** 53).all():
+        return t.astype(np.int64)
+    return t
+
+
+def read_intervals(path, frame=None):
     """Reads an intervals CSV written by `audit --out x.csv` or
     `audit predict --out x.csv`, whatever interval columns it has.
 
-    Returns a pandas DataFrame when pandas is installed, else a dict of
-    numpy arrays (column name -> array). The id column is text when any id
-    is not a whole number, else integers; t and every other column are
-    float64 (t and horizon int64 when whole numbers); an empty cell (such as the target of data
-    without labels) is NaN and unbounded limits are -inf / +inf. Numbers
+    Returns a pandas DataFrame when pandas is installed (frame=None) or
+    frame=True, else a dict of numpy arrays (column name -> array). The id column (the first) is
+    integers when every id is the decimal text of one, else text; t and
+    horizon are int64 when whole numbers; every other numeric column is
+    float64, with an empty cell (such as the target of data without labels)
+    NaN and unbounded limits -inf / +inf; a text column stays text. Numbers
     read back to exactly the float64 the binary wrote.
     """
-    with open(os.fspath(path), newline="") as f:
+    path = os.fspath(path)
+    pd = None
+    if frame or frame is None:
+        try:
+            import pandas as pd
+        except ImportError:
+            if frame:
+                raise
+    
+    if pd is not None:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f))
+        df = pd.read_csv(path, float_precision="round_trip", dtype={header[0]: str}, keep_default_na=False,
+                         na_values=[""])
+        df[header[0]] = _ids(df[header[0]].tolist())
+        for name in ("t", "horizon"):
+            if name in df.columns and df[name].dtype.kind in "fi":
+                df[name] = _steps(df[name].to_numpy())
+        return df
+    with open(path, newline="") as f:
         r = csv.reader(f)
         header = next(r)
         rows = list(r)
@@ -68,26 +108,16 @@ def read_intervals(path):
     for j, name in enumerate(header):
         vals = [row[j] for row in rows]
         if j == 0:
-            try:
-                cols[name] = np.array([int(v) for v in vals], dtype=np.int64)
-            except ValueError:
-                cols[name] = np.array(vals, dtype=object)
-        elif name == "horizon":
-            cols[name] = np.array([int(v) for v in vals], dtype=np.int64)
-        elif name == "t":
-            t = np.array([_float(v) for v in vals], dtype=np.float64)
-            whole = np.isfinite(t).all() and (t == np.round(t)).all() and (np.abs(t) < 2 ** 53).all()
-            cols[name] = t.astype(np.int64) if whole else t
-        else:
-            try:
-                cols[name] = np.array([_float(v) for v in vals], dtype=np.float64)
-            except ValueError:
-                cols[name] = np.array(vals, dtype=object)  # a text column (e.g. a kind's name)
-    try:
-        import pandas as pd
-    except ImportError:
-        return cols
-    return pd.DataFrame(cols, columns=header)
+            cols[name] = _ids(vals)
+            continue
+        try:
+            cols[name] = np.array([_float(v) for v in vals], dtype=np.float64)
+        except ValueError:
+            cols[name] = np.array(vals, dtype=object)  # a text column (e.g. a kind's name)
+            continue
+        if name in ("t", "horizon"):
+            cols[name] = _steps(cols[name])
+    return cols
 
 
 class Result:
