@@ -61,6 +61,11 @@ def _ids(vals):
     return np.array(vals, dtype=object)
 
 
+# Columns read as int64 when every value is a whole number: the step, the
+# horizon and the counts of residuals behind a forecast's limits.
+_WHOLE = ("t", "horizon", "m", "m_calibration")
+
+
 def _steps(t):
     """The step column as int64 when every value is a whole number."""
     t = np.asarray(t, dtype=np.float64)
@@ -75,8 +80,8 @@ def read_intervals(path, frame=None):
 
     Returns a pandas DataFrame when pandas is installed (frame=None) or
     frame=True, else a dict of numpy arrays (column name -> array). The id column (the first) is
-    integers when every id is the decimal text of one, else text; t and
-    horizon are int64 when whole numbers; every other numeric column is
+    integers when every id is the decimal text of one, else text; t,
+    horizon, m and m_calibration are int64 when all whole numbers; every other numeric column is
     float64, with an empty cell (such as the target of data without labels)
     NaN and unbounded limits -inf / +inf; a text column stays text. Numbers
     read back to exactly the float64 the binary wrote.
@@ -96,7 +101,7 @@ def read_intervals(path, frame=None):
         df = pd.read_csv(path, float_precision="round_trip", dtype={header[0]: str}, keep_default_na=False,
                          na_values=[""])
         df[header[0]] = _ids(df[header[0]].tolist())
-        for name in ("t", "horizon"):
+        for name in _WHOLE:
             if name in df.columns and df[name].dtype.kind in "fi":
                 df[name] = _steps(df[name].to_numpy())
         return df
@@ -115,7 +120,7 @@ def read_intervals(path, frame=None):
         except ValueError:
             cols[name] = np.array(vals, dtype=object)  # a text column (e.g. a kind's name)
             continue
-        if name in ("t", "horizon"):
+        if name in _WHOLE:
             cols[name] = _steps(cols[name])
     return cols
 
@@ -259,7 +264,7 @@ def fit(model, data, save, *, calibration=None, binary=None, timeout=None, **fla
     return save
 
 
-def predict(load, data, *, model=None, out=None, binary=None, timeout=None):
+def predict(load, data, *, model=None, out=None, binary=None, timeout=None, **flags):
     """Intervals for new sequences from a fitted audit (`audit predict
     --load LOAD --data DATA`); returns a Result.
 
@@ -268,14 +273,16 @@ def predict(load, data, *, model=None, out=None, binary=None, timeout=None):
     without it the intervals come without coverage, and Result.summary is
     None). model overrides the model path recorded by fit (the binary
     refuses a model whose SHA-256 differs from the fitted one). out names
-    report files to keep. Raises AuditError with the binary's message on
-    failure (another model, other feature columns, another format version).
+    report files to keep; other keyword arguments are predict's flags
+    (as in audit). Raises AuditError with the binary's message on failure
+    (another model, other feature columns, another format version).
     """
     with tempfile.TemporaryDirectory(prefix="rnnaudit-") as tmp:
         args = ["predict", "--load", os.path.abspath(os.fspath(load)),
                 "--data", _data_path(data, tmp, "new.csv", "data")]
         if model is not None:
             args += ["--model", os.path.abspath(os.fspath(model))]
+        args += flag_args(flags)
         for o in _outs(out):
             args += ["--out", o]
         return _run_and_read(args, tmp, binary, timeout)
