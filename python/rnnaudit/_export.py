@@ -120,11 +120,12 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     path = os.fspath(path)
     params = list(module.parameters())
     dtype = params[0].dtype if params else torch.float32
+    device = params[0].device if params else torch.device("cpu")
     if example is None:
         if n_features is None:
             raise ValueError("give example (a sample input tensor) or n_features")
         shape = (1, steps, n_features) if batch_first else (steps, 1, n_features)
-        example = torch.zeros(shape, dtype=dtype)
+        example = torch.zeros(shape, dtype=dtype, device=device)
     if example.dim() != 3:
         raise ValueError("example has shape %s: the audit reads one input [batch, time, features] "
                          "(or [time, batch, features] with batch_first=False)" % (tuple(example.shape),))
@@ -232,7 +233,7 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, 
         if not batch_first:
             a = a.transpose(1, 0, 2)
         xs = list(a)
-    ref = copy.deepcopy(module).double().eval()
+    ref = copy.deepcopy(module).double().cpu().eval()
     H = res.horizons
     expected = {}  # (sequence index, row index, horizon) -> module value
     rows_of = []   # per sequence: its rows in the CSV (features, and targets)
