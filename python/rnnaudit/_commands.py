@@ -192,10 +192,11 @@ def _outs(out):
     return [os.path.abspath(os.fspath(o)) for o in out]
 
 
-def _run_and_read(args, tmp, binary, timeout):
+def _run_and_read(args, tmp, binary, timeout, progress):
     csv_path = os.path.join(tmp, "intervals.csv")
     json_path = os.path.join(tmp, "report.json")
-    text = run(args + ["--out", csv_path, "--out", json_path], binary=binary, timeout=timeout)
+    text = run(args + ["--out", csv_path, "--out", json_path], binary=binary, timeout=timeout,
+               progress=progress)
     # The binary names every report it wrote; the two temporary ones are
     # gone when this returns, so the line names only the caller's.
     lines = []
@@ -213,7 +214,8 @@ def _run_and_read(args, tmp, binary, timeout):
     return Result(read_intervals(csv_path), report, text, args)
 
 
-def audit(model, data, test=None, *, calibration=None, out=None, binary=None, timeout=None, **flags):
+def audit(model, data, test=None, *, calibration=None, out=None, binary=None, timeout=None, progress=False,
+          **flags):
     """Runs a full audit (`audit --model MODEL --data DATA ...`) and returns
     a Result.
 
@@ -225,7 +227,8 @@ def audit(model, data, test=None, *, calibration=None, out=None, binary=None, ti
     features=["a", "b"], input=["x_cat=store,dow"], shift=1, retrain=20...
     (`audit --help` lists them). out names report files to keep (.html,
     .md, .json, .csv), one path or a list. binary is the rnnaudit binary
-    (default: see find_binary); timeout in seconds.
+    (default: see find_binary); timeout in seconds; progress=True shows the
+    binary's progress lines on sys.stderr while it runs.
 
     Raises AuditError with the binary's message when the audit fails, e.g.
     a missing column (naming the file, line and column) or a model that does
@@ -241,10 +244,10 @@ def audit(model, data, test=None, *, calibration=None, out=None, binary=None, ti
         args += flag_args(flags)
         for o in _outs(out):
             args += ["--out", o]
-        return _run_and_read(args, tmp, binary, timeout)
+        return _run_and_read(args, tmp, binary, timeout, progress)
 
 
-def fit(model, data, save, *, calibration=None, binary=None, timeout=None, **flags):
+def fit(model, data, save, *, calibration=None, binary=None, timeout=None, progress=False, **flags):
     """Fits an audit once (`audit fit ... --save SAVE`) for predict to use.
 
     Takes the audit's arguments except test (flags as keyword arguments,
@@ -260,11 +263,11 @@ def fit(model, data, save, *, calibration=None, binary=None, timeout=None, **fla
         if calibration is not None:
             args += ["--calibration", _data_path(calibration, tmp, "calibration.csv", "calibration", flags)]
         args += flag_args(flags) + ["--save", save]
-        run(args, binary=binary, timeout=timeout)
+        run(args, binary=binary, timeout=timeout, progress=progress)
     return save
 
 
-def predict(load, data, *, model=None, out=None, binary=None, timeout=None, **flags):
+def predict(load, data, *, model=None, out=None, binary=None, timeout=None, progress=False, **flags):
     """Intervals for new sequences from a fitted audit (`audit predict
     --load LOAD --data DATA`); returns a Result.
 
@@ -285,4 +288,4 @@ def predict(load, data, *, model=None, out=None, binary=None, timeout=None, **fl
         args += flag_args(flags)
         for o in _outs(out):
             args += ["--out", o]
-        return _run_and_read(args, tmp, binary, timeout)
+        return _run_and_read(args, tmp, binary, timeout, progress)

@@ -1,7 +1,10 @@
+import contextlib
+import io
 import json
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -189,9 +192,26 @@ class Errors(unittest.TestCase):
         self.assertIn("model.onnx", str(cm.exception))
 
     def test_timeout(self):
-        with self.assertRaisesRegex(rnnaudit.AuditError, "did not finish within"):
-            rnnaudit.audit(os.path.join(SYNTHETIC, "model.onnx"), os.path.join(SYNTHETIC, "train.csv"),
-                           binary=BINARY, timeout=0.01)
+        for progress in (False, True):
+            with self.subTest(progress=progress):
+                t = time.monotonic()
+                with self.assertRaisesRegex(rnnaudit.AuditError, "did not finish within"):
+                    rnnaudit.audit(os.path.join(SYNTHETIC, "model.onnx"), os.path.join(SYNTHETIC, "train.csv"),
+                                   binary=BINARY, timeout=0.05, progress=progress)
+                # The binary was stopped, not waited for (a full audit of
+                # that file takes seconds).
+                self.assertLess(time.monotonic() - t, 30)
+
+    def test_progress_streams_stderr(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            r = rnnaudit.audit(MODEL, TRAIN, ridge=10, binary=BINARY, progress=True)
+            with self.assertRaises(rnnaudit.AuditError) as cm:
+                rnnaudit.audit(MODEL, TRAIN, binary=BINARY, features=["nope"], progress=True)
+        self.assertEqual(len(r.intervals["id"]), 1000)
+        self.assertIn('column "nope"', str(cm.exception))
+        self.assertEqual(cm.exception.returncode, 1)
+        self.assertIn('column "nope"', err.getvalue())  # copied to sys.stderr as it came
 
 
 class Binary(unittest.TestCase):
