@@ -81,8 +81,13 @@ type AdaptiveOptions struct {
 
 // Defaults of AdaptiveOptions.
 const (
-	DefaultGamma         = 0.005 // Gibbs and Candès's choice
-	DefaultRho           = 0.99  // Barber et al.'s choice for drifting data
+	// DefaultGamma is ACI's default step. Gibbs and Candès used 0.005;
+	// on benchmarks/timeseries that adapts too slowly to volatility
+	// spells of a hundred forecasts (worst window of 250 at 0.74 and
+	// 0.83 on the regime and ECG series), where 0.02 keeps it above 0.8
+	// at the same long-run coverage and width.
+	DefaultGamma         = 0.02
+	DefaultRho           = 0.99 // Barber et al.'s choice for drifting data
 	DefaultRollingWindow = 250
 )
 
