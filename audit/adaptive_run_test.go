@@ -3,14 +3,11 @@ package audit_test
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
-	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // TestAdaptiveRun audits the small synthetic example with the adaptive
@@ -25,19 +22,7 @@ import (
 //     the result's steps;
 //   - the comparison of kinds repeats the summary's jackknife+ coverage.
 func TestAdaptiveRun(t *testing.T) {
-	dir := "../examples/synthetic"
-	g, err := onnx.Load(filepath.Join(dir, "model_small.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) *blocks.Dataset {
-		d, err := blocks.ReadFile(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	train, test, cal := read("train_small.csv"), read("test_small.csv"), read("cal_small.csv")
+	g, train, test, cal := smallSynthetic(t)
 	const alpha, gamma = 0.1, 0.05
 	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Calibration: cal, Adaptive: &audit.AdaptiveOptions{Gamma: gamma}}
 	res, err := audit.Run(context.Background(), g, train, test, &opt)

@@ -73,9 +73,15 @@ func jsonStepAdaptiveOf(a *audit.StepAdaptive) jsonStepAdaptive {
 	if a == nil {
 		return jsonStepAdaptive{}
 	}
-	p := func(x float64) *fnum { v := fnum(x); return &v }
-	return jsonStepAdaptive{p(a.Alpha), a.Empty, p(a.ACILower), p(a.ACIUpper), p(a.AgACILower), p(a.AgACIUpper),
-		p(a.NexCPLower), p(a.NexCPUpper), p(a.RollingLower), p(a.RollingUpper)}
+	return jsonStepAdaptive{fptr(a.Alpha), a.Empty, fptr(a.ACILower), fptr(a.ACIUpper), fptr(a.AgACILower), fptr(a.AgACIUpper),
+		fptr(a.NexCPLower), fptr(a.NexCPUpper), fptr(a.RollingLower), fptr(a.RollingUpper)}
+}
+
+// fptr is a pointer to x as a JSON number (null when not finite), for the
+// optional limits of a step.
+func fptr(x float64) *fnum {
+	v := fnum(x)
+	return &v
 }
 
 // adaptiveName is the name of an adaptive kind in a table.
