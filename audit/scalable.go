@@ -156,7 +156,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift}
+	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
 
@@ -515,6 +515,9 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		}
 	}
 	records := func(d *blocks.Dataset, pts []point, labels bool) ([]PointRecord, error) {
+		if len(pts) == 0 {
+			return nil, nil // a fit (Fit) evaluates no test points
+		}
 		out := make([]PointRecord, len(pts))
 		// The points of each (sequence, forecast).
 		type key struct {
@@ -593,6 +596,10 @@ type tableRep struct {
 	table     *BlockTable
 	test, cal []PointRecord
 	shift     []float64
+	// basis and slots map new evaluation points (forPoints): the
+	// factor's rows and the forecast slots of the table's residuals.
+	basis *ShiftBasis
+	slots map[forecast]int
 }
 
 func (r *tableRep) residuals(context.Context, *problem, func(string)) (*looResiduals, error) {
