@@ -63,18 +63,18 @@ type ArtifactHeader struct {
 	// Horizons of the fit: the model must be loaded with the same output
 	// (onnx.LoadOutput with ParseOutput's name) for its hash and
 	// parameters to match.
-	Output     string              `json:"output,omitempty"`
-	Inputs     map[string][]string `json:"inputs,omitempty"`
-	Horizons   int                 `json:"horizons,omitempty"`
-	Params     string              `json:"params,omitempty"`
-	Layout     string              `json:"layout"`
-	TrainFile  string              `json:"train_file"`
-	IDCol      string              `json:"id_col"`
-	TimeCol    string              `json:"time_col"`
-	Features   []string            `json:"features"`
-	Targets    []string            `json:"targets"`
-	Shift      int                 `json:"shift"`
-	Solver     string              `json:"solver"`
+	Output    string              `json:"output,omitempty"`
+	Inputs    map[string][]string `json:"inputs,omitempty"`
+	Horizons  int                 `json:"horizons,omitempty"`
+	Params    string              `json:"params,omitempty"`
+	Layout    string              `json:"layout"`
+	TrainFile string              `json:"train_file"`
+	IDCol     string              `json:"id_col"`
+	TimeCol   string              `json:"time_col"`
+	Features  []string            `json:"features"`
+	Targets   []string            `json:"targets"`
+	Shift     int                 `json:"shift"`
+	Solver    string              `json:"solver"`
 	// Representation is how the body holds the leave-one-block-out
 	// models: "steps" or "low-rank" (see FormatVersion).
 	Representation string `json:"representation"`
@@ -110,8 +110,8 @@ type fitBody struct {
 	Basis []float64
 	Slots []fitSlot
 	Shift []float64
-	Naive       []fitNaive
-	Cal         *fitCal
+	Naive []fitNaive
+	Cal   *fitCal
 	// Low and High are Options.Low and High as zero or one value: gob
 	// drops a pointer to zero.
 	Low, High []float64
