@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -140,13 +141,9 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		formats = append(formats, format)
 	}
-	art, err := os.ReadFile(load)
+	h, err := readArtifactHeader(load)
 	if err != nil {
-		return fmt.Errorf("--load: %w", unwrapPath(err))
-	}
-	h, err := audit.ReadHeader(bytes.NewReader(art))
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", load, err)
+		return err
 	}
 	if model == "" {
 		if model = h.ModelPath; model == "" {
@@ -160,22 +157,9 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkIdentity([]namedFile{{"--load", load}, {"--data", data}, {"--model", model}}, outFiles); err != nil {
 		return err
 	}
-	// The model as the fit loaded it: the output it chose.
-	name, _, err := audit.ParseOutput(h.Output)
-	if err != nil {
-		return fmt.Errorf("--load %s: output %q: %w", load, h.Output, err)
-	}
-	sum, err := fileSHA256(model)
+	f, h, g, err := loadFittedGraph(load, model)
 	if err != nil {
 		return err
-	}
-	g, _, err := onnx.LoadOutput(model, name)
-	if err != nil {
-		return err
-	}
-	f, err := audit.Load(bytes.NewReader(art), g, sum)
-	if err != nil {
-		return fmt.Errorf("--load %s with --model %s: %w", load, model, err)
 	}
 	if err := checkFitColumns(data, load, h); err != nil {
 		return err
@@ -240,6 +224,65 @@ func checkFitColumns(data, load string, h audit.ArtifactHeader) error {
 	}
 	return fmt.Errorf("--data %s has no column %s, which the fit (--load %s) read from %s: give data with the training file's columns %s",
 		data, strings.Join(missing, ", "), load, h.TrainFile, strings.Join(append([]string{h.IDCol, h.TimeCol}, h.Features...), ", "))
+}
+
+// readArtifactHeader reads the header of the artifact at load.
+func readArtifactHeader(load string) (audit.ArtifactHeader, error) {
+	fh, err := os.Open(load)
+	if err != nil {
+		return audit.ArtifactHeader{}, fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	defer fh.Close()
+	h, err := audit.ReadHeader(bufio.NewReader(fh))
+	if err != nil {
+		return h, fmt.Errorf("--load %s: %w", load, err)
+	}
+	return h, nil
+}
+
+// loadFittedGraph reads the artifact at load and its model (model, or
+// the path the fit recorded) as the fit loaded it, checks that they
+// belong together, and returns the fit, the artifact's header and the
+// model's graph (all its parameters, for the report's parameter roles).
+func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *graph.Graph, error) {
+	art, err := os.ReadFile(load)
+	if err != nil {
+		return nil, audit.ArtifactHeader{}, nil, fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	h, err := audit.ReadHeader(bytes.NewReader(art))
+	if err != nil {
+		return nil, h, nil, fmt.Errorf("--load %s: %w", load, err)
+	}
+	if model == "" {
+		if model = h.ModelPath; model == "" {
+			return nil, h, nil, usagef("--load %s records no model path: give --model", load)
+		}
+	}
+	g, sum, err := loadFitModel(model, h)
+	if err != nil {
+		return nil, h, nil, err
+	}
+	f, err := audit.Load(bytes.NewReader(art), g, sum)
+	if err != nil {
+		return nil, h, nil, fmt.Errorf("--load %s with --model %s: %w", load, model, err)
+	}
+	return f, h, g, nil
+}
+
+// loadFitModel loads the model at path as the fit of header h loaded
+// it (the output it chose, and only what that output needs) and the
+// SHA-256 of its file, which audit.Load checks.
+func loadFitModel(path string, h audit.ArtifactHeader) (*graph.Graph, [32]byte, error) {
+	name, _, err := audit.ParseOutput(h.Output)
+	if err != nil {
+		return nil, [32]byte{}, fmt.Errorf("the artifact's output %q: %w", h.Output, err)
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return nil, sum, err
+	}
+	g, _, err := onnx.LoadOutput(path, name)
+	return g, sum, err
 }
 
 // loadModel loads the model as audit and audit fit do: only the
