@@ -166,7 +166,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 	b := fitBody{Options: f.opt, Model: f.model, Setting: f.setting, Estimator: f.inf.estimator, Damping: f.inf.damping,
 		Notes: f.inf.notes, Diag: f.inf.diag, Warnings: f.inf.warnings, Influential: f.influential,
 		Low: bound(f.opt.Low), High: bound(f.opt.High)}
-	b.Options.Calibration, b.Options.Progress = nil, nil
+	b.Options.Calibration, b.Options.Progress, b.Options.Executor = nil, nil, nil
 	h := f.header(modelSHA256)
 	switch r := f.inf.rep.(type) {
 	case *stepsRep:
