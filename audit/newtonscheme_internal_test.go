@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"time"
+
 	"fmt"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -240,5 +243,185 @@ func TestNewtonKrylovMatchesDense(t *testing.T) {
 				t.Errorf("largest leverage %.3g: the case does not exercise the correction", want.levMax)
 			}
 		})
+	}
+}
+
+// exactAgreement is how close one estimator's leave-one-block-out models
+// come to exact re-fits: the mean over blocks of |delta - delta_exact| /
+// |delta_exact| (ParamErr), and the mean over test forecasts with finite
+// limits of (|lo - lo_exact| + |up - up_exact|) / 2 over the mean exact
+// width (LimitErr), every block of the scheme re-fitted.
+type exactAgreement struct {
+	ParamErr, LimitErr float64
+}
+
+// stationaryProblem prepares the audit of train (test data test) with
+// opt, its parameters moved to theta (nil: to the minimum of its full
+// loss, found by an exact re-fit, which it returns).
+func stationaryProblem(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, opt Options, theta []float64) (*problem, []float64) {
+	t.Helper()
+	o, g, err := validate(g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Workers = 2
+	p, err := prepare(o, g, train, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theta == nil {
+		rf := &refitting{p: p, gradScale: 1e-7}
+		if rf.base, err = rf.hessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
+			t.Fatal(err)
+		}
+		th, _, gn, _, err := rf.refit(t.Context(), -1, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gn > 1e-7 {
+			t.Fatalf("the full re-fit stopped at gradient norm %.3g", gn)
+		}
+		theta = th
+	}
+	copy(p.theta, theta)
+	return p, theta
+}
+
+// agreement fits p (its influence phase and residuals) and compares
+// every block's estimated model with exact re-fits exact (by block).
+func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
+	t.Helper()
+	ctx := t.Context()
+	ev, err := evaluate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fit(ctx, p, ev, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.inf.estimator != p.opt.Estimator {
+		t.Fatalf("estimator %s, want %s (notes %q)", f.inf.estimator, p.opt.Estimator, f.inf.notes)
+	}
+	var a exactAgreement
+	exDelta := make([][]float64, len(exact))
+	for k, th := range exact {
+		exDelta[k] = sub(th, p.theta)
+		a.ParamErr += norm(sub(f.inf.delta[k], exDelta[k])) / norm(exDelta[k]) / float64(len(exact))
+	}
+	pi, err := perturbedPredictions(ctx, p, ev, "", f.inf.delta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe, err := perturbedPredictions(ctx, p, ev, "", nil, exact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	looExact, err := blockResiduals(ctx, p, exDelta, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, pi, f.loo.entries, p.self, nil)
+	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, pe, looExact.entries, p.self, nil)
+	var diff, width float64
+	n := 0
+	for i := range ev.test {
+		if math.IsInf(le.lo[i], 0) || math.IsInf(le.up[i], 0) || math.IsInf(li.lo[i], 0) || math.IsInf(li.up[i], 0) {
+			continue
+		}
+		diff += (math.Abs(li.lo[i]-le.lo[i]) + math.Abs(li.up[i]-le.up[i])) / 2
+		width += le.up[i] - le.lo[i]
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no test forecast with finite limits")
+	}
+	a.LimitErr = diff / width
+	return a
+}
+
+// TestNewtonAgainstExactRetraining: on a small GRU at the minimum of its
+// ridge-regularised loss (an exact re-fit of the fixture model), every
+// block of every scheme is re-fitted exactly, and the Newton estimator's
+// leave-one-block-out parameters and jackknife+ limits are at least as
+// close to the exact ones as the infinitesimal jackknife's, for interval
+// and nested blocks as for sequence blocks (issue 23). Two audits:
+//
+//   - the linear read-out only (Params): the loss is quadratic in the
+//     audited parameters, the Gauss-Newton matrix is the Hessian, and the
+//     Newton step is the exact re-fit for every scheme (to the damping:
+//     errors below 1e-6), where the infinitesimal jackknife is not;
+//   - every parameter, Gauss-Newton curvature: the exact re-fits follow
+//     the Hessian, which the Gauss-Newton matrix approximates, so neither
+//     estimator is exact; measured (go test ./audit -run
+//     TestNewtonAgainstExactRetraining -v), relative error of the
+//     parameter shifts Newton / infinitesimal 0.73 / 0.82 (sequence
+//     blocks), 0.79 / 0.88 (interval), 0.77 / 0.88 (nested), and of the
+//     limits 0.052 / 0.146, 0.110 / 0.206, 0.115 / 0.217.
+//
+// With the Hessian curvature the Newton step subtracts only the block's
+// Gauss-Newton part from the Hessian, and on this model (targets at
+// random weights plus noise) it did worse than the infinitesimal one
+// (limits 0.29 / 0.14 with sequence blocks, 0.32 / 0.16 interval); it is
+// not asserted.
+func TestNewtonAgainstExactRetraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-fits 76 blocks exactly (about 40 s); not in -short")
+	}
+	g := fixtureModel(t, "gru_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 12, 0, 8, 8, 41)
+	test := randomData(t, "test", g, BatchFirst, 20, 0, 8, 8, 42)
+	for _, tc := range []struct {
+		params  string
+		damping float64
+		exact   bool // Newton is the exact re-fit
+	}{{"onnx::MatMul_111,head.bias", 1e-12, true}, {"", 0, false}} {
+		var theta []float64
+		seqErr := exactAgreement{}
+		for _, kind := range []blocks.Kind{blocks.Sequences, blocks.Intervals, blocks.Nested} {
+			opt := Options{Layout: BatchFirst, Ridge: 0.5, Blocks: kind, BlockLength: 4, Solver: Exact, Params: tc.params, Damping: tc.damping}
+			var p *problem
+			p, theta = stationaryProblem(t, g, train, test, opt, theta)
+			rf := &refitting{p: p, gradScale: 1e-7}
+			var err error
+			if rf.base, err = rf.hessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
+				t.Fatal(err)
+			}
+			exact := make([][]float64, len(p.scheme.Blocks))
+			for k := range exact {
+				th, _, gn, _, err := rf.refit(t.Context(), k, time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gn > 1e-6 {
+					t.Fatalf("%s block %d: re-fit stopped at gradient norm %.3g", kind, k, gn)
+				}
+				exact[k] = th
+			}
+			res := map[Estimator]exactAgreement{}
+			for _, est := range []Estimator{Newton, Infinitesimal} {
+				o := opt
+				o.Estimator = est
+				q, _ := stationaryProblem(t, g, train, test, o, theta)
+				res[est] = agreement(t, q, exact)
+			}
+			n, i := res[Newton], res[Infinitesimal]
+			what := fmt.Sprintf("params %q, %s blocks (%d)", tc.params, kind, len(exact))
+			t.Logf("%s: parameter shift error Newton %.3g, infinitesimal %.3g; limits error Newton %.3g, infinitesimal %.3g",
+				what, n.ParamErr, i.ParamErr, n.LimitErr, i.LimitErr)
+			if n.ParamErr > i.ParamErr || n.LimitErr > i.LimitErr {
+				t.Errorf("%s: Newton (%+v) does not beat the infinitesimal jackknife (%+v) against exact re-fits", what, n, i)
+			}
+			switch {
+			case tc.exact && (n.ParamErr > 1e-6 || n.LimitErr > 1e-6):
+				t.Errorf("%s: the Newton step of a quadratic loss is not the exact re-fit: %+v", what, n)
+			case tc.exact && i.ParamErr < 1e-3:
+				t.Errorf("%s: the infinitesimal jackknife is exact too (%+v): the case does not tell them apart", what, i)
+			case kind == blocks.Sequences:
+				seqErr = n
+			case !tc.exact && n.LimitErr > 2.5*seqErr.LimitErr:
+				t.Errorf("%s: Newton's limits error %.3g, more than 2.5 times the sequence blocks' %.3g", what, n.LimitErr, seqErr.LimitErr)
+			}
+		}
 	}
 }

@@ -29,6 +29,10 @@ type Result struct {
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (verdict.go).
 	Verdict Verdict
+	// Scheme is the advice on the block scheme from the training data's
+	// shape and residuals (scheme.go; nil where not measured, as in
+	// Fitted.Predict).
+	Scheme *SchemeAdvice
 }
 
 // ModelInfo describes the audited model.
