@@ -70,15 +70,9 @@ func fitCheck(ctx context.Context, p *problem) (*FitCheck, error) {
 	return checkFit(ctx, p, total)
 }
 
-// assess is Run's last phase: the advice on the block scheme, the damping
-// sensitivity (when asked for), the recommended kind of interval and the
-// verdict.
+// assess is Run's last phase: the damping sensitivity (when asked for),
+// the recommended kind of interval and the verdict.
 func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error {
-	sa, err := adviseScheme(ctx, p)
-	if err != nil {
-		return err
-	}
-	res.Scheme = sa
 	if res.Summary != nil && p.opt.DampingSensitivity {
 		p.opt.progress("damping sensitivity", 0, 0)
 		ds, err := dampingSensitivity(ctx, p, ev, res.Setting.Damping, res.Summary.MeanLength)

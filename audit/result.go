@@ -29,10 +29,6 @@ type Result struct {
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (verdict.go).
 	Verdict Verdict
-	// Scheme is the advice on the block scheme from the training data's
-	// shape and residuals (scheme.go; nil where not measured, as in
-	// Fitted.Predict).
-	Scheme *SchemeAdvice
 }
 
 // ModelInfo describes the audited model.
@@ -242,6 +238,9 @@ type Diagnostics struct {
 	// with the damping (damping.go; nil without labelled data).
 	Fit                *FitCheck
 	DampingSensitivity *DampingSensitivity
+	// Scheme is the advice on the block scheme from the training data's
+	// shape and the serial correlation of its residuals (scheme.go).
+	Scheme *SchemeAdvice
 }
 
 // InfluenceEntry is one block and the size of its influence.

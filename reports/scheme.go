@@ -12,7 +12,7 @@ import (
 // shape and the serial correlation of its residuals, why, and what to
 // change when the scheme in use does not fit. "" without advice.
 func schemeText(r *audit.Result) string {
-	a := r.Scheme
+	a := r.Diag.Scheme
 	if a == nil {
 		return ""
 	}
@@ -71,7 +71,7 @@ func mismatchText(a *audit.SchemeAdvice) string {
 // schemeLine is the terminal's line on the block scheme: the advice when
 // the scheme in use does not fit, else "".
 func schemeLine(r *audit.Result) string {
-	if r.Scheme == nil || r.Scheme.Fits {
+	if r.Diag.Scheme == nil || r.Diag.Scheme.Fits {
 		return ""
 	}
 	return schemeText(r)
@@ -97,7 +97,7 @@ type jsonScheme struct {
 
 // jsonSchemeOf returns the JSON form of r's scheme advice, nil without.
 func jsonSchemeOf(r *audit.Result) *jsonScheme {
-	a := r.Scheme
+	a := r.Diag.Scheme
 	if a == nil {
 		return nil
 	}

@@ -32,7 +32,7 @@ func TestSchemeText(t *testing.T) {
 		{"few, sequence used", audit.SchemeAdvice{Sequences: 4, MedianLength: 250, MaxLength: 260, Lag1: math.NaN(), Used: "sequence", Scheme: "nested", Alternative: "interval", Shape: audit.ShapeFew, SuggestedLength: 1},
 			[]string{"4 sequences (median 250 rows), too few to leave out one at a time (sequence blocks are advised from 20 at alpha 0.1), so nested blocks fit, or interval blocks", "serial correlation is not measured", "This audit used sequence blocks: use --blocks nested --block-length 1."}, nil},
 	} {
-		r := &audit.Result{Setting: audit.Setting{Alpha: 0.1}, Scheme: &tc.a}
+		r := &audit.Result{Setting: audit.Setting{Alpha: 0.1}, Diag: audit.Diagnostics{Scheme: &tc.a}}
 		got := schemeText(r)
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
@@ -53,7 +53,7 @@ func TestSchemeText(t *testing.T) {
 	}
 
 	r := fixture()
-	r.Scheme = &audit.SchemeAdvice{Sequences: 12, MedianLength: 8, MaxLength: 8, Lag1: 0.1, Pairs: 84, Used: "sequence", Scheme: "nested", Alternative: "interval", Shape: audit.ShapeFew, SuggestedLength: 1}
+	r.Diag.Scheme = &audit.SchemeAdvice{Sequences: 12, MedianLength: 8, MaxLength: 8, Lag1: 0.1, Pairs: 84, Used: "sequence", Scheme: "nested", Alternative: "interval", Shape: audit.ShapeFew, SuggestedLength: 1}
 	found := false
 	for _, n := range notes(r) {
 		found = found || strings.HasPrefix(n, "Block scheme: the training data are 12 sequences")
