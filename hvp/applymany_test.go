@@ -61,3 +61,40 @@ func TestApplyManyEqualsApply(t *testing.T) {
 		t.Error("20 vectors and 1 result: no error")
 	}
 }
+
+// TestOperatorManyKeepsForward checks the low-rank factor's operator,
+// which runs every batch's forward pass once and keeps it, against
+// ApplyMany bit for bit, on its first call and on later ones (the kept
+// passes), for both curvatures.
+func TestOperatorManyKeepsForward(t *testing.T) {
+	ctx := context.Background()
+	_, parts, theta := paperData(t, 12)
+	parts.Ridge = 0.5
+	P := len(theta)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []hvp.Curvature{hvp.GaussNewton, hvp.Hessian} {
+		op, err := (&hvp.LowRank{P: P}).OperatorMany(parts, c, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for call := 0; call < 3; call++ {
+			v, got, want := make([][]float64, 3), make([][]float64, 3), make([][]float64, 3)
+			for j := range v {
+				v[j], got[j], want[j] = randUnit(r, P), make([]float64, P), make([]float64, P)
+			}
+			if err := op(ctx, v, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := parts.ApplyMany(ctx, c, theta, v, want); err != nil {
+				t.Fatal(err)
+			}
+			for j := range v {
+				for i := range want[j] {
+					if got[j][i] != want[j][i] {
+						t.Fatalf("%s, call %d, vector %d: operator[%d] = %.17g, ApplyMany %.17g", c, call, j, i, got[j][i], want[j][i])
+					}
+				}
+			}
+		}
+	}
+}

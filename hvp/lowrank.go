@@ -149,7 +149,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 		ns = 0
 	}
 	f := &LowRank{P: P, Scale: 1}
-	apply, err := f.curvatureOf(o, opt)
+	apply, err := f.curvatureOf(o, opt, theta)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	// products runs the products of several vectors in one pass over
 	// the data (ApplyMany); Lanczos takes them one at a time.
 	products := func(v, out [][]float64) error {
-		if err := apply(ctx, opt.Curvature, theta, v, out); err != nil {
+		if err := apply(ctx, v, out); err != nil {
 			return err
 		}
 		f.Products += len(v)
@@ -478,13 +478,7 @@ func (f *LowRank) OperatorMany(o *Objective, c Curvature, theta []float64) (Prod
 	if err := checkLen("theta", theta, f.P); err != nil {
 		return nil, err
 	}
-	apply, err := f.product(o)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, v, out [][]float64) error {
-		return apply(ctx, c, theta, v, out)
-	}, nil
+	return f.product(o, c, theta)
 }
 
 // SolvePCG sets x[j] to (C + lambda I)^-1 b[j] to a relative residual
@@ -550,10 +544,10 @@ func addScaled(dst, src []float64, a float64) {
 
 // curvatureOf returns the curvature-vector product NewLowRank uses: o's
 // own, or a subsample's scaled to the whole (LowRankOptions.Subsample).
-func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (manyProduct, error) {
+func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions, theta []float64) (ProductMany, error) {
 	n := len(o.Batches)
 	if opt.Subsample <= 0 || opt.Subsample >= n {
-		return o.ApplyMany, nil
+		return o.atPoint(opt.Curvature, theta), nil
 	}
 	r := rand.New(rand.NewPCG(opt.Seed, 0x73756273616d706c))
 	pick := r.Perm(n)[:opt.Subsample]
@@ -573,18 +567,16 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (manyProduct, e
 		return nil, errs.Fix([]Option{OptSubsample}, "hvp: the %d sampled batches have no loss weight", opt.Subsample)
 	}
 	f.Drawn, f.Scale = pick, wAll/wSub
-	return f.product(o)
+	return f.product(o, opt.Curvature, theta)
 }
 
-// manyProduct is the signature of Objective.ApplyMany.
-type manyProduct func(ctx context.Context, c Curvature, theta []float64, v, out [][]float64) error
-
 // product is the curvature-vector product of o that f's Drawn and Scale
-// name, for many vectors at once: o's own when Drawn is nil, else the
-// drawn batches' scaled by Scale plus o's ridge.
-func (f *LowRank) product(o *Objective) (manyProduct, error) {
+// name, curvature c at theta, for many vectors at once: o's own when
+// Drawn is nil, else the drawn batches' scaled by Scale plus o's ridge.
+// Each batch's forward pass is run once and kept (Objective.atPoint).
+func (f *LowRank) product(o *Objective, c Curvature, theta []float64) (ProductMany, error) {
 	if f.Drawn == nil {
-		return o.ApplyMany, nil
+		return o.atPoint(c, theta), nil
 	}
 	sub := &Objective{Loss: o.Loss, Workers: o.Workers}
 	for _, i := range f.Drawn {
@@ -594,8 +586,9 @@ func (f *LowRank) product(o *Objective) (manyProduct, error) {
 		sub.Batches = append(sub.Batches, o.Batches[i])
 	}
 	ridge, scale := o.Ridge, f.Scale
-	return func(ctx context.Context, c Curvature, theta []float64, v, out [][]float64) error {
-		if err := sub.ApplyMany(ctx, c, theta, v, out); err != nil {
+	apply := sub.atPoint(c, theta)
+	return func(ctx context.Context, v, out [][]float64) error {
+		if err := apply(ctx, v, out); err != nil {
 			return err
 		}
 		for j := range out {
