@@ -267,6 +267,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	if s := schemeLine(r); s != "" {
 		b.WriteString(s + "\n")
 	}
+	for _, l := range adaptiveSummaryLines(r) {
+		b.WriteString(l + "\n")
+	}
 	for _, x := range warnings(r) {
 		b.WriteString("warning: " + x + "\n")
 	}
