@@ -463,7 +463,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
 		DampingSensitivity: f.dampingSensitivity,
 	}
-	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test); err != nil {
+	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err
 	}
 	return nil
