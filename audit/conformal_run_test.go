@@ -22,8 +22,7 @@ import (
 //   - split-conformal coverage on the 2,000 test values is near 90%;
 //   - the comparison of kinds agrees with the summary where they overlap.
 func TestCalibrationRun(t *testing.T) {
-	g, _, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
-	train, test, cal := ds[0], ds[1], ds[2]
+	g, train, test, cal := smallSynthetic(t)
 	low, high := 0.0, 10.0
 	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, High: &high}
 	plain, err := audit.Run(context.Background(), g, train, test, &opt)

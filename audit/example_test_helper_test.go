@@ -16,8 +16,7 @@ import (
 // files named in files, in order.
 func synthetic(tb testing.TB, model string, files ...string) (*graph.Graph, [32]byte, []*blocks.Dataset) {
 	tb.Helper()
-	dir := "../examples/synthetic"
-	path := filepath.Join(dir, model)
+	path := filepath.Join(exampleDir, model)
 	g, err := onnx.Load(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -28,7 +27,7 @@ func synthetic(tb testing.TB, model string, files ...string) (*graph.Graph, [32]
 	}
 	var ds []*blocks.Dataset
 	for _, name := range files {
-		d, err := blocks.ReadFile(filepath.Join(dir, name), nil)
+		d, err := blocks.ReadFile(filepath.Join(exampleDir, name), nil)
 		if err != nil {
 			tb.Fatal(err)
 		}

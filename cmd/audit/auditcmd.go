@@ -57,6 +57,7 @@ type flags struct {
 	version                   bool
 	timings                   bool
 	dampingSensitivity        bool
+	adaptive                  adaptiveFlags
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -102,6 +103,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	f.adaptive.define(fs)
 	return fs
 }
 
@@ -460,6 +462,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
 		DampingSensitivity: f.dampingSensitivity,
+	}
+	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test); err != nil {
+		return err
 	}
 	return nil
 }
