@@ -116,7 +116,19 @@ type Options struct {
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks
-	Solver      Solver      // "" means Auto
+	// Pooling chooses which leave-one-block-out residuals a forecast's
+	// interval is built from ("" means PoolAuto; see Pooling), and
+	// Warmup the rows at the start of every sequence that PoolRows keeps
+	// by position (0: the block length K; negative: none). Run resolves
+	// both: a Result's Setting says which pooling ran.
+	Pooling Pooling
+	Warmup  int
+	// Restart starts every test sequence at row 0. Without it a test
+	// sequence that continues a training sequence (the same id, steps
+	// after its last) is run after that sequence's rows, from the state
+	// they leave (blocks.Continue), and a note says which.
+	Restart bool
+	Solver  Solver // "" means Auto
 	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
 	// at most P (lowRankRank).
 	Rank int
@@ -192,6 +204,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if !(r.Alpha > 0 && r.Alpha < 0.5) {
 		return r, fmt.Errorf("audit: alpha %g must be between 0 and 0.5", r.Alpha)
+	}
+	if _, err := ParsePooling(string(r.Pooling)); err != nil {
+		return r, err
 	}
 	if r.Estimator == "" {
 		r.Estimator = Newton

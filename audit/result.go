@@ -57,7 +57,11 @@ type Setting struct {
 	Blocks      string
 	BlockLength int
 	NumBlocks   int
-	Solver      string
+	// Pooling is the pooling of residuals that ran ("position" or
+	// "rows"), and Warmup its warm-up rows (PoolRows).
+	Pooling string
+	Warmup  int
+	Solver  string
 	// SolverReason is why the solver was used (a SolverReason), and
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.

@@ -208,8 +208,8 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, full, loo.entries, p.self, keep)
-	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, looExact.entries, p.self, keep)
+	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, full, p.sets(loo.entries), p.self, keep)
+	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, p.sets(looExact.entries), p.self, keep)
 	rr.InfluenceCoverage, rr.InfluenceLength = coverOf(ev.test, li)
 	rr.ExactCoverage, rr.ExactLength = coverOf(ev.test, le)
 	if rr.MeanCosine < 0.9 {

@@ -40,7 +40,8 @@
 //	                features, horizons, many_to_one, parameters (count),
 //	                parameter_tensors (names)
 //	settings        alpha, nominal_coverage (1-alpha), guaranteed_coverage
-//	                (1-2alpha), blocks, block_length, num_blocks, solver,
+//	                (1-2alpha), blocks, block_length, num_blocks, pooling
+//	                ("position", or "rows" after warmup rows), warmup, solver,
 //	                solver_reason (why: "chosen", "fewer-terms",
 //	                "small-model" or "large-model"), loss_terms (N, the
 //	                training loss terms), estimator, curvature, damping, loss, ridge, seed, train_file,

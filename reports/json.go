@@ -139,12 +139,16 @@ type jsonModel struct {
 }
 
 type jsonSettings struct {
-	Alpha          fnum     `json:"alpha"`
-	Nominal        fnum     `json:"nominal_coverage"`
-	Guaranteed     fnum     `json:"guaranteed_coverage"`
-	Blocks         string   `json:"blocks"`
-	BlockLength    int      `json:"block_length,omitempty"`
-	NumBlocks      int      `json:"num_blocks"`
+	Alpha       fnum   `json:"alpha"`
+	Nominal     fnum   `json:"nominal_coverage"`
+	Guaranteed  fnum   `json:"guaranteed_coverage"`
+	Blocks      string `json:"blocks"`
+	BlockLength int    `json:"block_length,omitempty"`
+	NumBlocks   int    `json:"num_blocks"`
+	// Pooling is how residuals are pooled ("position", or "rows" after
+	// Warmup rows); omitted from older results.
+	Pooling        string   `json:"pooling,omitempty"`
+	Warmup         int      `json:"warmup,omitempty"`
 	Solver         string   `json:"solver"`
 	SolverReason   string   `json:"solver_reason"`
 	LossTerms      int      `json:"loss_terms"`
@@ -169,7 +173,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	st := r.Setting
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
-		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
+		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks, Pooling: st.Pooling, Warmup: st.Warmup,
 		Solver: st.Solver, SolverReason: st.SolverReason, LossTerms: st.LossTerms, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),

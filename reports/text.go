@@ -273,9 +273,9 @@ func subline(r *audit.Result) string {
 	}
 	if s.Infinite > 0 {
 		if n := r.Diag.UnboundedBlocks; n > 0 {
-			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"), plural(n, "training block"))
+			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or %s", pluralIs(s.Infinite, "interval"), plural(n, "training block"), tooFewResiduals(r))
 		} else {
-			out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+			out += fmt.Sprintf(" %s unbounded: %s", pluralIs(s.Infinite, "interval"), tooFewResiduals(r))
 		}
 	}
 	return out

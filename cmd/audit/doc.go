@@ -74,6 +74,11 @@ Method flags:
 	--blocks S          what is left out together: sequence, interval or
 	                    nested (default sequence)
 	--block-length K    steps per interval block (interval and nested blocks)
+	--pool P            auto, position or rows: pool leave-one-out residuals across rows
+	                    after a warm-up (auto: for interval and nested blocks over few sequences)
+	--pool-warmup N     rows kept by position when pooling across rows (0: the block length)
+	--restart           start every test sequence at row 0, even one that continues a
+	                    training sequence (same id, later steps)
 	--solver S          auto, exact, dual, lowrank, cg or lissa (default auto:
 	                    dual when the loss terms are no more than the
 	                    parameters, else exact up to 3000 parameters,
