@@ -238,6 +238,8 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark f
 	if res.Summary != nil {
 		res.Calibration = curve
 		warns = append(warns, stepCoverageWarnings(res.Summary, f.naive, p.self)...)
+		res.Summary.OverTime = overTime(p.eval, pooled, l, p.opt.Alpha, p.opt.timeLag())
+		warns = append(warns, timeWarnings(res.Summary.OverTime)...)
 	}
 	var conf []*StepConformal
 	if f.cal != nil {

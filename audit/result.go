@@ -115,6 +115,10 @@ type Summary struct {
 	// Beyond summarises the forecasts at steps no training sequence
 	// reaches, which every figure above leaves out (nil when none).
 	Beyond *Beyond
+	// OverTime is the coverage along time: the dependence-aware
+	// tolerance, rolling and per-sequence coverage, drift and serial
+	// correlation (nil without labelled values).
+	OverTime *OverTime
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.

@@ -226,6 +226,8 @@ type jsonSummary struct {
 	// Beyond: the forecasts at steps no training sequence reaches, left
 	// out of every figure above (null when none).
 	Beyond *jsonBeyond `json:"beyond"`
+	// OverTime: coverage along time (omitted from older results).
+	OverTime *jsonOverTime `json:"over_time,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -283,6 +285,7 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 		CoveragePerHorizon: fnums(s.CoveragePerHorizon), LengthPerHorizon: fnums(s.LengthPerHorizon),
 		PointsPerHorizon: s.PointsPerHorizon,
 		Beyond:           jsonBeyondOf(s.Beyond),
+		OverTime:         jsonOverTimeOf(s.OverTime),
 	}
 }
 

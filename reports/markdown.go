@@ -71,6 +71,7 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 			figure(x)
 		}
 	}
+	writeTimeMarkdown(md, r, figure)
 	if c := cs[groupFans]; len(c) > 0 {
 		fmt.Fprintf(&b, "## Example sequences\n\n%s\n\n", mdEscape(fansLead(r)))
 		for _, x := range c {

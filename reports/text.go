@@ -387,6 +387,8 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("The intervals are %.1f times as wide as the in-sample residual intervals (mean width %.4g against %.4g): too wide to be informative. Influence steps are being amplified: check the curvature (use the default Gauss-Newton), raise --damping, or compare with --calibration", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.WiderThanCalibrated:
 		return fmt.Sprintf("The jackknife+ intervals are %.1f times as wide as split conformal on the calibration set (mean width %.4g against %.4g), whose coverage is guaranteed: prefer the calibrated intervals", w.Figure, w.Figure*w.Ratio, w.Ratio)
+	case audit.CoverageDrift, audit.SerialCorrelation:
+		return timeWarningText(r, w)
 	case audit.PoorAgreement:
 		if r.Setting.Curvature == "gauss-newton" {
 			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
@@ -556,6 +558,10 @@ func summaryRows(r *audit.Result) []row {
 func jointText(r *audit.Result) string {
 	switch {
 	case r.Model.ManyToOne:
+		return ""
+	case r.Summary != nil && r.Summary.OverTime != nil && r.Summary.OverTime.Long:
+		// Over long series every step of a sequence is never covered:
+		// the figure says nothing (coverage over time does).
 		return ""
 	case r.Model.Horizons > 1:
 		return "every forecast of a sequence covered"
