@@ -78,37 +78,42 @@
 //
 // The LowRank path's numeric steps are functions over plain values, and
 // the in-process path calls exactly these, so that an executor (Apache
-// Beam's Go SDK on Flink, Spark or Dataflow, issue 19) can run them
-// elsewhere when one machine is not enough:
+// Beam's Go SDK on Flink, Spark or Dataflow: cmd/audit-beam, a module of
+// its own; Options.Executor) can run them elsewhere when one machine is
+// not enough. engine.go is the seam, with no engine imported: an audit
+// with an executor is three pipeline runs (Stage), each a map over
+// chunks (one batch of at most streamBatch sequences of equal length)
+// whose inputs, shared value and outputs are raw little-endian encodings
+// (wire.go):
 //
-//	map       blockSpec.mapBlockChunk (chunks.go), per chunk of training
-//	          sequences (a ParDo): the sequences' gradients, Jacobian rows
-//	          and terms in; per block a BlockRecord of k + F numbers, its figures
-//	          (|g_b|, |delta_b|, shift, leverage) and the chunk's partial
-//	          gradient out. blockSpec (the factor's hvp.Reduced and U, the
-//	          loss, the forecast slots, the rule) is broadcast.
-//	map       MapPoints, per chunk of evaluation sequences (a ParDo):
-//	          output-Jacobian rows in, PointRecords of k + 2 numbers out
-//	          (with Skip, the block a self-audited point leaves out, and
-//	          its target when labelled)
-//	combine   CombineBlocks: the records concatenated in block order
-//	          (Flatten, then CombineGlobally) into one BlockTable, sent to
-//	          the finalize workers as a side input; the partial gradients
-//	          of the stationarity check are a sum, folded in chunk order
-//	finalize  FinalizeLimits, per chunk of points (a ParDo with the table
-//	          as side input): the shifts of every block at those points
-//	          as one matrix product, the jackknife+ limits by exact
-//	          selection, and the coverage counts of the calibration curve
-//	          (integers, summed)
+//	blocks    Worker.BlockChunk per chunk of training sequences: the
+//	          sequences' gradients (and Jacobian rows) computed on the
+//	          worker, then mapBlockChunk (chunks.go; the in-process block
+//	          pass calls it on the streamed rows): per block a BlockRecord
+//	          of k + F numbers, its figures (|g_b|, |delta_b|, shift,
+//	          leverage), and the chunk's gradient sum. Shared: FactorSpec
+//	          (the factor's U and hvp.Reduced, the loss, the forecast
+//	          slots, the rule, the problem's digest).
+//	points    Worker.PointChunk per chunk of evaluated sequences: their
+//	          output-Jacobian rows, then MapPoints; PointRecords of k + 2
+//	          numbers out, with Skip (the block a self-audited point leaves
+//	          out) and the target when labelled. Shared: FactorSpec.
+//	finalize  TableSpec.Finalize (FinalizeLimits) per chunk of points:
+//	          the shifts of every block at those points as one matrix
+//	          product, the jackknife+ limits by exact selection, and the
+//	          coverage counts of the calibration curve. Shared: TableSpec,
+//	          the BlockTable of CombineBlocks and the levels.
 //
-// The curvature factor (hvp.LowRank: k rows of P floats, the Ritz values,
-// the damping and the complement constant) is computed once and broadcast;
-// its products are themselves sums over chunks of sequences. What remains
-// for an executor: the chunk inputs hold the unexported ownTerm and the
-// forecast slots keyed by an unexported type, and the gradients and
-// Jacobian rows come from compiled programs on the worker, so a worker
-// spec (model bytes, options, the chunk's sequence ids) must travel
-// instead of the rows themselves.
+// The driver keeps what is not a map: the curvature factor (its products
+// are sums over the curvature subsample, hundreds of them: one pipeline
+// run each would cost more than the products), the probes, the leverage
+// rule, the refinement of suspicious Newton steps, the combine (the
+// records in block order; the gradient sums folded in chunk order, the
+// coverage counts summed as integers) and the summary, so that the
+// result does not depend on the order the chunks run in. A worker builds
+// the problem itself (NewWorker, from the driver's model, data and
+// options, named by a WorkerSpec) and checks it against the driver's
+// digest.
 //
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever

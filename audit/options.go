@@ -179,6 +179,10 @@ type Options struct {
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
 	Progress func(Progress)
+	// Executor, when set, runs the LowRank solver's block pass, test
+	// pass and limits elsewhere (engine.go; e.g. on Apache Beam); nil
+	// runs them in process. The result is the same byte for byte.
+	Executor Executor
 
 	// ownForward takes the Newton estimator's own-block residuals from a
 	// forward pass at theta_-b instead of the linearised model (for the

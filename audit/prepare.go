@@ -262,26 +262,9 @@ func (p *problem) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) 
 	sort.Ints(lens)
 	var out []*group
 	add := func(T int, idx []int) error {
-		seqs := make([]*blocks.Sequence, len(idx))
-		for k, i := range idx {
-			seqs[k] = d.Seqs[i]
-		}
-		prog, in, err := p.io.program(len(idx), T, seqs)
+		gr, err := p.newGroup(d, T, idx)
 		if err != nil {
 			return err
-		}
-		B := len(idx)
-		n := p.io.outLen(B, T)
-		gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
-		for b, s := range seqs {
-			for _, f := range p.io.forecasts(T) {
-				row := f.T + f.H
-				if row < T && s.Y != nil && s.Y[row] != nil {
-					q := p.io.index(B, T, b, f.T, f.H)
-					gr.target[q] = s.Y[row][0]
-					gr.weight[q] = 1
-				}
-			}
 		}
 		out = append(out, gr)
 		return nil
@@ -302,6 +285,47 @@ func (p *problem) makeGroups(d *blocks.Dataset, maxBatch int) ([]*group, error) 
 		}
 	}
 	return out, nil
+}
+
+// newGroup batches the sequences idx of d, all of length T.
+func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) {
+	seqs := make([]*blocks.Sequence, len(idx))
+	for k, i := range idx {
+		seqs[k] = d.Seqs[i]
+	}
+	prog, in, err := p.io.program(len(idx), T, seqs)
+	if err != nil {
+		return nil, err
+	}
+	B := len(idx)
+	n := p.io.outLen(B, T)
+	gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
+	for b, s := range seqs {
+		for _, f := range p.io.forecasts(T) {
+			row := f.T + f.H
+			if row < T && s.Y != nil && s.Y[row] != nil {
+				q := p.io.index(B, T, b, f.T, f.H)
+				gr.target[q] = s.Y[row][0]
+				gr.weight[q] = 1
+			}
+		}
+	}
+	return gr, nil
+}
+
+// chunkGroup batches the sequences idx of d (a chunk of an executor's
+// stage: of equal length, as makeGroups batched them on the driver).
+func (p *problem) chunkGroup(d *blocks.Dataset, idx []int) (*group, error) {
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("audit: a chunk of no sequences")
+	}
+	T := d.Seqs[idx[0]].Len()
+	for _, i := range idx {
+		if d.Seqs[i].Len() != T {
+			return nil, fmt.Errorf("audit: a chunk of sequences of lengths %d and %d: the driver and the worker do not read the same data %s", T, d.Seqs[i].Len(), d.File)
+		}
+	}
+	return p.newGroup(d, T, idx)
 }
 
 // objective makes an hvp objective over groups.

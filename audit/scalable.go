@@ -378,9 +378,20 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	}
 	out := newBlockPassOut(nb, withRows)
 	P := len(p.theta)
-	s, err := newRowStream(p, p.train, streamBatch)
+	gs, err := p.makeGroups(p.train, streamBatch)
 	if err != nil {
 		return nil, err
+	}
+	chunks := make([]*BlockChunk, len(gs))
+	for c, gr := range gs {
+		ch := &BlockChunk{seqs: gr.seqs, blocks: make([]int, len(gr.seqs)), labels: make([]string, len(gr.seqs)), terms: make([][]ownTerm, len(gr.seqs))}
+		for b, i := range gr.seqs {
+			ch.terms[b], ch.blocks[b] = lr.terms[i], blockOf[i]
+			if k := blockOf[i]; k >= 0 {
+				ch.labels[b] = bl[k].Label
+			}
+		}
+		chunks[c] = ch
 	}
 	out.total = make([]float64, P)
 	if p.opt.Ridge != 0 {
@@ -389,19 +400,13 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	fold := newOrderedFold(out.total)
 	done := 0
 	var mu sync.Mutex
-	spec := blockSpec{red: red, U: f.U, P: P, loss: p.opt.Loss, slots: lr.slots, withRows: withRows, newton: newton}
-	err = s.run(ctx, true, withRows, func(c int, gr *group, grads, rows [][][]float64) error {
-		in := blockChunk{grads: make([][]float64, len(gr.seqs)), rows: rows, terms: make([][]ownTerm, len(gr.seqs)), blocks: make([]int, len(gr.seqs))}
-		for b, i := range gr.seqs {
-			in.grads[b], in.terms[b], in.blocks[b] = grads[b][0], lr.terms[i], blockOf[i]
-			if k := blockOf[i]; k >= 0 {
-				in.labels = append(in.labels, bl[k].Label)
-			} else {
-				in.labels = append(in.labels, "")
-			}
-		}
-		res, err := spec.mapBlockChunk(in)
-		if err != nil {
+	spec := newFactorSpec(p, f.U, red, lr.slots, withRows, newton)
+	if err := spec.init(); err != nil {
+		return nil, err
+	}
+	gather := func(c int, res *BlockChunkOut) error {
+		in := chunks[c]
+		if err := res.check(len(in.seqs), P, withRows); err != nil {
 			return err
 		}
 		for b, k := range in.blocks {
@@ -415,11 +420,32 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		}
 		fold.add(c, res.total)
 		mu.Lock()
-		done += len(gr.seqs)
+		done += len(in.seqs)
 		p.opt.progress("block pass", done, p.train.Len())
 		mu.Unlock()
 		return nil
-	})
+	}
+	if e := p.opt.Executor; e != nil {
+		encs := make([]encoder, len(chunks))
+		for c, ch := range chunks {
+			encs[c] = ch
+		}
+		err = execute(ctx, e, StageBlocks, spec, encs, func(c int, b []byte) error {
+			res := &BlockChunkOut{}
+			if err := res.UnmarshalBinary(b); err != nil {
+				return err
+			}
+			return gather(c, res)
+		})
+	} else {
+		err = newGroupStream(p, gs).run(ctx, true, withRows, func(c int, _ *group, grads, rows [][][]float64) error {
+			res, err := spec.cachedBlocks.mapChunk(chunks[c], grads, rows)
+			if err != nil {
+				return err
+			}
+			return gather(c, res)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +540,19 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			return -1
 		}
 	}
-	records := func(d *blocks.Dataset, pts []point, labels bool) ([]PointRecord, error) {
+	red, err := lr.f.Reduce()
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := newFactorSpec(p, lr.basis.U, red, lr.slots, false, false)
+	if err := spec.init(); err != nil {
+		return nil, nil, err
+	}
+	records := func(cal bool, pts []point, labels bool) ([]PointRecord, error) {
+		d := p.eval
+		if cal {
+			d = p.cal
+		}
 		out := make([]PointRecord, len(pts))
 		// The points of each (sequence, forecast).
 		type key struct {
@@ -525,17 +563,17 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		for i, pt := range pts {
 			at[key{pt.seq, pt.f}] = i
 		}
-		s, err := newRowStream(p, d, streamBatch)
+		gs, err := p.makeGroups(d, streamBatch)
 		if err != nil {
 			return nil, err
 		}
-		err = s.run(ctx, false, true, func(_ int, gr *group, _, rows [][][]float64) error {
-			fs := p.io.forecasts(gr.T)
-			var jac [][]float64
-			var fx []float64
-			var slot, idx []int
+		// Per chunk (a batch of gs), its points and their indices in pts.
+		chunks := make([]*PointChunk, len(gs))
+		idx := make([][]int, len(gs))
+		for c, gr := range gs {
+			ch := &PointChunk{cal: cal, seqs: gr.seqs}
 			for b, i := range gr.seqs {
-				for k, fc := range fs {
+				for k, fc := range p.io.forecasts(gr.T) {
 					j, ok := at[key{i, fc}]
 					if !ok {
 						continue
@@ -544,38 +582,59 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 					if !ok {
 						sl = -1
 					}
-					jac = append(jac, rows[b][k])
-					fx = append(fx, pts[j].pred)
-					slot = append(slot, sl)
-					idx = append(idx, j)
+					pt := pts[j]
+					cp := chunkPoint{b: b, k: k, f: pt.pred, slot: sl, skip: skip(pt)}
+					if labels && pt.has {
+						cp.y, cp.labelled = pt.y, true
+					}
+					ch.points = append(ch.points, cp)
+					idx[c] = append(idx[c], j)
 				}
 			}
-			recs, err := MapPoints(lr.basis, jac, fx, slot)
-			if err != nil {
-				return err
+			chunks[c] = ch
+		}
+		gather := func(c int, recs []PointRecord) error {
+			if len(recs) != len(idx[c]) {
+				return fmt.Errorf("audit: a point chunk's output of %d records, want %d", len(recs), len(idx[c]))
 			}
-			for a, j := range idx {
-				pt := pts[j]
-				recs[a].Skip = skip(pt)
-				if labels && pt.has {
-					recs[a].Y, recs[a].Labelled = pt.y, true
-				}
+			for a, j := range idx[c] {
 				out[j] = recs[a]
 			}
 			mu.Lock()
-			done += len(idx)
+			done += len(idx[c])
 			p.opt.progress("test points", done, total)
 			mu.Unlock()
 			return nil
-		})
+		}
+		if e := p.opt.Executor; e != nil {
+			encs := make([]encoder, len(chunks))
+			for c, ch := range chunks {
+				encs[c] = ch
+			}
+			err = execute(ctx, e, StagePoints, spec, encs, func(c int, b []byte) error {
+				recs, err := DecodePoints(b)
+				if err != nil {
+					return err
+				}
+				return gather(c, recs)
+			})
+		} else {
+			err = newGroupStream(p, gs).run(ctx, false, true, func(c int, _ *group, _, rows [][][]float64) error {
+				recs, err := mapPointChunk(lr.basis, chunks[c], rows)
+				if err != nil {
+					return err
+				}
+				return gather(c, recs)
+			})
+		}
 		return out, err
 	}
-	if test, err = records(p.eval, ev.test, true); err != nil {
+	if test, err = records(false, ev.test, true); err != nil {
 		return nil, nil, err
 	}
 	if p.cal != nil {
 		skip = func(point) int { return -1 }
-		if cal, err = records(p.cal, ev.cal, false); err != nil {
+		if cal, err = records(true, ev.cal, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -610,19 +669,41 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 	chunks := (n + chunk - 1) / chunk
 	counts := make([][]int, chunks)
 	labelled := make([]int, chunks)
-	err := par.For(ctx, chunks, p.workers, func(_, c int) error {
+	gather := func(c int, out ChunkLimits) error {
 		lo := c * chunk
 		hi := min(n, lo+chunk)
-		out, err := FinalizeLimits(p.opt.Alpha, alphas, r.table, pts[lo:hi])
-		if err != nil {
-			return err
+		if len(out.Lo) != hi-lo || len(out.Up) != hi-lo || len(out.M) != hi-lo || len(out.Covered) != len(alphas) {
+			return fmt.Errorf("audit: a finalize chunk's output of %d limits and %d counts, want %d and %d", len(out.Lo), len(out.Covered), hi-lo, len(alphas))
 		}
 		copy(l.lo[lo:hi], out.Lo)
 		copy(l.up[lo:hi], out.Up)
 		copy(l.m[lo:hi], out.M)
 		counts[c], labelled[c] = out.Covered, out.Labelled
 		return nil
-	})
+	}
+	spec := &TableSpec{Alpha: p.opt.Alpha, Alphas: alphas, Table: *r.table}
+	var err error
+	if e := p.opt.Executor; e != nil {
+		encs := make([]encoder, chunks)
+		for c := range encs {
+			encs[c] = &FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]}
+		}
+		err = execute(ctx, e, StageFinalize, spec, encs, func(c int, b []byte) error {
+			var out ChunkLimits
+			if err := out.UnmarshalBinary(b); err != nil {
+				return err
+			}
+			return gather(c, out)
+		})
+	} else {
+		err = par.For(ctx, chunks, p.workers, func(_, c int) error {
+			out, err := spec.Finalize(&FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]})
+			if err != nil {
+				return err
+			}
+			return gather(c, out)
+		})
+	}
 	if err != nil {
 		return limits{}, nil, err
 	}

@@ -32,11 +32,16 @@ func newRowStream(p *problem, d *blocks.Dataset, size int) (*rowStream, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newGroupStream(p, gs), nil
+}
+
+// newGroupStream streams the batches gs.
+func newGroupStream(p *problem, gs []*group) *rowStream {
 	s := &rowStream{p: p, groups: gs, obj: p.objective(gs)}
 	for c := range s.obj.Batches {
 		s.obj.Batches[c].ExampleAxes = p.io.exampleAxes()
 	}
-	return s, nil
+	return s
 }
 
 // batchFunc receives batch c (group gr) of a rowStream: grads[b][0] the

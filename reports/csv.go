@@ -4,34 +4,69 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 )
 
-// csvHeader names the columns of WriteCSV.
-var csvHeader = []string{"id", "t", "horizon", "prediction", "lower", "upper", "target", "naive_lower", "naive_upper"}
+// CSVHeader names the columns of WriteCSV, in order. The header is
+// stable: columns are only ever added at the end, so that programs that
+// read the CSV by name or by position keep working. The columns are:
+//
+//	id                          the sequence id
+//	t                           the step value of the row the forecast is made at
+//	horizon                     0 for one output per step; h for the forecast of row t+h
+//	prediction                  the model's forecast
+//	lower, upper                the jackknife+ interval (DESIGN section 5)
+//	target                      the target, empty when the data have none
+//	naive_lower, naive_upper    the in-sample residual interval
+//	m                           leave-one-block-out residuals behind the jackknife+ limits
+//	split_lower, split_upper    split conformal (empty without a calibration set)
+//	bonferroni_lower, bonferroni_upper
+//	                            split conformal at alpha / L (joint coverage of a
+//	                            sequence; empty without a calibration set)
+//	conformal_jackknife_lower, conformal_jackknife_upper
+//	                            conformalized jackknife+ (empty without a
+//	                            calibration set)
+//	m_calibration               calibration values at this forecast (empty without
+//	                            a calibration set)
+//	recommended                 the kind the audit recommends (RecommendedKind):
+//	                            jackknife_plus, conformal_jackknife_plus,
+//	                            split_conformal or in_sample; empty when it
+//	                            recommends none
+//	recommended_lower, recommended_upper
+//	                            that kind's limits (empty when none is recommended)
+//
+// Unbounded limits are -Inf and +Inf.
+var CSVHeader = []string{
+	"id", "t", "horizon", "prediction", "lower", "upper", "target", "naive_lower", "naive_upper",
+	"m", "split_lower", "split_upper", "bonferroni_lower", "bonferroni_upper",
+	"conformal_jackknife_lower", "conformal_jackknife_upper", "m_calibration",
+	"recommended", "recommended_lower", "recommended_upper",
+}
 
 // WriteCSV writes every interval of r as CSV, one row per forecast in the
-// order of the JSON's sequences: the sequence id, the step value t, the
-// horizon, the prediction, the jackknife+ limits, the target (empty when
-// the evaluated data have none) and the limits of the in-sample residual
-// interval. Numbers are written in full precision (strconv 'g', -1), so
-// they read back to the same float64; unbounded limits are written as
-// -Inf and +Inf. An id that a spreadsheet would read as a formula (one
-// that starts with =, +, -, @, a tab or a carriage return and is not a
-// number, such as "=HYPERLINK(...)" or "+SUM(1+1)*cmd|' /C calc'!A0") is
-// written with a single quote in front, as OWASP recommends for CSV
-// exports, so that it opens as text. The options are not used; they are
-// taken for symmetry with the other writers.
+// order of the JSON's sequences, with the columns of CSVHeader: every
+// kind of interval the result holds and the recommended one. Numbers are
+// written in full precision (strconv 'g', -1), so they read back to the
+// same float64; unbounded limits are written as -Inf and +Inf, and a
+// column of a kind the result does not hold (the calibrated kinds without
+// a calibration set) is empty. An id that a spreadsheet would read as a
+// formula (one that starts with =, +, -, @, a tab or a carriage return and
+// is not a number, such as "=HYPERLINK(...)" or "+SUM(1+1)*cmd|' /C
+// calc'!A0") is written with a single quote in front, as OWASP recommends
+// for CSV exports, so that it opens as text. The options are not used;
+// they are taken for symmetry with the other writers.
 func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	rec := make([]string, len(csvHeader))
+	rec := make([]string, len(CSVHeader))
+	kind := RecommendedKind(r)
 	for _, s := range r.Sequences {
 		for i := range s.Steps {
 			st := &s.Steps[i]
@@ -40,7 +75,18 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 				target = f(*st.Target)
 			}
 			rec = append(rec[:0], neutralise(s.ID), f(st.Step), strconv.Itoa(st.Horizon), f(st.Prediction),
-				f(st.Lower), f(st.Upper), target, f(st.NaiveLower), f(st.NaiveUpper))
+				f(st.Lower), f(st.Upper), target, f(st.NaiveLower), f(st.NaiveUpper), strconv.Itoa(st.M))
+			if c := st.Conformal; c != nil {
+				rec = append(rec, f(c.SplitLower), f(c.SplitUpper), f(c.BonferroniLower), f(c.BonferroniUpper),
+					f(c.JackknifeLower), f(c.JackknifeUpper), strconv.Itoa(c.M))
+			} else {
+				rec = append(rec, "", "", "", "", "", "", "")
+			}
+			if lo, up, ok := KindLimits(st, kind); ok {
+				rec = append(rec, kind, f(lo), f(up))
+			} else {
+				rec = append(rec, "", "", "")
+			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("reports: %w", err)
 			}
@@ -51,6 +97,45 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil
+}
+
+// RecommendedKind is the kind of interval (an audit Kind constant) the
+// audit recommends for r's forecasts: without a calibration set the
+// jackknife+ (the audit's interval; the in-sample one is only a
+// baseline); with one, the narrowest kind whose coverage held on the
+// labelled test values (audit.Recommend), or "" when none held or the
+// evaluated data have no labels to measure it on (audit predict on new
+// sequences): the calibrated kinds then keep their finite-sample
+// guarantee, and the choice between them is the user's.
+func RecommendedKind(r *audit.Result) string {
+	if r.Conformal == nil {
+		return audit.KindJackknife
+	}
+	kind, _ := recommendation(r)
+	return kind
+}
+
+// KindLimits are the limits of one forecast by the interval of the given
+// kind (an audit Kind constant); ok is false when the step does not hold
+// that kind (a calibrated kind without a calibration set, or an unknown
+// kind).
+func KindLimits(st *audit.StepResult, kind string) (lower, upper float64, ok bool) {
+	c := st.Conformal
+	switch {
+	case kind == audit.KindJackknife:
+		return st.Lower, st.Upper, true
+	case kind == audit.KindInSample:
+		return st.NaiveLower, st.NaiveUpper, true
+	case c == nil:
+		return math.NaN(), math.NaN(), false
+	case kind == audit.KindSplit:
+		return c.SplitLower, c.SplitUpper, true
+	case kind == audit.KindBonferroni:
+		return c.BonferroniLower, c.BonferroniUpper, true
+	case kind == audit.KindConformalJackknife:
+		return c.JackknifeLower, c.JackknifeUpper, true
+	}
+	return math.NaN(), math.NaN(), false
 }
 
 // neutralise defuses a cell that a spreadsheet would evaluate as a

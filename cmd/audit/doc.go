@@ -10,6 +10,7 @@ Usage:
 	audit inspect --model m.onnx [--layout batch-first|time-first]
 	audit fit --model m.onnx --data train.csv [--calibration cal.csv] [flags] --save audit.rna
 	audit predict --load audit.rna --data new.csv [--model m.onnx] [--out x.csv|x.json|x.html]
+	audit serve --load audit.rna [--addr 127.0.0.1:8080] (see audit serve --help)
 
 Without a command, audit runs an audit and prints a short summary. The
 inspect command describes a model: its inputs, outputs, layout, operators
@@ -27,6 +28,8 @@ gradients, and writes the --out reports as the audit does. It reads the
 model from the path the fit recorded unless --model is given, and refuses
 an artifact of another format version, another model (SHA-256) or other
 feature columns. The LowRank solver and --retrain are for full audits only.
+serve loads a fit once and answers POST /v1/predict with the same intervals
+over HTTP (JSON in, JSON out; audit serve --help gives the schema).
 
 Data are CSV files in long format: one row per (sequence, step), with an
 id column, a step column, feature columns and a target column, rows in any
@@ -116,9 +119,14 @@ Output flags:
 
 	--out PATH          write a report; the extension gives the format: .html
 	                    (one self-contained page), .md (with the charts in
-	                    PATH_files/), .json, or .csv (every interval: id, t,
-	                    horizon, prediction, lower, upper, target,
-	                    naive_lower, naive_upper); may be given several times
+	                    PATH_files/), .json, or .csv (every interval of
+	                    every kind: id, t, horizon, prediction, lower,
+	                    upper, target, naive_lower, naive_upper, m,
+	                    split_lower, split_upper, bonferroni_lower,
+	                    bonferroni_upper, conformal_jackknife_lower,
+	                    conformal_jackknife_upper, m_calibration,
+	                    recommended, recommended_lower, recommended_upper;
+	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
 	--damping-sensitivity (default true) re-run the solve with the
 	                    damping x10 and /10 and report how far the

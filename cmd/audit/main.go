@@ -67,12 +67,14 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return fitCmd(args[1:], stdout, stderr)
 		case "predict":
 			return predictCmd(args[1:], stdout, stderr)
+		case "serve":
+			return serveCmd(args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usage())
 			return errHelp
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usagef("unknown command %q: the commands are inspect, fit and predict, or flags only to run an audit (run 'audit --help')", args[0])
+			return usagef("unknown command %q: the commands are inspect, fit, predict and serve, or flags only to run an audit (run 'audit --help')", args[0])
 		}
 	}
 	return auditCmd(args, stdout, stderr)
