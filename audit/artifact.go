@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
@@ -23,20 +22,32 @@ import (
 //	version   uint32, little-endian
 //	length    uint32, little-endian: the header's length in bytes
 //	header    JSON (ArtifactHeader): the model's SHA-256 and path, the
-//	          parameter pattern, the layout, the training file's id, time,
-//	          feature and target columns and shift, the solver, the number
-//	          of blocks and parameters
-//	body      gzip of a Go gob of the fit: the options after defaults,
+//	          model output, inputs and horizons the fit read the model
+//	          with, the parameter pattern, the layout, the training file's
+//	          id, time, feature and target columns and shift, the solver,
+//	          the representation of the leave-one-block-out models, the
+//	          number of blocks and parameters (and the rank)
+//	body      a Go gob of the fit (fitBody): the options after defaults,
 //	          the description of model and setting, the diagnostics and
-//	          warnings of the influence phase, per block its step in
-//	          parameter space (float64), the leave-one-block-out residuals
-//	          by forecast (block, sequence, residual), the in-sample
-//	          residuals by forecast, and the calibration points
-//	          (forecast, prediction, target) with their jackknife+ limits
+//	          warnings of the influence phase, the in-sample residuals by
+//	          forecast, the calibration points (forecast, prediction,
+//	          target) with their jackknife+ limits, and the
+//	          leave-one-block-out models:
+//	          representation "steps" (the exact, dual, CG and LiSSA
+//	          solvers): per block its step in parameter space (P float64)
+//	          and the leave-one-block-out residuals by forecast (block,
+//	          sequence, residual);
+//	          representation "low-rank" (the LowRank solver): the factor's
+//	          k×P orthonormal rows, per block its step's k coordinates in
+//	          them and its own leave-out residuals by forecast slot (the
+//	          BlockTable), the forecast (row, horizon) of each slot, and
+//	          per block its mean own prediction shift.
 //
 // A reader that knows the version can read the header without Go; the
-// body is for Load. Any change to either is a new version.
-const FormatVersion = 1
+// body is for Load. Any change to either is a new version. Version 1
+// (gzip-compressed body, steps only, no output selection) is refused:
+// fit again.
+const FormatVersion = 2
 
 // artifactMagic opens every artifact.
 const artifactMagic = "rnnaudit-fit\r\n"
@@ -44,22 +55,40 @@ const artifactMagic = "rnnaudit-fit\r\n"
 // ArtifactHeader is the artifact's readable header: what Load checks
 // before it reads the body.
 type ArtifactHeader struct {
-	Format      string   `json:"format"`
-	Version     int      `json:"version"`
-	ModelSHA256 string   `json:"model_sha256"`
-	ModelPath   string   `json:"model_path,omitempty"`
-	Params      string   `json:"params,omitempty"`
-	Layout      string   `json:"layout"`
-	TrainFile   string   `json:"train_file"`
-	IDCol       string   `json:"id_col"`
-	TimeCol     string   `json:"time_col"`
-	Features    []string `json:"features"`
-	Targets     []string `json:"targets"`
-	Shift       int      `json:"shift"`
-	Solver      string   `json:"solver"`
-	Blocks      int      `json:"blocks"`
-	Parameters  int      `json:"parameters"`
+	Format      string `json:"format"`
+	Version     int    `json:"version"`
+	ModelSHA256 string `json:"model_sha256"`
+	ModelPath   string `json:"model_path,omitempty"`
+	// Output, Inputs and Horizons are Options.Output, Inputs and
+	// Horizons of the fit: the model must be loaded with the same output
+	// (onnx.LoadOutput with ParseOutput's name) for its hash and
+	// parameters to match.
+	Output    string              `json:"output,omitempty"`
+	Inputs    map[string][]string `json:"inputs,omitempty"`
+	Horizons  int                 `json:"horizons,omitempty"`
+	Params    string              `json:"params,omitempty"`
+	Layout    string              `json:"layout"`
+	TrainFile string              `json:"train_file"`
+	IDCol     string              `json:"id_col"`
+	TimeCol   string              `json:"time_col"`
+	Features  []string            `json:"features"`
+	Targets   []string            `json:"targets"`
+	Shift     int                 `json:"shift"`
+	Solver    string              `json:"solver"`
+	// Representation is how the body holds the leave-one-block-out
+	// models: "steps" or "low-rank" (see FormatVersion).
+	Representation string `json:"representation"`
+	Blocks         int    `json:"blocks"`
+	Parameters     int    `json:"parameters"`
+	// Rank is the number of basis rows of a low-rank fit.
+	Rank int `json:"rank,omitempty"`
 }
+
+// The representations of ArtifactHeader.
+const (
+	repSteps   = "steps"
+	repLowRank = "low-rank"
+)
 
 // fitBody is the artifact's body: everything Predict reads.
 type fitBody struct {
@@ -72,10 +101,17 @@ type fitBody struct {
 	Diag        Diagnostics
 	Warnings    []Warning
 	Influential []InfluenceEntry
-	Delta       [][]float64
-	Entries     []fitEntries
-	Naive       []fitNaive
-	Cal         *fitCal
+	// Delta and Entries are the "steps" representation.
+	Delta   [][]float64
+	Entries []fitEntries
+	// Table, Basis (k×P, row-major), Slots and Shift are the "low-rank"
+	// representation.
+	Table *BlockTable
+	Basis []float64
+	Slots []fitSlot
+	Shift []float64
+	Naive []fitNaive
+	Cal   *fitCal
 	// Low and High are Options.Low and High as zero or one value: gob
 	// drops a pointer to zero.
 	Low, High []float64
@@ -104,6 +140,9 @@ type fitEntries struct {
 	R        []float64
 }
 
+// fitSlot is the forecast of a slot of the low-rank block table.
+type fitSlot struct{ T, H int }
+
 // fitNaive are the in-sample residuals of one forecast.
 type fitNaive struct {
 	T, H int
@@ -124,25 +163,40 @@ type fitCal struct {
 // Load; modelSHA256 is the SHA-256 of the model file the fit was made
 // with, which Load checks.
 func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
-	r, ok := f.inf.rep.(*stepsRep)
-	if !ok || f.inf.delta == nil {
-		return errors.New("audit: save: only fits with steps in parameter space (the exact, dual, CG and LiSSA solvers) can be saved")
-	}
+	b := fitBody{Options: f.opt, Model: f.model, Setting: f.setting, Estimator: f.inf.estimator, Damping: f.inf.damping,
+		Notes: f.inf.notes, Diag: f.inf.diag, Warnings: f.inf.warnings, Influential: f.influential,
+		Low: bound(f.opt.Low), High: bound(f.opt.High)}
+	b.Options.Calibration, b.Options.Progress, b.Options.Executor = nil, nil, nil
 	h := f.header(modelSHA256)
+	switch r := f.inf.rep.(type) {
+	case *stepsRep:
+		if f.inf.delta == nil {
+			return errors.New("audit: save: the fit holds no leave-one-block-out steps")
+		}
+		h.Representation, h.Blocks, b.Delta = repSteps, len(f.inf.delta), f.inf.delta
+		for _, fc := range sortedForecasts(r.loo.entries) {
+			e := fitEntries{T: fc.T, H: fc.H}
+			for _, en := range r.loo.entries[fc] {
+				e.Blk, e.Seq, e.R = append(e.Blk, en.blk), append(e.Seq, en.seq), append(e.R, en.r)
+			}
+			b.Entries = append(b.Entries, e)
+		}
+	case *tableRep:
+		if r.basis == nil || r.basis.KS() != 0 {
+			return errors.New("audit: save: the low-rank fit keeps no basis (or a sketch, which artifacts do not hold)")
+		}
+		h.Representation, h.Rank, h.Blocks = repLowRank, r.basis.K(), r.table.N
+		b.Table, b.Basis, b.Shift = r.table, r.basis.U, r.shift
+		b.Slots = make([]fitSlot, len(r.slots))
+		for fc, i := range r.slots {
+			b.Slots[i] = fitSlot{fc.T, fc.H}
+		}
+	default:
+		return fmt.Errorf("audit: save: a fit of the %s solver cannot be saved", f.setting.Solver)
+	}
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("audit: save: header: %w", err)
-	}
-	b := fitBody{Options: f.opt, Model: f.model, Setting: f.setting, Estimator: f.inf.estimator, Damping: f.inf.damping,
-		Notes: f.inf.notes, Diag: f.inf.diag, Warnings: f.inf.warnings, Influential: f.influential, Delta: f.inf.delta,
-		Low: bound(f.opt.Low), High: bound(f.opt.High)}
-	b.Options.Calibration, b.Options.Progress = nil, nil
-	for _, fc := range sortedForecasts(r.loo.entries) {
-		e := fitEntries{T: fc.T, H: fc.H}
-		for _, en := range r.loo.entries[fc] {
-			e.Blk, e.Seq, e.R = append(e.Blk, en.blk), append(e.Seq, en.seq), append(e.R, en.r)
-		}
-		b.Entries = append(b.Entries, e)
 	}
 	for _, fc := range sortedForecasts(f.naive) {
 		b.Naive = append(b.Naive, fitNaive{T: fc.T, H: fc.H, R: f.naive[fc]})
@@ -160,11 +214,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 	binary.Write(bw, binary.LittleEndian, uint32(FormatVersion))
 	binary.Write(bw, binary.LittleEndian, uint32(len(hj)))
 	bw.Write(hj)
-	zw := gzip.NewWriter(bw)
-	if err := gob.NewEncoder(zw).Encode(&b); err != nil {
-		return fmt.Errorf("audit: save: %w", err)
-	}
-	if err := zw.Close(); err != nil {
+	if err := gob.NewEncoder(bw).Encode(&b); err != nil {
 		return fmt.Errorf("audit: save: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -176,8 +226,8 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 // header is the artifact header of f.
 func (f *Fitted) header(sum [32]byte) ArtifactHeader {
 	return ArtifactHeader{Format: "rnnaudit fitted audit", Version: FormatVersion, ModelSHA256: hex.EncodeToString(sum[:]),
-		ModelPath: f.opt.ModelPath, IDCol: f.train.IDCol, TimeCol: f.train.TimeCol, Params: f.opt.Params, Layout: f.opt.Layout.String(), TrainFile: f.train.File, Features: f.train.Features,
-		Targets: f.train.Targets, Shift: f.train.Shift, Solver: f.setting.Solver, Blocks: len(f.inf.delta), Parameters: len(f.theta)}
+		ModelPath: f.opt.ModelPath, Output: f.opt.Output, Inputs: f.opt.Inputs, Horizons: f.opt.Horizons, IDCol: f.train.IDCol, TimeCol: f.train.TimeCol, Params: f.opt.Params, Layout: f.opt.Layout.String(), TrainFile: f.train.File, Features: f.train.Features,
+		Targets: f.train.Targets, Shift: f.train.Shift, Solver: f.setting.Solver, Parameters: len(f.theta)}
 }
 
 // ReadHeader reads an artifact's magic, version and header, refusing
@@ -223,12 +273,8 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if got := hex.EncodeToString(modelSHA256[:]); got != h.ModelSHA256 {
 		return nil, fmt.Errorf("audit: load: the artifact was fitted with the model of SHA-256 %s, this model's is %s: give the model it was fitted with, or fit again", h.ModelSHA256, got)
 	}
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("audit: load: body: %w", err)
-	}
 	var b fitBody
-	if err := gob.NewDecoder(zr).Decode(&b); err != nil {
+	if err := gob.NewDecoder(bufio.NewReader(r)).Decode(&b); err != nil {
 		return nil, fmt.Errorf("audit: load: body: %w", err)
 	}
 	train := &blocks.Dataset{File: h.TrainFile, IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
@@ -244,27 +290,29 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 			return nil, fmt.Errorf("audit: load: parameter pattern %q: %w", o.Params, err)
 		}
 	}
+	if b.Options.Output != h.Output || b.Options.Horizons != h.Horizons || b.Options.Params != h.Params {
+		return nil, errors.New("audit: load: the header and the body disagree on the model's output, horizons or parameters: the file is damaged")
+	}
 	f := &Fitted{opt: o, g: g, theta: g.Theta(), train: train, model: b.Model, setting: b.Setting, influential: b.Influential}
-	if len(f.theta) != h.Parameters || len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d []float64) bool { return d != nil && len(d) != len(f.theta) }) {
-		return nil, fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
+	if len(f.theta) != h.Parameters {
+		return nil, fmt.Errorf("audit: load: the artifact was fitted on %d parameters, the model has %d: load the model with the output the fit used (%q)", h.Parameters, len(f.theta), h.Output)
 	}
 	if f.io, err = newModelIO(g, &o, h.Features); err != nil {
 		return nil, fmt.Errorf("audit: load: %w", err)
 	}
-	f.inf = &influence{delta: b.Delta, estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
-	loo := &looResiduals{entries: map[forecast][]entry{}}
-	for _, e := range b.Entries {
-		if len(e.Blk) != len(e.R) || len(e.Seq) != len(e.R) {
-			return nil, errors.New("audit: load: residual lists of unequal lengths: the file is damaged")
+	f.inf = &influence{estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
+	switch h.Representation {
+	case repSteps:
+		if err := f.loadSteps(&h, &b); err != nil {
+			return nil, err
 		}
-		es := make([]entry, len(e.R))
-		for i := range es {
-			es[i] = entry{blk: e.Blk[i], seq: e.Seq[i], r: e.R[i]}
+	case repLowRank:
+		if err := f.loadTable(&h, &b); err != nil {
+			return nil, err
 		}
-		loo.entries[forecast{e.T, e.H}] = es
+	default:
+		return nil, fmt.Errorf("audit: load: representation %q: the file is damaged", h.Representation)
 	}
-	f.loo = loo
-	f.inf.rep = &stepsRep{inf: f.inf, loo: loo}
 	f.naive = map[forecast][]float64{}
 	for _, n := range b.Naive {
 		f.naive[forecast{n.T, n.H}] = n.R
@@ -281,6 +329,47 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		f.cal = cf
 	}
 	return f, nil
+}
+
+// loadSteps reads the "steps" representation of b into f.
+func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
+	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d []float64) bool { return d != nil && len(d) != len(f.theta) }) {
+		return fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
+	}
+	f.inf.delta = b.Delta
+	loo := &looResiduals{entries: map[forecast][]entry{}}
+	for _, e := range b.Entries {
+		if len(e.Blk) != len(e.R) || len(e.Seq) != len(e.R) {
+			return errors.New("audit: load: residual lists of unequal lengths: the file is damaged")
+		}
+		es := make([]entry, len(e.R))
+		for i := range es {
+			if e.Blk[i] < 0 || e.Blk[i] >= h.Blocks {
+				return fmt.Errorf("audit: load: a residual of block %d of %d: the file is damaged", e.Blk[i], h.Blocks)
+			}
+			es[i] = entry{blk: e.Blk[i], seq: e.Seq[i], r: e.R[i]}
+		}
+		loo.entries[forecast{e.T, e.H}] = es
+	}
+	f.loo = loo
+	f.inf.rep = &stepsRep{inf: f.inf, loo: loo}
+	return nil
+}
+
+// loadTable reads the "low-rank" representation of b into f.
+func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
+	t, P := b.Table, len(f.theta)
+	if t == nil || t.N != h.Blocks || t.K != h.Rank || t.KS != 0 || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
+		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N {
+		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters: the file is damaged", h.Blocks, h.Rank, P)
+	}
+	slots := make(map[forecast]int, len(b.Slots))
+	for i, sl := range b.Slots {
+		slots[forecast{sl.T, sl.H}] = i
+	}
+	f.loo = &looResiduals{shift: b.Shift}
+	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &ShiftBasis{P: P, U: b.Basis}, slots: slots}
+	return nil
 }
 
 // sortedForecasts are the keys of m by row, then horizon.

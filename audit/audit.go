@@ -40,7 +40,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	if res, err = f.predict(ctx, p, ev, clock.begin); err != nil {
+	if res, err = f.predict(ctx, p, ev, f.inf.rep, clock.begin); err != nil {
 		return nil, err
 	}
 	warns := res.Diag.Warnings

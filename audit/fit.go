@@ -55,9 +55,8 @@ type calFit struct {
 // Fit is the part of Run that does not depend on the test data: from the
 // training data (and Options.Calibration) it estimates every
 // leave-one-block-out model by influence and collects what intervals for
-// new sequences need. The LowRank solver and exact re-training
-// (Options.Retrain) need the test points and are only available through
-// Run.
+// new sequences need. Exact re-training (Options.Retrain) compares
+// intervals on the test points and is only available through Run.
 func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Options) (f *Fitted, err error) {
 	defer func() {
 		if err != nil {
@@ -91,9 +90,6 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 	p, err := prepare(o, g, train, nil)
 	if err != nil {
 		return nil, err
-	}
-	if name, _ := p.solverName(); name == LowRank {
-		return nil, errors.New("audit: the LowRank solver maps the test points with its influence phase: fitting it alone is not supported yet; choose another solver or run a full audit")
 	}
 	ev := &evaluation{}
 	if p.cal != nil {
@@ -156,6 +152,8 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 // Predict gives every forecast of the sequences of test (labels
 // optional) its intervals of every kind from the fit, as Run would with
 // test as its test data; with labels it measures coverage as Run does.
+// Predict does not modify f: any number of goroutines may call it at
+// once on one Fitted (audit serve does), each call with its own test.
 func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result, err error) {
 	defer func() {
 		if err != nil {
@@ -198,7 +196,11 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	if err != nil {
 		return nil, err
 	}
-	if res, err = f.predict(ctx, p, ev, clock.begin); err != nil {
+	rep, err := pointsRep(ctx, p, f.inf.rep, ev)
+	if err != nil {
+		return nil, err
+	}
+	if res, err = f.predict(ctx, p, ev, rep, clock.begin); err != nil {
 		return nil, err
 	}
 	judgePredicted(res)
@@ -212,8 +214,9 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 // predict runs the phases of an audit that depend on the evaluated
 // points ev.test of p: their jackknife+, in-sample and calibrated limits,
 // the summary and the warnings on them. p is the fit's problem (Run) or
-// one for new data (Predict).
-func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*Result, error) {
+// one for new data (Predict); rep is the fit's influence representation
+// for the points of ev (pointsRep).
+func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep influenceRep, mark func(string)) (*Result, error) {
 	res := &Result{SelfAudit: p.self, Model: f.model, Setting: f.setting}
 	res.Setting.Notes = slices.Clone(f.setting.Notes)
 	describeEval(&res.Setting, p.eval, p.self)
@@ -224,7 +227,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark f
 	warns := slices.Clone(f.inf.warnings)
 
 	mark("intervals")
-	l, curve, err := f.inf.rep.limits(ctx, p, ev, false)
+	l, curve, err := rep.limits(ctx, p, ev, false)
 	if err != nil {
 		return nil, err
 	}
@@ -248,4 +251,28 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, mark f
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
+}
+
+// pointsRep is the influence representation rep of a fit made ready
+// for the evaluation points ev of the problem p of Predict: the steps of
+// the dense solvers need nothing more; the LowRank solver's table needs
+// the points' records in its basis (their output-Jacobian rows mapped by
+// MapPoints, as its influence phase maps the test points of Run). rep is
+// not modified, so that Predict may run concurrently.
+func pointsRep(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (influenceRep, error) {
+	r, ok := rep.(*tableRep)
+	if !ok {
+		return rep, nil
+	}
+	if r.basis == nil {
+		return nil, errors.New("audit: the low-rank fit keeps no basis to map new points with")
+	}
+	lr := &lowRankPass{p: p, basis: r.basis, slots: r.slots}
+	test, _, err := lr.testRecords(ctx, &evaluation{test: ev.test})
+	if err != nil {
+		return nil, err
+	}
+	out := *r
+	out.test, out.cal = test, nil
+	return &out, nil
 }

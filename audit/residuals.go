@@ -253,16 +253,22 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 	// The point sets, and the positions of their points in each group's
 	// output.
 	sets := []struct {
-		groups  []*group
-		points  []point
-		off     int
-		byGroup [][]int
+		groups []*group
+		points []point
+		off    int
+		// byGroup are the points of each group: gathers from the
+		// group's output to the prediction vector.
+		byGroup []gather
 	}{{groups: p.evalGroups, points: ev.test}, {groups: p.calGroups, points: ev.cal, off: len(ev.test)}}
 	for s := range sets {
 		set := &sets[s]
-		set.byGroup = make([][]int, len(set.groups))
+		set.byGroup = make([]gather, len(set.groups))
 		for i, pt := range set.points {
-			set.byGroup[pt.group] = append(set.byGroup[pt.group], i)
+			g := &set.byGroup[pt.group]
+			g.dst, g.src = append(g.dst, set.off+i), append(g.src, pt.pos)
+		}
+		for gi := range set.byGroup {
+			set.byGroup[gi].settle()
 		}
 	}
 	var mu sync.Mutex
@@ -280,16 +286,14 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 		pred := make([]float64, len(ev.test)+len(ev.cal))
 		for _, set := range sets {
 			for gi, gr := range set.groups {
-				if len(set.byGroup[gi]) == 0 {
+				if len(set.byGroup[gi].dst) == 0 {
 					continue
 				}
 				outs, err := ws[w].get(gr.prog).Forward(th, gr.in)
 				if err != nil {
 					return err
 				}
-				for _, i := range set.byGroup[gi] {
-					pred[set.off+i] = outs[0].F[set.points[i].pos]
-				}
+				set.byGroup[gi].do(pred, outs[0].F)
 			}
 		}
 		out[k] = pred
@@ -300,6 +304,33 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 		return nil
 	})
 	return out, err
+}
+
+// gather copies src[i] of a group's output to dst[i] of a prediction
+// vector; run marks a gather that is one contiguous range (dst and src
+// both consecutive), done with copy.
+type gather struct {
+	dst, src []int
+	run      bool
+}
+
+// settle sets run.
+func (g *gather) settle() {
+	g.run = len(g.dst) > 0
+	for i := 1; i < len(g.dst) && g.run; i++ {
+		g.run = g.dst[i] == g.dst[0]+i && g.src[i] == g.src[0]+i
+	}
+}
+
+// do gathers out into pred.
+func (g *gather) do(pred, out []float64) {
+	if g.run {
+		copy(pred[g.dst[0]:g.dst[0]+len(g.dst)], out[g.src[0]:])
+		return
+	}
+	for i, d := range g.dst {
+		pred[d] = out[g.src[i]]
+	}
 }
 
 // stepsRep is the influence representation of the dense solvers: every

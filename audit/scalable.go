@@ -156,7 +156,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift}
+	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
 
@@ -540,15 +540,27 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			return -1
 		}
 	}
-	red, err := lr.f.Reduce()
-	if err != nil {
-		return nil, nil, err
+	// The executor's points stage ships the factor's spec; a fit's
+	// Predict (lr.f nil: the factor is not kept) maps in process.
+	var spec *FactorSpec
+	exec := p.opt.Executor
+	if lr.f == nil {
+		exec = nil
 	}
-	spec := newFactorSpec(p, lr.basis.U, red, lr.slots, false, false)
-	if err := spec.init(); err != nil {
-		return nil, nil, err
+	if exec != nil {
+		red, err := lr.f.Reduce()
+		if err != nil {
+			return nil, nil, err
+		}
+		spec = newFactorSpec(p, lr.basis.U, red, lr.slots, false, false)
+		if err := spec.init(); err != nil {
+			return nil, nil, err
+		}
 	}
 	records := func(cal bool, pts []point, labels bool) ([]PointRecord, error) {
+		if len(pts) == 0 {
+			return nil, nil // a fit (Fit) evaluates no test points
+		}
 		d := p.eval
 		if cal {
 			d = p.cal
@@ -606,7 +618,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			mu.Unlock()
 			return nil
 		}
-		if e := p.opt.Executor; e != nil {
+		if e := exec; e != nil {
 			encs := make([]encoder, len(chunks))
 			for c, ch := range chunks {
 				encs[c] = ch
@@ -652,6 +664,10 @@ type tableRep struct {
 	table     *BlockTable
 	test, cal []PointRecord
 	shift     []float64
+	// basis and slots map new evaluation points (forPoints): the
+	// factor's rows and the forecast slots of the table's residuals.
+	basis *ShiftBasis
+	slots map[forecast]int
 }
 
 func (r *tableRep) residuals(context.Context, *problem, func(string)) (*looResiduals, error) {

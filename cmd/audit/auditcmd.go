@@ -149,6 +149,7 @@ type plan struct {
 	opt     audit.Options
 	outputs []output
 	command string
+	fit     bool // audit fit: --calibration without --test
 }
 
 // auditCmd runs an audit.
@@ -169,17 +170,8 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	g, pruned, err := onnx.LoadOutput(p.f.model, p.output)
+	g, pruned, err := p.loadModel()
 	if err != nil {
-		return err
-	}
-	if g.NumParams() == 0 {
-		return fmt.Errorf("%s: the model has no parameters (float initializers), so no block of data has any influence on it and there is nothing to audit; export it with its weights as initializers (audit inspect --model %s lists them)", p.f.model, p.f.model)
-	}
-	if err := p.modelColumns(g); err != nil {
-		return err
-	}
-	if err := p.settleLayout(g); err != nil {
 		return err
 	}
 	layout := p.opt.Layout
@@ -279,7 +271,11 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 
 // parse reads the command line (and the config file it names) and checks
 // every flag and combination of flags, before any file is read.
-func parse(args []string) (*plan, error) {
+func parse(args []string) (*plan, error) { return parseAs(args, false) }
+
+// parseAs is parse for audit (fit false) or audit fit (fit true: a
+// calibration set without test data).
+func parseAs(args []string, fit bool) (*plan, error) {
 	f := &flags{}
 	fs := newFlagSet(f)
 	if err := fs.Parse(args); err != nil {
@@ -299,7 +295,7 @@ func parse(args []string) (*plan, error) {
 			return nil, err
 		}
 	}
-	p := &plan{f: f, command: commandLine(args)}
+	p := &plan{f: f, command: commandLine(args), fit: fit}
 	if f.version {
 		return p, nil
 	}
@@ -402,7 +398,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	if f.retrainMaxIter < 0 {
 		return usagef("--retrain-max-iter %d: give a number of iterations, or 0 for the default", f.retrainMaxIter)
 	}
-	if f.calibration != "" && f.test == "" {
+	if f.calibration != "" && f.test == "" && !p.fit {
 		return usagef("--calibration needs --test: conformal intervals are for new sequences, and without --test the audit evaluates the training sequences, which their guarantee does not cover")
 	}
 	if f.idCol == "" || f.timeCol == "" || f.target == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -37,12 +39,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if save == "" && !helpAsked(rest) {
 		return usagef("audit fit needs --save audit.rna: the file audit predict --load reads")
 	}
-	// A calibration set is checked against the test data by predict; the
-	// flag check asks for --test, which the training file stands in for.
-	if hasFlag(rest, "calibration") {
-		rest = append(rest, "--test", dataFlag(rest))
-	}
-	p, err := parse(rest)
+	p, err := parseAs(rest, true)
 	if errors.Is(err, errHelp) {
 		fmt.Fprint(stdout, usage())
 		return err
@@ -50,17 +47,26 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if p.f.test != "" {
+		return usagef("audit fit takes no test data (the configuration gives test: %s): fit once, then give each test file to audit predict --load", p.f.test)
+	}
+	if len(p.outputs) > 0 {
+		return usagef("audit fit writes no report (%s %s): audit predict --load %s --data new.csv --out report.html does", p.outputs[0].flag, p.outputs[0].path, save)
+	}
 	if err := p.checkFiles(); err != nil {
 		return err
 	}
 	if err := checkIdentity(p.inputFiles(), []namedFile{{"--save", save}}); err != nil {
 		return err
 	}
-	g, sum, err := loadModel(p.f.model)
+	// The model as audit loads it: the --output chosen (and only what it
+	// needs), the columns of --features and --input, the layout.
+	g, _, err := p.loadModel()
 	if err != nil {
 		return err
 	}
-	if err := p.settleLayout(g); err != nil {
+	sum, err := fileSHA256(p.f.model)
+	if err != nil {
 		return err
 	}
 	train, err := blocks.ReadFile(p.f.data, &p.read)
@@ -68,6 +74,9 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := p.readCalibration(train); err != nil {
+		return err
+	}
+	if err := checkSequenceMemory(g, p.opt.Layout, train, p.opt.Calibration); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -132,13 +141,9 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		formats = append(formats, format)
 	}
-	art, err := os.ReadFile(load)
+	h, err := readArtifactHeader(load)
 	if err != nil {
-		return fmt.Errorf("--load: %w", unwrapPath(err))
-	}
-	h, err := audit.ReadHeader(bytes.NewReader(art))
-	if err != nil {
-		return fmt.Errorf("--load %s: %w", load, err)
+		return err
 	}
 	if model == "" {
 		if model = h.ModelPath; model == "" {
@@ -152,13 +157,12 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkIdentity([]namedFile{{"--load", load}, {"--data", data}, {"--model", model}}, outFiles); err != nil {
 		return err
 	}
-	g, sum, err := loadModel(model)
+	f, h, g, err := loadFittedGraph(load, model)
 	if err != nil {
 		return err
 	}
-	f, err := audit.Load(bytes.NewReader(art), g, sum)
-	if err != nil {
-		return fmt.Errorf("--load %s with --model %s: %w", load, model, err)
+	if err := checkFitColumns(data, load, h); err != nil {
+		return err
 	}
 	ro := blocks.Options{IDCol: h.IDCol, TimeCol: h.TimeCol, Targets: h.Targets, Features: h.Features, Shift: h.Shift, OptionalTargets: true}
 	test, err := blocks.ReadFile(data, &ro)
@@ -201,17 +205,115 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// loadModel reads the ONNX model at path and the SHA-256 of its file.
-func loadModel(path string) (*graph.Graph, [32]byte, error) {
+// checkFitColumns refuses data whose header lacks a column the fit read
+// (the id and time columns and every feature column), naming them: the
+// model's inputs are filled from the columns of the training file.
+func checkFitColumns(data, load string, h audit.ArtifactHeader) error {
+	header := csvHeader(data)
+	if header == nil {
+		return nil // reading the data names the problem
+	}
+	var missing []string
+	for _, c := range append([]string{h.IDCol, h.TimeCol}, h.Features...) {
+		if !slices.Contains(header, c) && !slices.Contains(missing, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--data %s has no column %s, which the fit (--load %s) read from %s: give data with the training file's columns %s",
+		data, strings.Join(missing, ", "), load, h.TrainFile, strings.Join(append([]string{h.IDCol, h.TimeCol}, h.Features...), ", "))
+}
+
+// readArtifactHeader reads the header of the artifact at load.
+func readArtifactHeader(load string) (audit.ArtifactHeader, error) {
+	fh, err := os.Open(load)
+	if err != nil {
+		return audit.ArtifactHeader{}, fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	defer fh.Close()
+	h, err := audit.ReadHeader(bufio.NewReader(fh))
+	if err != nil {
+		return h, fmt.Errorf("--load %s: %w", load, err)
+	}
+	return h, nil
+}
+
+// loadFittedGraph reads the artifact at load and its model (model, or
+// the path the fit recorded) as the fit loaded it, checks that they
+// belong together, and returns the fit, the artifact's header and the
+// model's graph (all its parameters, for the report's parameter roles).
+func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *graph.Graph, error) {
+	art, err := os.ReadFile(load)
+	if err != nil {
+		return nil, audit.ArtifactHeader{}, nil, fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	h, err := audit.ReadHeader(bytes.NewReader(art))
+	if err != nil {
+		return nil, h, nil, fmt.Errorf("--load %s: %w", load, err)
+	}
+	if model == "" {
+		if model = h.ModelPath; model == "" {
+			return nil, h, nil, usagef("--load %s records no model path: give --model", load)
+		}
+	}
+	g, sum, err := loadFitModel(model, h)
+	if err != nil {
+		return nil, h, nil, err
+	}
+	f, err := audit.Load(bytes.NewReader(art), g, sum)
+	if err != nil {
+		return nil, h, nil, fmt.Errorf("--load %s with --model %s: %w", load, model, err)
+	}
+	return f, h, g, nil
+}
+
+// loadFitModel loads the model at path as the fit of header h loaded
+// it (the output it chose, and only what that output needs) and the
+// SHA-256 of its file, which audit.Load checks.
+func loadFitModel(path string, h audit.ArtifactHeader) (*graph.Graph, [32]byte, error) {
+	name, _, err := audit.ParseOutput(h.Output)
+	if err != nil {
+		return nil, [32]byte{}, fmt.Errorf("the artifact's output %q: %w", h.Output, err)
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return nil, sum, err
+	}
+	g, _, err := onnx.LoadOutput(path, name)
+	return g, sum, err
+}
+
+// loadModel loads the model as audit and audit fit do: only the
+// forecast output --output chooses and what it needs, refusing a model
+// without parameters; then the columns of --features and --input and
+// the layout.
+func (p *plan) loadModel() (*graph.Graph, *onnx.Pruned, error) {
+	g, pruned, err := onnx.LoadOutput(p.f.model, p.output)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.NumParams() == 0 {
+		return nil, nil, fmt.Errorf("%s: the model has no parameters (float initializers), so no block of data has any influence on it and there is nothing to audit; export it with its weights as initializers (audit inspect --model %s lists them)", p.f.model, p.f.model)
+	}
+	if err := p.modelColumns(g); err != nil {
+		return nil, nil, err
+	}
+	if err := p.settleLayout(g); err != nil {
+		return nil, nil, err
+	}
+	return g, pruned, nil
+}
+
+// fileSHA256 is the SHA-256 of the model file at path, which a fit
+// records and predict checks.
+func fileSHA256(path string) ([32]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, [32]byte{}, fmt.Errorf("--model: %w", unwrapPath(err))
+		return [32]byte{}, fmt.Errorf("--model: %w", unwrapPath(err))
 	}
-	g, err := onnx.Load(path)
-	if err != nil {
-		return nil, [32]byte{}, err
-	}
-	return g, sha256.Sum256(b), nil
+	return sha256.Sum256(b), nil
 }
 
 // cutFlag removes the string flag --name (as "--name v" or "--name=v")
@@ -245,12 +347,6 @@ func hasFlag(args []string, name string) bool {
 		}
 	}
 	return false
-}
-
-// dataFlag is the value of --data in args, or "".
-func dataFlag(args []string) string {
-	v, _, _ := cutFlag(args, "data")
-	return v
 }
 
 // helpAsked says whether args ask for help.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,28 +187,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 // loadFitted reads the artifact at load and its model (model, or the path
 // the fit recorded) and checks that they belong together.
 func loadFitted(load, model string) (*audit.Fitted, audit.ArtifactHeader, error) {
-	art, err := os.ReadFile(load)
-	if err != nil {
-		return nil, audit.ArtifactHeader{}, fmt.Errorf("--load: %w", unwrapPath(err))
-	}
-	h, err := audit.ReadHeader(bytes.NewReader(art))
-	if err != nil {
-		return nil, h, fmt.Errorf("--load %s: %w", load, err)
-	}
-	if model == "" {
-		if model = h.ModelPath; model == "" {
-			return nil, h, usagef("--load %s records no model path: give --model", load)
-		}
-	}
-	g, sum, err := loadModel(model)
-	if err != nil {
-		return nil, h, err
-	}
-	f, err := audit.Load(bytes.NewReader(art), g, sum)
-	if err != nil {
-		return nil, h, fmt.Errorf("--load %s with --model %s: %w", load, model, err)
-	}
-	return f, h, nil
+	f, h, _, err := loadFittedGraph(load, model)
+	return f, h, err
 }
 
 // isLoopback says whether a listener's address is on the loopback

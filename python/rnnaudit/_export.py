@@ -1,0 +1,298 @@
+"""export: torch.onnx.export of a recurrent PyTorch module with the axes
+the audit needs, checked against the module in float64 by the audit
+binary itself."""
+
+import copy
+import csv
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from ._binary import AuditError, BinaryNotFoundError, find_binary, run
+from ._longcsv import to_long_csv
+
+__all__ = ["ExportError", "Exported", "export"]
+
+
+class ExportError(RuntimeError):
+    """The exported graph does not load in the audit or does not compute
+    what the module computes."""
+
+
+class Exported:
+    """What export did.
+
+    path           the ONNX file
+    opset          the opset it was exported at
+    dynamic_axes   the dynamic axes given to torch.onnx.export
+    per_step       True for one output per step ([batch, time, ...]), False
+                   for one per sequence ([batch] or [batch, H])
+    horizons       the size of the output's horizon axis (1 when none)
+    checked        whether the export was run by the audit binary and
+                   compared with the module in float64
+    max_abs_diff   the largest |binary - module| over the values checked
+                   (None when not checked)
+    values_checked how many forecasts were compared
+    fixed_steps    None, or the number of steps the export is fixed at (a
+                   traced Python loop over a cell; see export)
+    """
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        if not self.checked:
+            return "<rnnaudit.Exported %s (opset %d), not checked>" % (self.path, self.opset)
+        return "<rnnaudit.Exported %s (opset %d), %d forecasts match the module in float64 to %.2g>" % (
+            self.path, self.opset, self.values_checked, self.max_abs_diff)
+
+
+def _first(out):
+    while isinstance(out, (tuple, list)):
+        out = out[0]
+    return out
+
+
+def _layout(module, example, batch_first):
+    """Runs module on example and on example three steps longer; returns
+    (per_step, horizons, output rank)."""
+    import torch
+    t_ax, b_ax = (1, 0) if batch_first else (0, 1)
+    longer = torch.cat([example, example.narrow(t_ax, 0, 1).expand_as(example.narrow(t_ax, 0, 3))
+                        if example.shape[t_ax] < 3 else example.narrow(t_ax, 0, 3)], dim=t_ax)
+    with torch.no_grad():
+        a = _first(module(example))
+        b = _first(module(longer))
+    T = example.shape[t_ax]
+    per_step = a.dim() >= 2 and b.dim() == a.dim() and a.shape[t_ax] == T and b.shape[t_ax] == T + 3
+    if per_step:
+        horizons = 1 if a.dim() == 2 else int(np.prod(a.shape[2:]))
+    else:
+        if a.shape[0 if batch_first else b_ax] != example.shape[b_ax] and a.dim() > 0:
+            raise ExportError("the module's output has shape %s for input %s: neither one value per step "
+                              "[batch, time, ...] nor one per sequence [batch] or [batch, H]"
+                              % (tuple(a.shape), tuple(example.shape)))
+        horizons = 1 if a.dim() <= 1 else int(np.prod(a.shape[1:]))
+    return per_step, horizons, a.dim()
+
+
+def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
+           output_name="y", batch_first=True, horizon_axis=False, check=None, check_x=None,
+           binary=None, tolerance=1e-6, seed=0):
+    """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
+
+    module takes one float tensor of features, [batch, time, features]
+    (batch_first=True, as nn.RNN/LSTM/GRU(batch_first=True)) or
+    [time, batch, features], and returns per-step forecasts [batch, time]
+    or [batch, time, K], or one forecast per sequence [batch] or
+    [batch, H] (a head on the last state), possibly as the first item of a
+    tuple (the other outputs are ignored by the audit). example is a sample
+    input (default zeros of one sequence of `steps` steps and n_features
+    features, in the module's dtype). The export is traced with
+    torch.onnx.export at opset (14 by default; 7 to 21 load), in evaluation
+    mode, with dynamic axes named "batch" and "time" on the input and the
+    first output (only "batch" on a per-sequence output), which is how the
+    audit reads the layout; horizon_axis=True names the output's last axis
+    "horizon" so that the audit takes its K values as horizons without
+    --horizons. A module that is a Python loop over a cell is unrolled for
+    example's length: the check then finds the time axis fixed, exports
+    again without a dynamic time axis (which the audit takes on sequences of
+    exactly that many steps), and warns; script such a module with
+    torch.jit.script first for any length.
+
+    check (None: when the binary is found, else with a warning that it was
+    skipped; True: always; False: never) runs the exported file in the
+    audit binary on a few sequences (check_x, an array [n, time, features]
+    or a list of [T_i, features] arrays of representative inputs; default
+    four random normal sequences of lengths steps, steps+3, steps-3, steps
+    for per-step models, so that a time axis fixed by tracing is found) and
+    compares its forecasts, computed in float64 from the file's weights,
+    with the module's in float64 (a copy converted with .double()): each
+    must agree to tolerance * max(1, |value|). Raises ExportError when they
+    do not, or when the binary refuses the file (its message included).
+
+    Returns an Exported describing the file and the check.
+    """
+    import torch
+
+    path = os.fspath(path)
+    params = list(module.parameters())
+    dtype = params[0].dtype if params else torch.float32
+    if example is None:
+        if n_features is None:
+            raise ValueError("give example (a sample input tensor) or n_features")
+        shape = (1, steps, n_features) if batch_first else (steps, 1, n_features)
+        example = torch.zeros(shape, dtype=dtype)
+    if example.dim() != 3:
+        raise ValueError("example has shape %s: the audit reads one input [batch, time, features] "
+                         "(or [time, batch, features] with batch_first=False)" % (tuple(example.shape),))
+    t_ax, b_ax = (1, 0) if batch_first else (0, 1)
+    was_training = module.training
+    module.eval()
+    try:
+        per_step, horizons, rank = _layout(module, example, batch_first)
+        in_axes = {b_ax: "batch", t_ax: "time"}
+        if per_step:
+            out_axes = {b_ax: "batch", t_ax: "time"}
+            if horizon_axis and rank >= 3:
+                out_axes[rank - 1] = "horizon"
+        else:
+            out_axes = {0: "batch"}
+            if horizon_axis and rank >= 2:
+                out_axes[rank - 1] = "horizon"
+        axes = {input_name: in_axes, output_name: out_axes}
+        res = _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons)
+        if check is False:
+            return res
+        try:
+            bin_path = find_binary(binary)
+        except BinaryNotFoundError as e:
+            if check:
+                raise
+            warnings.warn("rnnaudit.export: %s was not checked against the module: %s" % (path, e),
+                          RuntimeWarning, stacklevel=2)
+            return res
+        try:
+            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed)
+        except _RunError as e:
+            if check_x is not None or not per_step:
+                raise ExportError(str(e)) from e.__cause__
+            # A Python loop over a cell, traced: the graph is unrolled for
+            # the example's steps whatever the dynamic axes say. Export it
+            # with the time axis fixed, which the audit takes on sequences
+            # of exactly that length, and say so.
+            T = example.shape[t_ax]
+            fixed = {input_name: {b_ax: "batch"}, output_name: {b_ax: "batch"}}
+            res = _export_file(module, example, path, opset, input_name, output_name, fixed, per_step, horizons)
+            try:
+                _check(module, res, example, batch_first, None,
+                       bin_path, tolerance, seed, fixed_steps=T)
+            except _RunError:
+                raise ExportError(str(e)) from e.__cause__
+            res.fixed_steps = T
+            warnings.warn("rnnaudit.export: %s runs only on sequences of exactly %d steps (the export unrolled "
+                          "a Python loop for the example's length; the time axis is fixed): the audit takes "
+                          "it when every sequence has %d steps. For any length, script the module "
+                          "(torch.jit.script) before exporting." % (path, T, T), RuntimeWarning, stacklevel=2)
+        return res
+    finally:
+        module.train(was_training)
+
+
+class _RunError(ExportError):
+    """The binary refused to run the export on the check's sequences."""
+
+
+def _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons):
+    """torch.onnx.export of module (in evaluation mode) to path, then the
+    ONNX checker when onnx is installed; returns an unchecked Exported."""
+    import torch
+    with warnings.catch_warnings():
+        # PyTorch warns about every batch_first RNN export with a batch of
+        # one, and about shape inference of constants; the dynamic axes
+        # and the check make both harmless.
+        warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
+        warnings.filterwarnings("ignore", message=".*shape inference of prim::Constant.*")
+        torch.onnx.export(module, (example,), path, opset_version=opset, input_names=[input_name],
+                          output_names=[output_name], dynamic_axes=axes)
+    try:
+        import onnx
+    except ImportError:
+        onnx = None
+    if onnx is not None:
+        onnx.checker.check_model(onnx.load(path))
+    return Exported(path=path, opset=opset, dynamic_axes=axes, per_step=per_step, horizons=horizons,
+                    checked=False, max_abs_diff=None, values_checked=0, fixed_steps=None)
+
+
+def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None):
+    """Runs the exported file in the binary on a few sequences and compares
+    the forecasts with the module's in float64; fills res. Raises _RunError
+    when the binary does not run the file, ExportError when the values
+    differ."""
+    import torch
+    t_ax = 1 if batch_first else 0
+    T = example.shape[t_ax]
+    d = example.shape[2]
+    if check_x is None:
+        rng = np.random.default_rng(seed)
+        if fixed_steps:
+            lengths = [fixed_steps] * 4
+        elif res.per_step:
+            lengths = [T, T + 3, max(1, T - 3), T]
+        else:
+            lengths = [T] * 4
+        xs = [rng.standard_normal((L, d)) for L in lengths]
+    elif isinstance(check_x, (list, tuple)):
+        xs = [np.asarray(a, dtype=np.float64).reshape(len(a), -1) for a in check_x]
+    else:
+        a = np.asarray(check_x.detach().cpu() if hasattr(check_x, "detach") else check_x, dtype=np.float64)
+        if not batch_first:
+            a = a.transpose(1, 0, 2)
+        xs = list(a)
+    ref = copy.deepcopy(module).double().eval()
+    H = res.horizons
+    expected = {}  # (sequence index, row index, horizon) -> module value
+    rows_of = []   # per sequence: its rows in the CSV (features, and targets)
+    for i, x in enumerate(xs):
+        inp = torch.from_numpy(x[None] if batch_first else x[:, None])
+        with torch.no_grad():
+            out = _first(ref(inp)).numpy()
+        L = len(x)
+        if res.per_step:
+            out = out[0] if batch_first else out[:, 0]
+            out = out.reshape(L, -1)
+            for k in range(L):
+                for h in range(out.shape[1]):
+                    expected[(i, k, h)] = out[k, h]
+            rows_of.append(x)
+        else:
+            out = out.reshape(-1)
+            # The audit reads the first T-H+1 rows of a sequence of T rows
+            # and compares value h with the target of row T-H+h; so the
+            # sequence gets H-1 more rows (features unread) after the L read.
+            # Its CSV gives every h the last row read as t.
+            for h in range(len(out)):
+                expected[(i, L - 1, h)] = out[h]
+            rows_of.append(np.vstack([x, np.zeros((len(out) - 1, d))]) if len(out) > 1 else x)
+    with tempfile.TemporaryDirectory(prefix="rnnaudit-export-") as tmp:
+        data = os.path.join(tmp, "check.csv")
+        to_long_csv(data, rows_of, [np.zeros(len(r)) for r in rows_of], first_step=0)
+        out_csv = os.path.join(tmp, "out.csv")
+        args = ["--model", os.path.abspath(res.path), "--data", data, "--out", out_csv, "--quiet"]
+        if H > 1:
+            args += ["--horizons", str(H)]
+        try:
+            run(args, binary=binary, timeout=600)
+        except AuditError as e:
+            lens = sorted({len(r) for r in rows_of})
+            raise _RunError("%s: the audit binary could not run the export on %d sequences of %s steps: %s"
+                            % (res.path, len(rows_of), "/".join(map(str, lens)), e)) from e
+        with open(out_csv, newline="") as f:
+            got = [(int(r["id"]) - 1, int(float(r["t"])), int(r["horizon"]), float(r["prediction"]))
+                   for r in csv.DictReader(f)]
+    worst, where = 0.0, None
+    seen = 0
+    for i, t, h, p in got:
+        key = (i, t, h)
+        if key not in expected:
+            raise ExportError("%s: the audit forecast sequence %d row %d horizon %d, which the module "
+                              "does not produce; is the output's layout what export detected (%s)?"
+                              % (res.path, i + 1, t, h, "per step" if res.per_step else "per sequence"))
+        e = expected[key]
+        diff = abs(p - e)
+        seen += 1
+        if diff > worst:
+            worst = diff
+        if not diff <= tolerance * max(1.0, abs(e)):
+            raise ExportError("%s: the exported graph computes %r at sequence %d, row %d, horizon %d; the "
+                              "module in float64 computes %r (difference %.3g, tolerance %.3g): the "
+                              "export does not compute what the module does"
+                              % (res.path, p, i + 1, t, h, e, diff, tolerance * max(1.0, abs(e))))
+    if seen == 0:
+        raise ExportError("%s: the audit gave no forecasts to compare" % res.path)
+    res.checked = True
+    res.max_abs_diff = worst
+    res.values_checked = seen
