@@ -165,3 +165,45 @@ func TestMinResiduals(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrainWarm: on the long-series model, stopped early by Adam (its
+// stationarity ratio, 0.52, is above StationarityBound), exact
+// re-training by default skips the full re-fit and warm-starts every
+// block re-fit from the trained parameters (tilted), with 0 iterations
+// for the full re-fit; each block's iterations are counted up to the cap
+// (5 here) and its outcome matches them. RetrainFull runs the full re-fit
+// first. (Without the cap these interval-block re-fits do not converge
+// in 200 Newton steps: removing 10% of each series moves this RNN far.)
+func TestRetrainWarm(t *testing.T) {
+	g, train, test := longSeries(t)
+	o := audit.Options{Layout: audit.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2, Retrain: 2, RetrainMaxIter: 5, Seed: 2}
+	res, err := audit.Run(context.Background(), g, train, test, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := res.Retrain
+	t.Logf("stationarity %.3g; outcomes %q, iterations %v, cosines %.3f", res.Diag.Stationarity, rr.Outcomes, rr.Iterations, rr.Cosine)
+	if !(res.Diag.Stationarity > audit.StationarityBound) {
+		t.Fatalf("stationarity ratio %.3g: the model is at a stationary point, the test needs one stopped early", res.Diag.Stationarity)
+	}
+	if !rr.Warm || !rr.Tilted || rr.FullIterations != 0 {
+		t.Errorf("warm %v tilted %v, full re-fit %d iterations; want a warm start without a full re-fit", rr.Warm, rr.Tilted, rr.FullIterations)
+	}
+	for k, it := range rr.Iterations {
+		want := audit.OutcomeNotConverged
+		if rr.Converged[k] {
+			want = audit.OutcomeConverged
+		}
+		if it < 1 || it > 5 || rr.Outcomes[k] != want || (!rr.Converged[k] && it != 5) {
+			t.Errorf("block %s: %q after %d iterations (converged %v)", rr.Blocks[k], rr.Outcomes[k], it, rr.Converged[k])
+		}
+	}
+	o.RetrainStart = audit.RetrainFull
+	res, err = audit.Run(context.Background(), g, train, test, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr := res.Retrain; rr.Warm || rr.FullIterations == 0 {
+		t.Errorf("full: warm %v after a full re-fit of %d iterations", rr.Warm, rr.FullIterations)
+	}
+}

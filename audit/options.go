@@ -160,6 +160,9 @@ type Options struct {
 	// figures.
 	RetrainBudget  time.Duration
 	RetrainMaxIter int
+	// RetrainStart says where the block re-fits start: RetrainAuto (the
+	// default), RetrainFull or RetrainWarm (see RetrainStart).
+	RetrainStart RetrainStart
 	Seed           uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
@@ -222,6 +225,13 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.RetrainBudget < 0 || r.RetrainMaxIter < 0 {
 		return r, fmt.Errorf("audit: the re-training budget (%v, %d iterations) must not be negative", r.RetrainBudget, r.RetrainMaxIter)
+	}
+	switch r.RetrainStart {
+	case "":
+		r.RetrainStart = RetrainAuto
+	case RetrainAuto, RetrainFull, RetrainWarm:
+	default:
+		return r, fmt.Errorf("audit: unknown re-fit start %q (auto, full or warm)", r.RetrainStart)
 	}
 	if r.Solver == "" {
 		r.Solver = Auto

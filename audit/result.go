@@ -299,6 +299,10 @@ type RetrainResult struct {
 	FullIterations int
 	FullGrad       float64
 	Tilted         bool
+	// Warm says that the full re-fit was not run (RetrainWarm, or
+	// RetrainAuto on a model not at a stationary point): the block
+	// re-fits were tilted and warm-started from theta_hat.
+	Warm bool
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64

@@ -123,7 +123,9 @@
 //	                and not_run (their counts), full_refit_iterations,
 //	                full_refit_gradient_norm, tilted (the full re-fit did
 //	                not converge: block re-fits minimised their loss minus
-//	                the full gradient at theta_hat), cosine, mean_cosine,
+//	                the full gradient at theta_hat), warm (no full re-fit
+//	                was run: the tilted block re-fits were warm-started
+//	                from theta_hat, --retrain-start), cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
 //	                influence_mean_length, iterations, final_gradient_norm

@@ -428,6 +428,7 @@ type jsonRetrain struct {
 	FullIterations    int      `json:"full_refit_iterations"`
 	FullGrad          fnum     `json:"full_refit_gradient_norm"`
 	Tilted            bool     `json:"tilted"`
+	Warm              bool     `json:"warm"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -459,7 +460,7 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	}
 	return &jsonRetrain{
 		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, Outcomes: outcomes, NotConverged: r.NotConverged, NotRun: r.NotRun,
-		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Warm: r.Warm, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),

@@ -57,11 +57,7 @@ func overTimeLead(r *audit.Result) string {
 	o := r.Summary.OverTime
 	out := fmt.Sprintf("Rolling coverage is the share of the last %d forecasts inside their interval (pooled: of every sequence's forecasts at the last %d steps). Values of one series are serially dependent: with Newey-West weights up to lag %d their coverage indicators count as %s independent values of %s, and the sampling tolerance is ±%.1f points",
 		o.Window, o.Window, o.Lag, num(o.EffectivePoints), count(r.Summary.Points), 100*o.Tolerance)
-	if o.Long {
-		out += " (the verdict uses it)."
-	} else {
-		out += " (the sequences are short, so the verdict uses the per-value tolerance)."
-	}
+	out += " (the verdict uses it)."
 	if !math.IsNaN(o.Early) {
 		out += fmt.Sprintf(" Coverage in the first third of the test steps %s, in the last third %s (tolerance of the difference ±%.1f points).", pct(o.Early), pct(o.Late), 100*o.DriftTolerance)
 	}
@@ -74,9 +70,11 @@ func overTimeLead(r *audit.Result) string {
 	return out
 }
 
-// newTimeView is the section of r's coverage over time; nil without it.
+// newTimeView is the section of r's coverage over time; nil without it,
+// and for short sequences (not OverTime.Long), where coverage per step
+// already shows it.
 func newTimeView(r *audit.Result) *timeView {
-	if r.Summary == nil || r.Summary.OverTime == nil {
+	if r.Summary == nil || r.Summary.OverTime == nil || !r.Summary.OverTime.Long {
 		return nil
 	}
 	o := r.Summary.OverTime
@@ -232,4 +230,15 @@ func jsonOverTimeOf(o *audit.OverTime) *jsonOverTime {
 			Tolerance: fnum(s.Tolerance), Under: s.Under, Rolling: jsonRollingOf(s.Rolling)})
 	}
 	return j
+}
+
+// refitStartText says where the block re-fits started and why.
+func refitStartText(rt *audit.RetrainResult) string {
+	switch {
+	case rt.Warm:
+		return "warm: from the trained parameters on the leave-block-out loss minus the full gradient there, without a full re-fit (the model is not at a stationary point, or --retrain-start warm); changes measured from the trained parameters"
+	case rt.Tilted:
+		return fmt.Sprintf("tilted: the full re-fit did not converge (%s, gradient norm %s), so each block was re-fitted from the trained parameters with the full gradient subtracted", plural(rt.FullIterations, "iteration"), num(rt.FullGrad))
+	}
+	return fmt.Sprintf("after a full re-fit to a stationary point (%s); changes measured from it", plural(rt.FullIterations, "iteration"))
 }

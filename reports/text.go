@@ -819,6 +819,7 @@ func retrainRows(r *audit.Result) []row {
 	return []row{
 		{"Blocks re-trained", count(len(rt.Blocks))},
 		{"Re-fits converged / not converged / not run (budget)", fmt.Sprintf("%s / %s / %s", count(len(rt.Blocks)-rt.NotConverged-rt.NotRun), count(rt.NotConverged), count(rt.NotRun))},
+		{"Start of the block re-fits", refitStartText(rt)},
 		{"Cosine of parameter changes (mean, lowest)", fmt.Sprintf("%s, %s", num(rt.MeanCosine), num(rt.MinCosine))},
 		{"Correlation of prediction changes", num(rt.PredCorrelation)},
 		{"Coverage with exact / influence parameters", fmt.Sprintf("%s / %s", pct(rt.ExactCoverage), pct(rt.InfluenceCoverage))},

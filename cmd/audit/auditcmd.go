@@ -60,6 +60,7 @@ type flags struct {
 	pool                      string
 	poolWarmup                int
 	restart                   bool
+	retrainStart              string
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -101,6 +102,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
 	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
+	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
 	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (about triples the solve's time)")
@@ -471,6 +473,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
+		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
 	}
 	return nil
 }
