@@ -163,7 +163,7 @@ type Options struct {
 	// RetrainStart says where the block re-fits start: RetrainAuto (the
 	// default), RetrainFull or RetrainWarm (see RetrainStart).
 	RetrainStart RetrainStart
-	Seed           uint64
+	Seed         uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
 	// DampingSensitivity re-runs the influence, residual and interval
