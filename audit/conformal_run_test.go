@@ -3,13 +3,10 @@ package audit_test
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
-	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // TestCalibrationRun audits the small synthetic example with the
@@ -25,19 +22,7 @@ import (
 //   - split-conformal coverage on the 2,000 test values is near 90%;
 //   - the comparison of kinds agrees with the summary where they overlap.
 func TestCalibrationRun(t *testing.T) {
-	dir := "../examples/synthetic"
-	g, err := onnx.Load(filepath.Join(dir, "model_small.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) *blocks.Dataset {
-		d, err := blocks.ReadFile(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	train, test, cal := read("train_small.csv"), read("test_small.csv"), read("cal_small.csv")
+	g, train, test, cal := smallSynthetic(t)
 	low, high := 0.0, 10.0
 	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, High: &high}
 	plain, err := audit.Run(context.Background(), g, train, test, &opt)

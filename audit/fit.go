@@ -249,6 +249,9 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
+	if p.opt.Adaptive != nil {
+		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences)
+	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
 }

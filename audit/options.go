@@ -178,6 +178,9 @@ type Options struct {
 	// ones: it adds split-conformal and conformalized jackknife+
 	// intervals (DESIGN section 8; see conformal.go). It needs test data.
 	Calibration *blocks.Dataset
+	// Adaptive, when not nil, adds the intervals that adapt along time
+	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).
+	Adaptive *AdaptiveOptions
 	// ModelPath is recorded in the result.
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
@@ -249,6 +252,13 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if (r.Blocks == blocks.Intervals || r.Blocks == blocks.Nested) && r.BlockLength <= 0 {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)
+	}
+	if r.Adaptive != nil {
+		a, err := r.Adaptive.withDefaults()
+		if err != nil {
+			return r, err
+		}
+		r.Adaptive = &a
 	}
 	if r.Low != nil && r.High != nil && *r.Low >= *r.High {
 		return r, fmt.Errorf("audit: the low threshold %g must be below the high threshold %g", *r.Low, *r.High)

@@ -104,7 +104,7 @@ func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPas
 		return out.levMax[k]
 	}
 	sort.SliceStable(cand, func(a, b int) bool { return key(cand[a]) > key(cand[b]) })
-	op, err := f.Operator(p.objective(p.groups), hvp.GaussNewton, p.theta)
+	op, err := f.OperatorMany(p.objective(p.groups), hvp.GaussNewton, p.theta)
 	if err != nil {
 		return rf, err
 	}
@@ -134,7 +134,7 @@ func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPas
 				J[a] = rows[j][t.forcast]
 			}
 			x := make([][]float64, 1+len(J))
-			n, res, err := f.SolvePCG(ctx, op, x, append([][]float64{g[j]}, J...), refineTol, refineMaxIter)
+			n, res, err := f.SolvePCGMany(ctx, op, x, append([][]float64{g[j]}, J...), refineTol, refineMaxIter)
 			rf.products += n
 			if err != nil {
 				return rf, err

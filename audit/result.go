@@ -26,6 +26,9 @@ type Result struct {
 	// Conformal holds the intervals calibrated on a held-out set (nil
 	// without Options.Calibration).
 	Conformal *Conformal
+	// Adaptive holds the intervals that adapt along time (nil without
+	// Options.Adaptive).
+	Adaptive *Adaptive
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (verdict.go).
 	Verdict Verdict
@@ -177,6 +180,9 @@ type StepResult struct {
 	// Conformal holds the limits calibrated on the held-out set (nil
 	// without one).
 	Conformal *StepConformal
+	// Adaptive holds the limits that adapt along time (nil without
+	// Options.Adaptive).
+	Adaptive *StepAdaptive
 }
 
 // Diagnostics say how far to trust the influence approximation.

@@ -145,28 +145,32 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 // Rademacher vectors z (E[z^T C z] = trace C), returning the estimate and
 // its standard error.
 func (o *Objective) TraceEstimate(ctx context.Context, c Curvature, theta []float64, n int, r *rand.Rand) (tr, stderr float64, err error) {
-	return hutchinson(o.numParams(), n, r, nil, func(z, cz []float64) error { return o.Apply(ctx, c, theta, z, cz) })
+	return hutchinson(o.numParams(), n, r, nil, func(z, cz [][]float64) error { return o.ApplyMany(ctx, c, theta, z, cz) })
 }
 
 // hutchinson returns the mean of z'^T C z' over n Rademacher vectors z of
 // length P, with z' = project(z) (in place; nil: z' = z) and C z' from
-// apply, and the mean's standard error: trace(C), or with a projection Q,
-// trace(Q C Q).
-func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z, cz []float64) error) (mean, stderr float64, err error) {
-	z := make([]float64, P)
-	cz := make([]float64, P)
-	var sum, sumsq float64
-	for k := 0; k < n; k++ {
+// apply (all n products in one call), and the mean's standard error:
+// trace(C), or with a projection Q, trace(Q C Q).
+func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z, cz [][]float64) error) (mean, stderr float64, err error) {
+	zs := make([][]float64, n)
+	czs := make([][]float64, n)
+	for k := range zs {
+		z := make([]float64, P)
 		for i := range z {
 			z[i] = float64(2*r.IntN(2) - 1)
 		}
 		if project != nil {
 			project(z)
 		}
-		if err := apply(z, cz); err != nil {
-			return 0, 0, err
-		}
-		q := dot(z, cz)
+		zs[k], czs[k] = z, make([]float64, P)
+	}
+	if err := apply(zs, czs); err != nil {
+		return 0, 0, err
+	}
+	var sum, sumsq float64
+	for k, z := range zs {
+		q := dot(z, czs[k])
 		sum += q
 		sumsq += q * q
 	}

@@ -149,7 +149,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 		ns = 0
 	}
 	f := &LowRank{P: P, Scale: 1}
-	apply, err := f.curvatureOf(o, opt)
+	apply, err := f.curvatureOf(o, opt, theta)
 	if err != nil {
 		return nil, err
 	}
@@ -168,16 +168,19 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	if ni > 0 {
 		total += ni * inverseMaxIter // an upper bound
 	}
-	product := func(v, out []float64) error {
-		if err := apply(ctx, opt.Curvature, theta, v, out); err != nil {
+	// products runs the products of several vectors in one pass over
+	// the data (ApplyMany); Lanczos takes them one at a time.
+	products := func(v, out [][]float64) error {
+		if err := apply(ctx, v, out); err != nil {
 			return err
 		}
-		f.Products++
+		f.Products += len(v)
 		if opt.Progress != nil {
 			opt.Progress(f.Products, total)
 		}
 		return nil
 	}
+	product := func(v, out []float64) error { return products([][]float64{v}, [][]float64{out}) }
 	r := rand.New(rand.NewPCG(opt.Seed, 0x6c616e637a6f73))
 
 	// Lanczos with full reorthogonalisation: Q (k×P) orthonormal rows,
@@ -257,7 +260,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	// The complement's mean eigenvalue by Hutchinson on projected
 	// Rademacher vectors: E[z'^T C z'] = trace((I - U^T U) C (I - U^T U)).
 	if ns > 0 {
-		mean, se, err := hutchinson(P, ns, r, func(z []float64) { orthogonalise(z, f.U, P) }, product)
+		mean, se, err := hutchinson(P, ns, r, func(z []float64) { orthogonalise(z, f.U, P) }, products)
 		if err != nil {
 			return nil, err
 		}
@@ -266,19 +269,21 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	f.Complement = f.Rest
 	if np > 0 {
 		var num, den float64
-		bp := make([]float64, P)
-		cb := make([]float64, P)
+		bp := make([][]float64, np)
+		cb := make([][]float64, np)
 		for j, b := range opt.Probe {
 			if err := checkLen(fmt.Sprintf("probe %d", j), b, P); err != nil {
 				return nil, err
 			}
-			copy(bp, b)
-			orthogonalise(bp, f.U, P)
-			if err := product(bp, cb); err != nil {
-				return nil, err
-			}
-			num += dot(bp, cb)
-			den += dot(bp, bp)
+			bp[j], cb[j] = slices.Clone(b), make([]float64, P)
+			orthogonalise(bp[j], f.U, P)
+		}
+		if err := products(bp, cb); err != nil {
+			return nil, err
+		}
+		for j := range bp {
+			num += dot(bp[j], cb[j])
+			den += dot(bp[j], bp[j])
 		}
 		if den > 0 && num > 0 {
 			f.Complement = num / den
@@ -294,7 +299,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	}
 	f.Lambda = math.Abs(math.Max(rho, 0) * f.Trace / float64(P))
 	if ni > 0 {
-		c, err := f.inverseComplement(ctx, opt.InverseProbe, ni, r, product)
+		c, err := f.inverseComplement(ctx, opt.InverseProbe, ni, r, products)
 		if err != nil {
 			return nil, err
 		}
@@ -317,37 +322,41 @@ const (
 // lambda I)^-1 z over n Rademacher combinations z of the probes'
 // complement parts, the quadratic forms by f's preconditioned CG (pcg)
 // on product (C's curvature-vector product).
-func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n int, r *rand.Rand, product func(v, out []float64) error) (float64, error) {
+func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n int, r *rand.Rand, product func(v, out [][]float64) error) (float64, error) {
 	P := f.P
 	for j, b := range probes {
 		if err := checkLen(fmt.Sprintf("inverse probe %d", j), b, P); err != nil {
 			return 0, err
 		}
 	}
-	z := make([]float64, P)
-	x := [][]float64{make([]float64, P)}
+	// The n combinations side by side: their products share the passes
+	// over the data.
+	z := make([][]float64, n)
+	x := make([][]float64, n)
 	var num, den float64
-	for s := 0; s < n; s++ {
-		clear(z)
+	for s := range z {
+		z[s], x[s] = make([]float64, P), make([]float64, P)
 		for _, b := range probes {
-			addScaled(z, b, float64(2*r.IntN(2)-1))
+			addScaled(z[s], b, float64(2*r.IntN(2)-1))
 		}
-		orthogonalise(z, f.U, P)
-		orthogonalise(z, f.U, P)
-		num += dot(z, z)
-		// The form z^T x: it stops when an iteration changes it by less
-		// than inverseTol of itself.
-		form := 0.0
-		_, err := f.pcg(ctx, product, x, [][]float64{z}, inverseMaxIter, func(_ int, x, _ []float64) bool {
-			next := dot(z, x)
-			done := math.Abs(next-form) <= inverseTol*math.Abs(next)
-			form = next
-			return done
-		})
-		if err != nil {
-			return 0, err
-		}
-		den += form
+		orthogonalise(z[s], f.U, P)
+		orthogonalise(z[s], f.U, P)
+		num += dot(z[s], z[s])
+	}
+	// The forms z^T x: each stops when an iteration changes it by less
+	// than inverseTol of itself.
+	form := make([]float64, n)
+	_, err := f.pcg(ctx, product, x, z, inverseMaxIter, func(s int, x, _ []float64) bool {
+		next := dot(z[s], x)
+		done := math.Abs(next-form[s]) <= inverseTol*math.Abs(next)
+		form[s] = next
+		return done
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range form {
+		den += v
 	}
 	if den <= 0 || num <= 0 {
 		return f.Complement, nil
@@ -356,7 +365,8 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 }
 
 // pcg runs conjugate gradients on (C + lambda I) x[j] = b[j] from x[j] =
-// 0 for every j side by side, C's product given by product, each
+// 0 for every j side by side, C's products given by product (those of
+// all the unfinished columns in one call, sharing a pass over the data), each
 // preconditioned by f's own solve (the low-rank approximation of the
 // inverse; its preconditioner solves of all the unfinished columns are
 // one SolveAll). done(j, x[j], r[j]) is asked after every update of
@@ -364,7 +374,7 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 // column, as do maxIter iterations and a vanishing preconditioned
 // residual. It returns the number of curvature-vector products taken.
 // x[j] must have length P; b is not changed.
-func (f *LowRank) pcg(ctx context.Context, product func(v, out []float64) error, x, b [][]float64, maxIter int, done func(j int, x, r []float64) bool) (int, error) {
+func (f *LowRank) pcg(ctx context.Context, product func(v, out [][]float64) error, x, b [][]float64, maxIter int, done func(j int, x, r []float64) bool) (int, error) {
 	P, nb := f.P, len(b)
 	pre := *f
 	if pre.Complement+pre.Lambda <= 0 {
@@ -372,7 +382,10 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out []float64) error,
 	}
 	res := make([][]float64, nb)
 	dir := make([][]float64, nb)
-	ad := make([]float64, P)
+	ad := make([][]float64, nb)
+	for j := range ad {
+		ad[j] = make([]float64, P)
+	}
 	rz := make([]float64, nb)
 	for j := range b {
 		clear(x[j])
@@ -393,15 +406,19 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out []float64) error,
 	products := 0
 	for it := 0; it < maxIter && len(active) > 0; it++ {
 		next := active[:0:0]
+		dirs, ads := make([][]float64, len(active)), make([][]float64, len(active))
+		for a, j := range active {
+			dirs[a], ads[a] = dir[j], ad[j]
+		}
+		if err := product(dirs, ads); err != nil {
+			return products, err
+		}
+		products += len(active)
 		for _, j := range active {
-			if err := product(dir[j], ad); err != nil {
-				return products, err
-			}
-			products++
-			addScaled(ad, dir[j], f.Lambda)
-			alpha := rz[j] / dot(dir[j], ad)
+			addScaled(ad[j], dir[j], f.Lambda)
+			alpha := rz[j] / dot(dir[j], ad[j])
 			addScaled(x[j], dir[j], alpha)
-			addScaled(res[j], ad, -alpha)
+			addScaled(res[j], ad[j], -alpha)
 			if !done(j, x[j], res[j]) {
 				next = append(next, j)
 			}
@@ -442,16 +459,26 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out []float64) error,
 // given. It returns an error when theta has the wrong length or Drawn
 // names a batch o does not have.
 func (f *LowRank) Operator(o *Objective, c Curvature, theta []float64) (func(ctx context.Context, v, out []float64) error, error) {
-	if err := checkLen("theta", theta, f.P); err != nil {
-		return nil, err
-	}
-	apply, err := f.product(o)
+	many, err := f.OperatorMany(o, c, theta)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, v, out []float64) error {
-		return apply(ctx, c, theta, v, out)
+		return many(ctx, [][]float64{v}, [][]float64{out})
 	}, nil
+}
+
+// ProductMany writes the curvature-vector products of all the vectors v
+// into out, in one pass over the data (Objective.ApplyMany).
+type ProductMany func(ctx context.Context, v, out [][]float64) error
+
+// OperatorMany is Operator for many vectors at once: each batch's
+// forward pass is shared by all of them (SolvePCGMany).
+func (f *LowRank) OperatorMany(o *Objective, c Curvature, theta []float64) (ProductMany, error) {
+	if err := checkLen("theta", theta, f.P); err != nil {
+		return nil, err
+	}
+	return f.product(o, c, theta)
 }
 
 // SolvePCG sets x[j] to (C + lambda I)^-1 b[j] to a relative residual
@@ -463,6 +490,21 @@ func (f *LowRank) Operator(o *Objective, c Curvature, theta []float64) (func(ctx
 // relative residual left; an error when the lengths are wrong, the
 // context ends or a product fails.
 func (f *LowRank) SolvePCG(ctx context.Context, apply func(ctx context.Context, v, out []float64) error, x, b [][]float64, tol float64, maxIter int) (products int, residual float64, err error) {
+	return f.SolvePCGMany(ctx, func(ctx context.Context, v, out [][]float64) error {
+		for j := range v {
+			if err := apply(ctx, v[j], out[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, x, b, tol, maxIter)
+}
+
+// SolvePCGMany is SolvePCG with the products of all the unfinished
+// vectors of an iteration in one call (OperatorMany), which shares each
+// batch's forward pass among them. Its results are SolvePCG's, bit for
+// bit.
+func (f *LowRank) SolvePCGMany(ctx context.Context, apply ProductMany, x, b [][]float64, tol float64, maxIter int) (products int, residual float64, err error) {
 	if err := checkSolveArgs(f.P, x, b); err != nil {
 		return 0, 0, err
 	}
@@ -477,7 +519,7 @@ func (f *LowRank) SolvePCG(ctx context.Context, apply func(ctx context.Context, 
 			rel[j] = 0
 		}
 	}
-	products, err = f.pcg(ctx, func(v, out []float64) error { return apply(ctx, v, out) }, sol, b, maxIter, func(j int, _, r []float64) bool {
+	products, err = f.pcg(ctx, func(v, out [][]float64) error { return apply(ctx, v, out) }, sol, b, maxIter, func(j int, _, r []float64) bool {
 		rel[j] = norm(r) / bn[j]
 		return rel[j] <= tol
 	})
@@ -502,10 +544,10 @@ func addScaled(dst, src []float64, a float64) {
 
 // curvatureOf returns the curvature-vector product NewLowRank uses: o's
 // own, or a subsample's scaled to the whole (LowRankOptions.Subsample).
-func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx context.Context, c Curvature, theta, v, out []float64) error, error) {
+func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions, theta []float64) (ProductMany, error) {
 	n := len(o.Batches)
 	if opt.Subsample <= 0 || opt.Subsample >= n {
-		return o.Apply, nil
+		return o.atPoint(opt.Curvature, theta), nil
 	}
 	r := rand.New(rand.NewPCG(opt.Seed, 0x73756273616d706c))
 	pick := r.Perm(n)[:opt.Subsample]
@@ -525,15 +567,16 @@ func (f *LowRank) curvatureOf(o *Objective, opt *LowRankOptions) (func(ctx conte
 		return nil, errs.Fix([]Option{OptSubsample}, "hvp: the %d sampled batches have no loss weight", opt.Subsample)
 	}
 	f.Drawn, f.Scale = pick, wAll/wSub
-	return f.product(o)
+	return f.product(o, opt.Curvature, theta)
 }
 
 // product is the curvature-vector product of o that f's Drawn and Scale
-// name: o's own when Drawn is nil, else the drawn batches' scaled by
-// Scale plus o's ridge.
-func (f *LowRank) product(o *Objective) (func(ctx context.Context, c Curvature, theta, v, out []float64) error, error) {
+// name, curvature c at theta, for many vectors at once: o's own when
+// Drawn is nil, else the drawn batches' scaled by Scale plus o's ridge.
+// Each batch's forward pass is run once and kept (Objective.atPoint).
+func (f *LowRank) product(o *Objective, c Curvature, theta []float64) (ProductMany, error) {
 	if f.Drawn == nil {
-		return o.Apply, nil
+		return o.atPoint(c, theta), nil
 	}
 	sub := &Objective{Loss: o.Loss, Workers: o.Workers}
 	for _, i := range f.Drawn {
@@ -543,12 +586,15 @@ func (f *LowRank) product(o *Objective) (func(ctx context.Context, c Curvature, 
 		sub.Batches = append(sub.Batches, o.Batches[i])
 	}
 	ridge, scale := o.Ridge, f.Scale
-	return func(ctx context.Context, c Curvature, theta, v, out []float64) error {
-		if err := sub.Apply(ctx, c, theta, v, out); err != nil {
+	apply := sub.atPoint(c, theta)
+	return func(ctx context.Context, v, out [][]float64) error {
+		if err := apply(ctx, v, out); err != nil {
 			return err
 		}
-		for i := range out {
-			out[i] = scale*out[i] + ridge*v[i]
+		for j := range out {
+			for i := range out[j] {
+				out[j][i] = scale*out[j][i] + ridge*v[j][i]
+			}
 		}
 		return nil
 	}, nil

@@ -222,3 +222,50 @@ func BenchmarkScaleGNVPOneBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScaleApplyMany is eight Gauss-Newton-vector products over
+// 1000 sequences of the LSTM, one Apply each ("single"), one ApplyMany
+// sharing each batch's forward pass ("many": the products of the
+// factor's trace vectors, probes and side-by-side PCG solves), or one at
+// a time with the forward passes kept ("kept": Lanczos).
+func BenchmarkScaleApplyMany(b *testing.B) {
+	g := scaleModel(b, "lstm64")
+	o := processData(b, g, 1000, 500, 1)
+	theta := g.Theta()
+	r := rand.New(rand.NewPCG(1, 1))
+	v, out := make([][]float64, 8), make([][]float64, 8)
+	for j := range v {
+		v[j], out[j] = randUnit(r, len(theta)), make([]float64, len(theta))
+	}
+	b.Run("single", func(b *testing.B) {
+		for b.Loop() {
+			for j := range v {
+				if err := o.Apply(context.Background(), hvp.GaussNewton, theta, v[j], out[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("many", func(b *testing.B) {
+		for b.Loop() {
+			if err := o.ApplyMany(context.Background(), hvp.GaussNewton, theta, v, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// One vector at a time, as Lanczos takes them, through the factor's
+	// operator: every batch's forward pass run on its first call and kept.
+	op, err := (&hvp.LowRank{P: len(theta)}).OperatorMany(o, hvp.GaussNewton, theta)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("kept", func(b *testing.B) {
+		for b.Loop() {
+			for j := range v {
+				if err := op(context.Background(), v[j:j+1], out[j:j+1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

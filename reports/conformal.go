@@ -396,10 +396,9 @@ func jsonStepConformalOf(c *audit.StepConformal) jsonStepConformal {
 	if c == nil {
 		return jsonStepConformal{}
 	}
-	p := func(x float64) *fnum { v := fnum(x); return &v }
 	m := c.M
-	return jsonStepConformal{p(c.SplitLower), p(c.SplitUpper), p(c.BonferroniLower), p(c.BonferroniUpper),
-		p(c.JackknifeLower), p(c.JackknifeUpper), &m}
+	return jsonStepConformal{fptr(c.SplitLower), fptr(c.SplitUpper), fptr(c.BonferroniLower), fptr(c.BonferroniUpper),
+		fptr(c.JackknifeLower), fptr(c.JackknifeUpper), &m}
 }
 
 // conformalLines are the lines under the headline about calibration: the

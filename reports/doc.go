@@ -171,6 +171,30 @@
 //	                ...; the meaning of the figures per code is
 //	                documented there), level the level it allows (the
 //	                verdict's is the worst), text the sentence shown
+//	adaptive        present only with the adaptive intervals (audit
+//	                --adaptive and its flags; audit.Adaptive):
+//	  base, pooled, source, window   the base family (split or jackknife),
+//	                        one state over all test sequences in step order
+//	                        or one per sequence, where ACI and AgACI take
+//	                        their scores (calibration, window: the series'
+//	                        last window labelled forecasts, past: all
+//	                        earlier ones)
+//	  gamma, grid, rho, rolling_window   ACI's step, AgACI's steps, NexCP's
+//	                        decay, W of the worst window
+//	  chains, longest       the series the states run along, and the most
+//	                        labelled forecasts of one
+//	  kinds                 [{kind, coverage, worst_window, windows,
+//	                        mean_length, infinite_intervals, empty_intervals,
+//	                        interval_score, bound, guarantee}] on the labelled
+//	                        test values, kind one of aci, agaci, nexcp,
+//	                        rolling_conformal, jackknife_plus, in_sample and,
+//	                        with a calibration set, split_conformal,
+//	                        conformal_jackknife_plus; worst_window the lowest
+//	                        coverage of rolling_window consecutive forecasts
+//	                        of one series (null when none has that many);
+//	                        bound ACI's guaranteed bound on |long-run
+//	                        miscoverage - alpha| (null where none holds)
+//	  notes                 what limits the figures
 //	sequences       [{id, steps: [step...]}] in file order, one step per
 //	                forecast, sorted by row then horizon:
 //	  t                     the step value from the data
@@ -191,4 +215,11 @@
 //	                        [f - s (f - lower), f + s (upper - f)]; null when
 //	                        unbounded
 //	  m_calibration         with a calibration set: its values at this forecast
+//	  aci_alpha, aci_empty, aci_lower, aci_upper, agaci_lower, agaci_upper,
+//	  nexcp_lower, nexcp_upper, rolling_lower, rolling_upper
+//	                        with the adaptive intervals only: ACI's working
+//	                        level alpha_t and its interval (aci_empty: the
+//	                        empty set, alpha_t >= 1, limits at the
+//	                        prediction), AgACI's, NexCP's and rolling split
+//	                        conformal's; null when unbounded
 package reports

@@ -47,6 +47,7 @@ type page struct {
 	Subline       string
 	Calibrated    []string // the recommendation, or what a calibration set would add
 	Conformal     *conformalView
+	Adaptive      *adaptiveView
 	Cards         []card
 	Warnings      []string
 	Notes         []string
@@ -90,6 +91,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Method:        methodText(r),
 		Calibrated:    conformalLines(r),
 		Conformal:     newConformalView(r),
+		Adaptive:      newAdaptiveView(r),
 		Warnings:      warnings(r),
 		Notes:         notes(r),
 		Summary:       summaryRows(r),

@@ -39,6 +39,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		Diagnostics: jsonDiagOf(r),
 		Retrain:     jsonRetrainOf(r.Retrain),
 		Conformal:   jsonConformalOf(r),
+		Adaptive:    jsonAdaptiveOf(r.Adaptive),
 		Verdict:     jsonJudgementOf(r),
 	}
 	if o != nil && o.Timings {
@@ -122,6 +123,7 @@ type jsonDoc struct {
 	Retrain     *jsonRetrain     `json:"retrain,omitempty"`
 	Timings     *jsonTimings     `json:"timings,omitempty"`
 	Conformal   *jsonConformal   `json:"conformal"`
+	Adaptive    *jsonAdaptive    `json:"adaptive,omitempty"`
 	Verdict     jsonJudgement    `json:"verdict"`
 }
 
@@ -486,6 +488,8 @@ type jsonStep struct {
 
 	// The calibrated limits, with a calibration set.
 	jsonStepConformal
+	// The limits that adapt along time, with Options.Adaptive.
+	jsonStepAdaptive
 }
 
 func jsonStepOf(s *audit.StepResult) jsonStep {
@@ -495,6 +499,7 @@ func jsonStepOf(s *audit.StepResult) jsonStep {
 		LowerUnbounded: math.IsInf(s.Lower, -1), UpperUnbounded: math.IsInf(s.Upper, 1),
 		NaiveLower: fnum(s.NaiveLower), NaiveUpper: fnum(s.NaiveUpper), M: s.M,
 		jsonStepConformal: jsonStepConformalOf(s.Conformal),
+		jsonStepAdaptive:  jsonStepAdaptiveOf(s.Adaptive),
 	}
 	if s.Target != nil {
 		y := fnum(*s.Target)

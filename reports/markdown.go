@@ -65,6 +65,7 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 		md.table([]string{"Flag", "Precision", "Recall", "Flagged", "Correct", "Real cases"}, "lrrrrr", cells)
 	}
 	writeConformalMarkdown(md, r)
+	writeAdaptiveMarkdown(md, r)
 	if c := cs[groupCoverage]; len(c) > 0 {
 		fmt.Fprintf(&b, "## Coverage and width\n\n")
 		for _, x := range c {

@@ -263,6 +263,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	if _, rec := recommendation(r); rec != "" {
 		b.WriteString(rec + "\n")
 	}
+	for _, l := range adaptiveSummaryLines(r) {
+		b.WriteString(l + "\n")
+	}
 	for _, x := range warnings(r) {
 		b.WriteString("warning: " + x + "\n")
 	}

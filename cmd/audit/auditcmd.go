@@ -61,6 +61,7 @@ type flags struct {
 	poolWarmup                int
 	restart                   bool
 	retrainStart              string
+	adaptive                  adaptiveFlags
 }
 
 // newFlagSet defines the audit flags on a new FlagSet that reports
@@ -110,6 +111,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	f.adaptive.define(fs)
 	return fs
 }
 
@@ -474,6 +476,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
+	}
+	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test); err != nil {
+		return err
 	}
 	return nil
 }

@@ -48,6 +48,25 @@ Data flags:
 	                    coverage 1-A is guaranteed for test sequences
 	                    exchangeable with them, and compares every kind of
 	                    interval; needs --test
+	--adaptive          add intervals that adapt along time as the test labels
+	                    arrive (ACI, AgACI, NexCP, rolling split conformal),
+	                    for test data that continue the series in time, with
+	                    their long-run coverage and worst window of forecasts;
+	                    implied by the flags below; needs --test
+	--adaptive-pooled   one adaptive state over all test sequences in the
+	                    order of their steps (windows of one series; default
+	                    one state per sequence)
+	--adaptive-base B   split (prediction ± q, default) or jackknife (the
+	                    jackknife+ interval scaled about the prediction)
+	--calibration-from last:N
+	                    calibrate the adaptive kinds on the series' own last N
+	                    labelled forecasts (default the --calibration scores,
+	                    else every earlier forecast of the series)
+	--aci-gamma G       ACI's step size (default 0.02)
+	--agaci-grid G1,G2  AgACI's step sizes (default 0.001 to 0.1)
+	--nexcp-rho R       NexCP's weight decay per forecast (default 0.99)
+	--rolling-window W  forecasts in the worst rolling-window coverage
+	                    (default 250)
 	--id-col NAME       the sequence id column (default id)
 	--time-col NAME     the step column (default t)
 	--target NAME       the target column (default y)
@@ -166,6 +185,12 @@ Calibrate on held-out sequences and compare every kind of interval:
 
 	audit --model m.onnx --data train.csv --test test.csv \
 	      --calibration validation.csv --out report.html
+
+Intervals that adapt along time, for test windows that continue one series
+(t the absolute time), calibrated on its last 500 forecasts:
+
+	audit --model m.onnx --data train.csv --test later.csv \
+	      --adaptive-pooled --calibration-from last:500 --out report.html
 
 Leave out blocks of 5 steps of every sequence, for long sequences:
 

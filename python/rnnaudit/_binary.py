@@ -3,6 +3,8 @@
 import os
 import shutil
 import subprocess
+import sys
+import threading
 
 __all__ = ["AuditError", "BinaryNotFoundError", "find_binary", "run"]
 
@@ -119,24 +121,64 @@ def _error_text(stderr):
     return stderr.strip()
 
 
-def run(args, binary=None, timeout=None, cwd=None):
+def _run_streaming(cmd, timeout, cwd):
+    """Runs cmd, copying its standard error (the progress lines) to
+    sys.stderr as they come; returns (returncode, stdout, stderr) as bytes,
+    returncode None after a timeout (the process is then killed)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    out, err = [], []
+
+    def pump_out():
+        out.append(proc.stdout.read())
+
+    def pump_err():
+        for raw in iter(proc.stderr.readline, b""):
+            err.append(raw)
+            sys.stderr.write(raw.decode("utf-8", "replace"))
+            sys.stderr.flush()
+
+    threads = [threading.Thread(target=pump_out, daemon=True), threading.Thread(target=pump_err, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        code = proc.wait(timeout=timeout)
+    except BaseException:  # a timeout, or Ctrl-C in the caller: stop the binary too
+        proc.kill()
+        proc.wait()
+        for t in threads:
+            t.join()
+        if sys.exc_info()[0] is subprocess.TimeoutExpired:
+            return None, b"".join(out), b"".join(err)
+        raise
+    for t in threads:
+        t.join()
+    return code, b"".join(out), b"".join(err)
+
+
+def run(args, binary=None, timeout=None, cwd=None, progress=False):
     """Runs the binary with args (a list of strings) and returns its
     standard output as text. Raises AuditError carrying the binary's error
     message when it exits with a non-zero status or runs past timeout
-    seconds."""
+    seconds. progress=True copies the binary's progress lines (its
+    standard error) to sys.stderr while it runs."""
     path = find_binary(binary)
     cmd = [path] + [os.fspath(a) for a in args]
-    try:
-        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                             cwd=cwd, check=False)
-    except subprocess.TimeoutExpired as e:
-        err = (e.stderr or b"").decode("utf-8", "replace")
+    if progress:
+        code, out, err = _run_streaming(cmd, timeout, cwd)
+    else:
+        try:
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                                  cwd=cwd, check=False)
+            code, out, err = done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired as e:
+            code, out, err = None, e.stdout or b"", e.stderr or b""
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace")
+    if code is None:
         raise AuditError("%s did not finish within %g s (timeout=); it was stopped"
-                         % (os.path.basename(path), timeout), None, err, cmd) from None
-    stdout = out.stdout.decode("utf-8", "replace")
-    stderr = out.stderr.decode("utf-8", "replace")
-    if out.returncode != 0:
+                         % (os.path.basename(path), timeout), None, stderr, cmd)
+    if code != 0:
         msg = _error_text(stderr) or ("%s exited with status %d and printed no error"
-                                      % (os.path.basename(path), out.returncode))
-        raise AuditError(msg, out.returncode, stderr, cmd)
+                                      % (os.path.basename(path), code))
+        raise AuditError(msg, code, stderr, cmd)
     return stdout

@@ -49,18 +49,63 @@ def _float(s):
     return float(s)  # Go writes -Inf and +Inf, which float() reads
 
 
-def read_intervals(path):
+def _ids(vals):
+    """The id column: integers when every id is the decimal text of one
+    (so that "007" stays text), else text."""
+    try:
+        ints = [int(v) for v in vals]
+    except ValueError:
+        return np.array(vals, dtype=object)
+    if all(str(i) == v for i, v in zip(ints, vals)):
+        return np.array(ints, dtype=np.int64)
+    return np.array(vals, dtype=object)
+
+
+# Columns read as int64 when every value is a whole number: the step, the
+# horizon and the counts of residuals behind a forecast's limits.
+_WHOLE = ("t", "horizon", "m", "m_calibration")
+
+
+def _steps(t):
+    """The step column as int64 when every value is a whole number."""
+    t = np.asarray(t, dtype=np.float64)
+    if len(t) and np.isfinite(t).all() and (t == np.round(t)).all() and (np.abs(t) < 2 ** 53).all():
+        return t.astype(np.int64)
+    return t
+
+
+def read_intervals(path, frame=None):
     """Reads an intervals CSV written by `audit --out x.csv` or
     `audit predict --out x.csv`, whatever interval columns it has.
 
-    Returns a pandas DataFrame when pandas is installed, else a dict of
-    numpy arrays (column name -> array). The id column is text when any id
-    is not a whole number, else integers; t and every other column are
-    float64 (t and horizon int64 when whole numbers); an empty cell (such as the target of data
-    without labels) is NaN and unbounded limits are -inf / +inf. Numbers
+    Returns a pandas DataFrame when pandas is installed (frame=None) or
+    frame=True, else a dict of numpy arrays (column name -> array). The id column (the first) is
+    integers when every id is the decimal text of one, else text; t,
+    horizon, m and m_calibration are int64 when all whole numbers; every other numeric column is
+    float64, with an empty cell (such as the target of data without labels)
+    NaN and unbounded limits -inf / +inf; a text column stays text. Numbers
     read back to exactly the float64 the binary wrote.
     """
-    with open(os.fspath(path), newline="") as f:
+    path = os.fspath(path)
+    pd = None
+    if frame or frame is None:
+        try:
+            import pandas as pd
+        except ImportError:
+            if frame:
+                raise
+    
+    if pd is not None:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f))
+        df = pd.read_csv(path, float_precision="round_trip", dtype={header[0]: str}, keep_default_na=False,
+                         na_values=[""])
+        df[header[0]] = _ids(df[header[0]].tolist())
+        for name in _WHOLE:
+            if name in df.columns and df[name].dtype.kind in "fi":
+                df[name] = _steps(df[name].to_numpy())
+        return df
+    with open(path, newline="") as f:
         r = csv.reader(f)
         header = next(r)
         rows = list(r)
@@ -68,26 +113,16 @@ def read_intervals(path):
     for j, name in enumerate(header):
         vals = [row[j] for row in rows]
         if j == 0:
-            try:
-                cols[name] = np.array([int(v) for v in vals], dtype=np.int64)
-            except ValueError:
-                cols[name] = np.array(vals, dtype=object)
-        elif name == "horizon":
-            cols[name] = np.array([int(v) for v in vals], dtype=np.int64)
-        elif name == "t":
-            t = np.array([_float(v) for v in vals], dtype=np.float64)
-            whole = np.isfinite(t).all() and (t == np.round(t)).all() and (np.abs(t) < 2 ** 53).all()
-            cols[name] = t.astype(np.int64) if whole else t
-        else:
-            try:
-                cols[name] = np.array([_float(v) for v in vals], dtype=np.float64)
-            except ValueError:
-                cols[name] = np.array(vals, dtype=object)  # a text column (e.g. a kind's name)
-    try:
-        import pandas as pd
-    except ImportError:
-        return cols
-    return pd.DataFrame(cols, columns=header)
+            cols[name] = _ids(vals)
+            continue
+        try:
+            cols[name] = np.array([_float(v) for v in vals], dtype=np.float64)
+        except ValueError:
+            cols[name] = np.array(vals, dtype=object)  # a text column (e.g. a kind's name)
+            continue
+        if name in _WHOLE:
+            cols[name] = _steps(cols[name])
+    return cols
 
 
 class Result:
@@ -157,10 +192,11 @@ def _outs(out):
     return [os.path.abspath(os.fspath(o)) for o in out]
 
 
-def _run_and_read(args, tmp, binary, timeout):
+def _run_and_read(args, tmp, binary, timeout, progress):
     csv_path = os.path.join(tmp, "intervals.csv")
     json_path = os.path.join(tmp, "report.json")
-    text = run(args + ["--out", csv_path, "--out", json_path], binary=binary, timeout=timeout)
+    text = run(args + ["--out", csv_path, "--out", json_path], binary=binary, timeout=timeout,
+               progress=progress)
     # The binary names every report it wrote; the two temporary ones are
     # gone when this returns, so the line names only the caller's.
     lines = []
@@ -178,7 +214,8 @@ def _run_and_read(args, tmp, binary, timeout):
     return Result(read_intervals(csv_path), report, text, args)
 
 
-def audit(model, data, test=None, *, calibration=None, out=None, binary=None, timeout=None, **flags):
+def audit(model, data, test=None, *, calibration=None, out=None, binary=None, timeout=None, progress=False,
+          **flags):
     """Runs a full audit (`audit --model MODEL --data DATA ...`) and returns
     a Result.
 
@@ -190,7 +227,8 @@ def audit(model, data, test=None, *, calibration=None, out=None, binary=None, ti
     features=["a", "b"], input=["x_cat=store,dow"], shift=1, retrain=20...
     (`audit --help` lists them). out names report files to keep (.html,
     .md, .json, .csv), one path or a list. binary is the rnnaudit binary
-    (default: see find_binary); timeout in seconds.
+    (default: see find_binary); timeout in seconds; progress=True shows the
+    binary's progress lines on sys.stderr while it runs.
 
     Raises AuditError with the binary's message when the audit fails, e.g.
     a missing column (naming the file, line and column) or a model that does
@@ -206,10 +244,10 @@ def audit(model, data, test=None, *, calibration=None, out=None, binary=None, ti
         args += flag_args(flags)
         for o in _outs(out):
             args += ["--out", o]
-        return _run_and_read(args, tmp, binary, timeout)
+        return _run_and_read(args, tmp, binary, timeout, progress)
 
 
-def fit(model, data, save, *, calibration=None, binary=None, timeout=None, **flags):
+def fit(model, data, save, *, calibration=None, binary=None, timeout=None, progress=False, **flags):
     """Fits an audit once (`audit fit ... --save SAVE`) for predict to use.
 
     Takes the audit's arguments except test (flags as keyword arguments,
@@ -225,11 +263,11 @@ def fit(model, data, save, *, calibration=None, binary=None, timeout=None, **fla
         if calibration is not None:
             args += ["--calibration", _data_path(calibration, tmp, "calibration.csv", "calibration", flags)]
         args += flag_args(flags) + ["--save", save]
-        run(args, binary=binary, timeout=timeout)
+        run(args, binary=binary, timeout=timeout, progress=progress)
     return save
 
 
-def predict(load, data, *, model=None, out=None, binary=None, timeout=None):
+def predict(load, data, *, model=None, out=None, binary=None, timeout=None, progress=False, **flags):
     """Intervals for new sequences from a fitted audit (`audit predict
     --load LOAD --data DATA`); returns a Result.
 
@@ -238,14 +276,16 @@ def predict(load, data, *, model=None, out=None, binary=None, timeout=None):
     without it the intervals come without coverage, and Result.summary is
     None). model overrides the model path recorded by fit (the binary
     refuses a model whose SHA-256 differs from the fitted one). out names
-    report files to keep. Raises AuditError with the binary's message on
-    failure (another model, other feature columns, another format version).
+    report files to keep; other keyword arguments are predict's flags
+    (as in audit). Raises AuditError with the binary's message on failure
+    (another model, other feature columns, another format version).
     """
     with tempfile.TemporaryDirectory(prefix="rnnaudit-") as tmp:
         args = ["predict", "--load", os.path.abspath(os.fspath(load)),
                 "--data", _data_path(data, tmp, "new.csv", "data")]
         if model is not None:
             args += ["--model", os.path.abspath(os.fspath(model))]
+        args += flag_args(flags)
         for o in _outs(out):
             args += ["--out", o]
-        return _run_and_read(args, tmp, binary, timeout)
+        return _run_and_read(args, tmp, binary, timeout, progress)

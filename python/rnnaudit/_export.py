@@ -55,7 +55,17 @@ def _first(out):
     return out
 
 
-def _layout(module, example, batch_first):
+def _call(module, x, batch_first, lengths):
+    """module(x), or module(x, lengths) with every sequence x's full length
+    when the module takes its sequences' lengths."""
+    import torch
+    if not lengths:
+        return module(x)
+    t_ax, b_ax = (1, 0) if batch_first else (0, 1)
+    return module(x, torch.full((x.shape[b_ax],), x.shape[t_ax], dtype=torch.int64))
+
+
+def _layout(module, example, batch_first, lengths):
     """Runs module on example and on example three steps longer; returns
     (per_step, horizons, output rank)."""
     import torch
@@ -63,8 +73,8 @@ def _layout(module, example, batch_first):
     longer = torch.cat([example, example.narrow(t_ax, 0, 1).expand_as(example.narrow(t_ax, 0, 3))
                         if example.shape[t_ax] < 3 else example.narrow(t_ax, 0, 3)], dim=t_ax)
     with torch.no_grad():
-        a = _first(module(example))
-        b = _first(module(longer))
+        a = _first(_call(module, example, batch_first, lengths))
+        b = _first(_call(module, longer, batch_first, lengths))
     T = example.shape[t_ax]
     per_step = a.dim() >= 2 and b.dim() == a.dim() and a.shape[t_ax] == T and b.shape[t_ax] == T + 3
     if per_step:
@@ -79,8 +89,8 @@ def _layout(module, example, batch_first):
 
 
 def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
-           output_name="y", batch_first=True, horizon_axis=False, check=None, check_x=None,
-           binary=None, tolerance=1e-6, seed=0):
+           output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
+           check_x=None, binary=None, tolerance=1e-6, seed=0):
     """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
 
     module takes one float tensor of features, [batch, time, features]
@@ -102,6 +112,12 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     exactly that many steps), and warns; script such a module with
     torch.jit.script first for any length.
 
+    lengths names a second input of the sequences' lengths, int64
+    [batch], for a module called as module(x, lengths) (one that packs its
+    batch with pack_padded_sequence(..., enforce_sorted=False)); the audit
+    fills it from the data. The export traces it with example's full
+    length, as PyTorch advises.
+
     check (None: when the binary is found, else with a warning that it was
     skipped; True: always; False: never) runs the exported file in the
     audit binary on a few sequences (check_x, an array [n, time, features]
@@ -120,11 +136,12 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     path = os.fspath(path)
     params = list(module.parameters())
     dtype = params[0].dtype if params else torch.float32
+    device = params[0].device if params else torch.device("cpu")
     if example is None:
         if n_features is None:
             raise ValueError("give example (a sample input tensor) or n_features")
         shape = (1, steps, n_features) if batch_first else (steps, 1, n_features)
-        example = torch.zeros(shape, dtype=dtype)
+        example = torch.zeros(shape, dtype=dtype, device=device)
     if example.dim() != 3:
         raise ValueError("example has shape %s: the audit reads one input [batch, time, features] "
                          "(or [time, batch, features] with batch_first=False)" % (tuple(example.shape),))
@@ -132,7 +149,7 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     was_training = module.training
     module.eval()
     try:
-        per_step, horizons, rank = _layout(module, example, batch_first)
+        per_step, horizons, rank = _layout(module, example, batch_first, lengths)
         in_axes = {b_ax: "batch", t_ax: "time"}
         if per_step:
             out_axes = {b_ax: "batch", t_ax: "time"}
@@ -143,7 +160,10 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             if horizon_axis and rank >= 2:
                 out_axes[rank - 1] = "horizon"
         axes = {input_name: in_axes, output_name: out_axes}
-        res = _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons)
+        if lengths:
+            axes[lengths] = {0: "batch"}
+        res = _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons,
+                           lengths, batch_first)
         if check is False:
             return res
         try:
@@ -155,7 +175,7 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
                           RuntimeWarning, stacklevel=2)
             return res
         try:
-            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed)
+            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed, lengths=lengths)
         except _RunError as e:
             if check_x is not None or not per_step:
                 raise ExportError(str(e)) from e.__cause__
@@ -165,10 +185,13 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             # of exactly that length, and say so.
             T = example.shape[t_ax]
             fixed = {input_name: {b_ax: "batch"}, output_name: {b_ax: "batch"}}
-            res = _export_file(module, example, path, opset, input_name, output_name, fixed, per_step, horizons)
+            if lengths:
+                fixed[lengths] = {0: "batch"}
+            res = _export_file(module, example, path, opset, input_name, output_name, fixed, per_step, horizons,
+                               lengths, batch_first)
             try:
-                _check(module, res, example, batch_first, None,
-                       bin_path, tolerance, seed, fixed_steps=T)
+                _check(module, res, example, batch_first, None, bin_path, tolerance, seed, fixed_steps=T,
+                       lengths=lengths)
             except _RunError:
                 raise ExportError(str(e)) from e.__cause__
             res.fixed_steps = T
@@ -185,7 +208,8 @@ class _RunError(ExportError):
     """The binary refused to run the export on the check's sequences."""
 
 
-def _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons):
+def _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons, lengths,
+                 batch_first):
     """torch.onnx.export of module (in evaluation mode) to path, then the
     ONNX checker when onnx is installed; returns an unchecked Exported."""
     import torch
@@ -195,7 +219,12 @@ def _export_file(module, example, path, opset, input_name, output_name, axes, pe
         # and the check make both harmless.
         warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
         warnings.filterwarnings("ignore", message=".*shape inference of prim::Constant.*")
-        torch.onnx.export(module, (example,), path, opset_version=opset, input_names=[input_name],
+        args, names = (example,), [input_name]
+        if lengths:
+            b_ax, t_ax = (0, 1) if batch_first else (1, 0)
+            args += (torch.full((example.shape[b_ax],), example.shape[t_ax], dtype=torch.int64),)
+            names.append(lengths)
+        torch.onnx.export(module, args, path, opset_version=opset, input_names=names,
                           output_names=[output_name], dynamic_axes=axes)
     try:
         import onnx
@@ -207,7 +236,7 @@ def _export_file(module, example, path, opset, input_name, output_name, axes, pe
                     checked=False, max_abs_diff=None, values_checked=0, fixed_steps=None)
 
 
-def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None):
+def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None, lengths=None):
     """Runs the exported file in the binary on a few sequences and compares
     the forecasts with the module's in float64; fills res. Raises _RunError
     when the binary does not run the file, ExportError when the values
@@ -219,12 +248,12 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, 
     if check_x is None:
         rng = np.random.default_rng(seed)
         if fixed_steps:
-            lengths = [fixed_steps] * 4
+            steps = [fixed_steps] * 4
         elif res.per_step:
-            lengths = [T, T + 3, max(1, T - 3), T]
+            steps = [T, T + 3, max(1, T - 3), T]
         else:
-            lengths = [T] * 4
-        xs = [rng.standard_normal((L, d)) for L in lengths]
+            steps = [T] * 4
+        xs = [rng.standard_normal((L, d)) for L in steps]
     elif isinstance(check_x, (list, tuple)):
         xs = [np.asarray(a, dtype=np.float64).reshape(len(a), -1) for a in check_x]
     else:
@@ -232,14 +261,14 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, 
         if not batch_first:
             a = a.transpose(1, 0, 2)
         xs = list(a)
-    ref = copy.deepcopy(module).double().eval()
+    ref = copy.deepcopy(module).double().cpu().eval()
     H = res.horizons
     expected = {}  # (sequence index, row index, horizon) -> module value
     rows_of = []   # per sequence: its rows in the CSV (features, and targets)
     for i, x in enumerate(xs):
         inp = torch.from_numpy(x[None] if batch_first else x[:, None])
         with torch.no_grad():
-            out = _first(ref(inp)).numpy()
+            out = _first(_call(ref, inp, batch_first, lengths)).numpy()
         L = len(x)
         if res.per_step:
             out = out[0] if batch_first else out[:, 0]

@@ -1,7 +1,10 @@
+import contextlib
+import io
 import json
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -26,6 +29,44 @@ class Flags(unittest.TestCase):
                            input=["x_cat=store,dow", "z=k"], quiet=True, timings=False, low=None)),
             ["--ridge", "10", "--alpha", "0.05", "--block-length", "5", "--features", "a,b",
              "--input", "x_cat=store,dow", "--input", "z=k", "--quiet"])
+
+
+class ReadIntervals(unittest.TestCase):
+    TEXT = ("id,t,horizon,prediction,lower,upper,target,kind\n"
+            "007,1,0,0.1,-Inf,+Inf,,split\n"
+            "8,2.5,1,1e-300,0.30000000000000004,2,3.5,jackknife+\n")
+
+    def check(self, d):
+        self.assertEqual(list(d["id"]), ["007", "8"])  # "007" is not the integer 7
+        self.assertEqual(list(d["t"]), [1.0, 2.5])
+        self.assertEqual(list(d["horizon"]), [0, 1])
+        self.assertEqual(list(d["prediction"]), [0.1, 1e-300])
+        self.assertEqual(list(d["lower"]), [-np.inf, 0.30000000000000004])
+        self.assertEqual(list(d["upper"]), [np.inf, 2.0])
+        self.assertTrue(np.isnan(d["target"][0]))
+        self.assertEqual(list(d["kind"]), ["split", "jackknife+"])
+
+    def test_arrays(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "x.csv")
+            with open(p, "w") as f:
+                f.write(self.TEXT)
+            self.check(rnnaudit.read_intervals(p, frame=False))
+            with open(p, "w") as f:
+                f.write(self.TEXT.replace("007", "7").replace("2.5", "2"))
+            d = rnnaudit.read_intervals(p, frame=False)
+        self.assertEqual(d["id"].dtype, np.int64)
+        self.assertEqual(d["t"].dtype, np.int64)
+
+    @needs_pandas
+    def test_frame(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "x.csv")
+            with open(p, "w") as f:
+                f.write(self.TEXT)
+            d = rnnaudit.read_intervals(p)
+        self.check(d)
+        self.assertEqual(d["horizon"].dtype, np.int64)
 
 
 @needs_binary
@@ -151,9 +192,26 @@ class Errors(unittest.TestCase):
         self.assertIn("model.onnx", str(cm.exception))
 
     def test_timeout(self):
-        with self.assertRaisesRegex(rnnaudit.AuditError, "did not finish within"):
-            rnnaudit.audit(os.path.join(SYNTHETIC, "model.onnx"), os.path.join(SYNTHETIC, "train.csv"),
-                           binary=BINARY, timeout=0.01)
+        for progress in (False, True):
+            with self.subTest(progress=progress):
+                t = time.monotonic()
+                with self.assertRaisesRegex(rnnaudit.AuditError, "did not finish within"):
+                    rnnaudit.audit(os.path.join(SYNTHETIC, "model.onnx"), os.path.join(SYNTHETIC, "train.csv"),
+                                   binary=BINARY, timeout=0.05, progress=progress)
+                # The binary was stopped, not waited for (a full audit of
+                # that file takes seconds).
+                self.assertLess(time.monotonic() - t, 30)
+
+    def test_progress_streams_stderr(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            r = rnnaudit.audit(MODEL, TRAIN, ridge=10, binary=BINARY, progress=True)
+            with self.assertRaises(rnnaudit.AuditError) as cm:
+                rnnaudit.audit(MODEL, TRAIN, binary=BINARY, features=["nope"], progress=True)
+        self.assertEqual(len(r.intervals["id"]), 1000)
+        self.assertIn('column "nope"', str(cm.exception))
+        self.assertEqual(cm.exception.returncode, 1)
+        self.assertIn('column "nope"', err.getvalue())  # copied to sys.stderr as it came
 
 
 class Binary(unittest.TestCase):

@@ -47,6 +47,22 @@ if HAVE_TORCH:
             out, h = self.rnn(x)
             return self.head(out), h  # a second output, ignored by the audit
 
+    class Packed(nn.Module):
+        """pack_padded_sequence over a lengths input, as variable-length
+        training does."""
+
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(2, 5, batch_first=True)
+            self.head = nn.Linear(5, 1)
+
+        def forward(self, x, lengths):
+            from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+            p = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = self.rnn(p)
+            out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+            return self.head(out)[..., 0]
+
     class LengthConstant(PerStep):
         """Multiplies by the traced length: the export fixes it at 10."""
 
@@ -96,6 +112,7 @@ class Export(unittest.TestCase):
             ("last step", LastStep(1), dict(), False, 1, 4),
             ("last step, 3 horizons", LastStep(3), dict(opset=17), False, 3, 12),
             ("time first, two outputs", TimeFirst(), dict(batch_first=False), True, 1, 40),
+            ("packed, lengths input", Packed(), dict(lengths="lengths"), True, 1, 40),
         ]
         for name, module, kw, per_step, horizons, n in cases:
             with self.subTest(name):

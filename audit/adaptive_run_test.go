@@ -1,0 +1,113 @@
+package audit_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// TestAdaptiveRun audits the small synthetic example with the adaptive
+// intervals and checks them against independent paths:
+//   - per sequence on the calibration set's scores: the first forecast of
+//     every sequence is made at alpha_1 = alpha, so its ACI interval is the
+//     split-conformal interval (computed by the calibration code), and
+//     the working level then follows the recursion from the covered flags;
+//   - pooled in step order with --calibration-from last:N: every rolling
+//     interval is prediction ± the conformal quantile of the last N
+//     |residuals| of the forecasts at earlier steps, recomputed here from
+//     the result's steps;
+//   - the comparison of kinds repeats the summary's jackknife+ coverage.
+func TestAdaptiveRun(t *testing.T) {
+	g, train, test, cal := smallSynthetic(t)
+	const alpha, gamma = 0.1, 0.05
+	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Calibration: cal, Adaptive: &audit.AdaptiveOptions{Gamma: gamma}}
+	res, err := audit.Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Adaptive
+	if a == nil || a.Source != "calibration" || a.Chains != test.Len() || len(a.Kinds) != 8 {
+		t.Fatalf("adaptive result %+v", a)
+	}
+	for _, s := range res.Sequences {
+		at := alpha
+		for k, st := range s.Steps {
+			ad := st.Adaptive
+			if math.Abs(ad.Alpha-at) > 1e-12 {
+				t.Fatalf("sequence %s step %d: alpha_t %g, want %g from the recursion", s.ID, k, ad.Alpha, at)
+			}
+			if k == 0 && (math.Abs(ad.ACILower-st.Conformal.SplitLower) > 1e-12 || math.Abs(ad.ACIUpper-st.Conformal.SplitUpper) > 1e-12) {
+				t.Fatalf("sequence %s: first ACI interval [%g, %g], split conformal [%g, %g]", s.ID, ad.ACILower, ad.ACIUpper, st.Conformal.SplitLower, st.Conformal.SplitUpper)
+			}
+			y := *st.Target
+			miss := ad.Empty || y < ad.ACILower || y > ad.ACIUpper
+			at += gamma * alpha
+			if miss {
+				at -= gamma
+			}
+		}
+	}
+	for _, k := range a.Kinds {
+		if k.Kind == audit.KindJackknife && math.Abs(k.Coverage-res.Summary.Coverage) > 1e-12 {
+			t.Errorf("jackknife+ coverage %g in the comparison, %g in the summary", k.Coverage, res.Summary.Coverage)
+		}
+	}
+
+	const window = 40
+	opt = audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &audit.AdaptiveOptions{Window: window, Pooled: true}}
+	res, err = audit.Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Adaptive.Source != "window" || res.Adaptive.Chains != 1 {
+		t.Fatalf("pooled adaptive result %+v", res.Adaptive)
+	}
+	type fc struct {
+		step     float64
+		seq      int
+		pred, y  float64
+		rlo, rup float64
+	}
+	var all []fc
+	for i, s := range res.Sequences {
+		for _, st := range s.Steps {
+			all = append(all, fc{st.Step, i, st.Prediction, *st.Target, st.Adaptive.RollingLower, st.Adaptive.RollingUpper})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].step != all[j].step {
+			return all[i].step < all[j].step
+		}
+		return all[i].seq < all[j].seq
+	})
+	checked := 0
+	for i, f := range all {
+		var past []float64
+		for _, e := range all[:i] {
+			if e.step < f.step {
+				past = append(past, math.Abs(e.y-e.pred))
+			}
+		}
+		if len(past) > window {
+			past = past[len(past)-window:]
+		}
+		slices.Sort(past)
+		q := math.Inf(1)
+		if k := int(math.Ceil((1 - alpha) * float64(len(past)+1))); k <= len(past) {
+			q = past[k-1]
+		}
+		if !(f.rup == f.pred+q || math.Abs(f.rup-(f.pred+q)) < 1e-12) || !(f.rlo == f.pred-q || math.Abs(f.rlo-(f.pred-q)) < 1e-12) {
+			t.Fatalf("forecast %d (step %g, sequence %d): rolling [%g, %g], want %g ± %g", i, f.step, f.seq, f.rlo, f.rup, f.pred, q)
+		}
+		if !math.IsInf(q, 1) {
+			checked++
+		}
+	}
+	if checked < len(all)/2 {
+		t.Errorf("only %d of %d rolling intervals bounded", checked, len(all))
+	}
+}

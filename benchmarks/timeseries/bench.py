@@ -1,0 +1,313 @@
+#!/usr/bin/python3
+"""Time-series benchmark: intervals along long series that are not exchangeable.
+
+Three series, each cut into consecutive windows of L rows (one sequence per
+window, `t` the absolute time index), the first windows for training, the
+next for a calibration set, the rest for testing, in time order:
+
+- regime: synthetic AR(1) with volatility spells, y_t = 0.7 y_{t-1} + s_t e_t,
+  e_t ~ N(0, 1), s_t in {0.5, 2} a Markov chain that stays put with
+  probability 0.99 (calm) and 0.97 (turbulent); 6000 steps, L = 25. The truth
+  is known: the oracle 90% interval (knowing the regime) is
+  0.7 y_{t-1} ± 1.645 s_t, of width 3.29 s_t.
+- goog: Google's daily log range ln(ln(high/low)) (a volatility proxy,
+  Parkinson 1980) from 2004-08-19 to 2008-10-14, 1047 days, from
+  matplotlib's sample data (Debian's python-matplotlib-data:
+  /usr/share/matplotlib/mpl-data/sample_data/goog.npz); features: yesterday's
+  log range and absolute log return; L = 20. The test period runs into the
+  2008 crash.
+- ecg: the electrocardiogram of scipy.misc.electrocardiogram (Debian's
+  python3-scipy: scipy/misc/ecg.dat; MIT-BIH Arrhythmia Database record 208,
+  360 Hz), samples 0..17999 taken every third (120 Hz, 6000 values), in mV;
+  feature: the previous value; L = 25.
+
+R's datasets (sunspots, EuStockMarkets), which the issue used, are not
+installed on this machine (no r-base-core), hence these two real series.
+
+Each series gets a GRU(·, 8) + Linear(8, 1) trained on the training windows
+with full-batch Adam (lr 0.01, weight decay 1e-4, 600 epochs, float32, seed 0;
+the audit's --ridge is weight decay × loss terms) and exported to ONNX (opset
+14). Inputs and targets are standardised with the training windows' mean and
+standard deviation (the oracle widths are scaled alike).
+
+Then three audits per series (rnnaudit, --alpha 0.1):
+  seq:      --blocks sequence --calibration cal.csv --adaptive --adaptive-pooled
+            (jackknife+, split conformal, conformalized jackknife+, in-sample,
+            ACI and AgACI on the calibration scores, NexCP and rolling split
+            conformal on every earlier test forecast)
+  interval: --blocks interval --block-length 5 (jackknife+ with interval blocks)
+  window:   --calibration-from last:500 --adaptive-pooled (ACI, AgACI and
+            rolling split conformal on the last 500 labelled forecasts:
+            Darts' calibration window; the rolling kind is EnbPI without its
+            ensemble); ACI at its default step 0.02
+  slow:     the same with --aci-gamma 0.005 (Gibbs and Candès's step)
+and for every kind, from the audit's JSON (its per-forecast limits, in time
+order), the long-run coverage, the worst coverage of 250 consecutive
+forecasts, the mean width of the finite intervals, the unbounded ones, and
+the width over the oracle's (regime only). Wall time is the audit run's.
+
+Run: bash benchmarks/timeseries/run.sh (writes RESULTS.md beside this file).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALPHA = 0.1
+W = 250
+MAX_UNBOUNDED = 0.02  # kinds with more unbounded intervals do not set the narrowest width
+Z = 1.6448536269514722  # standard normal 0.95 quantile
+
+
+def regime(n=6000, seed=1):
+    rng = np.random.default_rng(seed)
+    stay = (0.99, 0.97)
+    s = np.zeros(n, dtype=int)
+    for t in range(1, n):
+        s[t] = s[t - 1] if rng.random() < stay[s[t - 1]] else 1 - s[t - 1]
+    sigma = np.where(s == 1, 2.0, 0.5)
+    y = np.zeros(n)
+    for t in range(1, n):
+        y[t] = 0.7 * y[t - 1] + sigma[t] * rng.standard_normal()
+    # Rows 1..n-1: feature y_{t-1}, target y_t, oracle width 2 z s_t.
+    x = y[:-1, None]
+    return x, y[1:], 2 * Z * sigma[1:]
+
+
+def goog():
+    d = np.load("/usr/share/matplotlib/mpl-data/sample_data/goog.npz")["price_data"]
+    rng_ = np.log(np.log(d["high"] / d["low"]))
+    ret = np.abs(np.diff(np.log(d["adj_close"])))
+    # Row t (t >= 2): features log range and |return| of day t-1, target log range of day t.
+    x = np.stack([rng_[1:-1], ret[:-1]], axis=1)
+    return x, rng_[2:], None
+
+
+def ecg():
+    from scipy import misc  # noqa: the deprecation warning of scipy.misc is harmless here
+    v = misc.electrocardiogram()[:18000:3]
+    return v[:-1, None], v[1:], None
+
+
+SERIES = {
+    # name: (maker, window length, train windows share, calibration share)
+    "regime": (regime, 25, 0.5, 0.15),
+    "goog": (goog, 20, 0.5, 0.12),
+    "ecg": (ecg, 25, 0.5, 0.15),
+}
+
+
+def windows(x, y, L):
+    n = len(y) // L
+    return x[: n * L].reshape(n, L, -1), y[: n * L].reshape(n, L)
+
+
+def write_csv(path, X, Y, first):
+    with open(path, "w") as f:
+        nf = X.shape[2]
+        f.write("id,t," + ",".join(f"x{j}" for j in range(nf)) + ",y\n")
+        for i in range(X.shape[0]):
+            for r in range(X.shape[1]):
+                t = (first + i) * X.shape[1] + r
+                f.write(f"w{first + i:04d},{t}," + ",".join(repr(float(v)) for v in X[i, r]) + f",{float(Y[i, r])!r}\n")
+
+
+def train(Xtr, Ytr, out, epochs=600, wd=1e-4):
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+
+    class Net(nn.Module):
+        def __init__(self, nf):
+            super().__init__()
+            self.gru = nn.GRU(nf, 8, batch_first=True)
+            self.lin = nn.Linear(8, 1)
+
+        def forward(self, x):
+            h, _ = self.gru(x)
+            return self.lin(h)
+
+    net = Net(Xtr.shape[2])
+    opt = torch.optim.Adam(net.parameters(), lr=0.01, weight_decay=wd)
+    X = torch.tensor(Xtr, dtype=torch.float32)
+    Y = torch.tensor(Ytr[..., None], dtype=torch.float32)
+    for _ in range(epochs):
+        opt.zero_grad()
+        loss = ((net(X) - Y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    net.eval()
+    torch.onnx.export(net, (X[:1],), out, opset_version=14, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch", 1: "time"}, "y": {0: "batch", 1: "time"}})
+    return float(loss), wd * Ytr.size
+
+
+def prepare(name, d):
+    maker, L, ftr, fcal = SERIES[name]
+    x, y, oracle = maker()
+    X, Y = windows(x, y, L)
+    n = X.shape[0]
+    ntr, ncal = int(round(ftr * n)), int(round(fcal * n))
+    tr = slice(0, ntr)
+    xm, xs = X[tr].reshape(-1, X.shape[2]).mean(0), X[tr].reshape(-1, X.shape[2]).std(0)
+    ym, ys = Y[tr].mean(), Y[tr].std()
+    X, Y = (X - xm) / xs, (Y - ym) / ys
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "train.csv"), X[:ntr], Y[:ntr], 0)
+    write_csv(os.path.join(d, "cal.csv"), X[ntr:ntr + ncal], Y[ntr:ntr + ncal], ntr)
+    write_csv(os.path.join(d, "test.csv"), X[ntr + ncal:], Y[ntr + ncal:], ntr + ncal)
+    info = {"windows": n, "L": L, "train": ntr, "cal": ncal, "test": n - ntr - ncal}
+    if oracle is not None:
+        O = oracle[: n * L].reshape(n, L) / ys
+        info["oracle"] = {str((ntr + ncal + i) * L + r): float(O[ntr + ncal + i, r])
+                          for i in range(n - ntr - ncal) for r in range(L)}
+    loss, ridge = train(X[:ntr], Y[:ntr], os.path.join(d, "model.onnx"))
+    info["train_mse"], info["ridge"] = loss, ridge
+    with open(os.path.join(d, "info.json"), "w") as f:
+        json.dump(info, f)
+    return info
+
+
+KINDS = [
+    # (label, run, lower key, upper key)
+    ("jackknife+ (sequence blocks)", "seq", "lower", "upper"),
+    ("jackknife+ (interval blocks, K=5)", "interval", "lower", "upper"),
+    ("in-sample residuals", "seq", "naive_lower", "naive_upper"),
+    ("split conformal (calibration windows)", "seq", "split_lower", "split_upper"),
+    ("conformalized jackknife+", "seq", "conformal_jackknife_lower", "conformal_jackknife_upper"),
+    ("ACI (calibration scores)", "seq", "aci_lower", "aci_upper"),
+    ("AgACI (calibration scores)", "seq", "agaci_lower", "agaci_upper"),
+    ("ACI (last 500 forecasts)", "window", "aci_lower", "aci_upper"),
+    ("ACI (last 500 forecasts, gamma 0.005)", "slow", "aci_lower", "aci_upper"),
+    ("AgACI (last 500 forecasts)", "window", "agaci_lower", "agaci_upper"),
+    ("NexCP (rho 0.99)", "seq", "nexcp_lower", "nexcp_upper"),
+    ("rolling split, EnbPI-style (last 500)", "window", "rolling_lower", "rolling_upper"),
+]
+
+RUNS = {
+    "seq": ["--blocks", "sequence", "--calibration", "{d}/cal.csv", "--adaptive", "--adaptive-pooled"],
+    "interval": ["--blocks", "interval", "--block-length", "5"],
+    "window": ["--blocks", "sequence", "--calibration-from", "last:500", "--adaptive-pooled"],
+    "slow": ["--blocks", "sequence", "--calibration-from", "last:500", "--adaptive-pooled", "--aci-gamma", "0.005"],
+}
+
+
+def audit(audit_bin, d, run, ridge):
+    args = [audit_bin, "--model", f"{d}/model.onnx", "--data", f"{d}/train.csv", "--test", f"{d}/test.csv",
+            "--ridge", repr(ridge), "--alpha", str(ALPHA), "--quiet", "--damping-sensitivity=false",
+            "--json", f"{d}/{run}.json"] + [a.format(d=d) for a in RUNS[run]]
+    t0 = time.time()
+    subprocess.run(args, check=True)
+    return time.time() - t0
+
+
+def metrics(doc, lo_key, up_key, oracle):
+    steps = [s for seq in doc["sequences"] for s in seq["steps"] if s.get("target") is not None]
+    steps.sort(key=lambda s: s["t"])
+    hit, widths, unb, ratio = [], [], 0, []
+    for s in steps:
+        lo, up, y = s.get(lo_key, "missing"), s.get(up_key, "missing"), s["target"]
+        if lo == "missing":
+            raise KeyError(lo_key)
+        empty = lo_key.startswith("aci") and s.get("aci_empty", False)
+        lo = -np.inf if lo is None else lo
+        up = np.inf if up is None else up
+        hit.append(0 if empty else int(lo <= y <= up))
+        if np.isfinite(lo) and np.isfinite(up):
+            widths.append(up - lo)
+            if oracle is not None:
+                ratio.append((up - lo) / oracle[str(int(s["t"]))])
+        else:
+            unb += 1
+    hit = np.array(hit)
+    worst = np.nan
+    if len(hit) >= W:
+        c = np.convolve(hit, np.ones(W), "valid") / W
+        worst = c.min()
+    return {"n": len(hit), "coverage": hit.mean(), "worst": worst, "width": np.mean(widths) if widths else np.nan,
+            "unbounded": unb, "oracle": np.mean(widths) / np.mean([oracle[str(int(s["t"]))] for s in steps]) if oracle and widths else np.nan}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--audit", required=True)
+    ap.add_argument("--work", default=os.path.join(HERE, "data"))
+    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--rev", default="unknown")
+    ap.add_argument("--series", default=",".join(SERIES))
+    ap.add_argument("--report-only", action="store_true", help="rewrite RESULTS.md from the last run's files in --work")
+    a = ap.parse_args()
+    rows = {}
+    for name in a.series.split(","):
+        d = os.path.join(a.work, name)
+        if a.report_only:
+            info = json.load(open(os.path.join(d, "info.json")))
+            walls = info["walls"]
+        else:
+            t0 = time.time()
+            info = prepare(name, d)
+            info["train_seconds"] = time.time() - t0
+            walls = {run: audit(a.audit, d, run, info["ridge"]) for run in RUNS}
+            info["walls"] = walls
+            with open(os.path.join(d, "info.json"), "w") as f:
+                json.dump(info, f)
+        docs = {run: json.load(open(f"{d}/{run}.json")) for run in RUNS}
+        rows[name] = (info, [(label, run, metrics(docs[run], lo, up, info.get("oracle")), walls[run]) for label, run, lo, up in KINDS])
+        print(f"{name}: done", file=sys.stderr)
+    write(a, rows)
+
+
+def fmt(x, p=3):
+    return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{p}f}"
+
+
+def write(a, rows):
+    out = ["# Time-series benchmark: intervals along long series", "",
+           f"Made by `bash benchmarks/timeseries/run.sh` (bench.py says how) at revision {a.rev}, "
+           f"alpha = {ALPHA} (target coverage 0.90; 1 − 2α = 0.80). Coverage is long-run over the test period in time order; "
+           f"worst window is the lowest coverage of {W} consecutive test forecasts; width is the mean over finite intervals; "
+           "'vs oracle' is that width over the mean width of the oracle's 90% intervals (regime only); "
+           "'covers' marks long-run coverage within 1 point of 0.90 or above and a worst window above 0.80 (unbounded intervals count as covering, as they do); 'unbounded' counts intervals with an infinite limit, left out of the width; "
+           "'vs narrowest' is the width over the narrowest kind that covers with at most 2% of its intervals unbounded (a kind with more has a finite mean width that understates it). Wall is the wall time of the audit run "
+           "that produced the kind (on a 2-core machine shared with other jobs: indicative only).", ""]
+    for name, (info, res) in rows.items():
+        out += [f"## {name}", "",
+                f"{info['windows']} windows of {info['L']} rows: {info['train']} for training, {info['cal']} for calibration, "
+                f"{info['test']} for testing ({info['test'] * info['L']} test forecasts); training MSE {info['train_mse']:.3f} "
+                f"(standardised units), ridge {info['ridge']:g}; data and training {info['train_seconds']:.0f} s.", ""]
+        covers = [m for _, _, m, _ in res if m["coverage"] >= 1 - ALPHA - 0.01 and not (m["worst"] <= 1 - 2 * ALPHA)
+                  and m["unbounded"] <= MAX_UNBOUNDED * m["n"]]
+        narrow = min((m["width"] for m in covers), default=np.nan)
+        out += ["| kind | coverage | worst window | width | unbounded | vs oracle | covers | vs narrowest | wall (s) |",
+                "|---|--:|--:|--:|--:|--:|:-:|--:|--:|"]
+        for label, run, m, wall in res:
+            ok = m["coverage"] >= 1 - ALPHA - 0.01 and not (m["worst"] <= 1 - 2 * ALPHA)
+            out.append(f"| {label} | {fmt(m['coverage'])} | {fmt(m['worst'])} | {fmt(m['width'])} | {m['unbounded']} | "
+                       f"{fmt(m['oracle'], 2)} | {'yes' if ok else 'no'} | {fmt(m['width'] / narrow, 2)} | {wall:.1f} |")
+        out.append("")
+        checks = []
+        for label, run, m, wall in res:
+            if not (label.startswith("ACI") or label.startswith("AgACI")):
+                continue
+            c1 = abs(m["coverage"] - (1 - ALPHA)) <= 0.01
+            c2 = m["worst"] > 1 - 2 * ALPHA
+            c3 = m["width"] <= 1.3 * narrow
+            checks.append(f"{label}: coverage within 1 point of 0.90 {'yes' if c1 else 'no'}, worst window above 0.80 "
+                          f"{'yes' if c2 else 'no (no window of 250)' if np.isnan(m['worst']) else 'no'}, width at most 1.3 times the narrowest "
+                          f"{'yes' if c3 else 'no'}{' (' + str(m['unbounded']) + ' unbounded)' if m['unbounded'] else ''}")
+        out += [f"Issue 23's target on {name} (ACI/AgACI: long-run coverage within 1 point of 1 − α, worst window of 250 "
+                "above 1 − 2α, width at most 1.3 times the narrowest kind that covers):", ""] + ["- " + c for c in checks] + [""]
+    with open(a.out, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// adaptiveFlags are the flags of the intervals that adapt along time
+// (audit.AdaptiveOptions).
+type adaptiveFlags struct {
+	on              bool
+	pooled          bool
+	base            string
+	gamma           float64
+	grid            []float64
+	rho             float64
+	calibrationFrom string
+	rollingWindow   int
+}
+
+// adaptiveFlagNames are the flags that ask for the adaptive intervals.
+var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base", "aci-gamma", "agaci-grid", "nexcp-rho", "calibration-from", "rolling-window"}
+
+// define adds the adaptive flags to fs.
+func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
+	fs.BoolVar(&a.on, "adaptive", false, "add intervals that adapt along time (ACI, AgACI, NexCP, rolling conformal), for test data that continue the series in time; implied by the flags below")
+	fs.BoolVar(&a.pooled, "adaptive-pooled", false, "run one adaptive state over all test sequences in the order of their steps (t), for sequences that are windows of one series (default: one state per sequence)")
+	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval the adaptive kinds scale: split (prediction ± q) or jackknife (the jackknife+ interval scaled about the prediction)")
+	fs.Float64Var(&a.gamma, "aci-gamma", audit.DefaultGamma, "ACI's step size gamma")
+	fs.Float64SliceVar(&a.grid, "agaci-grid", audit.DefaultAgACIGrid, "AgACI's step sizes")
+	fs.Float64Var(&a.rho, "nexcp-rho", audit.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
+	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
+	fs.IntVar(&a.rollingWindow, "rolling-window", audit.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
+}
+
+// options checks the adaptive flags and returns the options (nil when
+// no adaptive flag is given); test is --test, which they need.
+func (a *adaptiveFlags) options(fs *pflag.FlagSet, test string) (*audit.AdaptiveOptions, error) {
+	asked := a.on
+	for _, n := range adaptiveFlagNames[1:] {
+		asked = asked || fs.Changed(n)
+	}
+	if !asked {
+		return nil, nil
+	}
+	if test == "" {
+		return nil, usagef("--adaptive (and the flags of the adaptive intervals) need --test: the intervals adapt along the test data as their labels arrive")
+	}
+	o := &audit.AdaptiveOptions{Gamma: a.gamma, Grid: a.grid, Rho: a.rho, Pooled: a.pooled, RollingWindow: a.rollingWindow}
+	switch strings.ToLower(a.base) {
+	case audit.BaseSplit, "split-conformal":
+		o.Base = audit.BaseSplit
+	case audit.BaseJackknife, "jackknife+", "jackknife-plus":
+		o.Base = audit.BaseJackknife
+	default:
+		return nil, usagef("--adaptive-base %q: choose split or jackknife", a.base)
+	}
+	if !(a.gamma > 0 && a.gamma < 1) {
+		return nil, usagef("--aci-gamma %g: must be in (0, 1) (default %g)", a.gamma, audit.DefaultGamma)
+	}
+	if len(a.grid) == 0 {
+		return nil, usagef("--agaci-grid: give at least one step size, such as %g", audit.DefaultGamma)
+	}
+	for _, g := range a.grid {
+		if !(g > 0 && g < 1) {
+			return nil, usagef("--agaci-grid: step size %g must be in (0, 1)", g)
+		}
+	}
+	if !(a.rho > 0 && a.rho <= 1) {
+		return nil, usagef("--nexcp-rho %g: must be in (0, 1] (default %g)", a.rho, audit.DefaultRho)
+	}
+	if a.rollingWindow < 1 {
+		return nil, usagef("--rolling-window %d: must be at least 1", a.rollingWindow)
+	}
+	if a.calibrationFrom != "" {
+		n, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(a.calibrationFrom)), "last:")
+		w, err := strconv.Atoi(n)
+		if !ok || err != nil || w < 1 {
+			return nil, usagef("--calibration-from %q: give last:N, the number of the series' most recent labelled forecasts to calibrate on (such as last:250)", a.calibrationFrom)
+		}
+		o.Window = w
+	}
+	return o, nil
+}

@@ -1,0 +1,179 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+)
+
+// The intervals that adapt along time (audit.Adaptive): their JSON
+// section and step fields, and their comparison with the other kinds in
+// the Markdown, HTML and terminal reports.
+
+// jsonAdaptive mirrors audit.Adaptive.
+type jsonAdaptive struct {
+	Base          string             `json:"base"`
+	Pooled        bool               `json:"pooled"`
+	Source        string             `json:"source"`
+	Window        int                `json:"window"`
+	Gamma         fnum               `json:"gamma"`
+	Grid          []fnum             `json:"grid"`
+	Rho           fnum               `json:"rho"`
+	RollingWindow int                `json:"rolling_window"`
+	Chains        int                `json:"chains"`
+	Longest       int                `json:"longest"`
+	Kinds         []jsonAdaptiveKind `json:"kinds"`
+	Notes         []string           `json:"notes"`
+}
+
+// jsonAdaptiveKind is one kind's metrics with coverage over time.
+type jsonAdaptiveKind struct {
+	Kind          string `json:"kind"`
+	Coverage      fnum   `json:"coverage"`
+	WorstWindow   fnum   `json:"worst_window"`
+	Windows       int    `json:"windows"`
+	MeanLength    fnum   `json:"mean_length"`
+	Infinite      int    `json:"infinite_intervals"`
+	Empty         int    `json:"empty_intervals"`
+	IntervalScore fnum   `json:"interval_score"`
+	Bound         fnum   `json:"bound"`
+	Guarantee     string `json:"guarantee"`
+}
+
+func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
+	if a == nil {
+		return nil
+	}
+	j := &jsonAdaptive{Base: a.Base, Pooled: a.Pooled, Source: a.Source, Window: a.Window, Gamma: fnum(a.Gamma), Grid: fnums(a.Grid),
+		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes)}
+	for _, k := range a.Kinds {
+		j.Kinds = append(j.Kinds, jsonAdaptiveKind{Kind: k.Kind, Coverage: fnum(k.Coverage), WorstWindow: fnum(k.WorstWindow), Windows: k.Windows,
+			MeanLength: fnum(k.MeanLength), Infinite: k.Infinite, Empty: k.Empty, IntervalScore: fnum(k.IntervalScore), Bound: fnum(k.Bound), Guarantee: k.Guarantee})
+	}
+	return j
+}
+
+// jsonStepAdaptive are the adaptive limits of one step, in the step's
+// line (null when unbounded).
+type jsonStepAdaptive struct {
+	ACIAlpha     *fnum `json:"aci_alpha,omitempty"`
+	ACIEmpty     bool  `json:"aci_empty,omitempty"`
+	ACILower     *fnum `json:"aci_lower,omitempty"`
+	ACIUpper     *fnum `json:"aci_upper,omitempty"`
+	AgACILower   *fnum `json:"agaci_lower,omitempty"`
+	AgACIUpper   *fnum `json:"agaci_upper,omitempty"`
+	NexCPLower   *fnum `json:"nexcp_lower,omitempty"`
+	NexCPUpper   *fnum `json:"nexcp_upper,omitempty"`
+	RollingLower *fnum `json:"rolling_lower,omitempty"`
+	RollingUpper *fnum `json:"rolling_upper,omitempty"`
+}
+
+func jsonStepAdaptiveOf(a *audit.StepAdaptive) jsonStepAdaptive {
+	if a == nil {
+		return jsonStepAdaptive{}
+	}
+	return jsonStepAdaptive{fptr(a.Alpha), a.Empty, fptr(a.ACILower), fptr(a.ACIUpper), fptr(a.AgACILower), fptr(a.AgACIUpper),
+		fptr(a.NexCPLower), fptr(a.NexCPUpper), fptr(a.RollingLower), fptr(a.RollingUpper)}
+}
+
+// fptr is a pointer to x as a JSON number (null when not finite), for the
+// optional limits of a step.
+func fptr(x float64) *fnum {
+	v := fnum(x)
+	return &v
+}
+
+// adaptiveName is the name of an adaptive kind in a table.
+func adaptiveName(kind string) string {
+	switch kind {
+	case audit.KindACI:
+		return "ACI"
+	case audit.KindAgACI:
+		return "AgACI"
+	case audit.KindNexCP:
+		return "NexCP"
+	case audit.KindRolling:
+		return "rolling split conformal"
+	}
+	return kindName(kind)
+}
+
+// adaptiveView is the comparison of kinds over time, for every format.
+type adaptiveView struct {
+	Lead  string
+	Head  []string
+	Rows  [][]string
+	Notes []string
+}
+
+func newAdaptiveView(r *audit.Result) *adaptiveView {
+	a := r.Adaptive
+	if a == nil {
+		return nil
+	}
+	scope := "each test sequence runs its own state"
+	if a.Pooled {
+		scope = "one state runs over all test sequences in the order of their steps"
+	}
+	var source string
+	switch a.Source {
+	case "calibration":
+		source = "the calibration set's scores at the same step"
+	case "window":
+		source = fmt.Sprintf("the series' own last %d labelled forecasts", a.Window)
+	default:
+		source = "every earlier labelled forecast of the series"
+	}
+	base := "prediction ± q"
+	if a.Base == audit.BaseJackknife {
+		base = "the jackknife+ interval scaled about the prediction"
+	}
+	grid := make([]string, len(a.Grid))
+	for i, g := range a.Grid {
+		grid[i] = fmt.Sprint(g)
+	}
+	v := &adaptiveView{
+		Lead: fmt.Sprintf("Intervals that adapt along time, forecast by forecast as the labels arrive (%s; %d series, the longest with %d labelled forecasts). Base interval: %s, calibrated on %s. ACI step %g; AgACI aggregates the steps %s; NexCP weighs scores by %g per forecast of age. The worst window is the lowest coverage of %d consecutive forecasts of one series.",
+			scope, a.Chains, a.Longest, base, source, a.Gamma, strings.Join(grid, ", "), a.Rho, a.RollingWindow),
+		Head:  []string{"Interval", "Coverage", "Worst window", "Mean width", "Unbounded", "Empty", "Winkler score", "Guarantee"},
+		Notes: a.Notes,
+	}
+	for _, k := range a.Kinds {
+		g := k.Guarantee
+		if k.Kind == audit.KindACI && k.Bound < 1 {
+			g += fmt.Sprintf(" (here: within %s of %s)", pct(k.Bound), pct0(1-r.Setting.Alpha))
+		}
+		v.Rows = append(v.Rows, []string{adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength), count(k.Infinite), count(k.Empty), num(k.IntervalScore), g})
+	}
+	return v
+}
+
+// writeAdaptiveMarkdown writes the comparison of kinds over time.
+func writeAdaptiveMarkdown(md *mdWriter, r *audit.Result) {
+	v := newAdaptiveView(r)
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(md.b, "## Intervals over time\n\n%s\n\n", mdEscape(v.Lead))
+	if len(v.Rows) > 0 {
+		md.table(v.Head, "l"+strings.Repeat("r", len(v.Head)-2)+"l", v.Rows)
+	}
+	if len(v.Notes) > 0 {
+		md.list(v.Notes)
+	}
+}
+
+// adaptiveSummaryLines are the terminal summary's lines on the adaptive
+// kinds: coverage, worst window and width of each.
+func adaptiveSummaryLines(r *audit.Result) []string {
+	a := r.Adaptive
+	if a == nil || len(a.Kinds) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, k := range a.Kinds {
+		parts = append(parts, fmt.Sprintf("%s %s (worst window %s, width %s)", adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength)))
+	}
+	return []string{"Over time: " + strings.Join(parts, "; ") + "."}
+}
