@@ -68,6 +68,9 @@ type page struct {
 	Diagnostics   []row
 	Phases        []row
 	Method        string // what ran, for the footer
+	Tool          string // the rnnaudit that wrote the page, for the footer
+	StepTable     *table // coverage and width per step
+	HorizonTable  *table // coverage and width per horizon
 }
 
 // card is one key number under the headline.
@@ -99,7 +102,10 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Coverage:      views(cs[groupCoverage]),
 		OverTime:      newTimeView(r),
 		Fans:          views(cs[groupFans]),
-		FansLead:      fansLead(r),
+		FansLead:      fansLead(r, o.fans()),
+		StepTable:     stepTable(r),
+		HorizonTable:  horizonTable(r),
+		Tool:          toolName(o),
 		Influence:     views(cs[groupInfluence]),
 		Influential:   influenceRows(r),
 		Retrain:       views(cs[groupRetrain]),
@@ -110,7 +116,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Phases:        phaseRows(r),
 	}
 	if o != nil {
-		p.Settings = settingRows(r, &Options{Columns: o.Columns, ParamRoles: o.ParamRoles})
+		p.Settings = settingRows(r, &Options{Columns: o.Columns, ParamRoles: o.ParamRoles, ToolVersion: o.ToolVersion})
 		if o.Command != "" {
 			p.Command = strings.Fields(o.Command)
 		}
