@@ -151,36 +151,6 @@ func neweyWest(xs [][]float64, lag int) float64 {
 	return math.Max(1, lrv/g0)
 }
 
-// lag1 is the lag-1 autocorrelation of the series xs (one per sequence)
-// about their pooled mean, and the number of pairs; NaN without pairs.
-func lag1(xs [][]float64) (float64, int) {
-	n, sum := 0, 0.0
-	for _, x := range xs {
-		for _, v := range x {
-			sum += v
-			n++
-		}
-	}
-	pairs := 0
-	for _, x := range xs {
-		pairs += max(0, len(x)-1)
-	}
-	if pairs == 0 {
-		return math.NaN(), 0
-	}
-	mean := sum / float64(n)
-	num, den := 0.0, 0.0
-	for _, x := range xs {
-		for i, v := range x {
-			den += (v - mean) * (v - mean)
-			if i > 0 {
-				num += (v - mean) * (x[i-1] - mean)
-			}
-		}
-	}
-	return ratio(num, den), pairs
-}
-
 // rolling returns the rolling mean of the last w values of c, with the
 // step of each window's end, thinned to at most maxRollingPoints, and the
 // lowest value over every window (NaN when len(c) < w).
@@ -244,7 +214,7 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 	o.EffectivePoints = float64(n) / o.Inflation
 	nominal := 1 - alpha
 	o.Tolerance = DependentTolerance(nominal, n, o.Inflation)
-	o.Autocorrelation, o.AutocorrPairs = lag1(errs)
+	o.Autocorrelation, o.AutocorrPairs = lag1(errs) // scheme.go's, as the scheme advice
 
 	// Pooled by step: every sequence's values at a step count together.
 	var all []val

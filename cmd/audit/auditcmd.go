@@ -114,6 +114,9 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	f.adaptive.define(fs)
+	if engineHook.flags != nil {
+		engineHook.flags(fs)
+	}
 	return fs
 }
 
@@ -217,6 +220,14 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if !p.f.quiet {
 		prog = newProgress(stderr)
 		p.opt.Progress = prog.report
+	}
+	if engineHook.executor != nil {
+		e, release, err := engineHook.executor(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer release()
+		p.opt.Executor = e
 	}
 	res, err := audit.Run(ctx, g, train, test, &p.opt)
 	if prog != nil {
@@ -491,7 +502,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
 	}
-	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test); err != nil {
+	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err
 	}
 	return nil
