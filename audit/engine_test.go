@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
 
@@ -67,16 +65,7 @@ func (e *workerExecutor) Execute(ctx context.Context, s *audit.Stage, emit func(
 // training sequences, 200 test and 200 calibration sequences.
 func smallSynthetic(t *testing.T) (*graph.Graph, *blocks.Dataset, *blocks.Dataset, *blocks.Dataset) {
 	t.Helper()
-	g, err := onnx.Load(filepath.Join(exampleDir, "model_small.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ds [3]*blocks.Dataset
-	for i, f := range []string{"train_small.csv", "test_small.csv", "cal_small.csv"} {
-		if ds[i], err = blocks.ReadFile(filepath.Join(exampleDir, f), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g, _, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
 	return g, ds[0], ds[1], ds[2]
 }
 

@@ -3,11 +3,8 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // TestFitPredict checks that Predict after Fit gives the result of a full
@@ -24,19 +20,8 @@ import (
 // example with its calibration split, and that a fit predicts a second
 // data set as Run does.
 func TestFitPredict(t *testing.T) {
-	dir := "../examples/synthetic"
-	g, err := onnx.Load(filepath.Join(dir, "model_small.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) *blocks.Dataset {
-		d, err := blocks.ReadFile(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	train, test, cal := read("train_small.csv"), read("test_small.csv"), read("cal_small.csv")
+	g, sum, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
+	train, test, cal := ds[0], ds[1], ds[2]
 	low, high := 0.0, 10.0
 	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, High: &high, Calibration: cal}
 	ctx := context.Background()
@@ -60,11 +45,6 @@ func TestFitPredict(t *testing.T) {
 		t.Errorf("Predict after Fit differs from Run: %s", d)
 	}
 	// Through an artifact: Save, Load, Predict.
-	modelBytes, err := os.ReadFile(filepath.Join(dir, "model_small.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(modelBytes)
 	var buf bytes.Buffer
 	if err := f.Save(&buf, sum); err != nil {
 		t.Fatal(err)

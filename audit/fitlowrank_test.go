@@ -3,16 +3,13 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // TestFitPredictLowRank checks that a fit with the LowRank solver,
@@ -22,25 +19,8 @@ import (
 // synthetic example with its calibration split; and that the artifact
 // says it holds the low-rank representation.
 func TestFitPredictLowRank(t *testing.T) {
-	dir := "../examples/synthetic"
-	path := filepath.Join(dir, "model_small.onnx")
-	g, err := onnx.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(mb)
-	read := func(name string) *blocks.Dataset {
-		d, err := blocks.ReadFile(filepath.Join(dir, name), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	train, test, cal := read("train_small.csv"), read("test_small.csv"), read("cal_small.csv")
+	g, sum, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
+	train, test, cal := ds[0], ds[1], ds[2]
 	low := 0.0
 	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, Calibration: cal, Solver: audit.LowRank, Rank: 30}
 	ctx := context.Background()
@@ -88,5 +68,51 @@ func TestFitPredictLowRank(t *testing.T) {
 	opt.Retrain = 2
 	if _, err := audit.Fit(ctx, g, train, &opt); err == nil || !strings.Contains(err.Error(), "full audit") {
 		t.Errorf("Fit with Retrain: error %v, want one pointing to a full audit", err)
+	}
+}
+
+// TestPredictConcurrent checks that Predict may be called from several
+// goroutines at once on one Fitted (audit serve does): with the exact
+// and the low-rank solver, concurrent predictions of different data sets
+// equal sequential ones. Under -race it also checks that Predict writes
+// nothing the calls share.
+func TestPredictConcurrent(t *testing.T) {
+	g, _, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
+	train, test, cal := ds[0], ds[1], ds[2]
+	ctx := context.Background()
+	parts := []*blocks.Dataset{test, cal}
+	for i := range 2 {
+		d := *test
+		d.Seqs = test.Seqs[i*40 : i*40+30]
+		parts = append(parts, &d)
+	}
+	for _, solver := range []audit.Solver{audit.Exact, audit.LowRank} {
+		f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: audit.BatchFirst, Ridge: 10, Solver: solver, Rank: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]*audit.Result, len(parts))
+		for i, d := range parts {
+			if want[i], err = f.Predict(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+			want[i].Diag.Phases = nil
+		}
+		got := make([]*audit.Result, len(parts))
+		errs := make([]error, len(parts))
+		var wg sync.WaitGroup
+		for i, d := range parts {
+			wg.Go(func() { got[i], errs[i] = f.Predict(ctx, d) })
+		}
+		wg.Wait()
+		for i := range parts {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			got[i].Diag.Phases = nil
+			if d := diff("Result", reflect.ValueOf(want[i]), reflect.ValueOf(got[i])); d != "" {
+				t.Errorf("%s: concurrent Predict %d differs from a sequential one: %s", solver, i, d)
+			}
+		}
 	}
 }

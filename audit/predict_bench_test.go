@@ -3,10 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +11,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // BenchmarkPredictPaper is audit predict's work on the bundled
@@ -25,25 +21,8 @@ import (
 // reported as extra metrics (seconds); compare with
 // BenchmarkAuditPaper.
 func BenchmarkPredictPaper(b *testing.B) {
-	dir := "../examples/synthetic"
-	path := filepath.Join(dir, "model.onnx")
-	g, err := onnx.Load(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	mb, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sum := sha256.Sum256(mb)
-	train, err := blocks.ReadFile(filepath.Join(dir, "train.csv"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	test, err := blocks.ReadFile(filepath.Join(dir, "test.csv"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g, sum, ds := synthetic(b, "model.onnx", "train.csv", "test.csv")
+	train, test := ds[0], ds[1]
 	ctx := context.Background()
 	f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: audit.BatchFirst, Ridge: 10})
 	if err != nil {

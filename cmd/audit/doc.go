@@ -19,15 +19,18 @@ fails).
 
 Fit once, predict many: fit takes the audit's flags without --test and
 saves to --save what intervals for new sequences need (the model's
-SHA-256, the options, every block's step, the leave-one-block-out and
+SHA-256 and the --output, --input and --horizons it was loaded with, the
+options, every block's step, or with --solver lowrank the factor's basis
+and every block's coordinates in it, the leave-one-block-out and
 in-sample residuals, the calibration points and their limits; format
-version 1, see audit.FormatVersion). predict gives every forecast of the
-sequences of --data (labels optional) the intervals a full audit with
---test new.csv would give, without recomputing curvature or block
-gradients, and writes the --out reports as the audit does. It reads the
-model from the path the fit recorded unless --model is given, and refuses
-an artifact of another format version, another model (SHA-256) or other
-feature columns. The LowRank solver and --retrain are for full audits only.
+version 2, see audit.FormatVersion and docs/artifact.md). predict gives
+every forecast of the sequences of --data (labels optional) the intervals
+a full audit with --test new.csv would give, without recomputing
+curvature or block gradients, and writes the --out reports as the audit
+does. It loads the model from the path the fit recorded unless --model is
+given, with the output the fit chose, and refuses an artifact of another
+format version, another model (SHA-256) or data without the fit's
+columns. --retrain is for full audits only.
 serve loads a fit once and answers POST /v1/predict with the same intervals
 over HTTP (JSON in, JSON out; audit serve --help gives the schema).
 
@@ -142,6 +145,12 @@ Output flags:
 	                    recommended, recommended_lower, recommended_upper;
 	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
+	--fan-charts SEL    the sequences drawn as fan charts in HTML and Markdown
+	                    reports: auto (default: up to 6, those crossing the
+	                    thresholds most first), auto:N, first:N (the first N
+	                    of the file), all, none, or sequence ids separated by
+	                    commas (an id the evaluated data lack is an error);
+	                    audit predict takes it too
 	--damping-sensitivity (default true) re-run the solve with the
 	                    damping x10 and /10 and report how far the
 	                    intervals move; =false skips it

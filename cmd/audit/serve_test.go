@@ -54,7 +54,7 @@ func startServer(t *testing.T, edit func(*serveConfig, *server)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, h, err := loadFitted(art, exModel)
+	f, h, _, err := loadFittedGraph(art, exModel)
 	if err != nil {
 		t.Fatal(err)
 	}
