@@ -260,7 +260,8 @@ func globEscape(s string) string {
 }
 
 // WriteSummary writes a few lines of plain text for a terminal: the
-// headline, the verdict on coverage, the other key numbers and every
+// headline, the verdict on coverage, the other key numbers, the advice
+// on the block scheme when the scheme in use does not fit, and every
 // warning.
 func WriteSummary(w io.Writer, r *audit.Result) error {
 	var b strings.Builder
@@ -272,6 +273,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	}
 	if _, rec := recommendation(r); rec != "" {
 		b.WriteString(rec + "\n")
+	}
+	if s := schemeLine(r); s != "" {
+		b.WriteString(s + "\n")
 	}
 	for _, l := range adaptiveSummaryLines(r) {
 		b.WriteString(l + "\n")

@@ -431,14 +431,18 @@ func methodText(r *audit.Result) string {
 	return fmt.Sprintf("blockwise jackknife+, leave-one-block-out models estimated by %s, %s curvature", est, r.Setting.Curvature)
 }
 
-// notes are the audit's notes on its settings, as sentences, and what
-// the column check found when it is no warning.
+// notes are the audit's notes on its settings, as sentences, what the
+// column check found when it is no warning, and the advice on the block
+// scheme.
 func notes(r *audit.Result) []string {
 	var out []string
 	for _, n := range r.Setting.Notes {
 		out = append(out, sentence(n))
 	}
 	if t, warn := fitText(r); t != "" && !warn {
+		out = append(out, t)
+	}
+	if t := schemeText(r); t != "" {
 		out = append(out, t)
 	}
 	return out
