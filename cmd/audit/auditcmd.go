@@ -106,6 +106,9 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	f.adaptive.define(fs)
+	if engineHook.flags != nil {
+		engineHook.flags(fs)
+	}
 	return fs
 }
 
@@ -209,6 +212,14 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if !p.f.quiet {
 		prog = newProgress(stderr)
 		p.opt.Progress = prog.report
+	}
+	if engineHook.executor != nil {
+		e, release, err := engineHook.executor(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer release()
+		p.opt.Executor = e
 	}
 	res, err := audit.Run(ctx, g, train, test, &p.opt)
 	if prog != nil {
