@@ -425,3 +425,47 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 		}
 	}
 }
+
+// TestNewtonUnboundedIntervalBlock: the unbounded-block detection of
+// sequence blocks (TestNewtonUnboundedBlock) for interval blocks. Only
+// the RNN's input weights are audited and every input is zero outside
+// the last interval, so only that interval's terms depend on them: the
+// model interpolates the block, its leverage comes within LeverageLimit
+// of 1, its residuals are unbounded and a warning names it, and the other
+// block stays bounded.
+func TestNewtonUnboundedIntervalBlock(t *testing.T) {
+	g := fixtureModel(t, "rnn_tanh_1l_bf")
+	train := randomData(t, "train", g, BatchFirst, 10, 0, 8, 8, 61)
+	for _, s := range train.Seqs {
+		for r, x := range s.X {
+			if r < 4 {
+				clear(x)
+			}
+		}
+	}
+	res, err := Run(r0(t), g, train, nil, &Options{Layout: BatchFirst, Solver: Exact, Params: "onnx::RNN_40", Damping: 1e-6, Blocks: blocks.Intervals, BlockLength: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Diag
+	if res.Setting.Estimator != "newton" || d.UnboundedBlocks != 1 || len(d.UnboundedLabels) != 1 || d.UnboundedLabels[0] != "steps 5–8 (t = 5–8)" {
+		t.Errorf("estimator %s, unbounded blocks %d %q; want newton, one: steps 5–8", res.Setting.Estimator, d.UnboundedBlocks, d.UnboundedLabels)
+	}
+	found := false
+	for _, w := range d.Warnings {
+		found = found || (w.Code == UnboundedBlocks && w.Count == 1 && w.Figure > 1-LeverageLimit && w.Figure < 1)
+	}
+	if !found {
+		t.Errorf("no unbounded-blocks warning for one block: %+v", d.Warnings)
+	}
+	for _, s := range res.Sequences {
+		for _, st := range s.Steps {
+			if st.Row >= 4 && !math.IsInf(st.Upper, 1) {
+				t.Fatalf("sequence %s row %d: upper limit %v, want +Inf (its only residuals are the unbounded block's)", s.ID, st.Row, st.Upper)
+			}
+			if st.Row < 4 && (math.IsInf(st.Upper, 0) || math.IsNaN(st.Upper)) {
+				t.Fatalf("sequence %s row %d: upper limit %v from the bounded block", s.ID, st.Row, st.Upper)
+			}
+		}
+	}
+}
