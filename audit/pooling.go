@@ -124,17 +124,17 @@ func byPosition(m map[forecast][]entry) *residualSets {
 }
 
 // at returns the entries of point pt and what its interval leaves out:
-// in a self-audit (self) by position its own sequence's entries, pooled
-// the entries of its own block.
+// in a self-audit (self) by position (and in the warm-up rows) its own
+// sequence's entries, pooled the entries of its own block.
 func (r *residualSets) at(pt point, self bool) ([]entry, skipRule) {
-	es := r.byF[pt.f]
-	if r.pooled != nil && pt.f.T >= r.warmup {
+	es, pooled := r.byF[pt.f], r.pooled != nil && pt.f.T >= r.warmup
+	if pooled {
 		es = r.pooled[pt.f.H]
 	}
-	if !self {
+	switch {
+	case !self:
 		return es, noSkip
-	}
-	if r.pooled != nil && r.own != nil {
+	case pooled && r.own != nil:
 		return es, skipRule{seq: -1, blk: r.own(pt)}
 	}
 	return es, skipRule{seq: pt.seq, blk: -1}
