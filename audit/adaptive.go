@@ -319,8 +319,9 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 		arrival      float64
 		aciLo, aciUp float64
 		aciEmpty     bool
-		exLo, exUp   []float64
+		exLo, exUp   []float64 // the experts' limits as aggregated
 		exEmpty      []bool
+		exOwn        [][2]float64 // the experts' own limits (ACI's recursion scores these)
 		aggLo, aggUp float64
 		finite       bool
 	}
@@ -333,7 +334,10 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 		s := fm.score(y)
 		alphaT = aciUpdate(alpha, alphaT, o.Gamma, q.aciEmpty || !(q.aciLo <= y && y <= q.aciUp))
 		for k := range expert {
-			miss := q.exEmpty[k] || !(q.exLo[k] <= y && y <= q.exUp[k])
+			// ACI's recursion scores the expert's own interval: an
+			// unbounded one covers, whatever limit the aggregation
+			// used for it.
+			miss := q.exEmpty[k] || !(q.exOwn[k][0] <= y && y <= q.exOwn[k][1])
 			expert[k] = aciUpdate(alpha, expert[k], o.Grid[k], miss)
 		}
 		if q.finite {
@@ -379,11 +383,12 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 			}
 		}
 		q := pending{i: i, arrival: ch.arrival[j], aciLo: st.ACILower, aciUp: st.ACIUpper, aciEmpty: st.Empty,
-			exLo: make([]float64, K), exUp: make([]float64, K), exEmpty: make([]bool, K), finite: true}
+			exLo: make([]float64, K), exUp: make([]float64, K), exEmpty: make([]bool, K), exOwn: make([][2]float64, K), finite: true}
 		wlo, wup, _ := fm.at(widest)
 		for k := range expert {
 			lo, up, empty := fm.at(quantileAt(expert[k], base))
 			q.exEmpty[k] = empty
+			q.exOwn[k] = [2]float64{lo, up}
 			if math.IsInf(lo, -1) {
 				lo = wlo
 			}
@@ -472,7 +477,11 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 		next[pt.seq]++
 	}
 	if ad.Longest < o.RollingWindow {
-		ad.Notes = append(ad.Notes, fmt.Sprintf("No series has %d labelled forecasts (the longest has %d): the worst rolling-window coverage is not measured, and the adaptive kinds have had little time to adapt; pool the sequences in time order (--adaptive-pooled) when they are windows of one series.", o.RollingWindow, ad.Longest))
+		hint := "; pool the sequences in time order (--adaptive-pooled) when they are windows of one series"
+		if o.Pooled {
+			hint = ""
+		}
+		ad.Notes = append(ad.Notes, fmt.Sprintf("No series has %d labelled forecasts (the longest has %d): the worst rolling-window coverage is not measured, and the adaptive kinds have had little time to adapt%s.", o.RollingWindow, ad.Longest, hint))
 	}
 	if delayed {
 		ad.Notes = append(ad.Notes, "Some forecasts are labelled only after the next forecast of their series is made (horizons beyond the next row, or several series at one time): the adaptive state is updated when the label arrives, and ACI's long-run bound, proved for immediate labels, holds only approximately.")

@@ -20,7 +20,8 @@ import (
 //     interval is prediction ± the conformal quantile of the last N
 //     |residuals| of the forecasts at earlier steps, recomputed here from
 //     the result's steps;
-//   - the comparison of kinds repeats the summary's jackknife+ coverage.
+//   - the comparison of kinds repeats the summary's jackknife+ coverage;
+//   - Fit then Predict gives Run's adaptive limits.
 func TestAdaptiveRun(t *testing.T) {
 	g, train, test, cal := smallSynthetic(t)
 	const alpha, gamma = 0.1, 0.05
@@ -54,6 +55,23 @@ func TestAdaptiveRun(t *testing.T) {
 	for _, k := range a.Kinds {
 		if k.Kind == audit.KindJackknife && math.Abs(k.Coverage-res.Summary.Coverage) > 1e-12 {
 			t.Errorf("jackknife+ coverage %g in the comparison, %g in the summary", k.Coverage, res.Summary.Coverage)
+		}
+	}
+
+	// Fit then Predict gives the same adaptive intervals.
+	fit, err := audit.Fit(context.Background(), g, train, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := fit.Predict(context.Background(), test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range res.Sequences {
+		for k, st := range s.Steps {
+			if got := pred.Sequences[i].Steps[k].Adaptive; got == nil || *got != *st.Adaptive {
+				t.Fatalf("sequence %s step %d: Predict's adaptive limits %+v, Run's %+v", s.ID, k, got, st.Adaptive)
+			}
 		}
 	}
 

@@ -182,7 +182,18 @@ func TestACIHandWorked(t *testing.T) {
 		}
 	}
 	// AgACI with one expert is that expert, where its limits are
-	// finite; unbounded ones enter at the widest finite member (9).
+	// finite; unbounded ones enter at the widest finite member (9). The
+	// expert's own recursion counts its unbounded intervals as covering
+	// (t=2..10 above, targets 100 beyond the member at 9), so after 21
+	// more covered targets its level is 0.205 and its limit 8 (rank
+	// ceil(7.95)), as ACI's.
+	y = append(y, slices.Repeat([]float64{0.5}, 20)...)
+	pts, ch = oneChain(y)
+	steps = make([]StepAdaptive, len(pts))
+	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, steps)
+	if last := steps[len(steps)-1]; math.Abs(last.Alpha-0.205) > 1e-12 || last.ACIUpper != 8 || math.Abs(last.AgACIUpper-8) > 1e-12 {
+		t.Errorf("t=32: alpha %g, ACI limit %g, AgACI limit %g; want 0.205, 8, 8", last.Alpha, last.ACIUpper, last.AgACIUpper)
+	}
 	for i, st := range steps {
 		up := math.Min(st.ACIUpper, 9)
 		if math.Abs(st.AgACIUpper-up) > 1e-12 || math.Abs(st.AgACILower+up) > 1e-12 {

@@ -218,9 +218,9 @@ func TestDeterministic(t *testing.T) {
 		}
 		// The pointers' values, not their addresses.
 		sum, diag := *res.Summary, res.Diag
-		beyond, fit := sum.Beyond, diag.Fit
-		sum.Beyond, diag.Fit, diag.DampingSensitivity = nil, nil, nil
-		got := fmt.Sprintf("%+v %+v %+v %+v %+v", sum, diag, beyond, *fit, res.Verdict)
+		beyond, fit, scheme := sum.Beyond, diag.Fit, diag.Scheme
+		sum.Beyond, diag.Fit, diag.DampingSensitivity, diag.Scheme = nil, nil, nil, nil
+		got := fmt.Sprintf("%+v %+v %+v %+v %+v %+v", sum, diag, beyond, *fit, *scheme, res.Verdict)
 		for _, sq := range res.Sequences {
 			for _, st := range sq.Steps {
 				y := math.NaN()

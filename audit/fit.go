@@ -134,6 +134,9 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
 		return nil, err
 	}
+	if inf.diag.Scheme, err = adviseScheme(ctx, p); err != nil {
+		return nil, err
+	}
 	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
 		influential: mostInfluential(p.scheme, inf.diag.InfluenceNorms, loo.shift)}
 	f.model, f.setting = p.describeFit()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -32,6 +33,7 @@ const newtonMaxFloats = 1 << 28
 // ownTerm is one loss term of a training sequence: forecast, target,
 // output at theta_hat, weight.
 type ownTerm struct {
+	seq     int // the training sequence
 	f       forecast
 	y, fx   float64
 	w       float64
@@ -39,10 +41,10 @@ type ownTerm struct {
 }
 
 // ownBlock is the Newton estimator's result for one block: its own terms'
-// leave-out residuals |y - f - J_b delta_b| (linearised) or +Inf, and the
-// linearised prediction changes |J_b delta_b|.
+// (those of its evaluation region) leave-out residuals |y - f - J_b
+// delta_b| (linearised) or +Inf, and the linearised prediction changes
+// |J_b delta_b|.
 type ownBlock struct {
-	seq   int
 	terms []ownTerm
 	res   []float64
 	shift []float64
@@ -62,7 +64,7 @@ func (p *problem) ownTerms() ([][]ownTerm, error) {
 			for k, f := range p.io.forecasts(gr.T) {
 				q := p.io.index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
-					out[i] = append(out[i], ownTerm{f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
+					out[i] = append(out[i], ownTerm{seq: i, f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
 				}
 			}
 		}
@@ -124,23 +126,76 @@ func jacobianRows(ctx context.Context, p *problem, sg *seqGrads, terms [][]ownTe
 	return rows, nil
 }
 
-// newtonMaxBlockTerms is the most loss terms one block may have for the
-// Newton estimator: its leverage matrix is m × m and its eigendecomposition
-// takes time cubic in m, and cannot be interrupted (on a 2-parameter
-// linear model: 1,000 terms 12 s a block, 2,000 terms 38 s; 200,000 would
-// need 320 GB), 400 terms under a second. Above it the audit keeps the
-// infinitesimal estimator, with a note.
+// newtonMaxBlockTerms is the most loss terms of a block for which the
+// Newton step forms and eigendecomposes its m × m leverage matrix
+// (newtonReduced): exact, and under a second a block at 400 terms, but
+// cubic in m and not interruptible (1,000 terms 12 s a block on a
+// 2-parameter linear model, 2,000 terms 38 s). Larger blocks (long
+// sequences, interval and nested blocks, whose terms span every sequence)
+// take the Lanczos path (newtonKrylov), whose cost is linear in m per
+// step.
 const newtonMaxBlockTerms = 400
 
-// longestBlock returns the largest number of terms of one sequence, and
-// that sequence.
-func longestBlock(terms [][]ownTerm) (m, seq int) {
+// blockTerms lists, for every block of the scheme, the loss terms it
+// deletes (the sequence's, the interval's in every sequence, or their
+// union) as indices into flat, the terms of every sequence in sequence
+// order, and which of them are in its evaluation region (for sequence
+// and interval blocks all; for a nested block those of its sequence in
+// its interval). Each term is in the region of at most one block.
+func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]int, region [][]bool) {
+	first := make([]int, len(terms))
 	for i, ts := range terms {
-		if len(ts) > m {
-			m, seq = len(ts), i
+		first[i] = len(flat)
+		flat = append(flat, ts...)
+	}
+	// The terms of each interval, by the interval's index (its target
+	// row t+h in [Lo, Hi)).
+	byInterval := map[int][]int{}
+	for _, b := range bl {
+		if b.Interval < 0 {
+			continue
+		}
+		if _, ok := byInterval[b.Interval]; ok {
+			continue
+		}
+		in := []int{}
+		for e, t := range flat {
+			if r := t.f.T + t.f.H; b.Lo <= r && r < b.Hi {
+				in = append(in, e)
+			}
+		}
+		byInterval[b.Interval] = in
+	}
+	del = make([][]int, len(bl))
+	region = make([][]bool, len(bl))
+	for k, b := range bl {
+		switch b.Kind {
+		case blocks.Sequences:
+			for a := range terms[b.Seq] {
+				del[k] = append(del[k], first[b.Seq]+a)
+				region[k] = append(region[k], true)
+			}
+		case blocks.Intervals:
+			del[k] = byInterval[b.Interval]
+			region[k] = make([]bool, len(del[k]))
+			for a := range region[k] {
+				region[k][a] = true
+			}
+		case blocks.Nested:
+			for a, t := range terms[b.Seq] {
+				r := t.f.T + t.f.H
+				del[k] = append(del[k], first[b.Seq]+a)
+				region[k] = append(region[k], b.Lo <= r && r < b.Hi)
+			}
+			for _, e := range byInterval[b.Interval] {
+				if flat[e].seq != b.Seq {
+					del[k] = append(del[k], e)
+					region[k] = append(region[k], false)
+				}
+			}
 		}
 	}
-	return m, seq
+	return flat, del, region
 }
 
 // newtonCorrection turns the infinitesimal steps inf.delta = A g_b (A =
@@ -149,31 +204,32 @@ func longestBlock(terms [][]ownTerm) (m, seq int) {
 //
 //	theta_-b - theta = (C - C_b)^-1 g_b = u + A J^T (Lambda^-1 - J A J^T)^-1 J u,  u = A g_b,
 //
-// with J = J_b the block's output Jacobian and Lambda = Lambda_b its
-// Gauss-Newton weights (weight times the loss's second derivative, from
-// hvp.Loss), an m_b × m_b solve per block. With S = Lambda^1/2 J A J^T
-// Lambda^1/2 (the leverage matrix, eigenvalues in [0, 1)) the inner
-// inverse is Lambda^1/2 (I - S)^-1 Lambda^1/2. The block's own leave-out
-// residuals are those of the linearised model, y - f - J delta_b (for
-// squared error (I - Lambda J A J^T)^-1 (y - f)), not a forward pass at
-// theta_-b: measured against exact warm-started re-fits of 12 blocks of
+// with J = J_b the output Jacobian of the terms block b deletes and
+// Lambda = Lambda_b their Gauss-Newton weights (weight times the loss's
+// second derivative, from hvp.Loss), an m_b × m_b solve per block. With
+// S = Lambda^1/2 J A J^T Lambda^1/2 (the leverage matrix, eigenvalues in
+// [0, 1)) the inner inverse is Lambda^1/2 (I - S)^-1 Lambda^1/2. Every
+// scheme has it: a sequence block's terms are its sequence's, an interval
+// block's those of its interval in every sequence (C_b = sum over them of
+// J_e^T Lambda_e J_e, which the Woodbury form takes row by row), a nested
+// block's the union of both. Blocks up to newtonMaxBlockTerms terms
+// eigendecompose S, larger ones run the Lanczos process on it
+// (newtonKrylov). The block's own leave-out residuals, on its evaluation
+// region (a nested block's: its sequence within its interval), are those
+// of the linearised model, y - f - J delta_b (for squared error (I -
+// Lambda J A J^T)^-1 (y - f)), not a forward pass at theta_-b: measured
+// against exact warm-started re-fits of 12 blocks of
 // examples/synthetic/model_small.onnx, the linearised residuals are the
 // closer (RMS difference 0.067 against 0.072 for the forward pass, 0.125
 // for the in-sample residuals); on models at a stationary point the
 // intervals are the same to 0.004 in coverage either way, and a forward
-// pass per block is saved. A block with a
-// leverage eigenvalue within LeverageLimit of 1 keeps the infinitesimal
-// step and gets unbounded own residuals. Only sequence blocks: other
-// schemes keep the infinitesimal estimator, with a note. It sets inf's
-// delta, own, lev and levMax, its leverage diagnostics and warnings, or
-// its estimator and a note when it falls back; mark is called as its
-// sub-phases (output Jacobians, leverage) begin.
+// pass per block is saved. A block with a leverage eigenvalue within
+// LeverageLimit of 1 keeps the infinitesimal step and gets unbounded own
+// residuals. It sets inf's delta, own, lev and levMax, its leverage
+// diagnostics and warnings, or its estimator and a note when it falls
+// back; mark is called as its sub-phases (output Jacobians, leverage)
+// begin.
 func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrads, inf *influence, mark func(string)) error {
-	if p.scheme.Kind != blocks.Sequences {
-		inf.estimator = Infinitesimal
-		inf.notes = append(inf.notes, fmt.Sprintf("The Newton leave-one-block-out estimator is implemented for sequence blocks; with %s blocks the infinitesimal jackknife (the paper's) is used.", p.scheme.Kind))
-		return nil
-	}
 	terms, err := p.ownTerms()
 	if err != nil {
 		return err
@@ -183,12 +239,6 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		nt += len(ts)
 	}
 	P := len(p.theta)
-	if m, i := longestBlock(terms); m > newtonMaxBlockTerms {
-		inf.estimator = Infinitesimal
-		inf.notes = append(inf.notes, fmt.Sprintf("Sequence %q has %d loss terms: the Newton estimator's leverage matrix for it would be %d×%d, with a cost cubic in its size (above %d terms it takes seconds to hours a block, and memory without bound); the infinitesimal jackknife is used instead. Shorter sequences (split long ones into several ids) keep the Newton estimator.",
-			p.train.Seqs[i].ID, m, m, m, newtonMaxBlockTerms))
-		return nil
-	}
 	if 2*nt*P > newtonMaxFloats {
 		inf.estimator = Infinitesimal
 		inf.notes = append(inf.notes, fmt.Sprintf("The Newton estimator would need %d output-Jacobian rows of %d parameters (%.1f GB); the infinitesimal jackknife is used instead.", nt, P, float64(2*nt*P)*8/1e9))
@@ -200,40 +250,65 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		return err
 	}
 	mark("leverage")
-	flat := make([][]float64, 0, nt)
+	flatJ := make([][]float64, 0, nt)
 	for _, rows := range J {
-		flat = append(flat, rows...)
+		flatJ = append(flatJ, rows...)
 	}
-	AJflat := make([][]float64, nt)
-	if err := f.SolveAll(ctx, AJflat, flat); err != nil {
+	flatAJ := make([][]float64, nt)
+	if err := f.SolveAll(ctx, flatAJ, flatJ); err != nil {
 		return err
 	}
-	AJ := make([][][]float64, len(J))
-	at := 0
-	for i, rows := range J {
-		AJ[i] = AJflat[at : at+len(rows)]
-		at += len(rows)
-	}
-	loss := p.opt.Loss
 	bl := p.scheme.Blocks
+	flat, del, region := blockTerms(bl, terms)
+	loss := p.opt.Loss
 	own := make([]*ownBlock, len(bl))
 	lev := make([][]float64, len(bl))
 	levMax := make([]float64, len(bl))
 	unbounded := make([]bool, len(bl))
+	approx := make([]bool, len(bl))
+	done := 0
+	var mu sync.Mutex
 	err = par.For(ctx, len(bl), p.workers, func(_, k int) error {
-		i := bl[k].Seq
-		st, err := newtonStep(loss, terms[i], J[i], AJ[i], inf.delta[k])
+		idx := del[k]
+		ts := make([]ownTerm, len(idx))
+		Jb := make([][]float64, len(idx))
+		AJb := make([][]float64, len(idx))
+		for a, e := range idx {
+			ts[a], Jb[a], AJb[a] = flat[e], flatJ[e], flatAJ[e]
+		}
+		st, err := newtonStep(loss, ts, Jb, AJb, inf.delta[k])
 		if err != nil {
 			return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
 		}
-		own[k] = &ownBlock{seq: i, terms: terms[i], res: st.res, shift: st.shift}
-		inf.delta[k], lev[k], levMax[k], unbounded[k] = st.delta, st.lev, st.levMax, st.unbounded
+		ob := &ownBlock{}
+		var lk []float64
+		for a, in := range region[k] {
+			if !in {
+				continue
+			}
+			ob.terms = append(ob.terms, ts[a])
+			ob.res = append(ob.res, st.res[a])
+			ob.shift = append(ob.shift, st.shift[a])
+			if st.lev != nil {
+				lk = append(lk, st.lev[a])
+			}
+		}
+		own[k] = ob
+		inf.delta[k], lev[k], levMax[k], unbounded[k], approx[k] = st.delta, lk, st.levMax, st.unbounded, st.approx
+		mu.Lock()
+		done++
+		p.opt.progress("leverage", done, len(bl))
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	inf.leverageDiagnostics(lev, func(k int) []ownTerm { return own[k].terms }, unbounded, levMax, bl)
+	if n := count(approx); n > 0 {
+		inf.notes = append(inf.notes, fmt.Sprintf("For %d of %d blocks the Lanczos process of the Newton step (blocks of more than %d loss terms) stopped at its step cap before the step reached relative residual %g and the largest leverage eigenvalue %g: their steps are the last iterates.",
+			n, len(bl), newtonMaxBlockTerms, krylovSolveTol, krylovEigTol))
+	}
 	inf.own, inf.lev, inf.levMax = own, lev, levMax
 	if p.opt.ownForward {
 		// Residuals from a forward pass at theta_-b, except for the
@@ -245,6 +320,17 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		}
 	}
 	return nil
+}
+
+// count returns the number of true values of v.
+func count(v []bool) int {
+	n := 0
+	for _, b := range v {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // blockStep is the Newton correction of one block (newtonStep).
@@ -261,10 +347,14 @@ type blockStep struct {
 	lev       []float64
 	levMax    float64
 	unbounded bool
+	// approx says that the Lanczos path (newtonKrylov) stopped at its
+	// step cap before converging.
+	approx bool
 }
 
 // newtonStep is the per-block core of the Newton estimator (see
-// newtonCorrection) on the exact path: from the block's terms ts, its output-Jacobian rows
+// newtonCorrection) on the exact path (newtonKrylov for blocks of more
+// than newtonMaxBlockTerms terms): from the block's terms ts, its output-Jacobian rows
 // J (one per term), AJ = A J^T row by row and u = A g_b, with A the
 // (approximate) inverse damped curvature, it returns the Newton step, the
 // own residuals of the linearised model and the leverage. It fails only
@@ -273,6 +363,9 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 	m := len(ts)
 	if m == 0 {
 		return blockStep{delta: u, res: []float64{}, shift: []float64{}}, nil
+	}
+	if m > newtonMaxBlockTerms {
+		return newtonKrylov(loss, ts, J, AJ, u), nil
 	}
 	// K = J A J^T (symmetrised), v = J u.
 	K := mat.NewSymDense(m, nil)

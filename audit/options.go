@@ -162,18 +162,18 @@ type Options struct {
 	// exchangeable with the test sequences and disjoint from the training
 	// ones: it adds split-conformal and conformalized jackknife+
 	// intervals (DESIGN section 8; see conformal.go). It needs test data.
-	Calibration *blocks.Dataset
+	Calibration *blocks.Dataset `json:"-"`
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).
 	Adaptive *AdaptiveOptions
 	// ModelPath is recorded in the result.
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
-	Progress func(Progress)
+	Progress func(Progress) `json:"-"`
 	// Executor, when set, runs the LowRank solver's block pass, test
 	// pass and limits elsewhere (engine.go; e.g. on Apache Beam); nil
 	// runs them in process. The result is the same byte for byte.
-	Executor Executor
+	Executor Executor `json:"-"`
 
 	// ownForward takes the Newton estimator's own-block residuals from a
 	// forward pass at theta_-b instead of the linearised model (for the

@@ -89,11 +89,11 @@ func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*o
 		}
 		res := &results[k]
 		if own != nil && own[k] != nil {
-			// The Newton estimator's own-block residuals (sequence
-			// blocks: the region is the block's own terms).
+			// The Newton estimator's own-block residuals: the
+			// block's terms in its evaluation region.
 			ob := own[k]
 			for a, t := range ob.terms {
-				res.entries = append(res.entries, entry{blk: k, seq: ob.seq, r: ob.res[a]})
+				res.entries = append(res.entries, entry{blk: k, seq: t.seq, r: ob.res[a]})
 				res.keys = append(res.keys, t.f)
 				res.shift += ob.shift[a]
 				res.count++

@@ -244,6 +244,9 @@ type Diagnostics struct {
 	// with the damping (damping.go; nil without labelled data).
 	Fit                *FitCheck
 	DampingSensitivity *DampingSensitivity
+	// Scheme is the advice on the block scheme from the training data's
+	// shape and the serial correlation of its residuals (scheme.go).
+	Scheme *SchemeAdvice
 }
 
 // InfluenceEntry is one block and the size of its influence.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -524,13 +525,8 @@ type fanSeq struct {
 func pickFans(r *audit.Result, n int) []fanSeq {
 	low, high := r.Setting.Low, r.Setting.High
 	all := make([]fanSeq, len(r.Sequences))
-	for i, s := range r.Sequences {
-		all[i].index = i
-		for _, st := range s.Steps {
-			if st.Horizon == 0 && ((low != nil && st.Lower < *low) || (high != nil && st.Upper > *high)) {
-				all[i].flags++
-			}
-		}
+	for i := range r.Sequences {
+		all[i] = fanSeq{index: i, flags: flaggedSteps(r, &r.Sequences[i])}
 	}
 	chosen := map[int]bool{}
 	if low != nil || high != nil {
@@ -560,12 +556,26 @@ func pickFans(r *audit.Result, n int) []fanSeq {
 	return out
 }
 
-// fanCharts draws up to n evaluated sequences: prediction, interval band,
-// targets, thresholds and the steps whose interval crosses a threshold.
-// Only horizon 0 is drawn. When every sequence has a single forecast (a
-// many-to-one model) it draws one chart of the first sequences instead.
-func fanCharts(r *audit.Result, n int, ylabel string) []chart {
-	if n <= 0 || len(r.Sequences) == 0 {
+// flaggedSteps counts the steps (horizon 0) of s whose interval crosses a
+// threshold.
+func flaggedSteps(r *audit.Result, s *audit.SequenceResult) int {
+	low, high := r.Setting.Low, r.Setting.High
+	n := 0
+	for _, st := range s.Steps {
+		if st.Horizon == 0 && ((low != nil && st.Lower < *low) || (high != nil && st.Upper > *high)) {
+			n++
+		}
+	}
+	return n
+}
+
+// fanCharts draws the evaluated sequences sel chooses, one chart each:
+// prediction, interval band, targets, thresholds and the steps whose
+// interval crosses a threshold. Only horizon 0 is drawn. When every
+// sequence has a single forecast (a many-to-one model) it draws one chart
+// of the chosen sequences instead (by default the first of the file).
+func fanCharts(r *audit.Result, sel FanSelection, ylabel string) []chart {
+	if sel.Mode == FanNone || len(r.Sequences) == 0 {
 		return nil
 	}
 	longest := 0
@@ -578,14 +588,33 @@ func fanCharts(r *audit.Result, n int, ylabel string) []chart {
 		}
 		longest = max(longest, k)
 	}
+	picked := sel.pick(r)
 	if longest < 2 {
-		if c := perSequenceChart(r, max(n*5, 20), ylabel); c != nil {
+		var idx []int
+		if sel.Mode == FanAuto {
+			n := sel.N
+			if n == 0 {
+				n = DefaultFanCharts
+			}
+			for i := range min(max(n*5, 20), len(r.Sequences)) {
+				idx = append(idx, i)
+			}
+		} else {
+			for _, f := range picked {
+				idx = append(idx, f.index)
+			}
+			slices.Sort(idx)
+		}
+		if len(idx) == 0 {
+			return nil
+		}
+		if c := perSequenceChart(r, idx, ylabel); c != nil {
 			return []chart{*c}
 		}
 		return nil
 	}
 	var out []chart
-	for k, f := range pickFans(r, n) {
+	for k, f := range picked {
 		s := r.Sequences[f.index]
 		c := fanChart(r, s, ylabel)
 		if c == nil {
@@ -734,14 +763,12 @@ func outside(st *audit.StepResult) bool {
 	return st.Target != nil && !(st.Lower <= *st.Target && *st.Target <= st.Upper)
 }
 
-// perSequenceChart draws the first n sequences' single forecasts as
-// intervals, for many-to-one models.
-func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
+// perSequenceChart draws the single forecasts of the sequences at the
+// indices idx (in file order) as intervals, for many-to-one models.
+func perSequenceChart(r *audit.Result, idx []int, ylabel string) *chart {
 	var xs, pred, lower, upper, tx, ty, ox, oy []float64 // o: targets outside their interval
-	for i, s := range r.Sequences {
-		if len(xs) >= n {
-			break
-		}
+	for _, i := range idx {
+		s := r.Sequences[i]
 		for _, st := range s.Steps {
 			if st.Horizon != 0 {
 				continue
@@ -769,8 +796,8 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 	p := newPlot("sequence (order in the file)", ylabel)
 	p.X.Tick.Marker = niceTicks(integer)
 	p.Y.Min, p.Y.Max = y0, y1
-	x1 := xs[len(xs)-1] + 0.5
-	p.X.Min, p.X.Max = 0.5, x1
+	x0, x1 := xs[0]-0.5, xs[len(xs)-1]+0.5
+	p.X.Min, p.X.Max = x0, x1
 	var thumb plot.Thumbnailer
 	for i := range xs {
 		l, err := plotter.NewLine(plotter.XYs{{X: xs[i], Y: clamp(lower[i], y0, y1)}, {X: xs[i], Y: clamp(upper[i], y0, y1)}})
@@ -787,7 +814,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 	}
 	var flagLow, flagHigh plotter.XYs
 	if low != nil {
-		hline(p, *low, 0.5, x1, colLow, dashed, "low "+num(*low))
+		hline(p, *low, x0, x1, colLow, dashed, "low "+num(*low))
 		for i := range xs {
 			if lower[i] < *low {
 				flagLow = append(flagLow, plotter.XY{X: xs[i], Y: *low})
@@ -795,7 +822,7 @@ func perSequenceChart(r *audit.Result, n int, ylabel string) *chart {
 		}
 	}
 	if high != nil {
-		hline(p, *high, 0.5, x1, colHigh, dashed, "high "+num(*high))
+		hline(p, *high, x0, x1, colHigh, dashed, "high "+num(*high))
 		for i := range xs {
 			if upper[i] > *high {
 				flagHigh = append(flagHigh, plotter.XY{X: xs[i], Y: *high})

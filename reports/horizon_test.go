@@ -94,7 +94,7 @@ func TestFanChartOutside(t *testing.T) {
 	st := &r.Sequences[0].Steps[1]
 	y := st.Upper + 1
 	st.Target = &y
-	cs := fanCharts(r, 3, "y")
+	cs := fanCharts(r, FanSelection{N: 3}, "y")
 	if len(cs) == 0 {
 		t.Fatal("no fan charts")
 	}
@@ -110,17 +110,17 @@ func TestFanChartOutside(t *testing.T) {
 	if !strings.Contains(c.Caption, "1 of 5 targets outside the interval") || !strings.Contains(string(c.SVG), "target outside its interval") {
 		t.Errorf("caption %q; legend entry in SVG: %v", c.Caption, strings.Contains(string(c.SVG), "target outside its interval"))
 	}
-	for _, c := range fanCharts(fixture(), 3, "y") {
+	for _, c := range fanCharts(fixture(), FanSelection{N: 3}, "y") {
 		if strings.Contains(string(c.SVG), "target outside its interval") {
 			t.Errorf("%s: an outside mark without targets outside", c.ID)
 		}
 	}
-	if !strings.Contains(fansLead(r), "Up to half of the sequences shown are those with the most steps") {
-		t.Errorf("lead %q does not say how the sequences were chosen", fansLead(r))
+	if !strings.Contains(fansLead(r, FanSelection{}), "Up to half of the sequences shown are those with the most steps") {
+		t.Errorf("lead %q does not say how the sequences were chosen", fansLead(r, FanSelection{}))
 	}
 	r.Setting.Low, r.Setting.High = nil, nil
-	if !strings.Contains(fansLead(r), "The sequences shown are the first of the file.") {
-		t.Errorf("lead without thresholds: %q", fansLead(r))
+	if !strings.Contains(fansLead(r, FanSelection{}), "The sequences shown are the first of the file.") {
+		t.Errorf("lead without thresholds: %q", fansLead(r, FanSelection{}))
 	}
 }
 

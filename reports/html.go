@@ -67,6 +67,9 @@ type page struct {
 	Diagnostics   []row
 	Phases        []row
 	Method        string // what ran, for the footer
+	Tool          string // the rnnaudit that wrote the page, for the footer
+	StepTable     *table // coverage and width per step
+	HorizonTable  *table // coverage and width per horizon
 }
 
 // card is one key number under the headline.
@@ -97,7 +100,10 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Audit:         auditRows(r),
 		Coverage:      views(cs[groupCoverage]),
 		Fans:          views(cs[groupFans]),
-		FansLead:      fansLead(r),
+		FansLead:      fansLead(r, o.fans()),
+		StepTable:     stepTable(r),
+		HorizonTable:  horizonTable(r),
+		Tool:          toolName(o),
 		Influence:     views(cs[groupInfluence]),
 		Influential:   influenceRows(r),
 		Retrain:       views(cs[groupRetrain]),
@@ -108,7 +114,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Phases:        phaseRows(r),
 	}
 	if o != nil {
-		p.Settings = settingRows(r, &Options{Columns: o.Columns, ParamRoles: o.ParamRoles})
+		p.Settings = settingRows(r, &Options{Columns: o.Columns, ParamRoles: o.ParamRoles, ToolVersion: o.ToolVersion})
 		if o.Command != "" {
 			p.Command = strings.Fields(o.Command)
 		}

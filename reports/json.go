@@ -45,6 +45,7 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 	if o != nil && o.Timings {
 		doc.Timings = jsonTimingsOf(&r.Diag)
 	}
+	doc.Scheme = jsonSchemeOf(r)
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)
@@ -125,6 +126,7 @@ type jsonDoc struct {
 	Conformal   *jsonConformal   `json:"conformal"`
 	Adaptive    *jsonAdaptive    `json:"adaptive,omitempty"`
 	Verdict     jsonJudgement    `json:"verdict"`
+	Scheme      *jsonScheme      `json:"scheme_advice,omitempty"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not

@@ -31,9 +31,14 @@ type Options struct {
 	// and seed give byte-identical JSON; the HTML and Markdown reports
 	// always show the times.
 	Timings bool
-	// FanCharts is the number of evaluated sequences drawn as fan charts;
-	// 0 means DefaultFanCharts, a negative value none.
-	FanCharts int
+	// FanCharts chooses the evaluated sequences drawn as fan charts (the
+	// zero value: up to DefaultFanCharts, ParseFanCharts reads the
+	// --fan-charts flag).
+	FanCharts FanSelection
+	// ToolVersion names the rnnaudit that wrote the report, shown in the
+	// settings and the footer of the HTML and Markdown reports ("" leaves
+	// it out).
+	ToolVersion string
 }
 
 // Columns names the columns of the data files.
@@ -45,17 +50,22 @@ type Columns struct {
 	Shift    int      `json:"shift,omitempty"` // target of row t taken from row t+Shift
 }
 
-// DefaultFanCharts is the number of fan charts when Options.FanCharts is 0.
+// DefaultFanCharts is the number of fan charts FanAuto draws by default.
 const DefaultFanCharts = 6
 
-func (o *Options) fans() int {
-	switch {
-	case o == nil || o.FanCharts == 0:
-		return DefaultFanCharts
-	case o.FanCharts < 0:
-		return 0
+func (o *Options) fans() FanSelection {
+	if o == nil {
+		return FanSelection{}
 	}
 	return o.FanCharts
+}
+
+// toolVersion is o.ToolVersion, or "".
+func (o *Options) toolVersion() string {
+	if o == nil {
+		return ""
+	}
+	return o.ToolVersion
 }
 
 // target is the name of the target column, or "value".
@@ -250,7 +260,8 @@ func globEscape(s string) string {
 }
 
 // WriteSummary writes a few lines of plain text for a terminal: the
-// headline, the verdict on coverage, the other key numbers and every
+// headline, the verdict on coverage, the other key numbers, the advice
+// on the block scheme when the scheme in use does not fit, and every
 // warning.
 func WriteSummary(w io.Writer, r *audit.Result) error {
 	var b strings.Builder
@@ -262,6 +273,9 @@ func WriteSummary(w io.Writer, r *audit.Result) error {
 	}
 	if _, rec := recommendation(r); rec != "" {
 		b.WriteString(rec + "\n")
+	}
+	if s := schemeLine(r); s != "" {
+		b.WriteString(s + "\n")
 	}
 	for _, l := range adaptiveSummaryLines(r) {
 		b.WriteString(l + "\n")

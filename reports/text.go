@@ -431,14 +431,18 @@ func methodText(r *audit.Result) string {
 	return fmt.Sprintf("blockwise jackknife+, leave-one-block-out models estimated by %s, %s curvature", est, r.Setting.Curvature)
 }
 
-// notes are the audit's notes on its settings, as sentences, and what
-// the column check found when it is no warning.
+// notes are the audit's notes on its settings, as sentences, what the
+// column check found when it is no warning, and the advice on the block
+// scheme.
 func notes(r *audit.Result) []string {
 	var out []string
 	for _, n := range r.Setting.Notes {
 		out = append(out, sentence(n))
 	}
 	if t, warn := fitText(r); t != "" && !warn {
+		out = append(out, t)
+	}
+	if t := schemeText(r); t != "" {
 		out = append(out, t)
 	}
 	return out
@@ -505,15 +509,15 @@ func sentence(s string) string {
 }
 
 // fansLead explains the fan charts.
-func fansLead(r *audit.Result) string {
+func fansLead(r *audit.Result, sel FanSelection) string {
 	if r.Model.ManyToOne {
-		return "One forecast per sequence: its interval (bar), the prediction (square), the observed value (dot, or a red cross when it lies outside its interval) and the thresholds (dashed); a triangle marks each interval that crosses a threshold. Unbounded limits are drawn to the edge of the chart. The chart shows the first sequences of the file."
+		chosen := "The chart shows the first sequences of the file."
+		if sel.Mode != FanAuto {
+			chosen = sel.describe(r)
+		}
+		return "One forecast per sequence: its interval (bar), the prediction (square), the observed value (dot, or a red cross when it lies outside its interval) and the thresholds (dashed); a triangle marks each interval that crosses a threshold. Unbounded limits are drawn to the edge of the chart. " + chosen
 	}
-	chosen := "The sequences shown are the first of the file."
-	if r.Setting.Low != nil || r.Setting.High != nil {
-		chosen = "Up to half of the sequences shown are those with the most steps whose interval crosses a threshold; the others are the first of the file."
-	}
-	return "Prediction (blue line), interval (shaded band), observed values (dots, or red crosses where they lie outside their interval) and the thresholds (dashed); a triangle marks each step whose interval crosses a threshold. Unbounded limits are drawn to the edge of the chart. " + chosen
+	return "Prediction (blue line), interval (shaded band), observed values (dots, or red crosses where they lie outside their interval) and the thresholds (dashed); a triangle marks each step whose interval crosses a threshold. Unbounded limits are drawn to the edge of the chart. " + sel.describe(r)
 }
 
 // row is one line of a two-column table.
@@ -656,6 +660,9 @@ func settingRows(r *audit.Result, o *Options) []row {
 	}
 	if o != nil && o.Command != "" {
 		out = append(out, row{"Command", o.Command})
+	}
+	if v := o.toolVersion(); v != "" {
+		out = append(out, row{"Tool version", v})
 	}
 	return out
 }

@@ -38,8 +38,9 @@ func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 }
 
 // options checks the adaptive flags and returns the options (nil when
-// no adaptive flag is given); test is --test, which they need.
-func (a *adaptiveFlags) options(fs *pflag.FlagSet, test string) (*audit.AdaptiveOptions, error) {
+// no adaptive flag is given); test says that test data will come (--test,
+// or audit fit for audit predict), which they need.
+func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOptions, error) {
 	asked := a.on
 	for _, n := range adaptiveFlagNames[1:] {
 		asked = asked || fs.Changed(n)
@@ -47,8 +48,8 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test string) (*audit.Adaptive
 	if !asked {
 		return nil, nil
 	}
-	if test == "" {
-		return nil, usagef("--adaptive (and the flags of the adaptive intervals) need --test: the intervals adapt along the test data as their labels arrive")
+	if !test {
+		return nil, usagef("--adaptive (and the flags of the adaptive intervals) need --test (or audit fit, for audit predict): the intervals adapt along the test data as their labels arrive")
 	}
 	o := &audit.AdaptiveOptions{Gamma: a.gamma, Grid: a.grid, Rho: a.rho, Pooled: a.pooled, RollingWindow: a.rollingWindow}
 	switch strings.ToLower(a.base) {

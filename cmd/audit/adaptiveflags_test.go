@@ -49,4 +49,8 @@ func TestAdaptiveFlags(t *testing.T) {
 	if _, err := parse([]string{"--model", "m.onnx", "--data", "train.csv", "--adaptive"}); err == nil || !strings.Contains(err.Error(), "need --test") {
 		t.Errorf("--adaptive without --test: %v", err)
 	}
+	// audit fit keeps them for audit predict.
+	if p, err := parseAs([]string{"--model", "m.onnx", "--data", "train.csv", "--adaptive"}, true); err != nil || p.opt.Adaptive == nil {
+		t.Errorf("audit fit --adaptive: %v, %+v", err, p)
+	}
 }

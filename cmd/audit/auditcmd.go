@@ -57,6 +57,7 @@ type flags struct {
 	version                   bool
 	timings                   bool
 	dampingSensitivity        bool
+	fanCharts                 string
 	adaptive                  adaptiveFlags
 }
 
@@ -99,11 +100,15 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
 	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (about triples the solve's time)")
+	fs.StringVar(&f.fanCharts, "fan-charts", "auto", "the sequences drawn as fan charts in HTML and Markdown reports: auto, auto:N, first:N, all, none or ids separated by commas")
 	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.BoolVar(&f.quiet, "quiet", false, "print neither progress nor the summary")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	f.adaptive.define(fs)
+	if engineHook.flags != nil {
+		engineHook.flags(fs)
+	}
 	return fs
 }
 
@@ -145,6 +150,7 @@ type plan struct {
 	opt     audit.Options
 	outputs []output
 	command string
+	fans    reports.FanSelection
 	fit     bool // audit fit: --calibration without --test
 }
 
@@ -187,6 +193,9 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if err := p.readCalibration(train); err != nil {
 		return err
 	}
+	if err := checkFanIDs(p.fans, train, test); err != nil {
+		return err
+	}
 
 	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
 		return err
@@ -203,6 +212,14 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if !p.f.quiet {
 		prog = newProgress(stderr)
 		p.opt.Progress = prog.report
+	}
+	if engineHook.executor != nil {
+		e, release, err := engineHook.executor(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer release()
+		p.opt.Executor = e
 	}
 	res, err := audit.Run(ctx, g, train, test, &p.opt)
 	if prog != nil {
@@ -224,9 +241,11 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	ro := &reports.Options{
 		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
 			Features: train.Features, Shift: train.Shift},
-		Command:    p.command,
-		Timings:    p.f.timings,
-		ParamRoles: map[string]string{},
+		Command:     p.command,
+		Timings:     p.f.timings,
+		ParamRoles:  map[string]string{},
+		FanCharts:   p.fans,
+		ToolVersion: versionString(),
 	}
 	for _, prm := range g.Params() {
 		ro.ParamRoles[prm.Name] = onnx.ParamRole(g, prm.Name)
@@ -425,6 +444,12 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		}
 	}
 
+	fans, err := reports.ParseFanCharts(f.fanCharts)
+	if err != nil {
+		return usagef("--fan-charts %s: %v", f.fanCharts, err)
+	}
+	p.fans = fans
+
 	inputs := map[string][]string{}
 	for _, in := range f.inputs {
 		name, cols, ok := strings.Cut(in, "=")
@@ -463,7 +488,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
 		DampingSensitivity: f.dampingSensitivity,
 	}
-	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test); err != nil {
+	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err
 	}
 	return nil

@@ -145,6 +145,12 @@ Output flags:
 	                    recommended, recommended_lower, recommended_upper;
 	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
+	--fan-charts SEL    the sequences drawn as fan charts in HTML and Markdown
+	                    reports: auto (default: up to 6, those crossing the
+	                    thresholds most first), auto:N, first:N (the first N
+	                    of the file), all, none, or sequence ids separated by
+	                    commas (an id the evaluated data lack is an error);
+	                    audit predict takes it too
 	--damping-sensitivity (default true) re-run the solve with the
 	                    damping x10 and /10 and report how far the
 	                    intervals move; =false skips it

@@ -116,6 +116,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	var load, data, model string
 	var outs []string
 	var quiet bool
+	var fanCharts string
 	fs := pflag.NewFlagSet("audit predict", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&load, "load", "", "the fitted audit (audit fit --save)")
@@ -123,6 +124,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&model, "model", "", "the ONNX model (default: the path the fit recorded)")
 	fs.StringArrayVar(&outs, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.BoolVar(&quiet, "quiet", false, "print neither progress nor the summary")
+	fs.StringVar(&fanCharts, "fan-charts", "auto", "the sequences drawn as fan charts: auto, auto:N, first:N, all, none or ids")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(stdout, usage())
@@ -132,6 +134,10 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if load == "" || data == "" {
 		return usagef("audit predict needs --load audit.rna and --data new.csv (run 'audit --help')")
+	}
+	fans, err := reports.ParseFanCharts(fanCharts)
+	if err != nil {
+		return usagef("--fan-charts %s: %v", fanCharts, err)
 	}
 	var formats []reports.Format
 	for _, o := range outs {
@@ -169,6 +175,9 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkFanIDs(fans, test, nil); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := f.Predict(ctx, test)
@@ -181,6 +190,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	opts := &reports.Options{
 		Columns: &reports.Columns{ID: h.IDCol, Time: h.TimeCol, Target: strings.Join(h.Targets, ","), Features: h.Features, Shift: h.Shift},
 		Command: commandLine(append([]string{"predict"}, args...)), ParamRoles: map[string]string{},
+		FanCharts: fans, ToolVersion: versionString(),
 	}
 	for _, prm := range g.Params() {
 		opts.ParamRoles[prm.Name] = onnx.ParamRole(g, prm.Name)

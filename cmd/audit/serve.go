@@ -167,7 +167,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 			return usagef("%s must be positive", c.name)
 		}
 	}
-	f, h, err := loadFitted(load, model)
+	f, h, _, err := loadFittedGraph(load, model)
 	if err != nil {
 		return err
 	}
@@ -182,13 +182,6 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return s.run(ctx, ln)
-}
-
-// loadFitted reads the artifact at load and its model (model, or the path
-// the fit recorded) and checks that they belong together.
-func loadFitted(load, model string) (*audit.Fitted, audit.ArtifactHeader, error) {
-	f, h, _, err := loadFittedGraph(load, model)
-	return f, h, err
 }
 
 // isLoopback says whether a listener's address is on the loopback

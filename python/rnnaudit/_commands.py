@@ -130,9 +130,14 @@ class Result:
 
     intervals  every forecast with its intervals, as the binary's CSV output
                (`--out x.csv`) has them: id, t, horizon, prediction, lower,
-               upper (jackknife+), target, naive_lower, naive_upper and
-               whatever columns of other interval kinds the binary writes;
-               a pandas DataFrame (a dict of numpy arrays without pandas)
+               upper (jackknife+), target, naive_lower, naive_upper, m and,
+               from binaries that write them, split_*, bonferroni_*,
+               conformal_jackknife_* (with a calibration set),
+               m_calibration, and recommended (the kind the audit
+               recommends) with recommended_lower and recommended_upper;
+               every column the binary writes is kept (reports/csv.go in
+               the repository documents them); a pandas DataFrame (a dict
+               of numpy arrays without pandas)
     report     the JSON report (`--out x.json`) as a dict, without its
                "sequences" list (the same numbers as intervals): model,
                settings, summary, calibration, diagnostics, conformal,

@@ -92,6 +92,21 @@ class Audit(unittest.TestCase):
                 want = np.array([float(r[j]) if r[j] else np.nan for r in rows])
                 np.testing.assert_array_equal(got.astype(float), want, err_msg=name)
 
+    def test_recommended_columns(self):
+        # The recommended kind's limits are that kind's columns.
+        iv = self.res.intervals
+        if "recommended" not in iv.keys():
+            self.skipTest("the binary writes no recommended column")
+        prefix = {"jackknife_plus": "", "conformal_jackknife_plus": "conformal_jackknife_",
+                  "split_conformal": "split_", "in_sample": "naive_"}
+        kinds = set(column(self.res, "recommended"))
+        self.assertEqual(len(kinds), 1, kinds)
+        kind = kinds.pop()
+        self.assertIn(kind, prefix)
+        for side in ("lower", "upper"):
+            np.testing.assert_array_equal(column(self.res, "recommended_" + side),
+                                          column(self.res, prefix[kind] + side))
+
     def test_report(self):
         r = self.res
         self.assertEqual(r.report["format"], "rnnaudit.report")
