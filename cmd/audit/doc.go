@@ -135,6 +135,10 @@ Method flags:
 	--retrain-max-iter N
 	                    iteration cap of one re-fit (default 200 Newton or
 	                    20000 L-BFGS iterations)
+	--retrain-start S   where block re-fits start: full (after a re-fit on all
+	                    the data), warm (from the trained parameters, tilted:
+	                    for models stopped early) or auto (warm when the model
+	                    is not at a stationary point; default)
 	--seed N            random seed (default 1)
 
 Output flags:
