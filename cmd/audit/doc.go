@@ -23,7 +23,7 @@ SHA-256 and the --output, --input and --horizons it was loaded with, the
 options, every block's step, or with --solver lowrank the factor's basis
 and every block's coordinates in it, the leave-one-block-out and
 in-sample residuals, the calibration points and their limits; format
-version 2, see audit.FormatVersion and docs/artifact.md). predict gives
+version 3, see audit.FormatVersion and docs/artifact.md). predict gives
 every forecast of the sequences of --data (labels optional) the intervals
 a full audit with --test new.csv would give, without recomputing
 curvature or block gradients, and writes the --out reports as the audit
@@ -142,7 +142,10 @@ Output flags:
 	                    split_lower, split_upper, bonferroni_lower,
 	                    bonferroni_upper, conformal_jackknife_lower,
 	                    conformal_jackknife_upper, m_calibration,
-	                    recommended, recommended_lower, recommended_upper;
+	                    recommended, recommended_lower, recommended_upper,
+	                    and with --adaptive aci_alpha, aci_lower, aci_upper,
+	                    agaci_lower, agaci_upper, nexcp_lower, nexcp_upper,
+	                    rolling_lower, rolling_upper;
 	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
 	--fan-charts SEL    the sequences drawn as fan charts in HTML and Markdown
