@@ -194,6 +194,9 @@ type Options struct {
 	// forward pass at theta_-b instead of the linearised model (for the
 	// package's measurements).
 	ownForward bool
+	// keepLinear keeps the linearised own residuals of interval and
+	// nested blocks too (for the package's tests).
+	keepLinear bool
 	// leverageRule replaces LowRank's lowLeverage threshold when non-zero
 	// (negative: always the per-block Jacobian branch; +Inf: never), for
 	// the package's tests.

@@ -151,7 +151,10 @@ Output flags:
 	                    split_lower, split_upper, bonferroni_lower,
 	                    bonferroni_upper, conformal_jackknife_lower,
 	                    conformal_jackknife_upper, m_calibration,
-	                    recommended, recommended_lower, recommended_upper;
+	                    recommended, recommended_lower, recommended_upper,
+	                    and with --adaptive aci_alpha, aci_lower, aci_upper,
+	                    agaci_lower, agaci_upper, nexcp_lower, nexcp_upper,
+	                    rolling_lower, rolling_upper;
 	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
 	--fan-charts SEL    the sequences drawn as fan charts in HTML and Markdown
