@@ -674,9 +674,12 @@ func (f *LowRank) SolveAll(ctx context.Context, x, b [][]float64) error {
 		return err
 	}
 	d, inv := r.D, r.Inv
-	bt := make([]float64, solveChunk*P)
-	ct := make([]float64, k*solveChunk)
-	xt := make([]float64, solveChunk*P)
+	// Scratch for the largest chunk only: the PCG solves call SolveAll
+	// with a few vectors hundreds of times.
+	nc := min(solveChunk, len(b))
+	bt := make([]float64, nc*P)
+	ct := make([]float64, k*nc)
+	xt := make([]float64, nc*P)
 	return packChunks(ctx, b, P, bt, func(lo, nb int) error {
 		hi := lo + nb
 		// C^T = U B^T (k×nb), scaled row by row, then X = C U + B / lc.

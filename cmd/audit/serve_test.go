@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -558,5 +559,33 @@ func TestServeConcurrentRequests(t *testing.T) {
 		if !reflect.DeepEqual(a, alone) {
 			t.Errorf("concurrent answer %d differs from the answer alone", i)
 		}
+	}
+}
+
+// TestServeUnprocessable: sequences the fit refuses (here a refusal from
+// Predict) get a 422 naming the sequences field with Predict's message,
+// and a defect of rnnaudit a 500 that hides its details and logs them.
+func TestServeUnprocessable(t *testing.T) {
+	refusal := errors.New("audit: sequence \"a\" has 5000 steps, more than the model's passes can hold")
+	var mu sync.Mutex
+	var fail error
+	setFail := func(err error) { mu.Lock(); fail = err; mu.Unlock() }
+	ts := startServer(t, func(_ *serveConfig, s *server) {
+		s.predict = func(context.Context, *blocks.Dataset) (*audit.Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return nil, fail
+		}
+	})
+	body := []byte(`{"sequences": [{"id": "a", "rows": [{"features": [0.5]}]}]}`)
+	setFail(refusal)
+	status, _, ans := ts.post(t, body)
+	if status != 422 || ans["error"] != "sequences: "+refusal.Error() {
+		t.Errorf("refusal: status %d, %v", status, ans)
+	}
+	setFail(&audit.InternalError{Value: "index out of range"})
+	status, _, ans = ts.post(t, body)
+	if status != 500 || strings.Contains(fmt.Sprint(ans), "index out of range") || !strings.Contains(ts.log.String(), "index out of range") {
+		t.Errorf("internal error: status %d, %v; log %s", status, ans, ts.log.String())
 	}
 }

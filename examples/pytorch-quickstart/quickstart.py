@@ -150,13 +150,17 @@ def main():
                          ridge=ridge, out=out("report.html"), binary=args.bin)
     print(res.text)
     print("coverage %.3f, verdict %s" % (res.summary["coverage"], res.verdict["level"]))
-    print(res.intervals.head())
+    show = ["id", "t", "prediction", "lower", "upper", "target", "recommended", "recommended_lower",
+            "recommended_upper"]
+    print(res.intervals[[c for c in show if c in res.intervals.columns]].head().to_string())
 
     # 8. Fit once, then predict for new sequences without targets.
     art = rnnaudit.fit(out("model.onnx"), out("train.csv"), out("audit.rna"), calibration=out("cal.csv"),
                        ridge=ridge, binary=args.bin)
     new = rnnaudit.predict(art, out("new.csv"), binary=args.bin)
-    print(new.intervals.drop(columns=["target"]).head(8))
+    show = ["id", "t", "prediction", "lower", "upper", "split_lower", "split_upper",
+            "conformal_jackknife_lower", "conformal_jackknife_upper"]
+    print(new.intervals[[c for c in show if c in new.intervals.columns]].head(8).to_string())
 
 
 if __name__ == "__main__":
