@@ -170,6 +170,16 @@ func boot(id, endpoint string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the pipeline options: %w", err)
 	}
+	// The options file is written to the working directory: a
+	// temporary one, so that no worker writes into the user's (the
+	// spec's local paths are absolute).
+	dir, err := os.MkdirTemp("", "audit-beam-worker-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(dir); err != nil {
+		return nil, err
+	}
 	if err := tools.MakePipelineOptionsFileAndEnvVar(options); err != nil {
 		return nil, fmt.Errorf("the pipeline options: %w", err)
 	}
