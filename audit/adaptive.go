@@ -477,7 +477,11 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 		next[pt.seq]++
 	}
 	if ad.Longest < o.RollingWindow {
-		ad.Notes = append(ad.Notes, fmt.Sprintf("No series has %d labelled forecasts (the longest has %d): the worst rolling-window coverage is not measured, and the adaptive kinds have had little time to adapt; pool the sequences in time order (--adaptive-pooled) when they are windows of one series.", o.RollingWindow, ad.Longest))
+		hint := "; pool the sequences in time order (--adaptive-pooled) when they are windows of one series"
+		if o.Pooled {
+			hint = ""
+		}
+		ad.Notes = append(ad.Notes, fmt.Sprintf("No series has %d labelled forecasts (the longest has %d): the worst rolling-window coverage is not measured, and the adaptive kinds have had little time to adapt%s.", o.RollingWindow, ad.Longest, hint))
 	}
 	if delayed {
 		ad.Notes = append(ad.Notes, "Some forecasts are labelled only after the next forecast of their series is made (horizons beyond the next row, or several series at one time): the adaptive state is updated when the label arrives, and ACI's long-run bound, proved for immediate labels, holds only approximately.")

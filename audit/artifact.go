@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -42,12 +43,14 @@ import (
 //	          them and its own leave-out residuals by forecast slot (the
 //	          BlockTable), the forecast (row, horizon) of each slot, and
 //	          per block its mean own prediction shift.
+//	          The large float64 arrays (steps, residuals, basis, table)
+//	          are gob byte strings of raw little-endian float64s (f64s).
 //
 // A reader that knows the version can read the header without Go; the
-// body is for Load. Any change to either is a new version. Version 1
-// (gzip-compressed body, steps only, no output selection) is refused:
-// fit again.
-const FormatVersion = 2
+// body is for Load. Any change to either is a new version. Versions 1
+// (gzip-compressed body, steps only, no output selection) and 2 (gob's
+// own float encoding) are refused: fit again.
+const FormatVersion = 3
 
 // artifactMagic opens every artifact.
 const artifactMagic = "rnnaudit-fit\r\n"
@@ -102,14 +105,14 @@ type fitBody struct {
 	Warnings    []Warning
 	Influential []InfluenceEntry
 	// Delta and Entries are the "steps" representation.
-	Delta   [][]float64
+	Delta   []f64s
 	Entries []fitEntries
 	// Table, Basis (k×P, row-major), Slots and Shift are the "low-rank"
 	// representation.
-	Table *BlockTable
-	Basis []float64
+	Table *fitTable
+	Basis f64s
 	Slots []fitSlot
-	Shift []float64
+	Shift f64s
 	Naive []fitNaive
 	Cal   *fitCal
 	// Low and High are Options.Low and High as zero or one value: gob
@@ -137,7 +140,46 @@ func unbound(v []float64) *float64 {
 type fitEntries struct {
 	T, H     int
 	Blk, Seq []int
-	R        []float64
+	R        f64s
+}
+
+// fitTable is a BlockTable without a sketch (KS 0) in the artifact.
+type fitTable struct {
+	N, K, F   int
+	Coef, Res f64s
+}
+
+// f64s are float64s that gob encodes as raw little-endian bytes (8 per
+// value, every bit kept): its own float encoding takes up to 9 bytes a
+// value and decodes them one at a time, which made loading the 51 MB
+// low-rank artifact of the 10,000-sequence LSTM most of a one-sequence
+// predict.
+type f64s []float64
+
+// GobEncode implements gob.GobEncoder.
+func (v f64s) GobEncode() ([]byte, error) {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b, nil
+}
+
+// GobDecode implements gob.GobDecoder.
+func (v *f64s) GobDecode(b []byte) error {
+	if len(b)%8 != 0 {
+		return fmt.Errorf("%d bytes of float64s", len(b))
+	}
+	if len(b) == 0 {
+		*v = nil
+		return nil
+	}
+	out := make(f64s, len(b)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	*v = out
+	return nil
 }
 
 // fitSlot is the forecast of a slot of the low-rank block table.
@@ -146,7 +188,7 @@ type fitSlot struct{ T, H int }
 // fitNaive are the in-sample residuals of one forecast.
 type fitNaive struct {
 	T, H int
-	R    []float64
+	R    f64s
 }
 
 // fitCal is calFit in the artifact.
@@ -173,7 +215,11 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		if f.inf.delta == nil {
 			return errors.New("audit: save: the fit holds no leave-one-block-out steps")
 		}
-		h.Representation, h.Blocks, b.Delta = repSteps, len(f.inf.delta), f.inf.delta
+		h.Representation, h.Blocks = repSteps, len(f.inf.delta)
+		b.Delta = make([]f64s, len(f.inf.delta))
+		for k, d := range f.inf.delta {
+			b.Delta[k] = d
+		}
 		for _, fc := range sortedForecasts(r.loo.entries) {
 			e := fitEntries{T: fc.T, H: fc.H}
 			for _, en := range r.loo.entries[fc] {
@@ -182,11 +228,12 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 			b.Entries = append(b.Entries, e)
 		}
 	case *tableRep:
-		if r.basis == nil || r.basis.KS() != 0 {
+		if r.basis == nil || r.basis.KS() != 0 || r.table.KS != 0 {
 			return errors.New("audit: save: the low-rank fit keeps no basis (or a sketch, which artifacts do not hold)")
 		}
 		h.Representation, h.Rank, h.Blocks = repLowRank, r.basis.K(), r.table.N
-		b.Table, b.Basis, b.Shift = r.table, r.basis.U, r.shift
+		b.Table = &fitTable{N: r.table.N, K: r.table.K, F: r.table.F, Coef: r.table.Coef, Res: r.table.Res}
+		b.Basis, b.Shift = r.basis.U, r.shift
 		b.Slots = make([]fitSlot, len(r.slots))
 		for fc, i := range r.slots {
 			b.Slots[i] = fitSlot{fc.T, fc.H}
@@ -333,10 +380,13 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 
 // loadSteps reads the "steps" representation of b into f.
 func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
-	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d []float64) bool { return d != nil && len(d) != len(f.theta) }) {
+	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d f64s) bool { return len(d) != len(f.theta) }) {
 		return fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
 	}
-	f.inf.delta = b.Delta
+	f.inf.delta = make([][]float64, len(b.Delta))
+	for k, d := range b.Delta {
+		f.inf.delta[k] = d
+	}
 	loo := &looResiduals{entries: map[forecast][]entry{}}
 	for _, e := range b.Entries {
 		if len(e.Blk) != len(e.R) || len(e.Seq) != len(e.R) {
@@ -358,8 +408,12 @@ func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
 
 // loadTable reads the "low-rank" representation of b into f.
 func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
-	t, P := b.Table, len(f.theta)
-	if t == nil || t.N != h.Blocks || t.K != h.Rank || t.KS != 0 || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
+	ft, P := b.Table, len(f.theta)
+	if ft == nil {
+		return errors.New("audit: load: a low-rank artifact without its table: the file is damaged")
+	}
+	t := &BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
+	if t.N != h.Blocks || t.K != h.Rank || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
 		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N {
 		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters: the file is damaged", h.Blocks, h.Rank, P)
 	}

@@ -218,9 +218,9 @@ func TestDeterministic(t *testing.T) {
 		}
 		// The pointers' values, not their addresses.
 		sum, diag := *res.Summary, res.Diag
-		beyond, fit, scheme := sum.Beyond, diag.Fit, diag.Scheme
-		sum.Beyond, diag.Fit, diag.DampingSensitivity, diag.Scheme = nil, nil, nil, nil
-		got := fmt.Sprintf("%+v %+v %+v %+v %+v %+v", sum, diag, beyond, *fit, *scheme, res.Verdict)
+		beyond, fit, scheme, over := sum.Beyond, diag.Fit, diag.Scheme, sum.OverTime
+		sum.Beyond, sum.OverTime, diag.Fit, diag.DampingSensitivity, diag.Scheme = nil, nil, nil, nil, nil
+		got := fmt.Sprintf("%+v %+v %+v %+v %+v %+v %+v", sum, diag, beyond, *fit, *scheme, res.Verdict, *over)
 		for _, sq := range res.Sequences {
 			for _, st := range sq.Steps {
 				y := math.NaN()

@@ -109,7 +109,7 @@ func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, rho flo
 		if err != nil {
 			return nil, err
 		}
-		naiveLimits(q.opt.Alpha, naive, ev.test, &l)
+		naiveLimits(q.opt.Alpha, naive, q.opt.poolKey(), ev.test, &l)
 		pooled, _ := withinTraining(ev.test, l)
 		sum := summarize(q.level(), q.io.K, pooled, l)
 		if sum == nil {

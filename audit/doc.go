@@ -41,6 +41,9 @@
 //	                  inSampleResiduals     -> in-sample residuals by forecast
 //	limits            influenceRep.limits   -> jackknife+ limits per point, calibration curve
 //	                  naiveLimits, conformal -> in-sample and calibrated limits
+//	                  adaptive (optional)   -> *Adaptive: ACI, AgACI, NexCP and rolling
+//	                                           limits along each series in time order
+//	                                           (adaptive.go, adaptive_online.go)
 //	summary           summarize, kindSummary, perHorizon
 //	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings

@@ -175,6 +175,9 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 			return nil, err
 		}
 	}
+	if !f.opt.Restart && f.train.Len() > 0 {
+		test = blocks.ContinueOrSelf(f.train, test)
+	}
 	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
@@ -232,7 +235,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 		return nil, err
 	}
 	pooled, beyond := withinTraining(ev.test, l)
-	naiveLimits(p.opt.Alpha, f.naive, ev.test, &l)
+	naiveLimits(p.opt.Alpha, f.naive, p.opt.poolKey(), ev.test, &l)
 	if res.Summary = summarize(p.level(), p.io.K, pooled, l); res.Summary != nil {
 		if res.Summary.Beyond = beyond; beyond != nil {
 			beyond.TrainRows = p.train.MaxLen()
@@ -241,6 +244,8 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	if res.Summary != nil {
 		res.Calibration = curve
 		warns = append(warns, stepCoverageWarnings(res.Summary, f.naive, p.self)...)
+		res.Summary.OverTime = overTime(p.eval, pooled, l, p.opt.Alpha, p.opt.timeLag())
+		warns = append(warns, timeWarnings(res.Summary.OverTime)...)
 	}
 	var conf []*StepConformal
 	if f.cal != nil {

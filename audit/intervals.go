@@ -31,17 +31,17 @@ type limits struct {
 // ceil((1-alpha)(m+1))-th smallest of V+ (+Inf above m). vm and vp are
 // scratch space, returned for reuse.
 func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
-	vm, vp = jackknifeValues(es, pred, skipSeq, keep, vm, vp)
+	vm, vp = jackknifeValues(es, pred, skipRule{seq: skipSeq, blk: -1}, keep, vm, vp)
 	lo, up = jackknifePlus(alpha, vm, vp)
 	return lo, up, len(vp), vm, vp
 }
 
-// jackknifeValues returns the sets V- and V+ of jackknifeAt, in vm and vp
-// (scratch space, reused).
-func jackknifeValues(es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) ([]float64, []float64) {
+// jackknifeValues returns the sets V- and V+ of jackknifeAt, leaving out
+// the entries skip drops, in vm and vp (scratch space, reused).
+func jackknifeValues(es []entry, pred []float64, skip skipRule, keep func(blk int) bool, vm, vp []float64) ([]float64, []float64) {
 	vm, vp = vm[:0], vp[:0]
 	for _, e := range es {
-		if e.seq == skipSeq || (keep != nil && !keep(e.blk)) {
+		if skip.drops(e) || (keep != nil && !keep(e.blk)) {
 			continue
 		}
 		f := pred[e.blk]
@@ -53,9 +53,10 @@ func jackknifeValues(es []entry, pred []float64, skipSeq int, keep func(blk int)
 
 // jackknifeLimits computes the jackknife+ limits (jackknifeAt) of the
 // points pts, whose perturbed predictions are preds.point(off+p), from the
-// residual entries by forecast; self leaves out a point's own training
-// sequence (a self-audit), keep (nil: every block) restricts the blocks.
-func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries map[forecast][]entry, self bool, keep func(blk int) bool) limits {
+// residual sets; self leaves out a point's own training sequence, or
+// with pooled residuals its own block (a self-audit; residualSets.at),
+// keep (nil: every block) restricts the blocks.
+func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool) limits {
 	l, _ := scanLimits(ctx, workers, alpha, pts, off, preds, entries, self, keep, false)
 	return l
 }
@@ -64,13 +65,13 @@ func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []poin
 // calibrationCurve of the points pts in one pass: each point's perturbed
 // predictions are read once for both, where the two functions read them
 // twice.
-func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries map[forecast][]entry, self bool) (limits, []CalibrationPoint) {
+func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries *residualSets, self bool) (limits, []CalibrationPoint) {
 	return scanLimits(ctx, workers, alpha, pts, 0, preds, entries, self, nil, true)
 }
 
 // scanLimits is jackknifeLimits and, with curve, the calibration curve
 // of the labelled points (nil without curve).
-func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries map[forecast][]entry, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
+func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	const chunk = 256
@@ -88,12 +89,9 @@ func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, of
 		hits := make([]int, len(calibrationAlphas))
 		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
 			pt := pts[p]
-			skip := -1
-			if self {
-				skip = pt.seq
-			}
+			es, skip := entries.at(pt, self)
 			preds.point(off+p, s.pred)
-			s.vm, s.vp = jackknifeValues(entries[pt.f], s.pred, skip, keep, s.vm, s.vp)
+			s.vm, s.vp = jackknifeValues(es, s.pred, skip, keep, s.vm, s.vp)
 			if curve && pt.has {
 				// Before jackknifePlus, which reorders the values and
 				// maps NaN to infinities.
@@ -135,15 +133,21 @@ func curveOf(counts [][]int, total int) []CalibrationPoint {
 
 // naiveLimits fills l's in-sample intervals of the points pts: prediction
 // ± the per-forecast upper quantile at alpha of the in-sample residuals
-// naive (unbounded where a forecast has none).
-func naiveLimits(alpha float64, naive map[forecast][]float64, pts []point, l *limits) {
+// naive (unbounded where a forecast has none), pooled by key
+// (Options.poolKey; nil: by position).
+func naiveLimits(alpha float64, naive map[forecast][]float64, key func(forecast) forecast, pts []point, l *limits) {
+	if key == nil {
+		key = func(f forecast) forecast { return f }
+	} else {
+		naive = pooledValues(naive, key)
+	}
 	halfw := map[forecast]float64{}
 	for f, v := range naive {
 		halfw[f] = upperQuantile(alpha, v)
 	}
 	l.nlo, l.nup, l.nq = make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
 	for p, pt := range pts {
-		q, ok := halfw[pt.f]
+		q, ok := halfw[key(pt.f)]
 		if !ok {
 			q = math.Inf(1)
 		}
@@ -467,8 +471,8 @@ var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.
 // coveredAt adds to hits[a] one for every level alphas[a] whose
 // jackknife+ interval at a point (entries es, block predictions pred,
 // leaving out training sequence skipSeq) covers y (countCovered).
-func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skipSeq int, hits []int) {
-	vm, vp := jackknifeValues(es, pred, skipSeq, nil, nil, nil)
+func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skip skipRule, hits []int) {
+	vm, vp := jackknifeValues(es, pred, skip, nil, nil, nil)
 	countCovered(alphas, y, vm, vp, hits)
 }
 
@@ -502,7 +506,7 @@ func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
 // the sequence length (k a multiple of it picks one step only), and the
 // two counts per point (coveredAt) cost no more than the intervals
 // themselves.
-func calibrationCurve(ctx context.Context, workers int, pts []point, preds perturbed, entries map[forecast][]entry, self bool) []CalibrationPoint {
+func calibrationCurve(ctx context.Context, workers int, pts []point, preds perturbed, entries *residualSets, self bool) []CalibrationPoint {
 	var chosen []int
 	for p, pt := range pts {
 		if pt.has {
@@ -522,11 +526,8 @@ func calibrationCurve(ctx context.Context, workers int, pts []point, preds pertu
 		hits := make([]int, len(calibrationAlphas))
 		for _, p := range chosen[c*chunk : min(len(chosen), (c+1)*chunk)] {
 			pt := pts[p]
-			skip := -1
-			if self {
-				skip = pt.seq
-			}
-			coveredAt(calibrationAlphas, pt.y, entries[pt.f], preds.point(p, bufs[w]), skip, hits)
+			es, skip := entries.at(pt, self)
+			coveredAt(calibrationAlphas, pt.y, es, preds.point(p, bufs[w]), skip, hits)
 		}
 		counts[c] = hits
 		return nil

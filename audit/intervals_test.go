@@ -81,14 +81,14 @@ func TestJackknifeLimits(t *testing.T) {
 		preds[b] = []float64{-100, v, v + 1}
 	}
 	pts := []point{{seq: 0, f: f}, {seq: 3, f: f}}
-	l := jackknifeLimits(t.Context(), 2, 0.4, pts, 1, preds, entries, false, nil)
+	l := jackknifeLimits(t.Context(), 2, 0.4, pts, 1, preds, byPosition(entries), false, nil)
 	want := [][2]float64{{9.3, 11.4}, {10.3, 12.4}}
 	for p, w := range want {
 		if !near(l.lo[p], w[0]) || !near(l.up[p], w[1]) || l.m[p] != 5 {
 			t.Errorf("point %d: [%v, %v] from %d, want %v from 5", p, l.lo[p], l.up[p], l.m[p], w)
 		}
 	}
-	l = jackknifeLimits(t.Context(), 1, 0.4, pts[1:], 1, preds, entries, true, nil)
+	l = jackknifeLimits(t.Context(), 1, 0.4, pts[1:], 1, preds, byPosition(entries), true, nil)
 	if !near(l.lo[0], 9.4) || !near(l.up[0], 10.5) || l.m[0] != 4 {
 		t.Errorf("self-audit of sequence 3: [%v, %v] from %d, want [9.4, 10.5] from 4", l.lo[0], l.up[0], l.m[0])
 	}
@@ -102,7 +102,7 @@ func TestNaiveLimits(t *testing.T) {
 	pts := []point{{f: forecast{T: 0}, pred: 5}, {f: forecast{T: 1}, pred: 5}}
 	var l limits
 	// alpha 0.2, m = 4: the ceil(0.8·5) = 4th smallest, 0.4.
-	naiveLimits(0.2, naive, pts, &l)
+	naiveLimits(0.2, naive, nil, pts, &l)
 	if !near(l.nlo[0], 4.6) || !near(l.nup[0], 5.4) || l.nq[0] != 0.4 {
 		t.Errorf("[%v, %v] half-width %v, want [4.6, 5.4] 0.4", l.nlo[0], l.nup[0], l.nq[0])
 	}
@@ -218,7 +218,7 @@ func TestCalibrationCurveByHand(t *testing.T) {
 		{9, []int{1, 1, 1, 1, 1, 1, 0, 0, 0, 0}},
 	} {
 		hits := make([]int, len(calibrationAlphas))
-		coveredAt(calibrationAlphas, c.y, fiveEntries, fivePreds, -1, hits)
+		coveredAt(calibrationAlphas, c.y, fiveEntries, fivePreds, noSkip, hits)
 		if !slices.Equal(hits, c.hits) {
 			t.Errorf("y %v: covered %v, want %v", c.y, hits, c.hits)
 		}
@@ -228,7 +228,7 @@ func TestCalibrationCurveByHand(t *testing.T) {
 		preds[b] = []float64{v, v, v, v}
 	}
 	pts := []point{{f: f, y: ys[0], has: true}, {f: f, y: ys[1], has: true}, {f: f}, {f: f, y: ys[2], has: true}}
-	curve := calibrationCurve(t.Context(), 2, pts, preds, entries, false)
+	curve := calibrationCurve(t.Context(), 2, pts, preds, byPosition(entries), false)
 	want := []float64{1, 1, 1, 1, 1, 1, 1.0 / 3, 1.0 / 3, 1.0 / 3, 0}
 	for a, c := range curve {
 		if c.Alpha != calibrationAlphas[a] || !near(c.Nominal, 1-c.Alpha) || !near(c.Coverage, want[a]) {
@@ -336,7 +336,7 @@ func TestLimitsAndCurve(t *testing.T) {
 		return lo, up, len(vp)
 	}
 	for _, self := range []bool{false, true} {
-		l, curve := limitsAndCurve(t.Context(), 2, 0.2, pts, preds, entries, self)
+		l, curve := limitsAndCurve(t.Context(), 2, 0.2, pts, preds, byPosition(entries), self)
 		for p := range pts {
 			lo, up, m := brute(p, 0.2, self)
 			if l.lo[p] != lo || l.up[p] != up || l.m[p] != m {

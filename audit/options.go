@@ -116,7 +116,19 @@ type Options struct {
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
 	BlockLength int         // K for interval and nested blocks
-	Solver      Solver      // "" means Auto
+	// Pooling chooses which leave-one-block-out residuals a forecast's
+	// interval is built from ("" means PoolAuto; see Pooling), and
+	// Warmup the rows at the start of every sequence that PoolRows keeps
+	// by position (0: the block length K; negative: none). Run resolves
+	// both: a Result's Setting says which pooling ran.
+	Pooling Pooling
+	Warmup  int
+	// Restart starts every test sequence at row 0. Without it a test
+	// sequence that continues a training sequence (the same id, steps
+	// after its last) is run after that sequence's rows, from the state
+	// they leave (blocks.Continue), and a note says which.
+	Restart bool
+	Solver  Solver // "" means Auto
 	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
 	// at most P (lowRankRank).
 	Rank int
@@ -148,7 +160,10 @@ type Options struct {
 	// figures.
 	RetrainBudget  time.Duration
 	RetrainMaxIter int
-	Seed           uint64
+	// RetrainStart says where the block re-fits start: RetrainAuto (the
+	// default), RetrainFull or RetrainWarm (see RetrainStart).
+	RetrainStart RetrainStart
+	Seed         uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
 	// DampingSensitivity re-runs the influence, residual and interval
@@ -179,6 +194,9 @@ type Options struct {
 	// forward pass at theta_-b instead of the linearised model (for the
 	// package's measurements).
 	ownForward bool
+	// keepLinear keeps the linearised own residuals of interval and
+	// nested blocks too (for the package's tests).
+	keepLinear bool
 	// leverageRule replaces LowRank's lowLeverage threshold when non-zero
 	// (negative: always the per-block Jacobian branch; +Inf: never), for
 	// the package's tests.
@@ -200,6 +218,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if !(r.Alpha > 0 && r.Alpha < 0.5) {
 		return r, fmt.Errorf("audit: alpha %g must be between 0 and 0.5", r.Alpha)
 	}
+	if _, err := ParsePooling(string(r.Pooling)); err != nil {
+		return r, err
+	}
 	if r.Estimator == "" {
 		r.Estimator = Newton
 	}
@@ -210,6 +231,13 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.RetrainBudget < 0 || r.RetrainMaxIter < 0 {
 		return r, fmt.Errorf("audit: the re-training budget (%v, %d iterations) must not be negative", r.RetrainBudget, r.RetrainMaxIter)
+	}
+	switch r.RetrainStart {
+	case "":
+		r.RetrainStart = RetrainAuto
+	case RetrainAuto, RetrainFull, RetrainWarm:
+	default:
+		return r, fmt.Errorf("audit: unknown re-fit start %q (auto, full or warm)", r.RetrainStart)
 	}
 	if r.Solver == "" {
 		r.Solver = Auto

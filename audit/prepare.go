@@ -39,6 +39,8 @@ type problem struct {
 	// in one pass (graph.ErrNotSeparable: an embedding looked up by codes),
 	// or nil; the low-rank path needs them.
 	inseparable error
+	// poolNote says which pooling of residuals runs (resolvePooling).
+	poolNote string
 }
 
 // group is a set of sequences of equal length evaluated as one batch.
@@ -112,6 +114,8 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	}
 	if test == nil {
 		p.eval, p.self = train, true
+	} else if !o.Restart {
+		p.eval = blocks.ContinueOrSelf(train, test)
 	}
 	if n, ok := featureCount(g, &o); ok {
 		if err := train.CheckFeatures(n); err != nil {
@@ -122,7 +126,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
 		return nil, err
 	}
-	if err := p.io.checkLengths(train, test, o.Calibration); err != nil {
+	if err := p.io.checkLengths(train, p.evalOrNil(), o.Calibration); err != nil {
 		return nil, err
 	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
@@ -134,6 +138,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if len(p.scheme.Blocks) < 2 {
 		return nil, fmt.Errorf("audit: only %d block(s) with targets: jackknife+ needs several training sequences", len(p.scheme.Blocks))
 	}
+	p.opt.Pooling, p.opt.Warmup, p.poolNote = resolvePooling(&p.opt, p.scheme, train)
 	if p.groups, err = p.makeGroups(train, wholeBatch); err != nil {
 		return nil, err
 	}
@@ -186,6 +191,10 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 	if p.scheme.Kind != blocks.Sequences {
 		s.BlockLength = p.scheme.K
 	}
+	s.Pooling, s.Warmup = string(o.Pooling), o.Warmup
+	if p.poolNote != "" {
+		s.Notes = append(s.Notes, p.poolNote)
+	}
 	return m, s
 }
 
@@ -193,6 +202,9 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 // and size, or the note of a self-audit.
 func describeEval(s *Setting, eval *blocks.Dataset, self bool) {
 	s.TestSeqs = eval.Len()
+	if note := continuedNote(eval); note != "" && !self {
+		s.Notes = append(s.Notes, note)
+	}
 	if !self {
 		s.TestFile = eval.File
 	} else {
@@ -390,6 +402,9 @@ func (p *problem) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) 
 		for b, i := range gr.seqs {
 			seq := d.Seqs[i]
 			for _, f := range p.io.forecasts(gr.T) {
+				if f.T+f.H < seq.Context {
+					continue // a training row that sets the state
+				}
 				q := p.io.index(B, gr.T, b, f.T, f.H)
 				pt := point{seq: i, f: f, group: gi, pos: q, pred: outs[0].F[q]}
 				if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {

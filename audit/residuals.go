@@ -362,9 +362,9 @@ func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		return limits{}, nil, err
 	}
 	if cal {
-		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, r.loo.entries, false, nil), nil, nil
+		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, p.sets(r.loo.entries), false, nil), nil, nil
 	}
-	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, preds, r.loo.entries, p.self)
+	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, preds, p.sets(r.loo.entries), p.self)
 	return l, curve, nil
 }
 

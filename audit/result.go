@@ -60,7 +60,11 @@ type Setting struct {
 	Blocks      string
 	BlockLength int
 	NumBlocks   int
-	Solver      string
+	// Pooling is the pooling of residuals that ran ("position" or
+	// "rows"), and Warmup its warm-up rows (PoolRows).
+	Pooling string
+	Warmup  int
+	Solver  string
 	// SolverReason is why the solver was used (a SolverReason), and
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.
@@ -114,6 +118,10 @@ type Summary struct {
 	// Beyond summarises the forecasts at steps no training sequence
 	// reaches, which every figure above leaves out (nil when none).
 	Beyond *Beyond
+	// OverTime is the coverage along time: the dependence-aware
+	// tolerance, rolling and per-sequence coverage, drift and serial
+	// correlation (nil without labelled values).
+	OverTime *OverTime
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.
@@ -300,6 +308,10 @@ type RetrainResult struct {
 	FullIterations int
 	FullGrad       float64
 	Tilted         bool
+	// Warm says that the full re-fit was not run (RetrainWarm, or
+	// RetrainAuto on a model not at a stationary point): the block
+	// re-fits were tilted and warm-started from theta_hat.
+	Warm bool
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64

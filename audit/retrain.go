@@ -83,13 +83,23 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	if !deadline.IsZero() {
 		fullDeadline = time.Now().Add(p.opt.RetrainBudget / time.Duration(n+1))
 	}
-	thetaStar, itStar, gStar, okStar, err := rf.refit(ctx, -1, fullDeadline)
-	if err != nil {
-		return nil, nil, err
+	thetaStar, okStar := p.theta, false
+	if rr.Warm = p.opt.warmRefits(inf.diag.Stationarity); !rr.Warm {
+		var itStar int
+		var gStar float64
+		var err error
+		thetaStar, itStar, gStar, okStar, err = rf.refit(ctx, -1, fullDeadline)
+		if err != nil {
+			return nil, nil, err
+		}
+		rr.FullIterations, rr.FullGrad = itStar, gStar
+		if !okStar {
+			warns = append(warns, Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: rf.tol(), Count: itStar})
+		}
+	} else {
+		rr.FullGrad = math.NaN()
 	}
-	rr.FullIterations, rr.FullGrad = itStar, gStar
 	if !okStar {
-		warns = append(warns, Warning{Code: FullRefitNotConverged, Step: -1, Figure: gStar, Bound: rf.tol(), Count: itStar})
 		rf.tilt = make([]float64, len(p.theta))
 		if _, err := p.blockObjective(-1).Gradient(ctx, p.theta, rf.tilt); err != nil {
 			return nil, nil, err
@@ -118,7 +128,13 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 			p.opt.progress("exact re-training", k+1, n)
 			continue
 		}
-		th, iters, gnorm, ok, err := rf.refit(ctx, b, deadline)
+		// Each re-fit left gets an equal share of the budget left, so
+		// that one slow re-fit cannot leave the others not run.
+		share := deadline
+		if !deadline.IsZero() {
+			share = time.Now().Add(time.Until(deadline) / time.Duration(n-k))
+		}
+		th, iters, gnorm, ok, err := rf.refit(ctx, b, share)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -208,8 +224,8 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	if err != nil {
 		return nil, nil, err
 	}
-	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, full, loo.entries, p.self, keep)
-	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, looExact.entries, p.self, keep)
+	li := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, full, p.sets(loo.entries), p.self, keep)
+	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, p.sets(looExact.entries), p.self, keep)
 	rr.InfluenceCoverage, rr.InfluenceLength = coverOf(ev.test, li)
 	rr.ExactCoverage, rr.ExactLength = coverOf(ev.test, le)
 	if rr.MeanCosine < 0.9 {
@@ -447,4 +463,40 @@ func cosine(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s / (na * nb)
+}
+
+// RetrainStart says where exact block re-fits start (Options.RetrainStart).
+type RetrainStart string
+
+// Re-fit starts.
+const (
+	// RetrainAuto is RetrainWarm for a model whose stationarity ratio
+	// (Diagnostics.Stationarity) exceeds StationarityBound, a model
+	// stopped early, and RetrainFull otherwise.
+	RetrainAuto RetrainStart = "auto"
+	// RetrainFull first re-fits the full loss to a stationary point
+	// theta* (with its share of the budget) and measures exact changes
+	// from it; when that does not converge the block re-fits are tilted,
+	// as with RetrainWarm.
+	RetrainFull RetrainStart = "full"
+	// RetrainWarm skips the full re-fit: every block re-fit is
+	// warm-started from theta_hat on its loss minus the full gradient at
+	// theta_hat (times theta), stationary at theta_hat without the block's
+	// terms, with an equal share of the budget, and its change is
+	// measured from theta_hat: the exact counterpart of the influence
+	// estimate for a model stopped early, whose full re-fit would not
+	// converge or would wander far from the trained model.
+	RetrainWarm RetrainStart = "warm"
+)
+
+// warmRefits reports whether the block re-fits skip the full re-fit
+// (RetrainWarm), given the model's stationarity ratio.
+func (o *Options) warmRefits(stationarity float64) bool {
+	switch o.RetrainStart {
+	case RetrainWarm:
+		return true
+	case RetrainFull:
+		return false
+	}
+	return stationarity > StationarityBound
 }

@@ -113,7 +113,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 			}
 		}
 	}
-	l := jackknifeLimits(ctx, 2, o.Alpha, ev.test, 0, preds, entries, false, nil)
+	l := jackknifeLimits(ctx, 2, o.Alpha, ev.test, 0, preds, byPosition(entries), false, nil)
 	return l.lo, l.up
 }
 

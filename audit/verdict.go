@@ -270,6 +270,10 @@ func stepsNearBound(s *Summary) (Reason, bool) {
 func coverageReason(s *Summary) Reason {
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
 	tol := CoverageTolerance(nominal, s.Points)
+	if o := s.OverTime; o != nil && o.Long {
+		// Serially dependent values: fewer effective ones (Newey-West).
+		tol = math.Max(tol, o.Tolerance)
+	}
 	r := Reason{Figure: s.Coverage, Bound: nominal, Count: s.Points, Ratio: tol}
 	switch {
 	case s.Coverage > nominal+tol:

@@ -64,6 +64,17 @@ const (
 	// Bound; the block re-fits were then tilted (RetrainResult.Tilted)
 	// and every exact change is measured from theta_hat.
 	FullRefitNotConverged WarningCode = "full-refit-not-converged"
+	// CoverageDrift: over long series (OverTime.Long), coverage in the
+	// last third of the test steps is Figure against Bound in the first
+	// third, apart by more than their dependence-aware sampling tolerance
+	// Ratio, over Count values: the test data are not exchangeable with
+	// the training data along time.
+	CoverageDrift WarningCode = "coverage-drift"
+	// SerialCorrelation: over long series the errors y - f have lag-1
+	// autocorrelation Figure within sequences, beyond Bound (2/sqrt of
+	// the Count pairs): the values are serially dependent, so coverage
+	// rests on fewer effective values than it counts.
+	SerialCorrelation WarningCode = "serial-correlation"
 )
 
 // Width warnings.

@@ -31,6 +31,11 @@ type Sequence struct {
 	// nil when row t has no target (see HasTarget). Y is nil when the
 	// dataset has no targets. Values are finite.
 	Y [][]float64
+	// Context is the number of rows at the start that only set the
+	// model's recurrent state: the rows of a training sequence that this
+	// test sequence continues (see Continue). Forecasts of those rows are
+	// not evaluated. 0 for a sequence read from a file.
+	Context int
 }
 
 // Len returns the number of rows (steps) of the sequence.

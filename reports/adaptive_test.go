@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"strings"
@@ -27,8 +28,8 @@ func adaptiveFixture() *audit.Result {
 }
 
 // TestAdaptiveReports checks the adaptive section of the JSON (values,
-// null for an unbounded limit and a NaN, the step fields) and the table in
-// Markdown, HTML and the terminal summary.
+// null for an unbounded limit and a NaN, the step fields), the CSV's
+// columns, and the table in Markdown, HTML and the terminal summary.
 func TestAdaptiveReports(t *testing.T) {
 	r := adaptiveFixture()
 	var b bytes.Buffer
@@ -91,6 +92,26 @@ func TestAdaptiveReports(t *testing.T) {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("HTML lacks %q", want)
 		}
+	}
+	var c bytes.Buffer
+	if err := WriteCSV(&c, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&c).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for name, want := range map[string]string{"aci_alpha": "0.095", "aci_upper": "+Inf", "agaci_upper": "3", "nexcp_lower": "1.5", "rolling_upper": "2.8"} {
+		if got := recs[1][col[name]]; got != want {
+			t.Errorf("CSV %s %q, want %q", name, got, want)
+		}
+	}
+	if got := recs[2][col["aci_lower"]]; got != "" {
+		t.Errorf("CSV aci_lower of a step without adaptive limits %q, want empty", got)
 	}
 	var sum bytes.Buffer
 	if err := WriteSummary(&sum, r); err != nil {

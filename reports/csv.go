@@ -38,6 +38,13 @@ import (
 //	                            recommends none
 //	recommended_lower, recommended_upper
 //	                            that kind's limits (empty when none is recommended)
+//	aci_alpha, aci_lower, aci_upper, agaci_lower, agaci_upper, nexcp_lower,
+//	nexcp_upper, rolling_lower, rolling_upper
+//	                            the intervals that adapt along time (audit
+//	                            --adaptive; empty without): ACI's working level
+//	                            alpha_t and interval (an empty ACI interval has
+//	                            both limits at the prediction), AgACI's, NexCP's
+//	                            and rolling split conformal's
 //
 // Unbounded limits are -Inf and +Inf.
 var CSVHeader = []string{
@@ -45,6 +52,7 @@ var CSVHeader = []string{
 	"m", "split_lower", "split_upper", "bonferroni_lower", "bonferroni_upper",
 	"conformal_jackknife_lower", "conformal_jackknife_upper", "m_calibration",
 	"recommended", "recommended_lower", "recommended_upper",
+	"aci_alpha", "aci_lower", "aci_upper", "agaci_lower", "agaci_upper", "nexcp_lower", "nexcp_upper", "rolling_lower", "rolling_upper",
 }
 
 // WriteCSV writes every interval of r as CSV, one row per forecast in the
@@ -86,6 +94,12 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 				rec = append(rec, kind, f(lo), f(up))
 			} else {
 				rec = append(rec, "", "", "")
+			}
+			if a := st.Adaptive; a != nil {
+				rec = append(rec, f(a.Alpha), f(a.ACILower), f(a.ACIUpper), f(a.AgACILower), f(a.AgACIUpper),
+					f(a.NexCPLower), f(a.NexCPUpper), f(a.RollingLower), f(a.RollingUpper))
+			} else {
+				rec = append(rec, "", "", "", "", "", "", "", "", "")
 			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("reports: %w", err)

@@ -40,7 +40,8 @@
 //	                features, horizons, many_to_one, parameters (count),
 //	                parameter_tensors (names)
 //	settings        alpha, nominal_coverage (1-alpha), guaranteed_coverage
-//	                (1-2alpha), blocks, block_length, num_blocks, solver,
+//	                (1-2alpha), blocks, block_length, num_blocks, pooling
+//	                ("position", or "rows" after warmup rows), warmup, solver,
 //	                solver_reason (why: "chosen", "fewer-terms",
 //	                "small-model" or "large-model"), loss_terms (N, the
 //	                training loss terms), estimator, curvature, damping, loss, ridge, seed, train_file,
@@ -122,7 +123,9 @@
 //	                and not_run (their counts), full_refit_iterations,
 //	                full_refit_gradient_norm, tilted (the full re-fit did
 //	                not converge: block re-fits minimised their loss minus
-//	                the full gradient at theta_hat), cosine, mean_cosine,
+//	                the full gradient at theta_hat), warm (no full re-fit
+//	                was run: the tilted block re-fits were warm-started
+//	                from theta_hat, --retrain-start), cosine, mean_cosine,
 //	                min_cosine, norm_ratio, prediction_change_correlation,
 //	                exact_coverage, influence_coverage, exact_mean_length,
 //	                influence_mean_length, iterations, final_gradient_norm

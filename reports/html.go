@@ -54,6 +54,7 @@ type page struct {
 	Summary       []row
 	Audit         []auditRow
 	Coverage      []chartView
+	OverTime      *timeView
 	Fans          []chartView
 	FansLead      string
 	FansNote      string
@@ -99,6 +100,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Summary:       summaryRows(r),
 		Audit:         auditRows(r),
 		Coverage:      views(cs[groupCoverage]),
+		OverTime:      newTimeView(r),
 		Fans:          views(cs[groupFans]),
 		FansLead:      fansLead(r, o.fans()),
 		StepTable:     stepTable(r),

@@ -143,12 +143,16 @@ type jsonModel struct {
 }
 
 type jsonSettings struct {
-	Alpha          fnum     `json:"alpha"`
-	Nominal        fnum     `json:"nominal_coverage"`
-	Guaranteed     fnum     `json:"guaranteed_coverage"`
-	Blocks         string   `json:"blocks"`
-	BlockLength    int      `json:"block_length,omitempty"`
-	NumBlocks      int      `json:"num_blocks"`
+	Alpha       fnum   `json:"alpha"`
+	Nominal     fnum   `json:"nominal_coverage"`
+	Guaranteed  fnum   `json:"guaranteed_coverage"`
+	Blocks      string `json:"blocks"`
+	BlockLength int    `json:"block_length,omitempty"`
+	NumBlocks   int    `json:"num_blocks"`
+	// Pooling is how residuals are pooled ("position", or "rows" after
+	// Warmup rows); omitted from older results.
+	Pooling        string   `json:"pooling,omitempty"`
+	Warmup         int      `json:"warmup,omitempty"`
 	Solver         string   `json:"solver"`
 	SolverReason   string   `json:"solver_reason"`
 	LossTerms      int      `json:"loss_terms"`
@@ -173,7 +177,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	st := r.Setting
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
-		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks,
+		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks, Pooling: st.Pooling, Warmup: st.Warmup,
 		Solver: st.Solver, SolverReason: st.SolverReason, LossTerms: st.LossTerms, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
@@ -226,6 +230,8 @@ type jsonSummary struct {
 	// Beyond: the forecasts at steps no training sequence reaches, left
 	// out of every figure above (null when none).
 	Beyond *jsonBeyond `json:"beyond"`
+	// OverTime: coverage along time (omitted from older results).
+	OverTime *jsonOverTime `json:"over_time,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -283,6 +289,7 @@ func jsonSummaryOf(r *audit.Result) *jsonSummary {
 		CoveragePerHorizon: fnums(s.CoveragePerHorizon), LengthPerHorizon: fnums(s.LengthPerHorizon),
 		PointsPerHorizon: s.PointsPerHorizon,
 		Beyond:           jsonBeyondOf(s.Beyond),
+		OverTime:         jsonOverTimeOf(s.OverTime),
 	}
 }
 
@@ -425,6 +432,7 @@ type jsonRetrain struct {
 	FullIterations    int      `json:"full_refit_iterations"`
 	FullGrad          fnum     `json:"full_refit_gradient_norm"`
 	Tilted            bool     `json:"tilted"`
+	Warm              bool     `json:"warm"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -456,7 +464,7 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	}
 	return &jsonRetrain{
 		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, Outcomes: outcomes, NotConverged: r.NotConverged, NotRun: r.NotRun,
-		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Warm: r.Warm, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),

@@ -81,6 +81,7 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 			md.table(ht.Head, "l"+strings.Repeat("r", len(ht.Head)-1), ht.Rows)
 		}
 	}
+	writeTimeMarkdown(md, r, figure)
 	if c := cs[groupFans]; len(c) > 0 {
 		fmt.Fprintf(&b, "## Example sequences\n\n%s\n\n", mdEscape(fansLead(r, o.fans())))
 		for _, x := range c {

@@ -19,7 +19,7 @@ func schemeText(r *audit.Result) string {
 	var out string
 	switch a.Shape {
 	case audit.ShapeMany:
-		out = fmt.Sprintf("Block scheme: the training data are %s (median %s), so sequence blocks fit: each block is one whole sequence, the unit new data come in, a sequence's serially correlated errors stay inside its own block, and every step has a residual from each sequence.",
+		out = fmt.Sprintf("Block scheme: the training data are %s (median %s), so sequence blocks fit: each block is one whole sequence, the unit new data come in, whatever serial correlation a sequence's errors have stays inside its own block, and every step has a residual from each sequence.",
 			plural(a.Sequences, "sequence"), plural(a.MedianLength, "row"))
 	case audit.ShapeOne:
 		out = fmt.Sprintf("Block scheme: the training data are one sequence of %s, so interval blocks fit: they leave out stretches of time (nested blocks would delete the whole series with every block).",
@@ -79,20 +79,20 @@ func schemeLine(r *audit.Result) string {
 
 // jsonScheme is the JSON form of audit.SchemeAdvice.
 type jsonScheme struct {
-	Sequences       int      `json:"sequences"`
-	MedianLength    int      `json:"median_length"`
-	MaxLength       int      `json:"max_length"`
-	Lag1            fnum     `json:"lag1_autocorrelation"`
-	Pairs           int      `json:"pairs"`
-	Correlated      bool     `json:"correlated"`
-	Used            string   `json:"used"`
-	UsedLength      int      `json:"used_length"`
-	Scheme          string   `json:"scheme"`
-	Alternative     string   `json:"alternative"`
-	Shape           string   `json:"shape"`
-	SuggestedLength int      `json:"suggested_length"`
-	Fits            bool     `json:"fits"`
-	Text            string   `json:"text"`
+	Sequences       int    `json:"sequences"`
+	MedianLength    int    `json:"median_length"`
+	MaxLength       int    `json:"max_length"`
+	Lag1            fnum   `json:"lag1_autocorrelation"`
+	Pairs           int    `json:"pairs"`
+	Correlated      bool   `json:"correlated"`
+	Used            string `json:"used"`
+	UsedLength      int    `json:"used_length"`
+	Scheme          string `json:"scheme"`
+	Alternative     string `json:"alternative"`
+	Shape           string `json:"shape"`
+	SuggestedLength int    `json:"suggested_length"`
+	Fits            bool   `json:"fits"`
+	Text            string `json:"text"`
 }
 
 // jsonSchemeOf returns the JSON form of r's scheme advice, nil without.

@@ -273,9 +273,9 @@ func subline(r *audit.Result) string {
 	}
 	if s.Infinite > 0 {
 		if n := r.Diag.UnboundedBlocks; n > 0 {
-			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"), plural(n, "training block"))
+			out += fmt.Sprintf(" %s unbounded: %s that the model interpolates (unbounded leave-out residuals), or %s", pluralIs(s.Infinite, "interval"), plural(n, "training block"), tooFewResiduals(r))
 		} else {
-			out += fmt.Sprintf(" %s unbounded: too few leave-one-out residuals for this alpha.", pluralIs(s.Infinite, "interval"))
+			out += fmt.Sprintf(" %s unbounded: %s", pluralIs(s.Infinite, "interval"), tooFewResiduals(r))
 		}
 	}
 	return out
@@ -387,6 +387,8 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("The intervals are %.1f times as wide as the in-sample residual intervals (mean width %.4g against %.4g): too wide to be informative. Influence steps are being amplified: check the curvature (use the default Gauss-Newton), raise --damping, or compare with --calibration", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.WiderThanCalibrated:
 		return fmt.Sprintf("The jackknife+ intervals are %.1f times as wide as split conformal on the calibration set (mean width %.4g against %.4g), whose coverage is guaranteed: prefer the calibrated intervals", w.Figure, w.Figure*w.Ratio, w.Ratio)
+	case audit.CoverageDrift, audit.SerialCorrelation:
+		return timeWarningText(r, w)
 	case audit.PoorAgreement:
 		if r.Setting.Curvature == "gauss-newton" {
 			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
@@ -560,6 +562,10 @@ func summaryRows(r *audit.Result) []row {
 func jointText(r *audit.Result) string {
 	switch {
 	case r.Model.ManyToOne:
+		return ""
+	case r.Summary != nil && r.Summary.OverTime != nil && r.Summary.OverTime.Long:
+		// Over long series every step of a sequence is never covered:
+		// the figure says nothing (coverage over time does).
 		return ""
 	case r.Model.Horizons > 1:
 		return "every forecast of a sequence covered"
@@ -820,6 +826,7 @@ func retrainRows(r *audit.Result) []row {
 	return []row{
 		{"Blocks re-trained", count(len(rt.Blocks))},
 		{"Re-fits converged / not converged / not run (budget)", fmt.Sprintf("%s / %s / %s", count(len(rt.Blocks)-rt.NotConverged-rt.NotRun), count(rt.NotConverged), count(rt.NotRun))},
+		{"Start of the block re-fits", refitStartText(rt)},
 		{"Cosine of parameter changes (mean, lowest)", fmt.Sprintf("%s, %s", num(rt.MeanCosine), num(rt.MinCosine))},
 		{"Correlation of prediction changes", num(rt.PredCorrelation)},
 		{"Coverage with exact / influence parameters", fmt.Sprintf("%s / %s", pct(rt.ExactCoverage), pct(rt.InfluenceCoverage))},

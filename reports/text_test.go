@@ -82,7 +82,7 @@ func TestWriteSummary(t *testing.T) {
 	}
 	want := `90% intervals covered 87.5% of 16 test values; no value was flagged ‘below 4’; flagged ‘above 10’ with 75.0% precision.
 Coverage is at the 90% target (within sampling error, ±15.0 points). But 12.5% of the intervals are unbounded. Read the warnings before relying on the intervals.
-Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha.
+Mean interval width 3.25 (in-sample residual intervals: 2.5, covering 75.0%); RMSE of the predictions 1.235; every step covered in 33.3% of sequences. 2 intervals are unbounded: too few leave-one-out residuals for this alpha (a forecast needs at least 9 at alpha 0.1, ⌈1/α⌉ − 1): pool them across rows (--blocks interval --block-length K, which pools when the training sequences are few, or --pool rows), add training sequences, raise --alpha, or add a calibration set (--calibration).
 warning: The Hessian has 1 eigenvalue(s) below -lambda (smallest -0.001, lambda 0.0002): the damped matrix is indefinite, so the influence step is not a descent step in those directions and intervals can blow up; use the Gauss-Newton curvature or more damping.
 `
 	if b.String() != want {

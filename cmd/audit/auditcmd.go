@@ -57,6 +57,10 @@ type flags struct {
 	version                   bool
 	timings                   bool
 	dampingSensitivity        bool
+	pool                      string
+	poolWarmup                int
+	restart                   bool
+	retrainStart              string
 	fanCharts                 string
 	adaptive                  adaptiveFlags
 }
@@ -84,6 +88,9 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
+	fs.StringVar(&f.pool, "pool", "auto", "pool leave-one-out residuals by position, or across rows after a warm-up (rows; auto: rows for interval and nested blocks over few sequences)")
+	fs.IntVar(&f.poolWarmup, "pool-warmup", 0, "rows at the start of a sequence kept by position when pooling across rows (0: the block length; -1: none)")
+	fs.BoolVar(&f.restart, "restart", false, "start every test sequence at row 0, even one that continues a training sequence (same id, later steps)")
 	fs.StringVar(&f.solver, "solver", "auto", audit.SolverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
@@ -97,6 +104,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
 	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
+	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
 	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (about triples the solve's time)")
@@ -359,6 +367,11 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		return usagef("--block-length %d: must be at least 1", f.blockLength)
 	}
 
+	pool, err := audit.ParsePooling(strings.ToLower(f.pool))
+	if err != nil {
+		return usagef("--pool %q: choose auto, position or rows", f.pool)
+	}
+
 	solver := audit.Solver(strings.ToLower(f.solver))
 	if !slices.Contains(audit.Solvers(), solver) {
 		return usagef("--solver %q: choose %s", f.solver, audit.SolverList())
@@ -486,7 +499,8 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
-		DampingSensitivity: f.dampingSensitivity,
+		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
+		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
 	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err

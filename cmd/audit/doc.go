@@ -23,7 +23,7 @@ SHA-256 and the --output, --input and --horizons it was loaded with, the
 options, every block's step, or with --solver lowrank the factor's basis
 and every block's coordinates in it, the leave-one-block-out and
 in-sample residuals, the calibration points and their limits; format
-version 2, see audit.FormatVersion and docs/artifact.md). predict gives
+version 3, see audit.FormatVersion and docs/artifact.md). predict gives
 every forecast of the sequences of --data (labels optional) the intervals
 a full audit with --test new.csv would give, without recomputing
 curvature or block gradients, and writes the --out reports as the audit
@@ -99,6 +99,11 @@ Method flags:
 	--blocks S          what is left out together: sequence, interval or
 	                    nested (default sequence)
 	--block-length K    steps per interval block (interval and nested blocks)
+	--pool P            auto, position or rows: pool leave-one-out residuals across rows
+	                    after a warm-up (auto: for interval and nested blocks over few sequences)
+	--pool-warmup N     rows kept by position when pooling across rows (0: the block length)
+	--restart           start every test sequence at row 0, even one that continues a
+	                    training sequence (same id, later steps)
 	--solver S          auto, exact, dual, lowrank, cg or lissa (default auto:
 	                    dual when the loss terms are no more than the
 	                    parameters, else exact up to 3000 parameters,
@@ -130,6 +135,10 @@ Method flags:
 	--retrain-max-iter N
 	                    iteration cap of one re-fit (default 200 Newton or
 	                    20000 L-BFGS iterations)
+	--retrain-start S   where block re-fits start: full (after a re-fit on all
+	                    the data), warm (from the trained parameters, tilted:
+	                    for models stopped early) or auto (warm when the model
+	                    is not at a stationary point; default)
 	--seed N            random seed (default 1)
 
 Output flags:
@@ -142,7 +151,10 @@ Output flags:
 	                    split_lower, split_upper, bonferroni_lower,
 	                    bonferroni_upper, conformal_jackknife_lower,
 	                    conformal_jackknife_upper, m_calibration,
-	                    recommended, recommended_lower, recommended_upper;
+	                    recommended, recommended_lower, recommended_upper,
+	                    and with --adaptive aci_alpha, aci_lower, aci_upper,
+	                    agaci_lower, agaci_upper, nexcp_lower, nexcp_upper,
+	                    rolling_lower, rolling_upper;
 	                    see README "CSV format"); may be given several times
 	--json PATH         also write the JSON result to PATH
 	--fan-charts SEL    the sequences drawn as fan charts in HTML and Markdown

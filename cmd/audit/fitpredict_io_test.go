@@ -61,13 +61,13 @@ func TestFitPredictModelIO(t *testing.T) {
 	}
 	old := filepath.Join(dir, "old.rna")
 	v := bytes.Clone(b)
-	v[len("rnnaudit-fit\r\n")] = 1 // format version 1
+	v[len("rnnaudit-fit\r\n")] = 2 // format version 2
 	if err := os.WriteFile(old, v, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs := runCmd("predict", "--load", old, "--data", test, "--quiet")
-	if code != 1 || !strings.Contains(errs, "format version 1") || !strings.Contains(errs, "fit again") {
-		t.Errorf("predict of a version-1 artifact: exit %d, %s", code, errs)
+	if code != 1 || !strings.Contains(errs, "format version 2") || !strings.Contains(errs, "fit again") {
+		t.Errorf("predict of a version-2 artifact: exit %d, %s", code, errs)
 	}
 	// Data without the column dow, which fills x_cat.
 	rows := strings.Split(strings.TrimSpace(readText(t, test)), "\n")

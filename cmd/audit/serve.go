@@ -60,8 +60,9 @@ would on the same sequences (the same numbers):
 	  Each step is a step of the JSON report (README "JSON format"):
 	  lower/upper the jackknife+ interval, naive_lower/naive_upper the
 	  in-sample one and, when the fit had --calibration, split_lower/upper,
-	  bonferroni_lower/upper and conformal_jackknife_lower/upper; an
-	  unbounded limit is null. recommended is the kind the audit recommends
+	  bonferroni_lower/upper and conformal_jackknife_lower/upper, and with
+	  --adaptive aci_alpha, aci_lower/upper, agaci_lower/upper,
+	  nexcp_lower/upper and rolling_lower/upper; an unbounded limit is null. recommended is the kind the audit recommends
 	  (as the CSV's column: "" when a calibration set leaves the choice
 	  open). With targets, covered says whether each is inside its interval.
 
@@ -375,6 +376,9 @@ func (s *server) servePredict(w http.ResponseWriter, r *http.Request) {
 		Sequences: reports.JSONSequences(res)}
 	if res.Conformal != nil {
 		ans.Kinds = append(ans.Kinds, audit.KindSplit, audit.KindBonferroni, audit.KindConformalJackknife)
+	}
+	if res.Adaptive != nil {
+		ans.Kinds = append(ans.Kinds, audit.KindACI, audit.KindAgACI, audit.KindNexCP, audit.KindRolling)
 	}
 	forecasts := 0
 	for _, sq := range res.Sequences {

@@ -1,0 +1,266 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+)
+
+// Pooling says which leave-one-block-out residuals form the sets V± of a
+// forecast (DESIGN section 5).
+type Pooling string
+
+// Poolings.
+const (
+	// PoolAuto chooses PoolRows for interval and nested blocks over fewer
+	// than PoolSequences(alpha) training sequences, else PoolPosition.
+	PoolAuto Pooling = "auto"
+	// PoolPosition pairs a forecast with the residuals of the training
+	// forecasts at its own row and horizon (DESIGN section 5): one per
+	// training sequence per row, so a row needs at least ceil(1/alpha) - 1
+	// training sequences for a bounded interval.
+	PoolPosition Pooling = "position"
+	// PoolRows pairs a forecast made at row Warmup or later with every
+	// leave-one-block-out residual of its horizon at rows Warmup and
+	// later, of every block (Künsch's block jackknife for one stationary
+	// series: the residuals of a block are taken where it was left out,
+	// wherever that is in the series). Forecasts of earlier rows keep the
+	// residuals of their position: the recurrent state has not forgotten
+	// its start there. One long series then gives as many residuals as
+	// it has rows.
+	PoolRows Pooling = "rows"
+)
+
+// ParsePooling returns the pooling named s: "auto" (or ""), "position"
+// or "rows".
+func ParsePooling(s string) (Pooling, error) {
+	switch Pooling(s) {
+	case "", PoolAuto:
+		return PoolAuto, nil
+	case PoolPosition, PoolRows:
+		return Pooling(s), nil
+	}
+	return "", fmt.Errorf("audit: unknown pooling %q: choose auto, position or rows", s)
+}
+
+// MinResiduals is the number of residuals a forecast needs for a bounded
+// jackknife+ interval at level alpha: ceil((1-alpha)(m+1)) <= m exactly
+// when m >= ceil(1/alpha) - 1 (9 at alpha 0.1, 19 at 0.05).
+func MinResiduals(alpha float64) int {
+	// The small tolerance keeps 1/0.1 = 10 from rounding up to 11.
+	return int(math.Ceil(1/alpha-1e-9)) - 1
+}
+
+// PoolSequences is the number of training sequences below which PoolAuto
+// pools across rows with interval or nested blocks: 2 ceil(1/alpha) (20
+// at alpha 0.1). With fewer, a row's residuals (one per sequence) are
+// too few for a bounded interval or put its limit on the largest one or
+// two of them.
+func PoolSequences(alpha float64) int {
+	return 2 * (MinResiduals(alpha) + 1)
+}
+
+// resolvePooling decides the pooling of an audit and its warm-up rows
+// from o (Pooling, Warmup), the scheme in use and the training data, and
+// returns the note that says which pooling ran and why.
+func resolvePooling(o *Options, s *blocks.Scheme, train *blocks.Dataset) (Pooling, int, string) {
+	pool := o.Pooling
+	why := "chosen"
+	if pool == "" || pool == PoolAuto {
+		pool, why = PoolPosition, ""
+		if s.Kind != blocks.Sequences && train.Len() < PoolSequences(o.Alpha) {
+			pool = PoolRows
+			why = fmt.Sprintf("%s blocks over %d training sequence(s), fewer than %d", s.Kind, train.Len(), PoolSequences(o.Alpha))
+		}
+	}
+	if pool == PoolPosition {
+		if why == "" {
+			return pool, 0, ""
+		}
+		return pool, 0, "Residuals are pooled by position (chosen): a forecast at row t gets the leave-one-block-out residuals of the training forecasts at row t."
+	}
+	warm := o.Warmup
+	switch {
+	case warm == 0 && s.Kind != blocks.Sequences:
+		warm = s.K
+	case warm < 0:
+		warm = 0
+	}
+	note := fmt.Sprintf("Residuals are pooled across rows (%s): a forecast made at row %d or later gets every leave-one-block-out residual of its horizon from row %d on (Künsch's block jackknife); the first %d rows are a warm-up of the recurrent state and keep the residuals of their own row.",
+		why, warm+1, warm+1, warm)
+	if warm == 0 {
+		note = fmt.Sprintf("Residuals are pooled across rows (%s): every forecast gets every leave-one-block-out residual of its horizon (Künsch's block jackknife), with no warm-up.", why)
+	}
+	return PoolRows, warm, note
+}
+
+// residualSets gives each evaluated point its residual entries and the
+// entries a self-audit leaves out: by position (DESIGN section 5), or
+// pooled across rows from warmup on (PoolRows).
+type residualSets struct {
+	byF    map[forecast][]entry
+	warmup int
+	pooled map[int][]entry // by horizon; nil: by position
+	// own is the block whose evaluation region holds a point of the
+	// training set (pooled self-audits).
+	own func(pt point) int
+}
+
+// skipRule names the entries a point's interval leaves out: those of
+// training sequence seq and those of block blk (-1: none).
+type skipRule struct{ seq, blk int }
+
+func (s skipRule) drops(e entry) bool { return e.seq == s.seq || e.blk == s.blk }
+
+// noSkip leaves out nothing.
+var noSkip = skipRule{-1, -1}
+
+// byPosition is the residual sets of DESIGN section 5: by forecast.
+func byPosition(m map[forecast][]entry) *residualSets {
+	return &residualSets{byF: m}
+}
+
+// at returns the entries of point pt and what its interval leaves out:
+// in a self-audit (self) by position (and in the warm-up rows) its own
+// sequence's entries, pooled the entries of its own block.
+func (r *residualSets) at(pt point, self bool) ([]entry, skipRule) {
+	es, pooled := r.byF[pt.f], r.pooled != nil && pt.f.T >= r.warmup
+	if pooled {
+		es = r.pooled[pt.f.H]
+	}
+	switch {
+	case !self:
+		return es, noSkip
+	case pooled && r.own != nil:
+		return es, skipRule{seq: -1, blk: r.own(pt)}
+	}
+	return es, skipRule{seq: pt.seq, blk: -1}
+}
+
+// sets returns the residual sets of the leave-one-block-out residuals
+// byF under p's pooling (p.opt.Pooling, resolved by prepare).
+func (p *problem) sets(byF map[forecast][]entry) *residualSets {
+	r := byPosition(byF)
+	if p.opt.Pooling != PoolRows {
+		return r
+	}
+	r.warmup = p.opt.Warmup
+	r.pooled = map[int][]entry{}
+	for _, f := range sortedForecasts(byF) {
+		if f.T >= r.warmup {
+			r.pooled[f.H] = append(r.pooled[f.H], byF[f]...)
+		}
+	}
+	for h, es := range r.pooled {
+		r.pooled[h] = slices.Clip(es)
+	}
+	if p.self && p.scheme != nil {
+		r.own = blockOfPoint(p.scheme)
+	}
+	return r
+}
+
+// blockOfPoint returns the function that gives the block of scheme s whose
+// evaluation region holds a training point (-1: none).
+func blockOfPoint(s *blocks.Scheme) func(pt point) int {
+	type key struct{ seq, iv int }
+	byKey := map[key]int{}
+	var ivs []blocks.Block
+	for k, b := range s.Blocks {
+		switch b.Kind {
+		case blocks.Sequences:
+			byKey[key{b.Seq, -1}] = k
+		case blocks.Intervals:
+			byKey[key{-1, b.Interval}] = k
+			ivs = append(ivs, b)
+		default:
+			byKey[key{b.Seq, b.Interval}] = k
+			ivs = append(ivs, b)
+		}
+	}
+	return func(pt point) int {
+		row := pt.f.T + pt.f.H
+		k, ok := -1, false
+		switch s.Kind {
+		case blocks.Sequences:
+			k, ok = byKey[key{pt.seq, -1}]
+		default:
+			for _, b := range ivs {
+				if b.Lo <= row && row < b.Hi {
+					seq := -1
+					if s.Kind == blocks.Nested {
+						seq = pt.seq
+					}
+					k, ok = byKey[key{seq, b.Interval}]
+					break
+				}
+			}
+		}
+		if !ok {
+			return -1
+		}
+		return k
+	}
+}
+
+// poolKey returns the forecast whose residuals a forecast f shares under
+// the pooling of o (PoolRows: every forecast of a horizon from row Warmup
+// on shares those of row Warmup), or nil by position.
+func (o *Options) poolKey() func(forecast) forecast {
+	if o.Pooling != PoolRows {
+		return nil
+	}
+	warm := o.Warmup
+	return func(f forecast) forecast {
+		if f.T >= warm {
+			return forecast{warm, f.H}
+		}
+		return f
+	}
+}
+
+// pooledValues gathers the values of m by key(forecast), in the order of
+// the forecasts (row, then horizon).
+func pooledValues(m map[forecast][]float64, key func(forecast) forecast) map[forecast][]float64 {
+	out := make(map[forecast][]float64, len(m))
+	for _, f := range sortedForecasts(m) {
+		k := key(f)
+		out[k] = append(out[k], m[f]...)
+	}
+	return out
+}
+
+// continuedNote names the sequences of eval that continue a training
+// sequence (blocks.Continue), or is "" when none does.
+func continuedNote(eval *blocks.Dataset) string {
+	var ids []string
+	for _, q := range eval.Seqs {
+		if q.Context > 0 {
+			ids = append(ids, q.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d test sequence(s) continue a training sequence (same id, later steps: %s): the model reads the training rows first and the test rows start from the state they leave; their rows are counted from the training sequence's first row (--restart starts them at row 0).",
+		len(ids), elideIDs(ids, 5))
+}
+
+// elideIDs joins at most most ids, then says how many more there are.
+func elideIDs(ids []string, most int) string {
+	if len(ids) <= most {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:most], ", "), len(ids)-most)
+}
+
+// evalOrNil is the evaluated set, or nil in a self-audit.
+func (p *problem) evalOrNil() *blocks.Dataset {
+	if p.self {
+		return nil
+	}
+	return p.eval
+}
