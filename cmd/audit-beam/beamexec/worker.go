@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/container/tools"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -103,10 +105,12 @@ func LoadWorker(ctx context.Context, s *audit.WorkerSpec) (*audit.Worker, error)
 
 // IsWorker reports whether a process's arguments start a Beam worker:
 // a runner starts the worker binary with --worker=true and the harness's
-// flags (in Beam's standard flag set, not the command's).
+// flags (in Beam's standard flag set, not the command's), or, as a
+// process environment's command, with --id and --provision_endpoint
+// only (the Go SDK container's boot program's contract).
 func IsWorker(args []string) bool {
 	for _, a := range args {
-		if a == "--worker=true" || a == "-worker=true" || a == "--worker" || a == "-worker" {
+		if a == "--worker=true" || a == "-worker=true" || a == "--worker" || a == "-worker" || strings.HasPrefix(a, "--provision_endpoint=") {
 			return true
 		}
 	}
@@ -115,15 +119,35 @@ func IsWorker(args []string) bool {
 
 // RunWorker runs the Beam worker harness with args (IsWorker); it does
 // not return. Quotes around a flag's value are removed first: prism
-// passes --id='...' with the quotes to a PROCESS worker, which then
-// waits for a control connection that never comes.
+// passes --id='...' with the quotes to a process worker. Started as a
+// process environment's command (--provision_endpoint), it does what
+// the Go SDK's boot program does, without fetching a worker binary (it
+// is the worker binary): it asks the provision service for the control
+// and logging endpoints and the pipeline options, then runs the harness.
 func RunWorker(args []string) {
 	clean := make([]string, len(args))
+	var id, provision string
 	for i, a := range args {
-		if name, v, ok := strings.Cut(a, "="); ok && len(v) >= 2 && (v[0] == '\'' && v[len(v)-1] == '\'' || v[0] == '"' && v[len(v)-1] == '"') {
-			a = name + "=" + v[1:len(v)-1]
+		if name, v, ok := strings.Cut(a, "="); ok {
+			if len(v) >= 2 && (v[0] == '\'' && v[len(v)-1] == '\'' || v[0] == '"' && v[len(v)-1] == '"') {
+				v = v[1 : len(v)-1]
+			}
+			a = name + "=" + v
+			switch strings.TrimLeft(name, "-") {
+			case "id":
+				id = v
+			case "provision_endpoint":
+				provision = v
+			}
 		}
 		clean[i] = a
+	}
+	if provision != "" {
+		var err error
+		if clean, err = boot(id, provision); err != nil {
+			fmt.Fprintln(os.Stderr, "audit-beam worker:", err)
+			os.Exit(1)
+		}
 	}
 	if err := flag.CommandLine.Parse(clean); err != nil {
 		fmt.Fprintln(os.Stderr, "audit-beam worker:", err)
@@ -132,4 +156,31 @@ func RunWorker(args []string) {
 	beam.Init() // runs the harness and exits
 	fmt.Fprintln(os.Stderr, "audit-beam worker: the Beam harness returned")
 	os.Exit(1)
+}
+
+// boot asks the provision service at endpoint for what worker id needs
+// and returns the harness's arguments.
+func boot(id, endpoint string) ([]string, error) {
+	ctx := grpcx.WriteWorkerID(context.Background(), id)
+	info, err := tools.ProvisionInfo(ctx, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning from %s: %w", endpoint, err)
+	}
+	options, err := tools.ProtoToJSON(info.GetPipelineOptions())
+	if err != nil {
+		return nil, fmt.Errorf("the pipeline options: %w", err)
+	}
+	if err := tools.MakePipelineOptionsFileAndEnvVar(options); err != nil {
+		return nil, fmt.Errorf("the pipeline options: %w", err)
+	}
+	if info.GetStatusEndpoint() != nil {
+		os.Setenv("STATUS_ENDPOINT", info.GetStatusEndpoint().GetUrl())
+	}
+	if len(info.GetRunnerCapabilities()) > 0 {
+		os.Setenv("RUNNER_CAPABILITIES", strings.Join(info.GetRunnerCapabilities(), " "))
+	}
+	return []string{"--worker=true", "--id=" + id,
+		"--logging_endpoint=" + info.GetLoggingEndpoint().GetUrl(),
+		"--control_endpoint=" + info.GetControlEndpoint().GetUrl(),
+		"--semi_persist_dir=" + os.TempDir()}, nil
 }
