@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,6 +61,16 @@ func TestDetectLayout(t *testing.T) {
 			nodePB("Transpose", "tr", list("xs"), list("seq"), attrInts("perm", 1, 0, 2))), onnx.BatchFirst, "Transpose [1 0 2] before LSTM"},
 		{"other transpose", recurrentModel(t, []any{5, 3, 2}, 0,
 			nodePB("Transpose", "tr", list("x"), list("seq"), attrInts("perm", 0, 2, 1))), onnx.Unknown, `Transpose node "tr" with perm [0 2 1]`},
+		{"conv between permutes", recurrentModel(t, []any{5, 3, 2}, 0,
+			nodePB("Transpose", "p1", list("x"), list("xc"), attrInts("perm", 0, 2, 1)),
+			nodePB("Conv", "conv", list("xc", "W"), list("c")),
+			nodePB("Relu", "relu", list("c"), list("r")),
+			nodePB("Transpose", "dead", list("r"), list("unused"), attrInts("perm", 0, 2, 1)),
+			nodePB("Shape", "shape", list("unused"), list("s")),
+			nodePB("Transpose", "p2", list("r"), list("seq"), attrInts("perm", 2, 0, 1))), onnx.BatchFirst,
+			`Transpose node "p1" with perm [0 2 1], Conv node "conv", Transpose node "p2" with perm [2 0 1] before LSTM node "lstm" (layout 0)`},
+		{"feature axis as time", recurrentModel(t, []any{5, 3, 2}, 0,
+			nodePB("Transpose", "p", list("x"), list("seq"), attrInts("perm", 2, 0, 1))), onnx.Unknown, "reads axis 0 of the input as batch and axis 2 as time"},
 		{"no recurrent node", modelPB(14, graphPB(pbs(nodePB("Relu", "r", list("x"), list("y"))),
 			pbs(valueInfoPB("x", 1, 5, 3, 2)), pbs(valueInfoPB("y", 1)), nil)), onnx.Unknown, "no RNN, LSTM, GRU or Scan node reads the input"},
 		{"scan along axis 1", scanModel(1, identity), onnx.BatchFirst, `Scan node "scan" scans axis 1 of the input after 0 transposes`},
@@ -85,6 +96,27 @@ func TestLayoutString(t *testing.T) {
 	for l, want := range map[onnx.Layout]string{onnx.BatchFirst: "batch-first", onnx.TimeFirst: "time-first", onnx.Unknown: "unknown"} {
 		if got := l.String(); got != want {
 			t.Errorf("%d: got %q, want %q", int(l), got, want)
+		}
+	}
+}
+
+// TestDetectLayoutCNNLSTM detects the layout of the zoo's CNN-LSTM exports
+// (x.permute(0, 2, 1) -> Conv1d -> ReLU -> permute -> LSTM, made by
+// testdata/zoo/make_zoo.py) from the graph alone, with the input's
+// dimension names removed as in an export without dynamic_axes names.
+func TestDetectLayoutCNNLSTM(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"cnn_lstm_op13.onnx", "cnn_lstm_op17.onnx"} {
+		g, err := onnx.Load(filepath.Join("testdata", "zoo", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range g.Inputs[0].Dims {
+			g.Inputs[0].Dims[i].Name = ""
+		}
+		got, reason := onnx.DetectLayout(g)
+		if got != onnx.BatchFirst || !strings.Contains(reason, `Conv node "/conv/Conv"`) {
+			t.Errorf("%s: got %v (%s), want batch-first through the Conv", name, got, reason)
 		}
 	}
 }
