@@ -183,12 +183,10 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
 	}
 	if st.Low != nil {
-		v := fnum(*st.Low)
-		s.Low = &v
+		s.Low = fptr(*st.Low)
 	}
 	if st.High != nil {
-		v := fnum(*st.High)
-		s.High = &v
+		s.High = fptr(*st.High)
 	}
 	if o != nil {
 		s.Columns = o.Columns
