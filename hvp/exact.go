@@ -58,28 +58,38 @@ func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Option
 		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d %s failed", P, P, opt.Curvature)
 	}
 	rep.MinEig, rep.MaxEig = vals[0], vals[len(vals)-1]
-	lam := rep.Lambda
-	for _, v := range vals {
-		if v < -lam {
-			rep.NegativeEigs++
-		}
-	}
-	inv := make([]float64, P)
-	for i, v := range vals {
-		d := v + lam
-		if d == 0 {
-			return nil, errs.Fix([]Option{OptDamping}, "%w: eigenvalue %.4g + lambda is exactly 0", ErrIndefinite, v)
-		}
-		inv[i] = 1 / d
-	}
 	full := make([]float64, P*P)
 	for i := 0; i < P; i++ {
 		for k := 0; k < P; k++ {
 			full[i*P+k] = c.At(i, k)
 		}
 	}
-	return &eigFactor{P: P, vals: vals, inv: inv, vecs: vecs, c: full, lam: lam}, nil
+	return (&eigFactor{P: P, vals: vals, vecs: vecs, c: full}).damped(rep)
 }
+
+// damped returns f's eigendecomposition damped by rep.Lambda: the
+// inverse eigenvalues 1 / (vals + lambda), sharing vals, vecs and c with
+// f, and the count of eigenvalues below -lambda in rep.
+func (f *eigFactor) damped(rep *Report) (*eigFactor, error) {
+	lam := rep.Lambda
+	rep.NegativeEigs = 0
+	for _, v := range f.vals {
+		if v < -lam {
+			rep.NegativeEigs++
+		}
+	}
+	inv := make([]float64, f.P)
+	for i, v := range f.vals {
+		d := v + lam
+		if d == 0 {
+			return nil, errs.Fix([]Option{OptDamping}, "%w: eigenvalue %.4g + lambda is exactly 0", ErrIndefinite, v)
+		}
+		inv[i] = 1 / d
+	}
+	return &eigFactor{P: f.P, vals: f.vals, inv: inv, vecs: f.vecs, c: f.c, lam: lam}, nil
+}
+
+func (f *eigFactor) redamp(_ context.Context, rep *Report) (factor, error) { return f.damped(rep) }
 
 func (f *eigFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Report) error {
 	P := f.P
