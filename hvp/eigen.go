@@ -80,6 +80,6 @@ func eigenSym(ctx context.Context, a mat.Symmetric, vectors bool) (w, v []float6
 	if err := ctx.Err(); err != nil {
 		return nil, nil, false, err
 	}
-	ok = dsteqr(lapack.EVComp(lapack.EVCompute), n, w, work[inde:], raw.Data, raw.Stride, work[indtau:])
+	ok = impl.Dsteqr(lapack.EVComp(lapack.EVCompute), n, w, work[inde:], raw.Data, raw.Stride, work[indtau:])
 	return w, raw.Data, ok, nil
 }
