@@ -6,9 +6,9 @@ import (
 )
 
 // redamper is a factor that can be re-damped from what it keeps: the
-// exact method's eigendecomposition (only the inverse eigenvalues
-// change) and the dual method's Jacobian rows and kernel eigenvalues
-// (one more kernel product and Cholesky factorisation).
+// exact method's dense curvature and eigenvalues (one more P×P inverse)
+// and the dual method's Jacobian rows and kernel eigenvalues (one more
+// kernel product and Cholesky factorisation).
 type redamper interface {
 	// redamp returns the factor of the same curvature at rep.Lambda,
 	// recording in rep what the method records (eigenvalues below
