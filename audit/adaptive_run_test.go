@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestAdaptiveRun audits the small synthetic example with the adaptive
@@ -60,21 +62,7 @@ func TestAdaptiveRun(t *testing.T) {
 	}
 
 	// Fit then Predict gives the same adaptive intervals.
-	fit, err := audit.Fit(context.Background(), g, train, &opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := fit.Predict(context.Background(), test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range res.Sequences {
-		for k, st := range s.Steps {
-			if got := pred.Sequences[i].Steps[k].Adaptive; got == nil || *got != *st.Adaptive {
-				t.Fatalf("sequence %s step %d: Predict's adaptive limits %+v, Run's %+v", s.ID, k, got, st.Adaptive)
-			}
-		}
-	}
+	samePredicted(t, g, train, test, &opt, res)
 
 	const window = 40
 	opt = audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &audit.AdaptiveOptions{Window: window, Pooled: true}}
@@ -182,7 +170,23 @@ func TestAdaptiveRunJackknifeBase(t *testing.T) {
 	if nested == 0 {
 		t.Error("ACI never left the jackknife+ interval at alpha")
 	}
-	fit, err := audit.Fit(context.Background(), g, train, &opt)
+	samePredicted(t, g, train, test, &opt, res)
+
+	opt.Solver = audit.LowRank
+	res, err = audit.Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Adaptive.Notes, " "), "low-rank") {
+		t.Errorf("low-rank notes %q, want one on the scaled interval", res.Adaptive.Notes)
+	}
+}
+
+// samePredicted fits with opt on train, predicts test and checks that
+// every step's adaptive limits equal those of res, Run's result.
+func samePredicted(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, opt *audit.Options, res *audit.Result) {
+	t.Helper()
+	fit, err := audit.Fit(context.Background(), g, train, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,14 +200,5 @@ func TestAdaptiveRunJackknifeBase(t *testing.T) {
 				t.Fatalf("sequence %s step %d: Predict's adaptive limits %+v, Run's %+v", s.ID, k, got, st.Adaptive)
 			}
 		}
-	}
-
-	opt.Solver = audit.LowRank
-	res, err = audit.Run(context.Background(), g, train, test, &opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(res.Adaptive.Notes, " "), "low-rank") {
-		t.Errorf("low-rank notes %q, want one on the scaled interval", res.Adaptive.Notes)
 	}
 }
