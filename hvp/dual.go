@@ -119,10 +119,6 @@ type dualMethod struct{}
 
 func (dualMethod) String() string { return "dual" }
 
-func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorDual(ctx, o, theta, opt, rep)
-}
-
 // dualFactor is Method Dual's factor: the rows of D and the Cholesky
 // factor of D D^T + mu I.
 type dualFactor struct {
@@ -137,10 +133,14 @@ type dualFactor struct {
 }
 
 // redamp rebuilds the kernel from the kept rows and factorises it at
-// rep.Lambda + ridge: the same numbers as factorDual at that damping,
+// rep.Lambda + ridge: the same numbers as factorize at that damping,
 // without the Jacobian rows and the eigenvalues.
 func (f *dualFactor) redamp(ctx context.Context, rep *Report) (factor, error) {
-	return newDualFactor(ctx, f.d, f.N, f.P, f.ridge, f.vals, rep)
+	g, err := newDualFactor(ctx, f.d, f.N, f.P, f.ridge, f.vals, rep)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 var _ factor = (*dualFactor)(nil)
@@ -151,12 +151,12 @@ func (f *dualFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-// factorDual builds the dual factor of o's Gauss-Newton matrix at theta:
+// factorize builds the dual factor of o's Gauss-Newton matrix at theta:
 // D from the output Jacobian, trace(C) = |D|_F^2 + P r exactly, lambda
 // as the exact method sets it, the kernel's eigenvalues for the report
 // (C's are those plus r, and r on the P - N directions D does not reach)
 // and its Cholesky factor.
-func factorDual(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*dualFactor, error) {
+func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	if opt.Curvature != GaussNewton {
 		return nil, fmt.Errorf("hvp: the dual method needs the Gauss-Newton curvature, not the %s", opt.Curvature)
 	}
@@ -171,10 +171,14 @@ func factorDual(ctx context.Context, o *Objective, theta []float64, opt *Options
 	}
 	rep.Trace = tr + float64(P)*o.Ridge
 	rep.setDamping(P)
-	return newDualFactor(ctx, d, N, P, o.Ridge, nil, rep)
+	f, err := newDualFactor(ctx, d, N, P, o.Ridge, nil, rep)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-// newDualFactor is factorDual's factor of the Jacobian rows d (N×P):
+// newDualFactor is the dual method's factor of the Jacobian rows d (N×P):
 // the kernel D D^T, its eigenvalues (vals, or computed when nil) and the
 // Cholesky factor at rep.Lambda + ridge, with the extreme eigenvalues
 // and the count below -lambda in rep.

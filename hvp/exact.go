@@ -20,10 +20,6 @@ type exactMethod struct{}
 
 func (exactMethod) String() string { return "exact" }
 
-func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorExact(ctx, o, theta, opt, rep)
-}
-
 // exactFactor is the exact method's factor: C's eigenvalues (for the
 // report) and the explicit inverse of C + lambda I, from its Cholesky
 // factorisation when it is positive definite and its LU factorisation
@@ -51,7 +47,9 @@ func (f *exactFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*exactFactor, error) {
+// factorize forms C densely, computes its eigenvalues for the report and
+// inverts C + lambda I (exactFactor).
+func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	P := o.numParams()
 	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {
