@@ -137,10 +137,13 @@ func dampedInverse(ctx context.Context, c []float64, P int, lambda float64) (inv
 	a := make([]float64, P*P)
 	ok, ierr := interruptible(ctx, func() bool {
 		impl := gonum.Implementation{}
-		copy(a, c)
-		for i := 0; i < P; i++ {
-			a[i*P+i] += lambda
+		load := func() { // a = C + lambda I
+			copy(a, c)
+			for i := 0; i < P; i++ {
+				a[i*P+i] += lambda
+			}
 		}
+		load()
 		if impl.Dpotrf(blas.Upper, P, a, P) && impl.Dpotri(blas.Upper, P, a, P) {
 			// The upper triangle holds the inverse: mirror it.
 			for i := 0; i < P; i++ {
@@ -151,10 +154,7 @@ func dampedInverse(ctx context.Context, c []float64, P int, lambda float64) (inv
 			return true
 		}
 		lu = true
-		copy(a, c)
-		for i := 0; i < P; i++ {
-			a[i*P+i] += lambda
-		}
+		load()
 		ipiv := make([]int, P)
 		if !impl.Dgetrf(P, P, a, P, ipiv) {
 			err = errs.Fix([]Option{OptDamping}, "%w: the %d×%d damped curvature is exactly singular (lambda %.4g)", ErrIndefinite, P, P, lambda)
