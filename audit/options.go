@@ -169,9 +169,11 @@ type Options struct {
 	// DampingSensitivity re-runs the influence, residual and interval
 	// phases with the damping multiplied and divided by 10 and reports how
 	// far the intervals move (Diagnostics.DampingSensitivity, and a
-	// verdict reason when they move by more than DampingShare). It about
-	// triples the cost of those phases, so it is asked for; the command
-	// always asks.
+	// verdict reason when they move by more than DampingShare). The exact
+	// and dual solvers re-damp the audit's factorisation (no new curvature
+	// or block gradients), but the solves, the Newton correction and the
+	// perturbed forward passes run twice more, so it is asked for; the
+	// command always asks.
 	DampingSensitivity bool
 	// Calibration is a held-out labelled set of sequences (nil: none),
 	// exchangeable with the test sequences and disjoint from the training

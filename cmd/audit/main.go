@@ -178,7 +178,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
-	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (about triples the solve's time)")
+	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (the exact and dual solvers re-damp their factorisation: two more solves and two more sets of perturbed forward passes)")
 	fs.StringVar(&f.fanCharts, "fan-charts", "auto", "the sequences drawn as fan charts in HTML and Markdown reports: auto, auto:N, first:N, all, none or ids separated by commas")
 	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
