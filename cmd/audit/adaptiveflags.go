@@ -31,7 +31,7 @@ func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.on, "adaptive", false, "add intervals that adapt along time (ACI, AgACI, NexCP, rolling conformal), for test data that continue the series in time; implied by the flags below")
 	fs.BoolVar(&a.pooled, "adaptive-pooled", false, "run one adaptive state over all test sequences in the order of their steps (t), for sequences that are windows of one series (default: one state per sequence)")
 	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval of the adaptive kinds: split (prediction ± q) or jackknife (ACI and AgACI: the jackknife+ interval recomputed at their working level; NexCP and rolling: the jackknife+ interval scaled about the prediction)")
-	fs.Float64Var(&a.gamma, "aci-gamma", audit.DefaultGamma, "ACI's step size gamma")
+	fs.Float64Var(&a.gamma, "aci-gamma", 0, "ACI's step size gamma (default 1/(alpha W - 2) for W of --rolling-window, the smallest step that bounds every window's miscoverage by 2 alpha: 0.0435 at alpha 0.1 and W 250)")
 	fs.Float64SliceVar(&a.grid, "agaci-grid", audit.DefaultAgACIGrid, "AgACI's step sizes")
 	fs.Float64Var(&a.rho, "nexcp-rho", audit.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
 	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
@@ -62,11 +62,11 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOp
 	default:
 		return nil, usagef("--adaptive-base %q: choose split or jackknife", a.base)
 	}
-	if !(a.gamma > 0 && a.gamma < 1) {
-		return nil, usagef("--aci-gamma %g: must be in (0, 1) (default %g)", a.gamma, audit.DefaultGamma)
+	if fs.Changed("aci-gamma") && !(a.gamma > 0 && a.gamma < 1) {
+		return nil, usagef("--aci-gamma %g: must be in (0, 1) (default 1/(alpha W - 2) for W of --rolling-window)", a.gamma)
 	}
 	if len(a.grid) == 0 {
-		return nil, usagef("--agaci-grid: give at least one step size, such as %g", audit.DefaultGamma)
+		return nil, usagef("--agaci-grid: give at least one step size, such as %g", audit.DefaultAgACIGrid[0])
 	}
 	for _, g := range a.grid {
 		if !(g > 0 && g < 1) {

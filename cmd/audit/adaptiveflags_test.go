@@ -26,7 +26,7 @@ func TestAdaptiveFlags(t *testing.T) {
 		a.Pooled != want.Pooled || a.Base != want.Base || a.RollingWindow != want.RollingWindow || a.LabelDelay != want.LabelDelay {
 		t.Fatalf("options %+v, want %+v", p.opt.Adaptive, want)
 	}
-	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != audit.DefaultGamma {
+	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != 0 {
 		t.Fatalf("--adaptive: %v, %+v", err, p.opt.Adaptive)
 	}
 	for _, c := range []struct {
