@@ -122,9 +122,14 @@ func WindowGamma(alpha float64, w int) float64 {
 	return 1 / d
 }
 
-// DefaultAgACIGrid are AgACI's default step sizes, from slow (close to
-// split conformal) to fast.
-var DefaultAgACIGrid = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}
+// DefaultAgACIGrid are AgACI's default step sizes, Zaffran et al.'s
+// grid of 30 (their code, AgACI/Script/acp_gamma.R): 0 (split conformal
+// on the base scores, never adapting), 5e-6, 5e-5, then 0.0001 to 0.0009,
+// 0.001 to 0.009 and 0.01 to 0.09 in steps of their first value.
+var DefaultAgACIGrid = []float64{0, 0.000005, 0.00005,
+	0.0001, 0.0002, 0.0003, 0.0004, 0.0005, 0.0006, 0.0007, 0.0008, 0.0009,
+	0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009,
+	0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09}
 
 // Base families of the adaptive intervals.
 const (
@@ -178,8 +183,8 @@ func (o AdaptiveOptions) withDefaults(alpha float64) (AdaptiveOptions, error) {
 		return o, fmt.Errorf("audit: unknown adaptive base %q (split or jackknife)", o.Base)
 	}
 	for _, g := range o.Grid {
-		if !(g > 0 && g < 1) {
-			return o, fmt.Errorf("audit: AgACI step size %g must be in (0, 1)", g)
+		if !(g >= 0 && g < 1) {
+			return o, fmt.Errorf("audit: AgACI step size %g must be in [0, 1)", g)
 		}
 	}
 	return o, nil

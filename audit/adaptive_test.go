@@ -314,7 +314,7 @@ func TestAdaptiveOptions(t *testing.T) {
 	if o, _ := (AdaptiveOptions{RollingWindow: 25}).withDefaults(0.1); o.Gamma != DefaultGamma {
 		t.Errorf("window 25: gamma %g, want %g", o.Gamma, DefaultGamma)
 	}
-	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{}}} {
+	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{-0.01}}, {Grid: []float64{}}} {
 		if _, err := bad.withDefaults(0.1); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
