@@ -321,6 +321,16 @@ def write(a, rows):
             "labelled forecasts (Darts' window), pooled over rows.",
             "- ACI's unbounded intervals (alpha_t <= 0, or below 1/(m+1)) are part of its long-run guarantee, not a failure; the "
             "width column leaves them out, so kinds with more than 2% of them do not set the narrowest width.",
+            "- ACI's default step is 1/(alpha W - 2) = 0.0435 (alpha 0.1, W 250): the smallest for which every 250 consecutive "
+            "forecasts miss at most 2 alpha on any data (alpha_t stays in [-gamma, 1 + gamma]); Gibbs and Candès's 0.005 is the "
+            "'gamma 0.005' row. AgACI aggregates Zaffran et al.'s 30 steps (0 to 0.09) with Bernstein online aggregation "
+            "(opera's BOA, gradient trick, pinball loss at alpha/2 and 1 - alpha/2, lower and upper limits separately); an "
+            "expert's unbounded limit enters the aggregation at the base family's widest finite member (Zaffran et al. use "
+            "fixed constants such as ±1000). The quantile at level 1 - alpha_t is the conformal rank ceil((1 - alpha_t)(m + 1)) "
+            "(Gibbs and Candès and Zaffran et al. take the plain empirical quantile): at alpha_t = alpha it is split conformal's "
+            "interval, and the long-run and window bounds hold for either.",
+            "- 'jackknife+ at alpha_t': ACI and AgACI recompute the jackknife+ interval at their working level from the sequence "
+            "blocks' leave-one-block-out sets (120 per forecast), DESIGN section 5's ranks; they need no calibration scores.",
             "- goog has 400 test forecasts, so its worst window is the lowest of 151 windows of 250. Its jackknife+ with "
             "sequence blocks (26 training windows) is 20 times wider than the others: the influence estimate of this "
             "Adam-trained GRU is poor there, which the audit's own warnings say; the interval blocks are narrow and under-cover.",

@@ -89,4 +89,17 @@ for run, what in RUNS:
                          f"{'yes' if c2 else 'no'}, width at most 1.3 times the narrowest {'yes' if c3 else 'no'}"
                          f"{' (' + str(k['infinite_intervals']) + ' unbounded)' if k['infinite_intervals'] else ''}")
     lines += [""] + ["Note: " + x for x in doc["adaptive"]["notes"]] + [""]
+lines += ["## Notes", "",
+          "- Labels: the target of row t is the log RMS of the returns of rows t+1..t+5, known at row t+5, so the adaptive "
+          "state takes it 5 rows after the forecast (--label-delay 5); the last run feeds it back at row t, 5 rows too "
+          "early, as the benchmark did before. ACI's bounds are stated for labels known before the next forecast and hold "
+          "only approximately with the delay.",
+          "- Each index runs its own adaptive state (371 forecasts): the worst window of 250 is taken within an index; ACI's "
+          "long-run bound per index, (0.9 + gamma)/(gamma 371), is loose at these lengths.",
+          "- ACI's default step is 1/(alpha W - 2) = 0.0435, the smallest that bounds every window of 250 by 2 alpha with "
+          "immediate labels; AgACI aggregates Zaffran et al.'s 30 steps; see ../RESULTS.md's notes for the rest of the "
+          "protocol.",
+          "- The split base calibrates on each index's own last 250 labelled forecasts, so its first forecasts (before "
+          "9 labels) are unbounded; the jackknife base needs no scores (the leave-one-block-out sets of each forecast).",
+          "- Wall time is not measured here (the machine is shared; see the load in the report of the run).", ""]
 print("\n".join(lines))
