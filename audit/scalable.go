@@ -137,8 +137,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 			return nil, err
 		}
 	}
-	table, err := CombineBlocks(bp.recs)
-	if err != nil {
+	table := bp.table
+	if err := table.fill(bp.recs); err != nil { // the refined blocks' records
 		return nil, err
 	}
 	bp.recs = nil
@@ -156,7 +156,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
+	inf.rep = &tableRep{table: table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
 
@@ -340,6 +340,9 @@ type blockPassOut struct {
 	levMax    []float64
 	unbounded []bool
 	total     []float64
+	// table holds the records of the block pass (recs are views of its
+	// rows), nil in a chunk's output.
+	table *BlockTable
 }
 
 // newBlockPassOut allocates the figures of n blocks (with leverage when
@@ -377,6 +380,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		blockOf[b.Seq] = k
 	}
 	out := newBlockPassOut(nb, withRows)
+	out.table = newBlockTable(nb, f.Rank(), 0, len(lr.slots))
 	P := len(p.theta)
 	gs, err := p.makeGroups(p.train, streamBatch)
 	if err != nil {
@@ -413,7 +417,11 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 			if k < 0 {
 				continue
 			}
-			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = res.recs[b], res.gnorm[b], res.norms[b], res.shift[b]
+			rec, err := out.table.put(k, res.recs[b])
+			if err != nil {
+				return err
+			}
+			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = rec, res.gnorm[b], res.norms[b], res.shift[b]
 			if withRows {
 				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
 			}
