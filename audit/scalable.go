@@ -487,14 +487,21 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	sortByDesc(idx, norms)
 	idx = idx[:min(10, len(idx))]
 	bl := p.scheme.Blocks
-	partOf := make([]int, p.train.Len())
-	for pi, gr := range p.parts {
-		partOf[gr.seqs[0]] = pi
-	}
-	obj := p.objective(p.parts)
-	jobs := make([]hvp.Job, len(idx))
+	// One batch per block listed (the problem keeps no per-sequence
+	// batches on this path).
+	parts := make([]*group, len(idx))
 	for j, k := range idx {
-		jobs[j] = hvp.Job{Batch: partOf[bl[k].Seq]}
+		i := bl[k].Seq
+		gr, err := p.newGroup(p.train, p.train.Seqs[i].Len(), []int{i})
+		if err != nil {
+			return err
+		}
+		parts[j] = gr
+	}
+	obj := p.objective(parts)
+	jobs := make([]hvp.Job, len(idx))
+	for j := range idx {
+		jobs[j] = hvp.Job{Batch: j}
 	}
 	g := make([][]float64, len(idx))
 	if err := obj.Gradients(ctx, p.theta, jobs, g, nil); err != nil {
@@ -508,7 +515,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	ws := states{}
 	for j, k := range idx {
 		i := bl[k].Seq
-		gr := p.parts[partOf[i]]
+		gr := parts[j]
 		for a := range th {
 			th[a] = p.theta[a] + u[j][a]
 		}

@@ -143,6 +143,10 @@ type PointRecord struct {
 	G, H []float64
 }
 
+// mapPointsBatch is the number of rows from which MapPoints projects them
+// in one blocked product (transposing U first).
+const mapPointsBatch = 16
+
 // MapPoints is the map step of the test pass: for each test point i, its
 // output-Jacobian row jac[i] (d f / d theta, P floats; not kept, e.g.
 // from hvp.Objective.PerExampleGradients with Job.Outputs), prediction f[i]
@@ -157,6 +161,18 @@ func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]P
 		if len(row) != s.P {
 			return nil, fmt.Errorf("audit: test point %d: a Jacobian row of length %d, the basis has %d parameters", i, len(row), s.P)
 		}
+	}
+	if s.KS() == 0 && len(jac) >= mapPointsBatch {
+		// One blocked product for all rows (projector) instead of a
+		// matrix-vector product per row, which read U from memory for
+		// each: 3.9 Gflop per CPU second at P = 17,217.
+		g := newProjector(s.U, s.P).rows(jac)
+		for i := range jac {
+			out[i] = PointRecord{F: f[i], Forecast: forecast[i], Skip: -1, G: g[i], H: []float64{}}
+		}
+		return out, nil
+	}
+	for i, row := range jac {
 		g, h := s.project(row)
 		out[i] = PointRecord{F: f[i], Forecast: forecast[i], Skip: -1, G: g, H: h}
 	}
