@@ -17,41 +17,48 @@ import (
 // theta_hat with the curvature C at theta_hat. An interval or nested
 // block deletes an interval of every sequence, a large share of the
 // data, so its leave-out optimum is further from theta_hat than a
-// sequence's and one step with a curvature taken at theta_hat (and
-// Gauss-Newton rather than the Hessian) falls short. Interval blocks are
-// few (T/K), so the audit can afford to iterate:
+// sequence's, and one step with the Gauss-Newton curvature taken at
+// theta_hat falls short. Interval blocks are few (T/K), so the audit can
+// afford to iterate on the tilted leave-block-out objective
 //
-//	theta_{k+1} = theta_k - (C - C_b)^-1 (grad L_-b(theta_k) - grad L(theta_hat)),  theta_0 = theta_hat,
+//	F_b(theta) = L_-b(theta) - grad L(theta_hat).theta,  grad F_b(theta) = grad L_-b(theta) - grad L(theta_hat),
 //
-// with (C - C_b)^-1 the block's Woodbury solve of the one-step estimator
-// (the curvature's factorisation at theta_hat and the block's Jacobian
-// rows, reused at every step) and the gradient of the leave-block-out
-// loss recomputed exactly at theta_k: one pass over the training data a
-// step. The first step is the one-step estimator's, because grad
-// L_-b(theta_hat) - grad L(theta_hat) = -grad L_b(theta_hat). The fixed
-// point is where grad L_-b(theta) = grad L(theta_hat): whatever the
-// curvature approximation, since the gradient is exact, it is the
-// stationary point of the tilted leave-block-out objective
-// L_-b(theta) - grad L(theta_hat).theta nearest theta_hat. For a model
-// at a stationary point of its loss (grad L(theta_hat) = 0) that is the
-// leave-block-out optimum, what exact re-training from theta_hat finds;
-// for a model stopped early it is the leave-block-out optimum relative to
-// where the model stopped (the full objective tilted so that theta_hat
-// is its stationary point: only the block's deletion moves the model),
-// the target of the tilted warm-started exact re-fits
-// (Options.RetrainStart).
+// from theta_0 = theta_hat with the exact gradient recomputed at every
+// iterate (one pass over the training data), by preconditioned L-BFGS
+// (quasiNewton): its initial inverse Hessian is the block's Woodbury
+// solve (C - C_b)^-1 of the one-step estimator (the curvature's
+// factorisation at theta_hat and the block's Jacobian rows, reused at
+// every step), so its first full step is the one-step estimate (grad
+// F_b(theta_hat) = -grad L_b(theta_hat)), and its secant pairs learn
+// what the Gauss-Newton curvature at theta_hat misses. Its limit is where
+// grad L_-b(theta) = grad L(theta_hat), whatever the curvature
+// approximation, since the gradient is exact: for a model at a
+// stationary point of its loss (grad L(theta_hat) = 0) the
+// leave-block-out optimum nearest theta_hat, what exact re-training from
+// theta_hat finds; for a model stopped early, the leave-block-out optimum
+// relative to where it stopped (the objective tilted so that theta_hat
+// is stationary with every block: only the block's deletion moves the
+// model), the target of the tilted warm-started exact re-fits
+// (Options.RetrainStart). A model stopped early is not iterated by
+// default: its tilted objective can be unbounded below (a tanh
+// recurrence trained without weight decay has a bounded loss in its
+// recurrent weights, which the linear tilt then drives to infinity:
+// measured on audit/testdata/longseries, the iterates' distance from
+// theta_hat grew from 0.2-2.5 to 4-30 in 20 steps, none converged).
 //
-// Stop rule: after step k the iteration stops as converged when
-// |theta_{k+1} - theta_k| <= newtonIterTol |theta_1 - theta_0|; it stops
-// as not converged at Options.NewtonSteps steps, or when the tilted
-// gradient's norm at theta_k is not below its norm at theta_{k-1} (the
-// iteration is not contracting: it keeps theta_{k-1}). Unbounded blocks
+// Stop rule: a block stops as converged when a step |theta_{k+1} -
+// theta_k| is at most newtonIterTol |theta_1 - theta_0|, and as not
+// converged after Options.NewtonSteps steps (the default
+// newtonDefaultSteps); each step costs one gradient pass and at least one
+// value pass (the Armijo line search) over the training data. The
+// audit's diagnostics report each block's steps, whether it converged,
+// the passes and the wall time (NewtonIteration). Unbounded blocks
 // (leverage within LeverageLimit of 1) keep their infinitesimal step and
-// are not iterated. Each iterated block then takes its own residuals
-// from a forward pass at its final theta_-b, as interval and nested
-// blocks always do: the linearised residuals belong to the first step.
-// The leverage (the diagonal of S at theta_hat) stays the diagnostic it
-// is, and the unbounded-block test is the one-step estimator's.
+// are not iterated. Each iterated block takes its own residuals from a
+// forward pass at its final theta_-b, as interval and nested blocks
+// always do: the linearised residuals belong to the first step. The
+// leverage (the diagonal of S at theta_hat) stays the diagnostic it is,
+// and the unbounded-block test is the one-step estimator's.
 
 // newtonIterTol is the iteration's relative step tolerance: a step below
 // 1e-4 of the first (the one-step estimate's) moves the limits by far
@@ -63,17 +70,23 @@ const newtonIterTol = 1e-4
 const newtonDefaultSteps = 20
 
 // newtonSteps is the most Newton steps per block of the problem's
-// scheme: Options.NewtonSteps, or by default newtonDefaultSteps for
-// interval and nested blocks and 1 (the one-step estimator) for sequence
-// blocks, which are many and closer to theta_hat.
-func (p *problem) newtonSteps() int {
-	if p.opt.NewtonSteps > 0 {
-		return p.opt.NewtonSteps
+// scheme for a model with stationarity ratio stationarity
+// (Diagnostics.Stationarity): Options.NewtonSteps, or by default
+// newtonDefaultSteps for interval and nested blocks of a model at a
+// stationary point and 1 (the one-step estimator) for sequence blocks,
+// which are many and closer to theta_hat, and for a model stopped early
+// (see newtonIterate), with the note saying why ("" when none).
+func (p *problem) newtonSteps(stationarity float64) (int, string) {
+	switch {
+	case p.opt.NewtonSteps > 0:
+		return p.opt.NewtonSteps, ""
+	case p.scheme.Kind == blocks.Sequences:
+		return 1, ""
+	case stationarity > StationarityBound:
+		return 1, fmt.Sprintf("The model is not at a stationary point of its loss (stationarity ratio %.3g > %g), so the Newton steps of the %s blocks are not iterated: the tilted leave-block-out objective they would iterate on can be unbounded below (a saturating recurrence trained without weight decay), and minimising it moves the model far from where it stopped. Set the number of Newton steps to iterate anyway.",
+			stationarity, StationarityBound, p.scheme.Kind)
 	}
-	if p.scheme.Kind == blocks.Sequences {
-		return 1
-	}
-	return newtonDefaultSteps
+	return newtonDefaultSteps, ""
 }
 
 // NewtonIteration is what the iterated Newton estimator did (see
@@ -86,8 +99,10 @@ type NewtonIteration struct {
 	Steps       []int
 	Converged   []bool
 	Unconverged int
-	// Passes counts the gradient passes over the training data (one per
-	// step after the first, plus one for the full gradient at theta_hat).
+	// Passes counts the passes over the training data: per block one
+	// gradient pass at theta_hat and per step one gradient pass and the
+	// line search's value passes, and one for the full gradient at
+	// theta_hat.
 	Passes int
 	Time   time.Duration
 }
@@ -98,7 +113,10 @@ type NewtonIteration struct {
 // A J^T, A = (C + lambda I)^-1 as f applies it. It returns nil when the
 // scheme takes one step.
 func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence, unbounded []bool, block func(k int) ([]ownTerm, [][]float64, [][]float64)) (*NewtonIteration, error) {
-	maxSteps := p.newtonSteps()
+	maxSteps, note := p.newtonSteps(inf.diag.Stationarity)
+	if note != "" {
+		inf.notes = append(inf.notes, note)
+	}
 	if maxSteps <= 1 {
 		return nil, nil
 	}
