@@ -69,7 +69,7 @@ const (
 )
 
 // AutoExactMax is the largest parameter count for which Auto chooses the
-// exact (dense eigendecomposition) solver.
+// exact (dense curvature and inverse) solver.
 const AutoExactMax = 3000
 
 // Estimator names how the leave-one-block-out parameters theta_-b are
@@ -267,7 +267,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)
 	}
 	if r.Adaptive != nil {
-		a, err := r.Adaptive.withDefaults()
+		a, err := r.Adaptive.withDefaults(r.Alpha)
 		if err != nil {
 			return r, err
 		}
