@@ -42,15 +42,21 @@ import (
 //	          k×P orthonormal rows, per block its step's k coordinates in
 //	          them and its own leave-out residuals by forecast slot (the
 //	          BlockTable), the forecast (row, horizon) of each slot, and
-//	          per block its mean own prediction shift.
-//	          The large float64 arrays (steps, residuals, basis, table)
-//	          are gob byte strings of raw little-endian float64s (f64s).
+//	          per block its mean own prediction shift;
+//	          unless the fit was made with Options.Restart, the training
+//	          sequences' ids, steps and input rows (fitContext: no
+//	          targets), from which Predict continues a new sequence that
+//	          follows a training sequence in time (blocks.Continue).
+//	          The large float64 arrays (steps, residuals, basis, table,
+//	          training rows) are gob byte strings of raw little-endian
+//	          float64s (f64s).
 //
 // A reader that knows the version can read the header without Go; the
 // body is for Load. Any change to either is a new version. Versions 1
-// (gzip-compressed body, steps only, no output selection) and 2 (gob's
-// own float encoding) are refused: fit again.
-const FormatVersion = 3
+// (gzip-compressed body, steps only, no output selection), 2 (gob's own
+// float encoding) and 3 (no training rows: it restarted every sequence)
+// are refused: fit again.
+const FormatVersion = 4
 
 // artifactMagic opens every artifact.
 const artifactMagic = "rnnaudit-fit\r\n"
@@ -118,6 +124,9 @@ type fitBody struct {
 	// Low and High are Options.Low and High as zero or one value: gob
 	// drops a pointer to zero.
 	Low, High []float64
+	// Context holds the training sequences' input rows that Predict
+	// continues; nil when the fit restarts every sequence.
+	Context *fitContext
 }
 
 // bound is b as zero or one value.
@@ -256,6 +265,9 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		}
 		b.Cal = fc
 	}
+	if !f.opt.Restart {
+		b.Context = contextOf(f.train)
+	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString(artifactMagic)
 	binary.Write(bw, binary.LittleEndian, uint32(FormatVersion))
@@ -374,6 +386,11 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 			cf.points = append(cf.points, point{f: forecast{c.T[i], c.H[i]}, pred: c.Pred[i], y: c.Y[i], has: c.Has[i]})
 		}
 		f.cal = cf
+	}
+	if b.Context != nil {
+		if train.Seqs, err = b.Context.sequences(len(h.Features)); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }

@@ -1,0 +1,85 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/blocks"
+)
+
+// TestFitPredictContinued: a saved fit continues a test sequence that
+// follows a training sequence in time (same id, later steps) as a full
+// audit does (issue 23): on the four long series, whose test file
+// continues every training series at row 400, Predict after Save and
+// Load gives the Result of Run (every limit and prediction to 1e-12),
+// with the exact solver (interval blocks) and the low-rank one (sequence
+// blocks); and the continued rows are
+// numbered from the training rows, which a fit that kept no
+// training rows cannot do.
+func TestFitPredictContinued(t *testing.T) {
+	g, train, test := longSeries(t)
+	b, err := os.ReadFile(filepath.Join(longDir, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	ctx := context.Background()
+	// The low-rank case trains on each series' first 100 rows (its
+	// refinement of four large blocks is slow); the test rows still
+	// follow them in time.
+	head := *train
+	head.Seqs = nil
+	for _, s := range train.Seqs {
+		head.Seqs = append(head.Seqs, &blocks.Sequence{ID: s.ID, Steps: s.Steps[:100], X: s.X[:100], Y: s.Y[:100]})
+	}
+	for _, tc := range []struct {
+		solver audit.Solver
+		blocks blocks.Kind
+		train  *blocks.Dataset
+	}{
+		{audit.Exact, blocks.Intervals, train},
+		{audit.LowRank, blocks.Sequences, &head}, // the low-rank solver's only scheme
+	} {
+		t.Run(string(tc.solver), func(t *testing.T) {
+			train, rows := tc.train, tc.train.Seqs[0].Len()
+			opt := audit.Options{Layout: audit.BatchFirst, Blocks: tc.blocks, BlockLength: 40, Workers: 2, Solver: tc.solver, Rank: 20}
+			want, err := audit.Run(ctx, g, train, test, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := want.Sequences[0].Steps[0]; st.Row != rows {
+				t.Fatalf("full audit: first test row %d, want %d (continued)", st.Row, rows)
+			}
+			f, err := audit.Fit(ctx, g, train, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := f.Save(&buf, sum); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := audit.Load(bytes.NewReader(buf.Bytes()), g, sum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := loaded.Predict(ctx, test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := got.Sequences[0].Steps[0]; st.Row != rows {
+				t.Errorf("predict: first test row %d, want %d (continued)", st.Row, rows)
+			}
+			w := *want
+			w.Diag.Phases, got.Diag.Phases = nil, nil
+			if d := diff("Result", reflect.ValueOf(&w), reflect.ValueOf(got)); d != "" {
+				t.Errorf("Predict after Load differs from Run: %s", d)
+			}
+		})
+	}
+}
