@@ -41,14 +41,19 @@ import (
 //     those scores and the next one are exchangeable; nothing under drift.
 //
 // The base family is split conformal's, prediction ± q with the score
-// |y - f|, or the jackknife+ interval scaled about the prediction,
-// cjLimits with the score cjScore (the conformalized jackknife+ family,
-// so the intervals keep the jackknife+ shape). Its scores come from the
-// calibration set at the same forecast (row, horizon) when one is given
-// and Window is 0, else from the series' own earlier labelled forecasts
-// (the last Window of them, or all when Window is 0): calibration from
-// the series' most recent labelled stretch. ACI and AgACI use these base
-// scores; NexCP and Rolling always use the series' own past.
+// |y - f|, or on the jackknife base the jackknife+ interval. Split's
+// scores come from the calibration set at the same forecast (row,
+// horizon) when one is given and Window is 0, else from the series' own
+// earlier labelled forecasts (the last Window of them, or all when
+// Window is 0): calibration from the series' most recent labelled
+// stretch. ACI and AgACI take the member at their working level: on the
+// split base the base scores' quantile at that level, on the jackknife
+// base the jackknife+ interval recomputed at that level from the point's
+// leave-one-block-out sets (adaptive_jackknife.go), which needs no
+// scores. NexCP and Rolling take quantiles of the series' own past
+// scores; on the jackknife base they scale the jackknife+ interval about
+// the prediction, cjLimits with the score cjScore (the conformalized
+// jackknife+ family, so the intervals keep the jackknife+ shape).
 
 // AdaptiveOptions configure the intervals that adapt along time
 // (Options.Adaptive; nil: none). The zero value runs the defaults.
@@ -77,6 +82,12 @@ type AdaptiveOptions struct {
 	// lowest coverage of W consecutive labelled forecasts of a series);
 	// 0 means DefaultRollingWindow.
 	RollingWindow int
+	// LabelDelay is how many rows after its target's row a label becomes
+	// known (0: at that row). A target computed from later rows, such as
+	// next week's volatility at a daily row, is known only when they
+	// are: LabelDelay 5 there. The state takes a label only once it is
+	// known, so no forecast is made with a label from its future.
+	LabelDelay int
 }
 
 // Defaults of AdaptiveOptions.
@@ -136,6 +147,8 @@ func (o AdaptiveOptions) withDefaults() (AdaptiveOptions, error) {
 		return o, fmt.Errorf("audit: NexCP decay rho %g must be in (0, 1]", o.Rho)
 	case o.Window < 0:
 		return o, fmt.Errorf("audit: calibration window %d must not be negative", o.Window)
+	case o.LabelDelay < 0:
+		return o, fmt.Errorf("audit: label delay %d must not be negative", o.LabelDelay)
 	case o.RollingWindow < 1:
 		return o, fmt.Errorf("audit: rolling window %d must be at least 1", o.RollingWindow)
 	case o.Base != BaseSplit && o.Base != BaseJackknife:
@@ -156,14 +169,16 @@ type Adaptive struct {
 	Pooled bool   // one state over all sequences in time order
 	// Source is where ACI and AgACI take their base scores:
 	// "calibration" (the calibration set, per forecast), "window" (the
-	// series' last Window labelled forecasts) or "past" (every earlier
-	// labelled forecast of the series).
+	// series' last Window labelled forecasts), "past" (every earlier
+	// labelled forecast of the series) or, on the jackknife base,
+	// "residuals" (each forecast's own leave-one-block-out sets).
 	Source        string
 	Window        int
 	Gamma         float64
 	Grid          []float64
 	Rho           float64
 	RollingWindow int
+	LabelDelay    int // rows after the target's row at which labels arrive
 	// Chains are the series the states run along (per sequence and
 	// horizon, or per horizon when pooled); Longest the most labelled
 	// forecasts of one.
@@ -187,7 +202,8 @@ type AdaptiveKind struct {
 	// that many); Windows counts the series that have.
 	WorstWindow float64
 	Windows     int
-	// Empty counts the empty intervals (ACI at alpha_t >= 1), which the
+	// Empty counts the empty intervals (ACI at alpha_t >= 1, or on the
+	// jackknife base where the limits at alpha_t cross), which the
 	// metrics take as the point prediction and count as not covering.
 	Empty int
 	// Bound is the guaranteed bound on |long-run miscoverage - alpha|
@@ -253,9 +269,10 @@ type chain struct {
 
 // chains groups the points by series: per sequence and horizon, or per
 // horizon when pooled, ordered by time. Time is the row (per sequence) or
-// the row's step value (pooled); the label of a forecast made at row r
-// for horizon h arrives at row r+h.
-func adaptiveChains(p *problem, pts []point, pooled bool) []chain {
+// the row's step value (pooled; beyond a sequence's last row the steps
+// go on at its last spacing); the label of a forecast made at row r for
+// horizon h arrives at row r+h+delay.
+func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []chain {
 	type key struct{ seq, h int }
 	idx := map[key]int{}
 	var out []chain
@@ -279,17 +296,21 @@ func adaptiveChains(p *problem, pts []point, pooled bool) []chain {
 				return float64(row)
 			}
 			steps := p.eval.Seqs[pts[i].seq].Steps
-			if row >= len(steps) {
-				return math.Inf(1)
+			n := len(steps)
+			switch {
+			case row < n:
+				return steps[row]
+			case n >= 2:
+				return steps[n-1] + float64(row-n+1)*(steps[n-1]-steps[n-2])
 			}
-			return steps[row]
+			return math.Inf(1)
 		}
 		slices.SortStableFunc(ch.pts, func(a, b int) int {
 			return cmp.Or(cmp.Compare(when(a, pts[a].f.T), when(b, pts[b].f.T)), cmp.Compare(pts[a].seq, pts[b].seq))
 		})
 		for _, i := range ch.pts {
 			ch.time = append(ch.time, when(i, pts[i].f.T))
-			ch.arrival = append(ch.arrival, when(i, pts[i].f.T+pts[i].f.H))
+			ch.arrival = append(ch.arrival, when(i, pts[i].f.T+pts[i].f.H+delay))
 		}
 	}
 	return out
@@ -303,8 +324,11 @@ type adaptiveRun struct {
 // runChain runs the four adaptive kinds along one chain, writing the
 // limits of its points into steps. fam gives each point's base family;
 // fixed, when not nil, the sorted base scores of a point from the
-// calibration set (else the chain's own window).
-func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(i int) family, fixed func(i int) []float64, steps []StepAdaptive) {
+// calibration set (else the chain's own window). sets, when not nil,
+// gives each point's jackknife+ sets: ACI and AgACI then take the
+// jackknife+ interval recomputed at their working level
+// (jackknifeLevel) instead of the family at the base scores' quantile.
+func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(i int) family, fixed func(i int) []float64, sets jackknifeSets, steps []StepAdaptive) {
 	K := len(o.Grid)
 	win := sortedWindow{n: o.Window}
 	var hist []float64 // every score, oldest first (NexCP)
@@ -370,23 +394,34 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 		if fixed != nil {
 			base = fixed(i)
 		}
+		// member is the base family's interval at working level a, and
+		// wlo, wup its widest finite member, where AgACI aggregates an
+		// expert's unbounded limit.
+		member := func(a float64) (lo, up float64, empty bool) { return fm.at(quantileAt(a, base)) }
+		var wlo, wup float64
+		if sets != nil {
+			vm, vp := sets(i)
+			member = func(a float64) (lo, up float64, empty bool) { return jackknifeLevel(pt.pred, a, vm, vp) }
+			wlo, wup = jackknifeWidest(vm, vp)
+		} else {
+			widest := math.Inf(1)
+			for k := len(base) - 1; k >= 0; k-- {
+				if !math.IsInf(base[k], 1) {
+					widest = base[k]
+					break
+				}
+			}
+			wlo, wup, _ = fm.at(widest)
+		}
 		st := &steps[i]
 		st.Alpha = alphaT
-		st.ACILower, st.ACIUpper, st.Empty = fm.at(quantileAt(alphaT, base))
+		st.ACILower, st.ACIUpper, st.Empty = member(alphaT)
 		// AgACI: each expert's limits, unbounded ones at the widest
 		// finite member.
-		widest := math.Inf(1)
-		for k := len(base) - 1; k >= 0; k-- {
-			if !math.IsInf(base[k], 1) {
-				widest = base[k]
-				break
-			}
-		}
 		q := pending{i: i, arrival: ch.arrival[j], aciLo: st.ACILower, aciUp: st.ACIUpper, aciEmpty: st.Empty,
 			exLo: make([]float64, K), exUp: make([]float64, K), exEmpty: make([]bool, K), exOwn: make([][2]float64, K), finite: true}
-		wlo, wup, _ := fm.at(widest)
 		for k := range expert {
-			lo, up, empty := fm.at(quantileAt(expert[k], base))
+			lo, up, empty := member(expert[k])
 			q.exEmpty[k] = empty
 			q.exOwn[k] = [2]float64{lo, up}
 			if math.IsInf(lo, -1) {
@@ -423,11 +458,16 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 // adaptive computes the adaptive intervals of the test points pts (whose
 // jackknife+ and in-sample limits are jk, calibrated limits conf, nil
 // without a calibration set cf) and attaches them to the steps of seqs,
-// which sequences laid out from pts.
-func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult) *Adaptive {
+// which sequences laid out from pts. sets (adaptiveSets) gives the
+// points' jackknife+ sets on the jackknife base, nil otherwise; note, when
+// not empty, says why the base is scaled instead.
+func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
-	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow}
+	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}
+	if note != "" {
+		ad.Notes = append(ad.Notes, note)
+	}
 	fam := func(i int) family {
 		return family{pred: pts[i].pred, lo: jk.lo[i], up: jk.up[i], jk: o.Base == BaseJackknife}
 	}
@@ -452,11 +492,14 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 	default:
 		ad.Source = "past"
 	}
-	chains := adaptiveChains(p, pts, o.Pooled)
+	if sets != nil {
+		ad.Source = "residuals"
+	}
+	chains := adaptiveChains(p, pts, o.Pooled, o.LabelDelay)
 	steps := make([]StepAdaptive, len(pts))
 	delayed := false
 	for _, ch := range chains {
-		runChain(o, alpha, pts, ch, fam, fixed, steps)
+		runChain(o, alpha, pts, ch, fam, fixed, sets, steps)
 		n := 0
 		for j, i := range ch.pts {
 			if pts[i].has {

@@ -5,9 +5,12 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestAdaptiveRun audits the small synthetic example with the adaptive
@@ -59,21 +62,7 @@ func TestAdaptiveRun(t *testing.T) {
 	}
 
 	// Fit then Predict gives the same adaptive intervals.
-	fit, err := audit.Fit(context.Background(), g, train, &opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := fit.Predict(context.Background(), test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range res.Sequences {
-		for k, st := range s.Steps {
-			if got := pred.Sequences[i].Steps[k].Adaptive; got == nil || *got != *st.Adaptive {
-				t.Fatalf("sequence %s step %d: Predict's adaptive limits %+v, Run's %+v", s.ID, k, got, st.Adaptive)
-			}
-		}
-	}
+	samePredicted(t, g, train, test, &opt, res)
 
 	const window = 40
 	opt = audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &audit.AdaptiveOptions{Window: window, Pooled: true}}
@@ -127,5 +116,89 @@ func TestAdaptiveRun(t *testing.T) {
 	}
 	if checked < len(all)/2 {
 		t.Errorf("only %d of %d rolling intervals bounded", checked, len(all))
+	}
+}
+
+// TestAdaptiveRunJackknifeBase audits the small synthetic example with
+// ACI and AgACI on the jackknife base, one state per sequence: the first
+// forecast of every sequence is made at alpha_1 = alpha, where the
+// recomputed jackknife+ interval is the audit's own jackknife+ interval
+// (computed by the limits phase, an independent path); the working level
+// then follows the recursion from the covered flags; every ACI interval
+// lies inside or outside the one at alpha as alpha_t is above or below
+// alpha (the family is nested); and Fit then Predict gives Run's limits.
+// With the low-rank solver, which keeps no sets, a note says the
+// interval is scaled instead.
+func TestAdaptiveRunJackknifeBase(t *testing.T) {
+	g, train, test, _ := smallSynthetic(t)
+	const alpha, gamma = 0.1, 0.05
+	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &audit.AdaptiveOptions{Gamma: gamma, Base: audit.BaseJackknife}}
+	res, err := audit.Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Adaptive.Notes) > 0 && strings.Contains(strings.Join(res.Adaptive.Notes, " "), "scale") {
+		t.Errorf("notes %q on the dense solver", res.Adaptive.Notes)
+	}
+	nested := 0
+	for _, s := range res.Sequences {
+		at := alpha
+		for k, st := range s.Steps {
+			ad := st.Adaptive
+			if math.Abs(ad.Alpha-at) > 1e-12 {
+				t.Fatalf("sequence %s step %d: alpha_t %g, want %g from the recursion", s.ID, k, ad.Alpha, at)
+			}
+			if k == 0 && (ad.ACILower != st.Lower || ad.ACIUpper != st.Upper) {
+				t.Fatalf("sequence %s: first ACI interval [%g, %g], jackknife+ [%g, %g]", s.ID, ad.ACILower, ad.ACIUpper, st.Lower, st.Upper)
+			}
+			switch {
+			case ad.Empty:
+			case ad.Alpha > alpha && (ad.ACILower < st.Lower || ad.ACIUpper > st.Upper):
+				t.Fatalf("sequence %s step %d: alpha_t %g > alpha but ACI [%g, %g] not inside [%g, %g]", s.ID, k, ad.Alpha, ad.ACILower, ad.ACIUpper, st.Lower, st.Upper)
+			case ad.Alpha < alpha && (ad.ACILower > st.Lower || ad.ACIUpper < st.Upper):
+				t.Fatalf("sequence %s step %d: alpha_t %g < alpha but ACI [%g, %g] not around [%g, %g]", s.ID, k, ad.Alpha, ad.ACILower, ad.ACIUpper, st.Lower, st.Upper)
+			case ad.ACILower != st.Lower || ad.ACIUpper != st.Upper:
+				nested++
+			}
+			y := *st.Target
+			at += gamma * alpha
+			if ad.Empty || y < ad.ACILower || y > ad.ACIUpper {
+				at -= gamma
+			}
+		}
+	}
+	if nested == 0 {
+		t.Error("ACI never left the jackknife+ interval at alpha")
+	}
+	samePredicted(t, g, train, test, &opt, res)
+
+	opt.Solver = audit.LowRank
+	res, err = audit.Run(context.Background(), g, train, test, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Adaptive.Notes, " "), "low-rank") {
+		t.Errorf("low-rank notes %q, want one on the scaled interval", res.Adaptive.Notes)
+	}
+}
+
+// samePredicted fits with opt on train, predicts test and checks that
+// every step's adaptive limits equal those of res, Run's result.
+func samePredicted(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, opt *audit.Options, res *audit.Result) {
+	t.Helper()
+	fit, err := audit.Fit(context.Background(), g, train, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := fit.Predict(context.Background(), test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range res.Sequences {
+		for k, st := range s.Steps {
+			if got := pred.Sequences[i].Steps[k].Adaptive; got == nil || *got != *st.Adaptive {
+				t.Fatalf("sequence %s step %d: Predict's adaptive limits %+v, Run's %+v", s.ID, k, got, st.Adaptive)
+			}
+		}
 	}
 }

@@ -173,7 +173,7 @@ func TestACIHandWorked(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := make([]StepAdaptive, len(pts))
-	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, steps)
+	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, nil, steps)
 	wantAlpha := []float64{0.1, 0.055, 0.06, 0.065, 0.07, 0.075, 0.08, 0.085, 0.09, 0.095, 0.1, 0.105}
 	wantUp := []float64{9, math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), 9, 9}
 	for i, st := range steps {
@@ -190,7 +190,7 @@ func TestACIHandWorked(t *testing.T) {
 	y = append(y, slices.Repeat([]float64{0.5}, 20)...)
 	pts, ch = oneChain(y)
 	steps = make([]StepAdaptive, len(pts))
-	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, steps)
+	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, nil, steps)
 	if last := steps[len(steps)-1]; math.Abs(last.Alpha-0.205) > 1e-12 || last.ACIUpper != 8 || math.Abs(last.AgACIUpper-8) > 1e-12 {
 		t.Errorf("t=32: alpha %g, ACI limit %g, AgACI limit %g; want 0.205, 8, 8", last.Alpha, last.ACIUpper, last.AgACIUpper)
 	}
@@ -243,7 +243,7 @@ func TestACILongRunBound(t *testing.T) {
 		pts, ch := oneChain(y)
 		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults()
 		steps := make([]StepAdaptive, T)
-		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, steps)
+		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
 		errs := 0
 		for i, st := range steps {
 			if st.Empty || !(st.ACILower <= y[i] && y[i] <= st.ACIUpper) {
@@ -271,7 +271,7 @@ func TestRollingAndNexCPOnline(t *testing.T) {
 	pts, ch := oneChain(y)
 	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults()
 	steps := make([]StepAdaptive, len(y))
-	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, steps)
+	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Scores |y|: 4, 1, 3, 2, 7. Before t: window {}, {4}, {1,4}, {1,3,4}, {1,2,3}.
 	wantRoll := []float64{math.Inf(1), 4, 4, 3, 2}
 	// NexCP with rho 1 and the same window is the same quantile.
@@ -293,7 +293,7 @@ func TestDelayedLabels(t *testing.T) {
 	}
 	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults()
 	steps := make([]StepAdaptive, len(y))
-	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, steps)
+	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Known scores before row t: none, none, none, {1}, {1, 2}.
 	want := []float64{math.Inf(1), math.Inf(1), math.Inf(1), 1, 2}
 	for i, st := range steps {
@@ -310,7 +310,7 @@ func TestAdaptiveOptions(t *testing.T) {
 	if err != nil || o.Gamma != DefaultGamma || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
-	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{}}} {
+	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{}}} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}

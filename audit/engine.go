@@ -457,37 +457,38 @@ func (w *Worker) Runner(kind StageKind, shared []byte) (*ChunkRunner, error) {
 func (r *ChunkRunner) Run(ctx context.Context, chunk []byte) ([]byte, error) {
 	switch r.kind {
 	case StageBlocks:
-		c := &BlockChunk{}
-		if err := c.UnmarshalBinary(chunk); err != nil {
-			return nil, err
-		}
-		out, err := r.w.BlockChunk(ctx, r.factor, c)
-		if err != nil {
-			return nil, err
-		}
-		return out.MarshalBinary()
+		return runChunk(chunk, &BlockChunk{}, func(c *BlockChunk) (encoder, error) {
+			return r.w.BlockChunk(ctx, r.factor, c)
+		})
 	case StagePoints:
-		c := &PointChunk{}
-		if err := c.UnmarshalBinary(chunk); err != nil {
-			return nil, err
-		}
-		recs, err := r.w.PointChunk(ctx, r.factor, c)
-		if err != nil {
-			return nil, err
-		}
-		return EncodePoints(recs), nil
+		return runChunk(chunk, &PointChunk{}, func(c *PointChunk) (encoder, error) {
+			recs, err := r.w.PointChunk(ctx, r.factor, c)
+			return pointRecords(recs), err
+		})
 	default:
-		c := &FinalizeChunk{}
-		if err := c.UnmarshalBinary(chunk); err != nil {
-			return nil, err
-		}
-		out, err := r.table.Finalize(c)
-		if err != nil {
-			return nil, err
-		}
-		return out.MarshalBinary()
+		return runChunk(chunk, &FinalizeChunk{}, func(c *FinalizeChunk) (encoder, error) {
+			out, err := r.table.Finalize(c)
+			return &out, err
+		})
 	}
 }
+
+// runChunk decodes chunk into c, runs it and encodes its output.
+func runChunk[C interface{ UnmarshalBinary([]byte) error }](chunk []byte, c C, run func(C) (encoder, error)) ([]byte, error) {
+	if err := c.UnmarshalBinary(chunk); err != nil {
+		return nil, err
+	}
+	out, err := run(c)
+	if err != nil {
+		return nil, err
+	}
+	return out.MarshalBinary()
+}
+
+// pointRecords is a point chunk's output, encoded by EncodePoints.
+type pointRecords []PointRecord
+
+func (p pointRecords) MarshalBinary() ([]byte, error) { return EncodePoints(p), nil }
 
 // execute runs a stage through e, decoding each output with decode
 // (which may be called concurrently).

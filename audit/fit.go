@@ -344,7 +344,11 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
 	if p.opt.Adaptive != nil {
-		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences)
+		sets, note, err := adaptiveSets(ctx, p, rep, ev)
+		if err != nil {
+			return nil, err
+		}
+		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences, sets, note)
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
@@ -202,18 +200,10 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		}
 
 		// Ritz values and the Galerkin solve on T_k.
-		T := mat.NewSymDense(n, nil)
-		for j := 0; j < n; j++ {
-			T.SetSym(j, j, alpha[j])
-			if j+1 < n {
-				T.SetSym(j, j+1, beta[j])
-			}
-		}
-		var eig mat.EigenSym
-		if !eig.Factorize(T, true) {
+		vals, V, ok := hvp.TridiagonalEigen(alpha[:n], beta)
+		if !ok {
 			break
 		}
-		vals := eig.Values(nil)
 		top := vals[n-1]
 		st.levMax = top
 		if top > 1-LeverageLimit || math.IsNaN(top) {
@@ -223,8 +213,6 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 			}
 			return st
 		}
-		var V mat.Dense
-		eig.VectorsTo(&V)
 		// y = V (I - diag vals)^-1 V^T e_1 |b|: only the first Krylov
 		// block (started from b) carries b; the restarted ones do not.
 		y = make([]float64, n)

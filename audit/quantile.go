@@ -93,6 +93,21 @@ func partitionLess(v []float64, p float64) int {
 // V+): it says nothing about where the limit is, and selection must not
 // meet a NaN, which no ordering places.
 func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64) {
+	infForNaN(vminus, vplus)
+	m := len(vplus)
+	lower, upper = math.Inf(-1), math.Inf(1)
+	if k := upperRank(alpha, m); k >= 1 && k <= m {
+		upper = kthSmallest(vplus, k)
+	}
+	if k := lowerRank(alpha, m); k >= 1 && k <= m {
+		lower = kthSmallest(vminus, k)
+	}
+	return lower, upper
+}
+
+// infForNaN maps NaN (a block whose prediction is not estimated) to -Inf
+// in V- and +Inf in V+, so that such a block widens the interval.
+func infForNaN(vminus, vplus []float64) {
 	for i, v := range vminus {
 		if v != v {
 			vminus[i] = math.Inf(-1)
@@ -103,15 +118,6 @@ func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64
 			vplus[i] = math.Inf(1)
 		}
 	}
-	m := len(vplus)
-	lower, upper = math.Inf(-1), math.Inf(1)
-	if k := upperRank(alpha, m); k >= 1 && k <= m {
-		upper = kthSmallest(vplus, k)
-	}
-	if k := lowerRank(alpha, m); k >= 1 && k <= m {
-		lower = kthSmallest(vminus, k)
-	}
-	return lower, upper
 }
 
 // upperQuantile is the ceil((1-alpha)(m+1))-th smallest of v (+Inf when

@@ -3,8 +3,9 @@ package audit
 // The raw little-endian encoding of the engine seam's values (engine.go):
 // every number as 8 bytes (float64 by its IEEE bits, so that a value
 // decodes to the same float), slices as a count then their elements. No
-// reflection and no schema: what a record holds is what its Marshal
-// method writes, in order.
+// reflection and no schema: a type lists its fields once, in order, in a
+// fields method that both MarshalBinary and UnmarshalBinary run through a
+// wire, so that the two directions cannot drift apart.
 
 import (
 	"encoding/binary"
@@ -19,136 +20,152 @@ import (
 // given to the wrong stage is an error, not a misread.
 const wireMagic = 0x72_6e_6e_61_75_64_69_74 // "rnnaudit"
 
-// enc appends values to a buffer.
-type enc struct{ b []byte }
-
-func newEnc(kind uint64) *enc {
-	e := &enc{}
-	e.u(wireMagic)
-	e.u(kind)
-	return e
+// wire writes the fields it is given to b or, when reading, reads them
+// from b into the places it is given. In reading, the first error sticks
+// and every later read gives zero values.
+type wire struct {
+	read bool
+	b    []byte
+	err  error
 }
 
-func (e *enc) u(v uint64)  { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
-func (e *enc) i(v int)     { e.u(uint64(int64(v))) }
-func (e *enc) f(v float64) { e.u(math.Float64bits(v)) }
-func (e *enc) bool(v bool) {
-	if v {
-		e.i(1)
-	} else {
-		e.i(0)
-	}
-}
-func (e *enc) str(s string)      { e.i(len(s)); e.b = append(e.b, s...) }
-func (e *enc) fs(v []float64)    { putList(e, v, e.f) }
-func (e *enc) is(v []int)        { putList(e, v, e.i) }
-func (e *enc) bools(v []bool)    { putList(e, v, e.bool) }
-func (e *enc) fss(v [][]float64) { putList(e, v, e.fs) }
-
-// putList writes the count of v, then its elements with f.
-func putList[T any](e *enc, v []T, f func(T)) {
-	e.i(len(v))
-	for _, x := range v {
-		f(x)
-	}
+// marshal encodes a value of the kind whose fields method is fields.
+func marshal(kind uint64, fields func(*wire)) ([]byte, error) {
+	w := &wire{}
+	w.u(wireMagic)
+	w.u(kind)
+	fields(w)
+	return w.b, nil
 }
 
-// dec reads values back; the first error sticks and every later read
-// returns zero values.
-type dec struct {
-	b   []byte
-	err error
-}
-
-// newDec checks the magic number and the kind of b.
-func newDec(b []byte, kind uint64) *dec {
-	d := &dec{b: b}
-	if m := d.u(); d.err == nil && m != wireMagic {
-		d.err = fmt.Errorf("not an encoded audit value (%d bytes)", len(b))
+// unmarshal checks the magic number and the kind of b, then decodes b
+// with fields; what names the value in errors.
+func unmarshal(b []byte, kind uint64, what string, fields func(*wire)) error {
+	w := &wire{read: true, b: b}
+	if m := w.u(wireMagic); w.err == nil && m != wireMagic {
+		w.err = fmt.Errorf("not an encoded audit value (%d bytes)", len(b))
 	}
-	if k := d.u(); d.err == nil && k != kind {
-		d.err = fmt.Errorf("an encoded value of kind %d, want %d", k, kind)
+	if k := w.u(kind); w.err == nil && k != kind {
+		w.err = fmt.Errorf("an encoded value of kind %d, want %d", k, kind)
 	}
-	return d
+	if w.err == nil {
+		fields(w)
+	}
+	if w.err != nil {
+		return fmt.Errorf("audit: decoding %s: %w", what, w.err)
+	}
+	if len(w.b) != 0 {
+		return fmt.Errorf("audit: decoding %s: %d bytes left over", what, len(w.b))
+	}
+	return nil
 }
 
 var errShort = errors.New("an encoded value ends early")
 
-func (d *dec) u() uint64 {
-	if d.err != nil {
+// u writes v, or reads and returns the next number.
+func (w *wire) u(v uint64) uint64 {
+	if !w.read {
+		w.b = binary.LittleEndian.AppendUint64(w.b, v)
+		return v
+	}
+	if w.err != nil {
 		return 0
 	}
-	if len(d.b) < 8 {
-		d.err = errShort
+	if len(w.b) < 8 {
+		w.err = errShort
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
+	v = binary.LittleEndian.Uint64(w.b)
+	w.b = w.b[8:]
 	return v
 }
 
-func (d *dec) byte() byte {
-	if d.err != nil {
-		return 0
+func (w *wire) i(vs ...*int) {
+	for _, v := range vs {
+		*v = int(int64(w.u(uint64(int64(*v)))))
 	}
-	if len(d.b) < 1 {
-		d.err = errShort
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
 }
 
-func (d *dec) i() int     { return int(int64(d.u())) }
-func (d *dec) f() float64 { return math.Float64frombits(d.u()) }
-func (d *dec) bool() bool { return d.i() != 0 }
-
-// n reads a count of elements of size bytes each, checked against what
-// is left, so that a corrupt count cannot allocate without bound.
-func (d *dec) n(size int) int {
-	n := d.i()
-	if d.err == nil && (n < 0 || n*size > len(d.b)) {
-		d.err = fmt.Errorf("an encoded count %d exceeds the %d bytes left", n, len(d.b))
+func (w *wire) f(vs ...*float64) {
+	for _, v := range vs {
+		*v = math.Float64frombits(w.u(math.Float64bits(*v)))
 	}
-	if d.err != nil {
+}
+
+func (w *wire) bool(vs ...*bool) {
+	for _, v := range vs {
+		var n uint64
+		if *v {
+			n = 1
+		}
+		*v = w.u(n) != 0
+	}
+}
+
+// raw writes or reads len(v) bytes as they are.
+func (w *wire) raw(v []byte) {
+	switch {
+	case !w.read:
+		w.b = append(w.b, v...)
+	case w.err != nil:
+	case len(w.b) < len(v):
+		w.err = errShort
+	default:
+		w.b = w.b[copy(v, w.b):]
+	}
+}
+
+// n writes the count n, or reads a count of elements of size bytes each,
+// checked against what is left, so that a corrupt count cannot allocate
+// without bound.
+func (w *wire) n(n, size int) int {
+	w.i(&n)
+	if w.read && w.err == nil && (n < 0 || n*size > len(w.b)) {
+		w.err = fmt.Errorf("an encoded count %d exceeds the %d bytes left", n, len(w.b))
+	}
+	if w.err != nil {
 		return 0
 	}
 	return n
 }
 
-func (d *dec) str() string {
-	n := d.n(1)
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
+func (w *wire) str(s *string) {
+	n := w.n(len(*s), 1)
+	if !w.read {
+		w.b = append(w.b, *s...)
+		return
+	}
+	*s = string(w.b[:n])
+	w.b = w.b[n:]
 }
 
-// list reads a count, then that many elements with f, each at least
-// size bytes.
-func list[T any](d *dec, size int, f func() T) []T {
-	v := make([]T, d.n(size))
-	for j := range v {
-		v[j] = f()
+// list writes or reads the count of *v, then its elements with f, each
+// at least size bytes; in reading, *v is made anew.
+func list[T any](w *wire, v *[]T, size int, f func(*T)) {
+	n := w.n(len(*v), size)
+	if w.read {
+		*v = make([]T, n)
 	}
-	return v
+	for j := range *v {
+		f(&(*v)[j])
+	}
 }
 
-func (d *dec) fs() []float64    { return list(d, 8, d.f) }
-func (d *dec) is() []int        { return list(d, 8, d.i) }
-func (d *dec) bools() []bool    { return list(d, 8, d.bool) }
-func (d *dec) fss() [][]float64 { return list(d, 8, d.fs) }
-
-// done returns the first error, or an error when bytes are left over.
-func (d *dec) done(what string) error {
-	if d.err != nil {
-		return fmt.Errorf("audit: decoding %s: %w", what, d.err)
+func (w *wire) fs(vs ...*[]float64) {
+	for _, v := range vs {
+		list(w, v, 8, func(x *float64) { w.f(x) })
 	}
-	if len(d.b) != 0 {
-		return fmt.Errorf("audit: decoding %s: %d bytes left over", what, len(d.b))
-	}
-	return nil
 }
+
+func (w *wire) is(vs ...*[]int) {
+	for _, v := range vs {
+		list(w, v, 8, func(x *int) { w.i(x) })
+	}
+}
+
+func (w *wire) bools(v *[]bool)         { list(w, v, 8, func(x *bool) { w.bool(x) }) }
+func (w *wire) fss(v *[][]float64)      { list(w, v, 8, func(x *[]float64) { w.fs(x) }) }
+func (w *wire) points(v *[]PointRecord) { list(w, v, 56, pointFields(w)) }
 
 // The kinds of encoded values.
 const (
@@ -162,256 +179,155 @@ const (
 	kindLimits
 )
 
-// MarshalBinary encodes f.
-func (f *FactorSpec) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindFactor)
-	e.i(f.P)
-	e.fs(f.U)
-	e.fs(f.Reduced.D)
-	e.f(f.Reduced.Inv)
-	e.i(int(f.Loss))
-	e.i(len(f.Slots))
-	for _, s := range f.Slots {
-		e.i(s[0])
-		e.i(s[1])
-	}
-	e.bool(f.WithRows)
-	e.bool(f.Newton)
-	e.b = append(e.b, f.Problem[:]...)
-	return e.b, nil
+func (f *FactorSpec) fields(w *wire) {
+	w.i(&f.P)
+	w.fs(&f.U, &f.Reduced.D)
+	w.f(&f.Reduced.Inv)
+	loss := int(f.Loss)
+	w.i(&loss)
+	f.Loss = hvp.Loss(loss)
+	list(w, &f.Slots, 16, func(s *[2]int) { w.i(&s[0], &s[1]) })
+	w.bool(&f.WithRows, &f.Newton)
+	w.raw(f.Problem[:])
 }
+
+// MarshalBinary encodes f.
+func (f *FactorSpec) MarshalBinary() ([]byte, error) { return marshal(kindFactor, f.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into f, which must
 // be new.
 func (f *FactorSpec) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindFactor)
-	f.P = d.i()
-	f.U = d.fs()
-	f.Reduced.D = d.fs()
-	f.Reduced.Inv = d.f()
-	f.Loss = hvp.Loss(d.i())
-	f.Slots = make([][2]int, d.n(16))
-	for j := range f.Slots {
-		f.Slots[j] = [2]int{d.i(), d.i()}
-	}
-	f.WithRows = d.bool()
-	f.Newton = d.bool()
-	for j := range f.Problem {
-		f.Problem[j] = d.byte()
-	}
-	return d.done("a factor")
+	return unmarshal(b, kindFactor, "a factor", f.fields)
+}
+
+func (c *BlockChunk) fields(w *wire) {
+	w.is(&c.seqs, &c.blocks)
+	list(w, &c.labels, 8, w.str)
+	list(w, &c.terms, 8, func(ts *[]ownTerm) {
+		list(w, ts, 48, func(t *ownTerm) {
+			w.i(&t.f.T, &t.f.H)
+			w.f(&t.y, &t.fx, &t.w)
+			w.i(&t.forcast)
+		})
+	})
 }
 
 // MarshalBinary encodes c.
-func (c *BlockChunk) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindBlockChunk)
-	e.is(c.seqs)
-	e.is(c.blocks)
-	e.i(len(c.labels))
-	for _, l := range c.labels {
-		e.str(l)
-	}
-	e.i(len(c.terms))
-	for _, ts := range c.terms {
-		e.i(len(ts))
-		for _, t := range ts {
-			e.i(t.f.T)
-			e.i(t.f.H)
-			e.f(t.y)
-			e.f(t.fx)
-			e.f(t.w)
-			e.i(t.forcast)
-		}
-	}
-	return e.b, nil
-}
+func (c *BlockChunk) MarshalBinary() ([]byte, error) { return marshal(kindBlockChunk, c.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into c.
 func (c *BlockChunk) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindBlockChunk)
-	c.seqs = d.is()
-	c.blocks = d.is()
-	c.labels = make([]string, d.n(8))
-	for j := range c.labels {
-		c.labels[j] = d.str()
+	return unmarshal(b, kindBlockChunk, "a block chunk", c.fields)
+}
+
+func (o *BlockChunkOut) fields(w *wire) {
+	list(w, &o.recs, 24, func(r *BlockRecord) { w.fs(&r.A, &r.S, &r.Res) })
+	w.fs(&o.gnorm, &o.norms, &o.shift)
+	withRows := o.lev != nil
+	if w.bool(&withRows); withRows {
+		w.fss(&o.lev)
+		w.fs(&o.levMax)
+		w.bools(&o.unbounded)
 	}
-	c.terms = make([][]ownTerm, d.n(8))
-	for j := range c.terms {
-		c.terms[j] = make([]ownTerm, d.n(48))
-		for a := range c.terms[j] {
-			t := &c.terms[j][a]
-			t.f.T, t.f.H = d.i(), d.i()
-			t.y, t.fx, t.w = d.f(), d.f(), d.f()
-			t.forcast = d.i()
-		}
-	}
-	return d.done("a block chunk")
+	w.fs(&o.total)
 }
 
 // MarshalBinary encodes o.
-func (o *BlockChunkOut) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindBlockChunkOut)
-	e.i(len(o.recs))
-	for _, r := range o.recs {
-		e.fs(r.A)
-		e.fs(r.S)
-		e.fs(r.Res)
-	}
-	e.fs(o.gnorm)
-	e.fs(o.norms)
-	e.fs(o.shift)
-	e.bool(o.lev != nil)
-	if o.lev != nil {
-		e.fss(o.lev)
-		e.fs(o.levMax)
-		e.bools(o.unbounded)
-	}
-	e.fs(o.total)
-	return e.b, nil
-}
+func (o *BlockChunkOut) MarshalBinary() ([]byte, error) { return marshal(kindBlockChunkOut, o.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into o.
 func (o *BlockChunkOut) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindBlockChunkOut)
-	o.recs = make([]BlockRecord, d.n(24))
-	for j := range o.recs {
-		o.recs[j] = BlockRecord{A: d.fs(), S: d.fs(), Res: d.fs()}
-	}
-	o.gnorm, o.norms, o.shift = d.fs(), d.fs(), d.fs()
-	if d.bool() {
-		o.lev, o.levMax, o.unbounded = d.fss(), d.fs(), d.bools()
-	}
-	o.total = d.fs()
-	return d.done("a block chunk's output")
+	return unmarshal(b, kindBlockChunkOut, "a block chunk's output", o.fields)
+}
+
+func (c *PointChunk) fields(w *wire) {
+	w.bool(&c.cal)
+	w.is(&c.seqs)
+	list(w, &c.points, 56, func(p *chunkPoint) {
+		w.i(&p.b, &p.k)
+		w.f(&p.f)
+		w.i(&p.slot, &p.skip)
+		w.f(&p.y)
+		w.bool(&p.labelled)
+	})
 }
 
 // MarshalBinary encodes c.
-func (c *PointChunk) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindPointChunk)
-	e.bool(c.cal)
-	e.is(c.seqs)
-	e.i(len(c.points))
-	for _, p := range c.points {
-		e.i(p.b)
-		e.i(p.k)
-		e.f(p.f)
-		e.i(p.slot)
-		e.i(p.skip)
-		e.f(p.y)
-		e.bool(p.labelled)
-	}
-	return e.b, nil
-}
+func (c *PointChunk) MarshalBinary() ([]byte, error) { return marshal(kindPointChunk, c.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into c.
 func (c *PointChunk) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindPointChunk)
-	c.cal = d.bool()
-	c.seqs = d.is()
-	c.points = make([]chunkPoint, d.n(56))
-	for j := range c.points {
-		p := &c.points[j]
-		p.b, p.k, p.f, p.slot, p.skip, p.y, p.labelled = d.i(), d.i(), d.f(), d.i(), d.i(), d.f(), d.bool()
-	}
-	return d.done("a point chunk")
+	return unmarshal(b, kindPointChunk, "a point chunk", c.fields)
 }
 
-// encodePoints writes pts to e.
-func encodePoints(e *enc, pts []PointRecord) {
-	e.i(len(pts))
-	for _, p := range pts {
-		e.f(p.F)
-		e.i(p.Forecast)
-		e.i(p.Skip)
-		e.f(p.Y)
-		e.bool(p.Labelled)
-		e.fs(p.G)
-		e.fs(p.H)
+// pointFields lists a PointRecord's fields.
+func pointFields(w *wire) func(*PointRecord) {
+	return func(p *PointRecord) {
+		w.f(&p.F)
+		w.i(&p.Forecast, &p.Skip)
+		w.f(&p.Y)
+		w.bool(&p.Labelled)
+		w.fs(&p.G, &p.H)
 	}
-}
-
-// decodePoints reads what encodePoints wrote.
-func decodePoints(d *dec) []PointRecord {
-	pts := make([]PointRecord, d.n(56))
-	for j := range pts {
-		pts[j] = PointRecord{F: d.f(), Forecast: d.i(), Skip: d.i(), Y: d.f(), Labelled: d.bool(), G: d.fs(), H: d.fs()}
-	}
-	return pts
 }
 
 // EncodePoints encodes the output of a point chunk.
 func EncodePoints(pts []PointRecord) []byte {
-	e := newEnc(kindPoints)
-	encodePoints(e, pts)
-	return e.b
+	b, _ := marshal(kindPoints, func(w *wire) { w.points(&pts) })
+	return b
 }
 
 // DecodePoints decodes what EncodePoints encoded.
 func DecodePoints(b []byte) ([]PointRecord, error) {
-	d := newDec(b, kindPoints)
-	pts := decodePoints(d)
-	return pts, d.done("point records")
+	var pts []PointRecord
+	err := unmarshal(b, kindPoints, "point records", func(w *wire) { w.points(&pts) })
+	return pts, err
+}
+
+func (t *TableSpec) fields(w *wire) {
+	w.f(&t.Alpha)
+	w.fs(&t.Alphas)
+	bt := &t.Table
+	w.i(&bt.N, &bt.K, &bt.KS, &bt.F)
+	w.fs(&bt.Coef, &bt.Res)
 }
 
 // MarshalBinary encodes t.
-func (t *TableSpec) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindTable)
-	e.f(t.Alpha)
-	e.fs(t.Alphas)
-	e.i(t.Table.N)
-	e.i(t.Table.K)
-	e.i(t.Table.KS)
-	e.i(t.Table.F)
-	e.fs(t.Table.Coef)
-	e.fs(t.Table.Res)
-	return e.b, nil
-}
+func (t *TableSpec) MarshalBinary() ([]byte, error) { return marshal(kindTable, t.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into t, checking
 // the table's dimensions.
 func (t *TableSpec) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindTable)
-	t.Alpha, t.Alphas = d.f(), d.fs()
-	bt := &t.Table
-	bt.N, bt.K, bt.KS, bt.F = d.i(), d.i(), d.i(), d.i()
-	bt.Coef, bt.Res = d.fs(), d.fs()
-	if err := d.done("a block table"); err != nil {
+	if err := unmarshal(b, kindTable, "a block table", t.fields); err != nil {
 		return err
 	}
+	bt := &t.Table
 	if bt.N < 0 || bt.K < 0 || bt.KS < 0 || bt.F < 0 || len(bt.Coef) != bt.N*(bt.K+bt.KS) || len(bt.Res) != bt.N*bt.F {
 		return fmt.Errorf("audit: decoding a block table: %d blocks of %d+%d coefficients and %d residuals in %d and %d floats", bt.N, bt.K, bt.KS, bt.F, len(bt.Coef), len(bt.Res))
 	}
 	return nil
 }
 
+func (c *FinalizeChunk) fields(w *wire) { w.points(&c.Points) }
+
 // MarshalBinary encodes c.
-func (c *FinalizeChunk) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindFinalizeChunk)
-	encodePoints(e, c.Points)
-	return e.b, nil
-}
+func (c *FinalizeChunk) MarshalBinary() ([]byte, error) { return marshal(kindFinalizeChunk, c.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into c.
 func (c *FinalizeChunk) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindFinalizeChunk)
-	c.Points = decodePoints(d)
-	return d.done("a finalize chunk")
+	return unmarshal(b, kindFinalizeChunk, "a finalize chunk", c.fields)
+}
+
+func (l *ChunkLimits) fields(w *wire) {
+	w.fs(&l.Lo, &l.Up)
+	w.is(&l.M, &l.Covered)
+	w.i(&l.Labelled)
 }
 
 // MarshalBinary encodes l.
-func (l *ChunkLimits) MarshalBinary() ([]byte, error) {
-	e := newEnc(kindLimits)
-	e.fs(l.Lo)
-	e.fs(l.Up)
-	e.is(l.M)
-	e.is(l.Covered)
-	e.i(l.Labelled)
-	return e.b, nil
-}
+func (l *ChunkLimits) MarshalBinary() ([]byte, error) { return marshal(kindLimits, l.fields) }
 
 // UnmarshalBinary decodes what MarshalBinary encoded into l.
 func (l *ChunkLimits) UnmarshalBinary(b []byte) error {
-	d := newDec(b, kindLimits)
-	l.Lo, l.Up, l.M, l.Covered, l.Labelled = d.fs(), d.fs(), d.is(), d.is(), d.i()
-	return d.done("a chunk's limits")
+	return unmarshal(b, kindLimits, "a chunk's limits", l.fields)
 }

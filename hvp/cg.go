@@ -13,10 +13,6 @@ type cgMethod struct{}
 
 func (cgMethod) String() string { return "cg" }
 
-func (cgMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorCG(ctx, o, theta, opt, rep)
-}
-
 // cgFactor is the CG method's factor: Krylov solves with
 // curvature-vector products.
 type cgFactor struct {
@@ -36,7 +32,7 @@ func (f *cgFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-func factorCG(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*cgFactor, error) {
+func (cgMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	P := o.numParams()
 	if err := traceForIterative(ctx, o, theta, opt, rep); err != nil {
 		return nil, err

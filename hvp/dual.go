@@ -119,10 +119,6 @@ type dualMethod struct{}
 
 func (dualMethod) String() string { return "dual" }
 
-func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorDual(ctx, o, theta, opt, rep)
-}
-
 // dualFactor is Method Dual's factor: the rows of D and the Cholesky
 // factor of D D^T + mu I.
 type dualFactor struct {
@@ -140,12 +136,12 @@ func (f *dualFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-// factorDual builds the dual factor of o's Gauss-Newton matrix at theta:
+// factorize builds the dual factor of o's Gauss-Newton matrix at theta:
 // D from the output Jacobian, trace(C) = |D|_F^2 + P r exactly, lambda
 // as the exact method sets it, the kernel's eigenvalues for the report
 // (C's are those plus r, and r on the P - N directions D does not reach)
 // and its Cholesky factor.
-func factorDual(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*dualFactor, error) {
+func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	if opt.Curvature != GaussNewton {
 		return nil, fmt.Errorf("hvp: the dual method needs the Gauss-Newton curvature, not the %s", opt.Curvature)
 	}

@@ -17,10 +17,6 @@ type exactMethod struct{}
 
 func (exactMethod) String() string { return "exact" }
 
-func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorExact(ctx, o, theta, opt, rep)
-}
-
 // eigFactor is the exact method's factor: C = V diag(vals) V^T.
 type eigFactor struct {
 	P    int
@@ -37,7 +33,7 @@ func (f *eigFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-func factorExact(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*eigFactor, error) {
+func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	P := o.numParams()
 	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {

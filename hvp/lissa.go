@@ -16,10 +16,6 @@ type lissaMethod struct{}
 
 func (lissaMethod) String() string { return "lissa" }
 
-func (lissaMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
-	return factorLiSSA(ctx, o, theta, opt, rep)
-}
-
 // powerMaxEig estimates the largest eigenvalue of C (in magnitude) by
 // power iteration.
 func powerMaxEig(ctx context.Context, o *Objective, c Curvature, theta []float64, iters int, r *rand.Rand) (float64, error) {
@@ -60,7 +56,7 @@ func (f *lissaFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 	return f.solveAll(ctx, x, b, nil)
 }
 
-func factorLiSSA(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (*lissaFactor, error) {
+func (lissaMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	sigma := opt.Scale
 	if sigma <= 0 {
 		ev, err := powerMaxEig(ctx, o, opt.Curvature, theta, 50, rand.New(rand.NewPCG(opt.Seed, 0x706f776572)))

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sort"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
@@ -223,20 +221,10 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 			next[i] = v / beta[j]
 		}
 	}
-	t := mat.NewSymDense(k, nil)
-	for j := 0; j < k; j++ {
-		t.SetSym(j, j, alpha[j])
-		if j+1 < k {
-			t.SetSym(j, j+1, beta[j])
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(t, true) {
+	vals, z, ok := TridiagonalEigen(alpha, beta)
+	if !ok {
 		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d Lanczos matrix failed", k, k)
 	}
-	vals := eig.Values(nil)
-	var z mat.Dense
-	eig.VectorsTo(&z)
 	// Decreasing order; U = Z^T Q row by row.
 	order := make([]int, k)
 	for i := range order {

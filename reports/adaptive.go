@@ -21,6 +21,7 @@ type jsonAdaptive struct {
 	Grid          []fnum             `json:"grid"`
 	Rho           fnum               `json:"rho"`
 	RollingWindow int                `json:"rolling_window"`
+	LabelDelay    int                `json:"label_delay"`
 	Chains        int                `json:"chains"`
 	Longest       int                `json:"longest"`
 	Kinds         []jsonAdaptiveKind `json:"kinds"`
@@ -46,7 +47,7 @@ func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
 		return nil
 	}
 	j := &jsonAdaptive{Base: a.Base, Pooled: a.Pooled, Source: a.Source, Window: a.Window, Gamma: fnum(a.Gamma), Grid: fnums(a.Grid),
-		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes)}
+		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, LabelDelay: a.LabelDelay, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes)}
 	for _, k := range a.Kinds {
 		j.Kinds = append(j.Kinds, jsonAdaptiveKind{Kind: k.Kind, Coverage: fnum(k.Coverage), WorstWindow: fnum(k.WorstWindow), Windows: k.Windows,
 			MeanLength: fnum(k.MeanLength), Infinite: k.Infinite, Empty: k.Empty, IntervalScore: fnum(k.IntervalScore), Bound: fnum(k.Bound), Guarantee: k.Guarantee})
@@ -122,12 +123,17 @@ func newAdaptiveView(r *audit.Result) *adaptiveView {
 		source = "the calibration set's scores at the same step"
 	case "window":
 		source = fmt.Sprintf("the series' own last %d labelled forecasts", a.Window)
+	case "residuals":
+		source = "each forecast's leave-one-block-out residuals (ACI and AgACI) and the series' own earlier forecasts (NexCP and rolling)"
 	default:
 		source = "every earlier labelled forecast of the series"
 	}
 	base := "prediction ± q"
 	if a.Base == audit.BaseJackknife {
-		base = "the jackknife+ interval scaled about the prediction"
+		base = "the jackknife+ interval (ACI and AgACI: recomputed at their working level from the leave-one-block-out residuals; NexCP and rolling: scaled about the prediction)"
+	}
+	if a.LabelDelay > 0 {
+		source += fmt.Sprintf("; each label taken %d rows after its target's row", a.LabelDelay)
 	}
 	grid := make([]string, len(a.Grid))
 	for i, g := range a.Grid {

@@ -178,9 +178,12 @@
 //	                        or one per sequence, where ACI and AgACI take
 //	                        their scores (calibration, window: the series'
 //	                        last window labelled forecasts, past: all
-//	                        earlier ones)
+//	                        earlier ones, residuals: on the jackknife base,
+//	                        each forecast's leave-one-block-out sets)
 //	  gamma, grid, rho, rolling_window   ACI's step, AgACI's steps, NexCP's
 //	                        decay, W of the worst window
+//	  label_delay           rows after its target's row at which a label is
+//	                        known (--label-delay)
 //	  chains, longest       the series the states run along, and the most
 //	                        labelled forecasts of one
 //	  kinds                 [{kind, coverage, worst_window, windows,

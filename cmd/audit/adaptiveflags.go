@@ -20,21 +20,23 @@ type adaptiveFlags struct {
 	rho             float64
 	calibrationFrom string
 	rollingWindow   int
+	labelDelay      int
 }
 
 // adaptiveFlagNames are the flags that ask for the adaptive intervals.
-var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base", "aci-gamma", "agaci-grid", "nexcp-rho", "calibration-from", "rolling-window"}
+var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base", "aci-gamma", "agaci-grid", "nexcp-rho", "calibration-from", "rolling-window", "label-delay"}
 
 // define adds the adaptive flags to fs.
 func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.on, "adaptive", false, "add intervals that adapt along time (ACI, AgACI, NexCP, rolling conformal), for test data that continue the series in time; implied by the flags below")
 	fs.BoolVar(&a.pooled, "adaptive-pooled", false, "run one adaptive state over all test sequences in the order of their steps (t), for sequences that are windows of one series (default: one state per sequence)")
-	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval the adaptive kinds scale: split (prediction ± q) or jackknife (the jackknife+ interval scaled about the prediction)")
+	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval of the adaptive kinds: split (prediction ± q) or jackknife (ACI and AgACI: the jackknife+ interval recomputed at their working level; NexCP and rolling: the jackknife+ interval scaled about the prediction)")
 	fs.Float64Var(&a.gamma, "aci-gamma", audit.DefaultGamma, "ACI's step size gamma")
 	fs.Float64SliceVar(&a.grid, "agaci-grid", audit.DefaultAgACIGrid, "AgACI's step sizes")
 	fs.Float64Var(&a.rho, "nexcp-rho", audit.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
 	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
 	fs.IntVar(&a.rollingWindow, "rolling-window", audit.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
+	fs.IntVar(&a.labelDelay, "label-delay", 0, "rows after its target's row at which a label becomes known (a target computed from the next D rows, such as next week's volatility on daily rows: D); the adaptive state takes each label only then")
 }
 
 // options checks the adaptive flags and returns the options (nil when
@@ -74,6 +76,10 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOp
 	if !(a.rho > 0 && a.rho <= 1) {
 		return nil, usagef("--nexcp-rho %g: must be in (0, 1] (default %g)", a.rho, audit.DefaultRho)
 	}
+	if a.labelDelay < 0 {
+		return nil, usagef("--label-delay %d: give the number of rows after its target's row at which a label is known (0: at that row)", a.labelDelay)
+	}
+	o.LabelDelay = a.labelDelay
 	if a.rollingWindow < 1 {
 		return nil, usagef("--rolling-window %d: must be at least 1", a.rollingWindow)
 	}

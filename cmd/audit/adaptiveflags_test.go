@@ -17,13 +17,13 @@ func TestAdaptiveFlags(t *testing.T) {
 		t.Fatalf("no adaptive flag: %v, options %+v", err, p.opt.Adaptive)
 	}
 	p, err = parse(append(slices.Clone(base), "--calibration-from", "last:250", "--aci-gamma", "0.02", "--agaci-grid", "0.01,0.1",
-		"--nexcp-rho", "0.95", "--adaptive-pooled", "--adaptive-base", "jackknife", "--rolling-window", "100"))
+		"--nexcp-rho", "0.95", "--adaptive-pooled", "--adaptive-base", "jackknife", "--rolling-window", "100", "--label-delay", "5"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := audit.AdaptiveOptions{Gamma: 0.02, Grid: []float64{0.01, 0.1}, Rho: 0.95, Window: 250, Pooled: true, Base: audit.BaseJackknife, RollingWindow: 100}
+	want := audit.AdaptiveOptions{Gamma: 0.02, Grid: []float64{0.01, 0.1}, Rho: 0.95, Window: 250, Pooled: true, Base: audit.BaseJackknife, RollingWindow: 100, LabelDelay: 5}
 	if a := p.opt.Adaptive; a == nil || a.Gamma != want.Gamma || !slices.Equal(a.Grid, want.Grid) || a.Rho != want.Rho || a.Window != want.Window ||
-		a.Pooled != want.Pooled || a.Base != want.Base || a.RollingWindow != want.RollingWindow {
+		a.Pooled != want.Pooled || a.Base != want.Base || a.RollingWindow != want.RollingWindow || a.LabelDelay != want.LabelDelay {
 		t.Fatalf("options %+v, want %+v", p.opt.Adaptive, want)
 	}
 	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != audit.DefaultGamma {
@@ -40,6 +40,7 @@ func TestAdaptiveFlags(t *testing.T) {
 		{[]string{"--nexcp-rho", "0"}, "--nexcp-rho 0: must be in (0, 1]"},
 		{[]string{"--adaptive-base", "bootstrap"}, "--adaptive-base \"bootstrap\": choose split or jackknife"},
 		{[]string{"--rolling-window", "0"}, "--rolling-window 0: must be at least 1"},
+		{[]string{"--label-delay", "-1"}, "--label-delay -1: give the number of rows"},
 	} {
 		_, err := parse(append(slices.Clone(base), c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -61,8 +61,10 @@ Data flags:
 	--adaptive-pooled   one adaptive state over all test sequences in the
 	                    order of their steps (windows of one series; default
 	                    one state per sequence)
-	--adaptive-base B   split (prediction ± q, default) or jackknife (the
-	                    jackknife+ interval scaled about the prediction)
+	--adaptive-base B   split (prediction ± q, default) or jackknife (ACI and
+	                    AgACI: the jackknife+ interval recomputed at their
+	                    working level; NexCP and rolling: scaled about the
+	                    prediction)
 	--calibration-from last:N
 	                    calibrate the adaptive kinds on the series' own last N
 	                    labelled forecasts (default the --calibration scores,
@@ -72,6 +74,9 @@ Data flags:
 	--nexcp-rho R       NexCP's weight decay per forecast (default 0.99)
 	--rolling-window W  forecasts in the worst rolling-window coverage
 	                    (default 250)
+	--label-delay D     a label is known D rows after its target's row (a
+	                    target computed from the next D rows); the adaptive
+	                    state takes it only then (default 0)
 	--id-col NAME       the sequence id column (default id)
 	--time-col NAME     the step column (default t)
 	--target NAME       the target column (default y)
