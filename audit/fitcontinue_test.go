@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
@@ -67,6 +68,10 @@ func TestFitPredictContinued(t *testing.T) {
 			loaded, err := audit.Load(bytes.NewReader(buf.Bytes()), g, sum)
 			if err != nil {
 				t.Fatal(err)
+			}
+			cut := buf.Bytes()[:buf.Len()-8]
+			if _, err := audit.Load(bytes.NewReader(cut), g, sum); err == nil || !strings.Contains(err.Error(), "truncated") {
+				t.Errorf("Load of an artifact 8 bytes short: error %v, want one saying it is truncated", err)
 			}
 			got, err := loaded.Predict(ctx, test)
 			if err != nil {
