@@ -12,6 +12,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestFitPredictContinued: a saved fit continues a test sequence that
@@ -57,19 +58,12 @@ func TestFitPredictContinued(t *testing.T) {
 			if st := want.Sequences[0].Steps[0]; st.Row != rows {
 				t.Fatalf("full audit: first test row %d, want %d (continued)", st.Row, rows)
 			}
-			f, err := audit.Fit(ctx, g, train, &opt)
+			_, art := fitSaved(t, g, train, &opt, sum)
+			loaded, err := audit.Load(bytes.NewReader(art), g, sum)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var buf bytes.Buffer
-			if err := f.Save(&buf, sum); err != nil {
-				t.Fatal(err)
-			}
-			loaded, err := audit.Load(bytes.NewReader(buf.Bytes()), g, sum)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cut := buf.Bytes()[:buf.Len()-8]
+			cut := art[:len(art)-8]
 			if _, err := audit.Load(bytes.NewReader(cut), g, sum); err == nil || !strings.Contains(err.Error(), "truncated") {
 				t.Errorf("Load of an artifact 8 bytes short: error %v, want one saying it is truncated", err)
 			}
@@ -87,4 +81,19 @@ func TestFitPredictContinued(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fitSaved fits train with opt and saves the fit, for a model of
+// SHA-256 sum: the fit and its artifact.
+func fitSaved(t *testing.T, g *graph.Graph, train *blocks.Dataset, opt *audit.Options, sum [32]byte) (*audit.Fitted, []byte) {
+	t.Helper()
+	f, err := audit.Fit(context.Background(), g, train, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.Save(&buf, sum); err != nil {
+		t.Fatal(err)
+	}
+	return f, buf.Bytes()
 }
