@@ -70,12 +70,13 @@ func fitCheck(ctx context.Context, p *problem) (*FitCheck, error) {
 	return checkFit(ctx, p, total)
 }
 
-// assess is Run's last phase: the damping sensitivity (when asked for),
-// the recommended kind of interval and the verdict.
-func assess(ctx context.Context, p *problem, ev *evaluation, res *Result) error {
+// assess is Run's last phase: the damping sensitivity (when asked for;
+// inf is the audit's influence phase, which it re-damps), the recommended
+// kind of interval and the verdict.
+func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *influence) error {
 	if res.Summary != nil && p.opt.DampingSensitivity {
 		p.opt.progress("damping sensitivity", 0, 0)
-		ds, err := dampingSensitivity(ctx, p, ev, res.Setting.Damping, res.Summary.MeanLength)
+		ds, err := dampingSensitivity(ctx, p, ev, inf, res.Setting.Damping, res.Summary.MeanLength)
 		if err != nil {
 			return err
 		}

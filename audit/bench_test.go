@@ -62,6 +62,7 @@ func benchAuditPaper(b *testing.B, opt *audit.Options) {
 			b.Fatal(err)
 		}
 	}
+	dumpBench(b, train, test, res)
 	for _, p := range res.Diag.Phases {
 		b.ReportMetric(p.Seconds, strings.ReplaceAll(p.Name, " ", "_")+"-s")
 	}

@@ -68,8 +68,11 @@ func (d *DampingSensitivity) WidthShare() float64 {
 // dampingSensitivity re-runs the influence, residual and interval phases
 // with the damping rho (the audit's) multiplied and divided by
 // SensitivityFactor, over the labelled points within the training steps
-// (as the pooled summary counts them).
-func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, rho float64, width float64) (*DampingSensitivity, error) {
+// (as the pooled summary counts them). The influence phase re-damps the
+// audit's own (inf.redamp: its block gradients and factorisation, so
+// only the solves and the Newton correction are redone) when it can, and
+// runs afresh otherwise; the figures are the same either way.
+func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, inf *influence, rho float64, width float64) (*DampingSensitivity, error) {
 	ds := &DampingSensitivity{Rho: rho, Width: width}
 	solver, _ := p.solverName()
 	switch {
@@ -98,14 +101,19 @@ func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, rho flo
 		q := *p
 		q.opt.Damping = r
 		q.opt.Progress = nil
-		inf, err := s.influence(ctx, &q, ev, quiet)
+		var re *influence
+		if inf != nil && inf.redamp != nil {
+			re, err = inf.redamp(ctx, &q, r)
+		} else {
+			re, err = s.influence(ctx, &q, ev, quiet)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if _, err := inf.rep.residuals(ctx, &q, quiet); err != nil {
+		if _, err := re.rep.residuals(ctx, &q, quiet); err != nil {
 			return nil, err
 		}
-		l, _, err := inf.rep.limits(ctx, &q, ev, false)
+		l, _, err := re.rep.limits(ctx, &q, ev, false)
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	}
 	res.Diag.Warnings = warns
 	clock.begin("judgement")
-	if err := assess(ctx, p, ev, res); err != nil {
+	if err := assess(ctx, p, ev, res, f.inf); err != nil {
 		return nil, err
 	}
 	res.Diag.Phases = clock.end()

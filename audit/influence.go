@@ -41,6 +41,13 @@ type influence struct {
 	// rep is how the residual and limits phases read the estimated
 	// models.
 	rep influenceRep
+	// redamp, when not nil, is the same influence phase at relative
+	// damping rho for the problem q (p with that damping), from this
+	// phase's block gradients and factorisation (hvp.Factorization.Redamp):
+	// what the damping sensitivity re-runs. It is set only when
+	// Options.DampingSensitivity asks for it and the solver can re-damp
+	// (exact, dual), since it keeps the factorisation alive.
+	redamp func(ctx context.Context, q *problem, rho float64) (*influence, error)
 }
 
 // influenceRep is how the phases after the influence phase read the
@@ -115,9 +122,38 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]
 	if err != nil {
 		return nil, err
 	}
+	if err := inf.solve(ctx, p, f, rep, grads, sg, mark); err != nil {
+		return nil, err
+	}
+	if p.opt.DampingSensitivity && (method == hvp.Exact || method == hvp.Dual) {
+		// The damping sensitivity re-solves at other dampings from this
+		// factorisation (damping.go).
+		inf.redamp = func(ctx context.Context, q *problem, rho float64) (*influence, error) {
+			g, rep, err := f.Redamp(ctx, rho)
+			if err != nil {
+				return nil, err
+			}
+			re := &influence{estimator: q.opt.Estimator}
+			re.diag.GradNorm, re.diag.BlockGradMedian, re.diag.Stationarity = d.GradNorm, d.BlockGradMedian, d.Stationarity
+			if err := re.solve(ctx, q, g, rep, grads, sg, func(string) {}); err != nil {
+				return nil, err
+			}
+			return re, nil
+		}
+	}
+	return inf, nil
+}
+
+// solve is the influence phase after the factorisation f of the damped
+// curvature (its report rep): the infinitesimal steps of the block
+// gradients grads, the solver's diagnostics and warnings, and with the
+// Newton estimator the Newton correction (sg gives the output
+// Jacobians).
+func (inf *influence) solve(ctx context.Context, p *problem, f *hvp.Factorization, rep *hvp.Report, grads [][]float64, sg *seqGrads, mark func(string)) error {
+	d := &inf.diag
 	x := make([][]float64, len(grads))
 	if err := f.SolveRecorded(ctx, x, grads); err != nil {
-		return nil, err
+		return err
 	}
 	inf.delta = x
 	inf.curvature(rep.Lambda, rep.Trace, rep.MinEig, rep.MaxEig)
@@ -135,7 +171,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]
 	}
 	if p.opt.Estimator == Newton {
 		if err := newtonCorrection(ctx, p, f, sg, inf, mark); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	d.InfluenceNorms = make([]float64, len(inf.delta))
@@ -143,7 +179,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]
 		d.InfluenceNorms[k] = norm(v)
 	}
 	inf.rep = &stepsRep{inf: inf}
-	return inf, nil
+	return nil
 }
 
 func (inf *influence) warn(w Warning) { inf.warnings = append(inf.warnings, w) }

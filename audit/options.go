@@ -69,7 +69,7 @@ const (
 )
 
 // AutoExactMax is the largest parameter count for which Auto chooses the
-// exact (dense eigendecomposition) solver.
+// exact (dense curvature and inverse) solver.
 const AutoExactMax = 3000
 
 // Estimator names how the leave-one-block-out parameters theta_-b are

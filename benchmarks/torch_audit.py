@@ -2,13 +2,20 @@
 """Time a batched PyTorch implementation of the whole blockwise-jackknife+
 audit at the paper's scale (the procedure of DESIGN.md sections 4-5 and of
 audit/testdata/make_reference.py, exact solver, Hessian curvature, one block
-per training sequence), for comparison with BenchmarkAuditPaper
-(benchmarks/audit.sh).
+per training sequence): the infinitesimal jackknife, for comparison with
+BenchmarkAuditPaperInfinitesimal, the same algorithm (benchmarks/audit.sh).
+With --data DIR --model paper_rnn.onnx it runs on the Go benchmark's own
+data, weights and damping (written by RNNAUDIT_BENCH_DUMP=DIR) and compares
+its limits with the Go run's, printing
+`torch_audit_limits_maxdiff_over_width X`: the largest |ours - torch| of
+the lower and upper limits relative to the Go interval's width, over all
+10000 test points. Without --data it draws its own data and a random model
+as below (timing does not depend on the weights).
 
 Model: nn.RNN(1, 20, tanh, batch_first) + nn.Linear(20, 1) at every step,
 both RNN bias vectors (P = 481), float64, PyTorch's default random
-initialisation under torch.manual_seed(0) (not trained: timing does not
-depend on the weights). The cell equations are written out in torch ops on a
+initialisation under torch.manual_seed(0), or the ONNX export's weights
+with --model. The cell equations are written out in torch ops on a
 flat parameter vector theta, laid out as the ONNX export:
 W_ih [20,1], W_hh [20,20], b_ih [20], b_hh [20], w_out [1,20], b_out [1].
 
@@ -25,7 +32,8 @@ absorbs one-time initialisation):
   hessian    dense H = torch.autograd.functional.hessian(L, theta)
              (vectorize=False, as in torch_derivatives.py: 481 double-backward
              passes through the full-data loss; --vectorize for True).
-  solve      lambda = RHO * trace(H) / P (RHO = 0.01); e, V = eigh((H + H^T)/2);
+  solve      lambda = RHO * |trace(H)| / P (hvp's rule; RHO = 0.01, or the
+             Go run's rho with --data); e, V = eigh((H + H^T)/2);
              Theta[i] = theta + V diag(1/(e + lambda)) V^T g_i for all i as one
              matrix product: Theta = theta + ((G V) / (e + lambda)) V^T.
   residuals  r_it = |y_it - f_t(x_i; Theta[i])|, each training sequence under
@@ -115,6 +123,59 @@ def ar_data(rng, n):
         acc = 0.9 * acc + x[:, t]
         y[:, t] = acc + eps[:, t]
     return torch.from_numpy(x).unsqueeze(2), torch.from_numpy(y)
+
+
+def csv_data(path):
+    """The sequences of a CSV written by the Go benchmark (RNNAUDIT_BENCH_DUMP:
+    columns id, t, x, y; every sequence T steps) -> ids, x [n, T, 1], y [n, T],
+    sequences in the file's order."""
+    a = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding=None)
+    ids = [str(v) for v in a["id"][::T]]
+    x = np.asarray(a["x"], dtype=np.float64).reshape(-1, T)
+    y = np.asarray(a["y"], dtype=np.float64).reshape(-1, T)
+    assert all(str(v) == ids[k // T] for k, v in enumerate(a["id"])), path
+    return ids, torch.from_numpy(x).unsqueeze(2), torch.from_numpy(y)
+
+
+def onnx_theta(path):
+    """The paper RNN's flat parameter vector (torch_audit's layout) from its
+    ONNX export: RNN W [1,H,1], R [1,H,H], B [1,2H] (b_ih then b_hh), the
+    head's MatMul weight [H,1] and Add bias [1]."""
+    import onnx
+    from onnx import numpy_helper
+    w = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    rnn = [n for n in onnx.load(path).graph.node if n.op_type == "RNN"][0]
+    W, R, B = (w[rnn.input[k]][0] for k in (1, 2, 3))
+    head = [v for k, v in w.items() if v.shape == (H, 1)][0]
+    bias = [v for k, v in w.items() if v.shape == (1,)][0]
+    parts = [W.reshape(-1), R.reshape(-1), B[:H], B[H:], head[:, 0], bias]
+    return torch.from_numpy(np.concatenate(parts).astype(np.float64))
+
+
+def read_setting(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, v = line.split()
+            out[k] = v
+    return out
+
+
+def compare_limits(path, ids, lo, up, pred):
+    """Max |ours - torch| of the lower and upper limits relative to our
+    interval's width at the same point, over every test point, from the
+    Go benchmark's limits.csv (id, t, prediction, lower, upper)."""
+    a = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding=None)
+    pos = {v: k for k, v in enumerate(ids)}
+    rows = np.array([pos[str(v)] for v in a["id"]])
+    ts = np.asarray(a["t"], dtype=np.float64).astype(int) - 1
+    glo, gup = np.asarray(a["lower"], np.float64), np.asarray(a["upper"], np.float64)
+    tlo, tup = lo.numpy()[rows, ts], up.numpy()[rows, ts]
+    width = gup - glo
+    rel = np.maximum(np.abs(glo - tlo), np.abs(gup - tup)) / width
+    dpred = np.abs(np.asarray(a["prediction"], np.float64) - pred.numpy()[rows, ts]).max()
+    return (float(rel.max()), float(np.median(rel)), float(np.abs(glo - tlo).max()),
+            float(np.abs(gup - tup).max()), float(dpred))
 
 
 # --------------------------------------------------------------------------
@@ -241,7 +302,7 @@ class Audit:
 
     # 3.
     def solve(self, Hm, G):
-        lam = RHO * torch.trace(Hm) / P
+        lam = self.a.rho * torch.trace(Hm).abs() / P
         e, V = torch.linalg.eigh((Hm + Hm.t()) / 2)
         D = ((G @ V) / (e + lam)) @ V.t()
         self.info.update(lam=float(lam), e=e)
@@ -326,19 +387,39 @@ def main():
                     help="torch.set_num_threads (default 2)")
     ap.add_argument("--vectorize", action="store_true",
                     help="functional.hessian(vectorize=True) instead of the default")
+    ap.add_argument("--data", metavar="DIR",
+                    help="run on the Go benchmark's data, model damping and limits "
+                    "(RNNAUDIT_BENCH_DUMP=DIR; needs --model) instead of drawing "
+                    "data and a random model, and compare the limits")
+    ap.add_argument("--model", metavar="ONNX",
+                    help="the paper RNN's ONNX export whose weights to audit (with --data)")
     ap.add_argument("--check", action="store_true",
                     help="also verify against unbatched computations (untimed, slow)")
     args = ap.parse_args()
+    args.rho = RHO
 
     torch.set_num_threads(args.threads)
     torch.set_default_dtype(torch.float64)
     torch.manual_seed(0)
     model = PaperRNN().double()
+    if args.data:
+        if not args.model:
+            ap.error("--data needs --model")
+        model.load(onnx_theta(args.model))
+        setting = read_setting(os.path.join(args.data, "setting.txt"))
+        if (setting["estimator"], setting["curvature"]) != ("infinitesimal", "hessian"):
+            ap.error("%s: the Go run used the %s estimator with the %s; this reference "
+                     "implements the infinitesimal jackknife with the Hessian"
+                     % (args.data, setting["estimator"], setting["curvature"]))
+        args.rho = float(setting["rho"])
+        _, xtr, ytr = csv_data(os.path.join(args.data, "train.csv"))
+        test_ids, xte, yte = csv_data(os.path.join(args.data, "test.csv"))
     theta = model.theta()
     assert theta.numel() == P == 481
-    rng = np.random.default_rng(SEED)
-    xtr, ytr = ar_data(rng, N_TRAIN)
-    xte, yte = ar_data(rng, N_TEST)
+    if not args.data:
+        rng = np.random.default_rng(SEED)
+        xtr, ytr = ar_data(rng, N_TRAIN)
+        xte, yte = ar_data(rng, N_TEST)
     with torch.no_grad():
         d = float((forward_flat(theta, xte) - model(xte)[:, :, 0]).abs().max())
     assert d < 1e-12, d
@@ -401,6 +482,18 @@ def main():
                     assert abs(vp[au.info["ku"] - 1] - float(au.info["up"][s, t])) < 1e-12
                     assert abs(vm[au.info["kl"] - 1] - float(au.info["lo"][s, t])) < 1e-12
         print("# --check passed (unbatched residuals; limits of 6 test points by sorting)")
+
+    if args.data:
+        with torch.no_grad():
+            pred = forward_flat(theta, xte)
+        rel, med, dlo, dup, dpred = compare_limits(os.path.join(args.data, "limits.csv"), test_ids,
+                                                   au.info["lo"], au.info["up"], pred)
+        glam = float(setting["lambda"])
+        print("# same data, model and damping as the Go run in %s: lambda %.10g here, %.10g "
+              "there (rel diff %.1e)" % (args.data, lam, glam, abs(lam - glam) / glam))
+        print("torch_audit_limits_maxdiff_over_width %.3g" % rel)
+        print("# limits vs Go: median |diff|/width %.3g; max |diff| lower %.3g, upper %.3g; "
+              "point predictions max |diff| %.3g" % (med, dlo, dup, dpred))
 
     for name in ("grads", "hessian", "solve", "residuals", "intervals"):
         print("torch_audit_%s_s %.4f" % (name, au.times[name]))

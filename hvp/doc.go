@@ -16,8 +16,9 @@
 // order, so results do not depend on the number of workers.
 //
 // Solve returns (C + lambda I)^-1 b for many right-hand sides with one of
-// the Method values, each a type in its own file: Exact (exact.go: one
-// eigendecomposition, applied as a matrix product), Dual (dual.go: the
+// the Method values, each a type in its own file: Exact (exact.go: the
+// eigenvalues for the report and one P×P inverse by Cholesky or LU,
+// applied as a matrix product), Dual (dual.go: the
 // dual form for the Gauss-Newton matrix of models with fewer loss terms
 // than parameters, one Cholesky factorisation of the N×N kernel of the
 // terms' weighted output Jacobian, by Woodbury's identity; DualFits says
@@ -56,7 +57,9 @@
 //   - solve.go: Method, Options, Factorize and Solve, the Report;
 //     exact.go, dual.go, cg.go (with minres.go), lissa.go: one Method
 //     each; eigen.go: the interruptible dense eigendecomposition;
-//     lowrank.go: the LowRank factor;
+//     lowrank.go: the LowRank factor; tridiagonal.go: the
+//     eigendecomposition of a Lanczos matrix (TridiagonalEigen), which
+//     LowRank and audit's Newton step for large blocks share;
 //   - errors.go: the options an error names as its fix (OptDamping, ...).
 //
 // The audit's block gradients enter through PerExampleGradients

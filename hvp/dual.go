@@ -126,6 +126,21 @@ type dualFactor struct {
 	d    []float64 // D, row-major N×P
 	chol mat.Cholesky
 	mu   float64 // lambda + ridge
+	// ridge is the objective's; vals are the kernel's eigenvalues
+	// (ascending), kept for redamp.
+	ridge float64
+	vals  []float64
+}
+
+// redamp rebuilds the kernel from the kept rows and factorises it at
+// rep.Lambda + ridge: the same numbers as factorize at that damping,
+// without the Jacobian rows and the eigenvalues.
+func (f *dualFactor) redamp(ctx context.Context, rep *Report) (factor, error) {
+	g, err := newDualFactor(ctx, f.d, f.N, f.P, f.ridge, f.vals, rep)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 var _ factor = (*dualFactor)(nil)
@@ -156,12 +171,24 @@ func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, 
 	}
 	rep.Trace = tr + float64(P)*o.Ridge
 	rep.setDamping(P)
-	f := &dualFactor{N: N, P: P, d: d, mu: rep.Lambda + o.Ridge}
+	f, err := newDualFactor(ctx, d, N, P, o.Ridge, nil, rep)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newDualFactor is the dual method's factor of the Jacobian rows d (N×P):
+// the kernel D D^T, its eigenvalues (vals, or computed when nil) and the
+// Cholesky factor at rep.Lambda + ridge, with the extreme eigenvalues
+// and the count below -lambda in rep.
+func newDualFactor(ctx context.Context, d []float64, N, P int, ridge float64, vals []float64, rep *Report) (*dualFactor, error) {
+	f := &dualFactor{N: N, P: P, d: d, mu: rep.Lambda + ridge, ridge: ridge}
 	if f.mu <= 0 {
-		return nil, fmt.Errorf("%w: the dual method needs lambda + ridge > 0 (lambda %.4g, ridge %.4g); add damping", ErrIndefinite, rep.Lambda, o.Ridge)
+		return nil, fmt.Errorf("%w: the dual method needs lambda + ridge > 0 (lambda %.4g, ridge %.4g); add damping", ErrIndefinite, rep.Lambda, ridge)
 	}
 	if N == 0 {
-		rep.MinEig, rep.MaxEig = o.Ridge, o.Ridge
+		rep.MinEig, rep.MaxEig = ridge, ridge
 		return f, nil
 	}
 	k := make([]float64, N*N)
@@ -190,37 +217,40 @@ func (dualMethod) factorize(ctx context.Context, o *Objective, theta []float64, 
 			k[i*N+j], k[j*N+i] = v, v
 		}
 	}
-	var vals []float64
-	ok, err := interruptible(ctx, func() bool {
-		w, _, ok, err := eigenSym(ctx, kern, false)
-		vals = w
-		return ok && err == nil
-	})
-	if err != nil {
-		return nil, err
+	if vals == nil {
+		ok, err := interruptible(ctx, func() bool {
+			w, _, ok, err := eigenSym(ctx, kern, false)
+			vals = w
+			return ok && err == nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d Gauss-Newton kernel failed", N, N)
+		}
 	}
-	if !ok {
-		return nil, fmt.Errorf("hvp: eigendecomposition of the %d×%d Gauss-Newton kernel failed", N, N)
-	}
+	f.vals = vals
+	rep.NegativeEigs = 0
 	// C's eigenvalues: the P largest of K's (all N when N <= P) plus r,
 	// and r itself P - N times.
 	top := vals[max(0, N-P):]
-	rep.MinEig, rep.MaxEig = top[0]+o.Ridge, top[len(top)-1]+o.Ridge
+	rep.MinEig, rep.MaxEig = top[0]+ridge, top[len(top)-1]+ridge
 	if N < P {
-		rep.MinEig = math.Min(rep.MinEig, o.Ridge)
+		rep.MinEig = math.Min(rep.MinEig, ridge)
 	}
 	for _, v := range top {
-		if v+o.Ridge < -rep.Lambda {
+		if v+ridge < -rep.Lambda {
 			rep.NegativeEigs++
 		}
 	}
-	if N < P && o.Ridge < -rep.Lambda {
+	if N < P && ridge < -rep.Lambda {
 		rep.NegativeEigs += P - N
 	}
 	for i := 0; i < N; i++ {
 		k[i*N+i] += f.mu
 	}
-	ok, err = interruptible(ctx, func() bool { return f.chol.Factorize(kern) })
+	ok, err := interruptible(ctx, func() bool { return f.chol.Factorize(kern) })
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,9 @@ type Method interface {
 
 // The methods.
 var (
-	// Exact forms C densely, eigendecomposes it once and applies the
+	// Exact forms C densely, inverts C + lambda I once (Cholesky, or LU
+	// with one step of refinement per solve when it is indefinite) and
+	// applies the
 	// inverse to all right-hand sides as one matrix product. Best up to a
 	// few thousand parameters.
 	Exact Method = exactMethod{}

@@ -21,9 +21,10 @@ import (
 	"github.com/rnnaudit/rnnaudit/reports"
 )
 
-// The small synthetic study of the repository's examples: 100 training
-// sequences, 200 test and 200 calibration sequences, a vanilla RNN.
-const exampleDir = "../../../examples/synthetic"
+// The small synthetic study of the repository's examples, copied into the
+// module's testdata (see its README): 100 training sequences, 200 test and
+// 200 calibration sequences, a vanilla RNN.
+const exampleDir = "../testdata"
 
 var (
 	model = filepath.Join(exampleDir, "model_small.onnx")

@@ -35,6 +35,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -78,6 +79,24 @@ type Config struct {
 	// Poll is how often a running job's state and metrics are read
 	// (default 500 ms).
 	Poll time.Duration
+	// LogLevel is the least severe of the Beam SDK's and prism's log
+	// lines this process writes to its standard error: debug, info, warn
+	// or error (default warn, so that a run prints its warnings and
+	// errors but not a dozen lines per stage of job progress). Beam
+	// logs through the process's default slog logger, so this sets it.
+	LogLevel string
+}
+
+// LogLevel returns Config.LogLevel s as Beam spells it, or an error
+// when it is not one of debug, info, warn (also for "") or error.
+func LogLevel(s string) (string, error) {
+	switch l := strings.ToLower(s); l {
+	case "":
+		return "warn", nil
+	case "debug", "info", "warn", "error":
+		return l, nil
+	}
+	return "", fmt.Errorf("beamexec: unknown log level %q: debug, info, warn or error", s)
 }
 
 // ErrDryRun ends a stage run on Dataflow with --dry_run: the job was
@@ -134,9 +153,15 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			return nil, fmt.Errorf("beamexec: Beam's --%s: %w", name, err)
 		}
 	}
+	level, err := LogLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
 	if !beam.Initialized() {
 		beam.Init()
 	}
+	// After Init, which sets up Beam's logging at its own default level.
+	beamlog.SetupLogging(level, "text")
 	if cfg.Staging == "" {
 		dir, err := os.MkdirTemp("", "rnnaudit-beam-")
 		if err != nil {
@@ -157,7 +182,6 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 		e.Close()
 		return nil, err
 	}
-	var err error
 	if e.spec, err = json.Marshal(e.cfg.Spec); err != nil {
 		e.Close()
 		return nil, err

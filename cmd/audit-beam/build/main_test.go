@@ -24,14 +24,15 @@ func TestCommand(t *testing.T) {
 	if err := beamexec.Build(bin, false); err != nil {
 		t.Fatal(err)
 	}
-	ex := "../../../examples/synthetic/"
+	ex := "../testdata/" // the README's example's files, copied
 	args := []string{"--model", ex + "model_small.onnx", "--data", ex + "train_small.csv", "--test", ex + "test_small.csv",
 		"--calibration", ex + "cal_small.csv", "--ridge", "10", "--solver", "lowrank", "--quiet"}
+	var stderr bytes.Buffer
 	run := func(name string, extra ...string) []byte {
 		t.Helper()
 		out := filepath.Join(dir, name+".json")
 		cmd := exec.Command(bin, append(append(args, extra...), "--json", out)...)
-		var stderr bytes.Buffer
+		stderr.Reset()
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, stderr.Bytes())
@@ -45,6 +46,15 @@ func TestCommand(t *testing.T) {
 	want := run("in-process")
 	if got := run("prism", "--runner", "prism"); !bytes.Equal(got, want) {
 		t.Errorf("audit-beam --runner prism wrote %d bytes of JSON, the in-process run %d: they differ", len(got), len(want))
+	}
+	// Beam's and prism's job progress is logged at level INFO, which
+	// --beam-log (default warn) leaves out.
+	if bytes.Contains(stderr.Bytes(), []byte("level=INFO")) {
+		t.Errorf("audit-beam --runner prism --quiet printed Beam's INFO lines:\n%s", stderr.Bytes())
+	}
+	run("prism-info", "--runner", "prism", "--beam-log", "info")
+	if !bytes.Contains(stderr.Bytes(), []byte("level=INFO")) {
+		t.Errorf("audit-beam --runner prism --beam-log info printed no INFO line:\n%s", stderr.Bytes())
 	}
 	if os.Getenv("RNNAUDIT_BEAM_PROCESS") == "" {
 		t.Log("RNNAUDIT_BEAM_PROCESS unset: the process-environment run is skipped")
