@@ -168,7 +168,7 @@ func TestACIHandWorked(t *testing.T) {
 	y := []float64{10, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0.5, 0.5}
 	pts, ch := oneChain(y)
 	cal := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}}.withDefaults()
+	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}}.withDefaults(0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestACILongRunBound(t *testing.T) {
 			}
 		}
 		pts, ch := oneChain(y)
-		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults()
+		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(0.1)
 		steps := make([]StepAdaptive, T)
 		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
 		errs := 0
@@ -269,7 +269,7 @@ func TestRollingAndNexCPOnline(t *testing.T) {
 	t.Parallel()
 	y := []float64{4, -1, 3, 2, -7}
 	pts, ch := oneChain(y)
-	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults()
+	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults(0.1)
 	steps := make([]StepAdaptive, len(y))
 	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Scores |y|: 4, 1, 3, 2, 7. Before t: window {}, {4}, {1,4}, {1,3,4}, {1,2,3}.
@@ -291,7 +291,7 @@ func TestDelayedLabels(t *testing.T) {
 	for i := range ch.arrival {
 		ch.arrival[i] = float64(i + 2)
 	}
-	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults()
+	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults(0.1)
 	steps := make([]StepAdaptive, len(y))
 	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Known scores before row t: none, none, none, {1}, {1, 2}.
@@ -306,13 +306,66 @@ func TestDelayedLabels(t *testing.T) {
 // TestAdaptiveOptions checks the defaults and the refusals.
 func TestAdaptiveOptions(t *testing.T) {
 	t.Parallel()
-	o, err := AdaptiveOptions{}.withDefaults()
-	if err != nil || o.Gamma != DefaultGamma || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
+	o, err := AdaptiveOptions{}.withDefaults(0.1)
+	if err != nil || math.Abs(o.Gamma-1.0/23) > 1e-15 || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
-	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{}}} {
-		if _, err := bad.withDefaults(); err == nil {
+	// alpha W = 2.5: no step bounds a window of 25; Gibbs and Candès's.
+	if o, _ := (AdaptiveOptions{RollingWindow: 25}).withDefaults(0.1); o.Gamma != DefaultGamma {
+		t.Errorf("window 25: gamma %g, want %g", o.Gamma, DefaultGamma)
+	}
+	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{-0.01}}, {Grid: []float64{}}} {
+		if _, err := bad.withDefaults(0.1); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// TestACIWindowBound checks WindowGamma's guarantee: with gamma =
+// 1/(alpha W - 2) every W consecutive forecasts miss at most 2 alpha on
+// data chosen against it (a long calm stretch of targets at the
+// prediction, which drives alpha_t up to 1, then a burst of outliers),
+// where Gibbs and Candès's 0.005 lets a window miss far more.
+func TestACIWindowBound(t *testing.T) {
+	t.Parallel()
+	const alpha, w, T = 0.1, 250, 5000
+	cal := make([]float64, 19)
+	for i := range cal {
+		cal[i] = float64(i + 1)
+	}
+	worst := func(gamma float64) float64 {
+		y := make([]float64, T)
+		for i := T / 2; i < T; i++ {
+			y[i] = 1e9
+		}
+		pts, ch := oneChain(y)
+		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(alpha)
+		steps := make([]StepAdaptive, T)
+		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
+		miss := make([]float64, T)
+		for i, st := range steps {
+			if st.Empty || !(st.ACILower <= y[i] && y[i] <= st.ACIUpper) {
+				miss[i] = 1
+			}
+		}
+		most := 0.0
+		for s := 0; s+w <= T; s++ {
+			sum := 0.0
+			for _, m := range miss[s : s+w] {
+				sum += m
+			}
+			most = math.Max(most, sum/w)
+		}
+		return most
+	}
+	g := WindowGamma(alpha, w)
+	if math.Abs(g-1.0/23) > 1e-15 {
+		t.Fatalf("WindowGamma(0.1, 250) = %g, want 1/23", g)
+	}
+	if m := worst(g); m > 2*alpha+1e-12 {
+		t.Errorf("gamma %g: a window of %d misses %g, above 2 alpha", g, w, m)
+	}
+	if m := worst(0.005); m <= 2*alpha {
+		t.Errorf("gamma 0.005: worst window misses %g, want the adversary to exceed 2 alpha", m)
 	}
 }

@@ -54,6 +54,17 @@ type ownBlock struct {
 // outputs at theta_hat.
 func (p *problem) ownTerms() ([][]ownTerm, error) {
 	out := make([][]ownTerm, p.train.Len())
+	// One array of every term, counted first: appending per sequence left
+	// a third of the capacity unused (0.97 GB at a million sequences).
+	count := 0
+	for _, gr := range p.groups {
+		for _, w := range gr.weight {
+			if w != 0 {
+				count++
+			}
+		}
+	}
+	flat := make([]ownTerm, 0, count)
 	for _, gr := range p.groups {
 		outs, err := gr.prog.NewState().Forward(p.theta, gr.in)
 		if err != nil {
@@ -61,11 +72,15 @@ func (p *problem) ownTerms() ([][]ownTerm, error) {
 		}
 		B := len(gr.seqs)
 		for b, i := range gr.seqs {
+			start := len(flat)
 			for k, f := range p.io.forecasts(gr.T) {
 				q := p.io.index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
-					out[i] = append(out[i], ownTerm{seq: i, f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
+					flat = append(flat, ownTerm{seq: i, f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
 				}
+			}
+			if len(flat) > start {
+				out[i] = flat[start:len(flat):len(flat)]
 			}
 		}
 	}

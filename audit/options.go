@@ -257,7 +257,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)
 	}
 	if r.Adaptive != nil {
-		a, err := r.Adaptive.withDefaults()
+		a, err := r.Adaptive.withDefaults(r.Alpha)
 		if err != nil {
 			return r, err
 		}

@@ -69,8 +69,12 @@ Data flags:
 	                    calibrate the adaptive kinds on the series' own last N
 	                    labelled forecasts (default the --calibration scores,
 	                    else every earlier forecast of the series)
-	--aci-gamma G       ACI's step size (default 0.02)
-	--agaci-grid G1,G2  AgACI's step sizes (default 0.001 to 0.1)
+	--aci-gamma G       ACI's step size (default 1/(alpha W - 2) for W of
+	                    --rolling-window, which bounds every window's
+	                    miscoverage by 2 alpha: 0.0435 at alpha 0.1, W 250)
+	--agaci-grid G1,G2  AgACI's step sizes (default Zaffran et al.'s 30: 0,
+	                    5e-6, 5e-5, 0.0001 to 0.0009, 0.001 to 0.009, 0.01
+	                    to 0.09)
 	--nexcp-rho R       NexCP's weight decay per forecast (default 0.99)
 	--rolling-window W  forecasts in the worst rolling-window coverage
 	                    (default 250)
