@@ -22,8 +22,10 @@ saves to --save what intervals for new sequences need (the model's
 SHA-256 and the --output, --input and --horizons it was loaded with, the
 options, every block's step, or with --solver lowrank the factor's basis
 and every block's coordinates in it, the leave-one-block-out and
-in-sample residuals, the calibration points and their limits; format
-version 3, see audit.FormatVersion and docs/artifact.md). predict gives
+in-sample residuals, the calibration points and their limits, and
+unless --restart the training sequences' input rows, from which a new
+sequence continuing one runs on from its state; format version 4, see
+audit.FormatVersion and docs/artifact.md). predict gives
 every forecast of the sequences of --data (labels optional) the intervals
 a full audit with --test new.csv would give, without recomputing
 curvature or block gradients, and writes the --out reports as the audit
