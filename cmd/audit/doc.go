@@ -22,8 +22,10 @@ saves to --save what intervals for new sequences need (the model's
 SHA-256 and the --output, --input and --horizons it was loaded with, the
 options, every block's step, or with --solver lowrank the factor's basis
 and every block's coordinates in it, the leave-one-block-out and
-in-sample residuals, the calibration points and their limits; format
-version 3, see audit.FormatVersion and docs/artifact.md). predict gives
+in-sample residuals, the calibration points and their limits, and
+unless --restart the training sequences' input rows, from which a new
+sequence continuing one runs on from its state; format version 4, see
+audit.FormatVersion and docs/artifact.md). predict gives
 every forecast of the sequences of --data (labels optional) the intervals
 a full audit with --test new.csv would give, without recomputing
 curvature or block gradients, and writes the --out reports as the audit
@@ -123,6 +125,11 @@ Method flags:
 	                    newton (a Newton step on the leave-block-out loss,
 	                    with the block's own leverage) or infinitesimal (the
 	                    paper's infinitesimal jackknife) (default newton)
+	--newton-steps N    most Newton steps per block: more than 1 iterates
+	                    with the exact leave-block-out gradient towards the
+	                    leave-block-out optimum (default 20 for interval
+	                    and nested blocks of a model at a stationary point,
+	                    else 1)
 	--curvature C       gauss-newton or hessian (default gauss-newton)
 	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
 	                    for gauss-newton, 1e-4 with --ridge, 1e-6 for
