@@ -289,3 +289,25 @@ func axpy(dst []float64, a float64, x []float64) {
 		dst[i] += a * v
 	}
 }
+
+// note says in a sentence what the iteration did: the steps per block,
+// how many blocks converged and the passes over the training data.
+func (it *NewtonIteration) note() string {
+	lo, hi, n := 0, 0, 0
+	for _, s := range it.Steps {
+		if s == 0 {
+			continue // unbounded: not iterated
+		}
+		if n == 0 || s < lo {
+			lo = s
+		}
+		hi = max(hi, s)
+		n++
+	}
+	steps := fmt.Sprintf("%d", hi)
+	if lo != hi {
+		steps = fmt.Sprintf("%d to %d", lo, hi)
+	}
+	return fmt.Sprintf("The Newton steps were iterated on the leave-block-out objective with its exact gradient (preconditioned L-BFGS from the one-step estimate): %s steps per block, at most %d; %d of %d blocks converged (a step below %g of the first), the others keep their last iterate; %d passes over the training data.",
+		steps, it.MaxSteps, n-it.Unconverged, n, newtonIterTol, it.Passes)
+}
