@@ -241,6 +241,9 @@ type AdaptiveKind struct {
 	Bound float64
 	// Guarantee states the kind's guarantee as it holds.
 	Guarantee string
+	// Under are the series on which the kind under-covers (when there
+	// are 2 to MaxSequenceTable series).
+	Under []SeriesUnder
 }
 
 // StepAdaptive are the adaptive limits of one test forecast; limits may
@@ -573,9 +576,13 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 		}
 		return lo, up
 	}
+	names := chainNames(p, pts, chains, o.Pooled)
 	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
 		k := AdaptiveKind{KindSummary: kindSummary(kind, lv, pts, lo, up, nil), Guarantee: guarantee, Bound: bound}
 		k.WorstWindow, k.Windows = worstWindow(pts, chains, lo, up, empty, o.RollingWindow)
+		if len(chains) > 1 && len(chains) <= MaxSequenceTable {
+			k.Under = underCovering(names, seriesHits(pts, chains, lo, up, empty), 1-alpha, p.opt.timeLag())
+		}
 		for i, e := range empty {
 			if e && pts[i].has {
 				k.Empty++

@@ -34,7 +34,9 @@ given, with the output the fit chose, and refuses an artifact of another
 format version, another model (SHA-256) or data without the fit's
 columns. --retrain is for full audits only.
 serve loads a fit once and answers POST /v1/predict with the same intervals
-over HTTP (JSON in, JSON out; audit serve --help gives the schema).
+over HTTP (JSON in, JSON out; audit serve --help gives the schema), and
+POST /v1/stream for series sent a few rows at a time, whose labels, sent
+as they become known, update the adaptive kinds.
 
 Data are CSV files in long format: one row per (sequence, step), with an
 id column, a step column, feature columns and a target column, rows in any

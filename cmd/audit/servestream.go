@@ -2,6 +2,7 @@ package main
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -85,8 +86,8 @@ func (st *streamStore) merge(in []*reqSeq) (streams []*reqSeq, added []map[float
 	return streams, added, dropped, nil
 }
 
-// len is the number of streams held.
-func (st *streamStore) len() int {
+// count is the number of streams held.
+func (st *streamStore) count() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.lru.Len()
@@ -156,7 +157,8 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	rr := &requestReader{h: s.head, lim: s.cfg.lim, stream: true}
 	if _, err := rr.read(body); err != nil {
-		re := err.(*requestError)
+		var re *requestError
+		errors.As(err, &re)
 		s.fail(w, re.status, re.problems...)
 		return
 	}
@@ -203,6 +205,6 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	noteLog(w, "sequences=%d forecasts=%d streams=%d dropped=%d", len(kept.Sequences), forecasts(&kept), s.streams.len(), dropped)
+	noteLog(w, "sequences=%d forecasts=%d streams=%d dropped=%d", len(kept.Sequences), forecasts(&kept), s.streams.count(), dropped)
 	s.writeJSON(w, http.StatusOK, streamAnswer{predictAnswer: s.answer(&kept), Streams: infos, Dropped: dropped})
 }

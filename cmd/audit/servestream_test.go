@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -149,5 +152,65 @@ func TestServeStreamRefusals(t *testing.T) {
 	}
 	if status, ans := post(`{"sequences": [{"id": "s1", "rows": [{"t": 2, "target": 1}]}]}`); status != 400 {
 		t.Errorf("a label for a dropped stream: status %d, want 400: %v", status, ans)
+	}
+}
+
+// TestServeStreamConcurrent: streams fed from several clients at once
+// each keep their own rows (run under -race by CI), and a stream's
+// answers equal a batch predict of its rows.
+func TestServeStreamConcurrent(t *testing.T) {
+	ts := startServer(t, func(c *serveConfig, _ *server) { c.concurrency = 8 })
+	const clients, rows = 4, 5
+	var wg sync.WaitGroup
+	last := make([]map[string]any, clients)
+	errs := make(chan string, clients*rows)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range rows {
+				body := fmt.Sprintf(`{"sequences": [{"id": "c%d", "rows": [{"t": %d, "features": [%d.5]}]}]}`, c, k, c+k)
+				resp, err := http.Post(ts.url+"/v1/stream", "application/json", strings.NewReader(body))
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				var ans map[string]any
+				err = json.NewDecoder(resp.Body).Decode(&ans)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 {
+					errs <- fmt.Sprintf("client %d row %d: status %d %v %v", c, k, resp.StatusCode, err, ans["error"])
+					return
+				}
+				last[c] = ans
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if t.Failed() {
+		return
+	}
+	for c, ans := range last {
+		info := ans["streams"].([]any)[0].(map[string]any)
+		if info["id"] != fmt.Sprintf("c%d", c) || info["rows"] != float64(rows) {
+			t.Errorf("client %d: the server holds %v", c, info)
+		}
+		// The last answer equals /v1/predict of the stream's rows, at its
+		// last row.
+		var rs []string
+		for k := range rows {
+			rs = append(rs, fmt.Sprintf(`{"t": %d, "features": [%d.5]}`, k, c+k))
+		}
+		_, _, batch := ts.post(t, []byte(fmt.Sprintf(`{"sequences": [{"id": "c%d", "rows": [%s]}]}`, c, strings.Join(rs, ", "))))
+		steps := batch["sequences"].([]any)[0].(map[string]any)["steps"].([]any)
+		want := steps[len(steps)-1]
+		got := ans["sequences"].([]any)[0].(map[string]any)["steps"].([]any)[0]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("client %d: last answer %v, predict of the stream %v", c, got, want)
+		}
 	}
 }

@@ -56,7 +56,8 @@ lines = ["# EuStockMarkets: intervals along four long volatility series", "",
          "(K = 12) with residuals pooled across rows. Coverage is long-run over the test period; worst window is the lowest "
          f"coverage of {W} consecutive forecasts of one index; width is the mean over finite intervals; 'covers' marks coverage "
          "at least 0.89 and a worst window above 0.80; 'vs narrowest' is the width over the narrowest kind of the same run that "
-         f"covers with at most {MAX_UNBOUNDED:.0%} of its intervals unbounded.", ""]
+         f"covers with at most {MAX_UNBOUNDED:.0%} of its intervals unbounded; the issue's width target (at most 1.3 times that) "
+         f"also asks at most {MAX_UNBOUNDED:.0%} unbounded, an unbounded interval being infinitely wide.", ""]
 for name, what in (("four", "four indices as four whole sequences"), ("dax", "DAX alone")):
     s = load(name)["summary"]
     ot = s.get("over_time") or {}
@@ -84,10 +85,10 @@ for run, what in RUNS:
         if k["kind"] in ("aci", "agaci"):
             c1 = abs(k["coverage"] - (1 - ALPHA)) <= 0.01
             c2 = ok(k) or (k["worst_window"] is not None and k["worst_window"] > 1 - 2 * ALPHA)
-            c3 = narrow is not None and k["mean_length"] <= 1.3 * narrow
+            c3 = narrow is not None and k["mean_length"] <= 1.3 * narrow and k["infinite_intervals"] <= MAX_UNBOUNDED * n  # unbounded: infinitely wide
             lines.append(f"- {NAMES[k['kind']]}: coverage within 1 point of 0.90 {'yes' if c1 else 'no'}, worst window above 0.80 "
                          f"{'yes' if c2 else 'no'}, width at most 1.3 times the narrowest {'yes' if c3 else 'no'}"
-                         f"{' (' + str(k['infinite_intervals']) + ' unbounded)' if k['infinite_intervals'] else ''}")
+                         f"{' (' + str(k['infinite_intervals']) + ' unbounded, ' + format(k['infinite_intervals'] / n, '.1%') + ')' if k['infinite_intervals'] else ''}")
     lines += [""] + ["Note: " + x for x in doc["adaptive"]["notes"]] + [""]
 lines += ["## Notes", "",
           "- Labels: the target of row t is the log RMS of the returns of rows t+1..t+5, known at row t+5, so the adaptive "
