@@ -348,10 +348,7 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 	}
 	if it != nil {
 		inf.diag.NewtonIteration = it
-		if it.Unconverged > 0 {
-			inf.notes = append(inf.notes, fmt.Sprintf("The iterated Newton step did not converge for %d of %d blocks within %d steps (relative step tolerance %g): their estimates are the last iterates that lowered the leave-block-out gradient.",
-				it.Unconverged, len(bl), it.MaxSteps, newtonIterTol))
-		}
+		inf.notes = append(inf.notes, it.note())
 	}
 	for k := range own {
 		// Residuals from a forward pass at theta_-b, except for the

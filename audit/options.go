@@ -137,9 +137,10 @@ type Options struct {
 	// NewtonSteps is the most Newton steps per block of the Newton
 	// estimator (newtoniter.go): 1 is the one-step estimate; more iterate
 	// with the exact leave-block-out gradient towards the leave-block-out
-	// optimum. 0 means 20 for interval and nested blocks of a model at a
-	// stationary point, 1 for sequence blocks and for a model stopped
-	// early (stationarity ratio above StationarityBound).
+	// optimum. 0 means 20 for interval and nested blocks of at most 400
+	// loss terms of a model at a stationary point, 1 for sequence blocks,
+	// larger blocks and a model stopped early (stationarity ratio above
+	// StationarityBound).
 	NewtonSteps int
 	Curvature   hvp.Curvature // zero value: Gauss-Newton
 	// Damping is rho, relative to the mean eigenvalue; 0 means the

@@ -130,8 +130,8 @@ Method flags:
 	--newton-steps N    most Newton steps per block: more than 1 iterates
 	                    with the exact leave-block-out gradient towards the
 	                    leave-block-out optimum (default 20 for interval
-	                    and nested blocks of a model at a stationary point,
-	                    else 1)
+	                    and nested blocks of at most 400 loss terms of a
+	                    model at a stationary point, else 1)
 	--curvature C       gauss-newton or hessian (default gauss-newton)
 	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
 	                    for gauss-newton, 1e-4 with --ridge, 1e-6 for
