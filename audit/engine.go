@@ -214,7 +214,7 @@ func (f *FactorSpec) init() error {
 		for s, fc := range f.Slots {
 			f.cachedSlots[forecast{T: fc[0], H: fc[1]}] = s
 		}
-		f.cachedBlocks = &blockSpec{red: f.Reduced, U: f.U, P: f.P, loss: f.Loss, slots: f.cachedSlots, withRows: f.WithRows, newton: f.Newton}
+		f.cachedBlocks = &blockSpec{red: f.Reduced, U: f.U, P: f.P, proj: newProjector(f.U, f.P), loss: f.Loss, slots: f.cachedSlots, withRows: f.WithRows, newton: f.Newton}
 	})
 	if err == nil && f.cachedBlocks == nil {
 		err = fmt.Errorf("audit: an invalid factor")

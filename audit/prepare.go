@@ -32,7 +32,7 @@ type problem struct {
 	workers int
 	// groups batches the training sequences by length (at most wholeBatch
 	// per batch: the training objective); parts has one batch per
-	// training sequence; evalGroups and calGroups batch the evaluated and
+	// training sequence (nil on the LowRank path, which never reads it); evalGroups and calGroups batch the evaluated and
 	// the calibration sequences like groups.
 	groups, parts, evalGroups, calGroups []*group
 	// inseparable is why per-sequence gradients of a batch cannot be taken
@@ -142,11 +142,15 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.groups, err = p.makeGroups(train, wholeBatch); err != nil {
 		return nil, err
 	}
-	if p.parts, err = p.makeGroups(train, 1); err != nil {
-		return nil, err
-	}
 	if err := p.checkSeparable(); err != nil {
 		return nil, err
+	}
+	// The LowRank solver streams batches and never reads parts: one
+	// group per sequence was 0.6 GB at a million sequences.
+	if solver, _ := p.solverName(); solver != LowRank {
+		if p.parts, err = p.makeGroups(train, 1); err != nil {
+			return nil, err
+		}
 	}
 	if p.evalGroups, err = p.makeGroups(p.eval, wholeBatch); err != nil {
 		return nil, err

@@ -108,11 +108,11 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 	mark("curvature")
 	inf := &influence{estimator: p.opt.Estimator}
-	terms, err := p.ownTerms()
+	terms, err := newTermStore(p)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := probe(ctx, p, terms)
+	pr, err := probe(ctx, p, terms.of)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,12 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 
 	mark("block pass")
-	lr := &lowRankPass{p: p, f: f, basis: &ShiftBasis{P: len(p.theta), U: f.U}, terms: terms, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
+	if withRows {
+		// The per-block rule's refinement and diagnostics index every
+		// sequence's terms.
+		lr.terms = terms.all()
+	}
 	newton := inf.estimator == Newton
 	bp, err := lr.blockPass(ctx, withRows, newton)
 	if err != nil {
@@ -137,8 +142,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 			return nil, err
 		}
 	}
-	table, err := CombineBlocks(bp.recs)
-	if err != nil {
+	table := bp.table
+	if err := table.fill(bp.recs); err != nil { // the refined blocks' records
 		return nil, err
 	}
 	bp.recs = nil
@@ -146,8 +151,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	inf.diag.InfluenceNorms = bp.norms
 	bl := p.scheme.Blocks
 	if withRows {
-		inf.leverageDiagnostics(bp.lev, func(k int) []ownTerm { return terms[bl[k].Seq] }, bp.unbounded, bp.levMax, bl)
-	} else if err := influentialShifts(ctx, p, f, terms, bp.norms, bp.shift); err != nil {
+		inf.leverageDiagnostics(bp.lev, func(k int) []ownTerm { return lr.terms[bl[k].Seq] }, bp.unbounded, bp.levMax, bl)
+	} else if err := influentialShifts(ctx, p, f, terms.of, bp.norms, bp.shift); err != nil {
 		return nil, err
 	}
 
@@ -156,7 +161,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	inf.rep = &tableRep{table: &table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
+	inf.rep = &tableRep{table: table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
 
@@ -169,13 +174,14 @@ type probes struct {
 	terms []ownTerm
 }
 
-// probe computes the probes from the training sequences' terms.
-func probe(ctx context.Context, p *problem, terms [][]ownTerm) (probes, error) {
+// probe computes the probes from the training sequences' terms (of
+// sequence i: terms(i)).
+func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, error) {
 	n := p.train.Len()
 	r := rand.New(rand.NewPCG(p.opt.Seed, 0x70726f6265))
 	var probeIdx []int
 	for _, i := range r.Perm(n) {
-		if len(terms[i]) > 0 {
+		if len(terms(i)) > 0 {
 			probeIdx = append(probeIdx, i)
 		}
 		if len(probeIdx) == probeSeqs {
@@ -194,7 +200,7 @@ func probe(ctx context.Context, p *problem, terms [][]ownTerm) (probes, error) {
 	slots := make([][][]float64, len(probeIdx))
 	err = ps.run(ctx, false, true, func(_ int, gr *group, _, rows [][][]float64) error {
 		for b, j := range gr.seqs {
-			for _, t := range terms[probeIdx[j]] {
+			for _, t := range terms(probeIdx[j]) {
 				slots[j] = append(slots[j], slices.Clone(rows[b][t.forcast]))
 			}
 		}
@@ -206,7 +212,7 @@ func probe(ctx context.Context, p *problem, terms [][]ownTerm) (probes, error) {
 	out := probes{seqs: len(probeIdx)}
 	for j, i := range probeIdx {
 		out.rows = append(out.rows, slots[j]...)
-		out.terms = append(out.terms, terms[i]...)
+		out.terms = append(out.terms, terms(i)...)
 	}
 	return out, nil
 }
@@ -288,14 +294,24 @@ func leverageRule(ctx context.Context, p *problem, f *hvp.LowRank, pr probes, in
 }
 
 // lowRankPass is what the low-rank path's passes share: the problem, the
-// factor f, its basis (U without a sketch), every training sequence's
-// terms and the forecast slots of the block table (forecastSlots).
+// factor f, its basis (U without a sketch), the training sequences'
+// terms (termsOf(i); terms holds them all under the per-block rule, nil
+// otherwise) and the forecast slots of the block table (forecastSlots).
 type lowRankPass struct {
-	p     *problem
-	f     *hvp.LowRank
-	basis *ShiftBasis
-	terms [][]ownTerm
-	slots map[forecast]int
+	p       *problem
+	f       *hvp.LowRank
+	basis   *ShiftBasis
+	termsOf func(int) []ownTerm
+	terms   [][]ownTerm
+	slots   map[forecast]int
+}
+
+// termsFor returns training sequence i's terms.
+func (lr *lowRankPass) termsFor(i int) []ownTerm {
+	if lr.terms != nil {
+		return lr.terms[i]
+	}
+	return lr.termsOf(i)
 }
 
 // forecastSlots numbers the forecasts of the training sequences, by row
@@ -340,6 +356,9 @@ type blockPassOut struct {
 	levMax    []float64
 	unbounded []bool
 	total     []float64
+	// table holds the records of the block pass (recs are views of its
+	// rows), nil in a chunk's output.
+	table *BlockTable
 }
 
 // newBlockPassOut allocates the figures of n blocks (with leverage when
@@ -377,6 +396,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		blockOf[b.Seq] = k
 	}
 	out := newBlockPassOut(nb, withRows)
+	out.table = newBlockTable(nb, f.Rank(), 0, len(lr.slots))
 	P := len(p.theta)
 	gs, err := p.makeGroups(p.train, streamBatch)
 	if err != nil {
@@ -384,9 +404,9 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	}
 	chunks := make([]*BlockChunk, len(gs))
 	for c, gr := range gs {
-		ch := &BlockChunk{seqs: gr.seqs, blocks: make([]int, len(gr.seqs)), labels: make([]string, len(gr.seqs)), terms: make([][]ownTerm, len(gr.seqs))}
+		ch := &BlockChunk{seqs: gr.seqs, blocks: make([]int, len(gr.seqs)), labels: make([]string, len(gr.seqs))}
 		for b, i := range gr.seqs {
-			ch.terms[b], ch.blocks[b] = lr.terms[i], blockOf[i]
+			ch.blocks[b] = blockOf[i]
 			if k := blockOf[i]; k >= 0 {
 				ch.labels[b] = bl[k].Label
 			}
@@ -413,7 +433,11 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 			if k < 0 {
 				continue
 			}
-			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = res.recs[b], res.gnorm[b], res.norms[b], res.shift[b]
+			rec, err := out.table.put(k, res.recs[b])
+			if err != nil {
+				return err
+			}
+			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = rec, res.gnorm[b], res.norms[b], res.shift[b]
 			if withRows {
 				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
 			}
@@ -425,9 +449,19 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		mu.Unlock()
 		return nil
 	}
+	// A chunk's terms are made when it is mapped (in process) and
+	// dropped after: all of them at once were 0.56 GB at a million
+	// sequences.
+	withTerms := func(ch *BlockChunk) {
+		ch.terms = make([][]ownTerm, len(ch.seqs))
+		for b, i := range ch.seqs {
+			ch.terms[b] = lr.termsFor(i)
+		}
+	}
 	if e := p.opt.Executor; e != nil {
 		encs := make([]encoder, len(chunks))
 		for c, ch := range chunks {
+			withTerms(ch)
 			encs[c] = ch
 		}
 		err = execute(ctx, e, StageBlocks, spec, encs, func(c int, b []byte) error {
@@ -439,7 +473,9 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		})
 	} else {
 		err = newGroupStream(p, gs).run(ctx, true, withRows, func(c int, _ *group, grads, rows [][][]float64) error {
+			withTerms(chunks[c])
 			res, err := spec.cachedBlocks.mapChunk(chunks[c], grads, rows)
+			chunks[c].terms = nil
 			if err != nil {
 				return err
 			}
@@ -471,7 +507,7 @@ func (lr *lowRankPass) keep(out *blockPassOut, k int, ts []ownTerm, delta, res, 
 // the largest norms (the ones the report lists), by recomputing their
 // steps A g_b and a forward pass: the in-sample rule keeps no Jacobian
 // rows to linearise with.
-func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]ownTerm, norms, shift []float64) error {
+func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf func(int) []ownTerm, norms, shift []float64) error {
 	idx := make([]int, len(norms))
 	for i := range idx {
 		idx[i] = i
@@ -479,14 +515,21 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	sortByDesc(idx, norms)
 	idx = idx[:min(10, len(idx))]
 	bl := p.scheme.Blocks
-	partOf := make([]int, p.train.Len())
-	for pi, gr := range p.parts {
-		partOf[gr.seqs[0]] = pi
-	}
-	obj := p.objective(p.parts)
-	jobs := make([]hvp.Job, len(idx))
+	// One batch per block listed (the problem keeps no per-sequence
+	// batches on this path).
+	parts := make([]*group, len(idx))
 	for j, k := range idx {
-		jobs[j] = hvp.Job{Batch: partOf[bl[k].Seq]}
+		i := bl[k].Seq
+		gr, err := p.newGroup(p.train, p.train.Seqs[i].Len(), []int{i})
+		if err != nil {
+			return err
+		}
+		parts[j] = gr
+	}
+	obj := p.objective(parts)
+	jobs := make([]hvp.Job, len(idx))
+	for j := range idx {
+		jobs[j] = hvp.Job{Batch: j}
 	}
 	g := make([][]float64, len(idx))
 	if err := obj.Gradients(ctx, p.theta, jobs, g, nil); err != nil {
@@ -500,7 +543,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 	ws := states{}
 	for j, k := range idx {
 		i := bl[k].Seq
-		gr := p.parts[partOf[i]]
+		gr := parts[j]
 		for a := range th {
 			th[a] = p.theta[a] + u[j][a]
 		}
@@ -509,10 +552,11 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, terms [][]
 			return err
 		}
 		sh := 0.0
-		for _, t := range terms[i] {
+		ts := termsOf(i)
+		for _, t := range ts {
 			sh += math.Abs(outs[0].F[p.io.index(1, gr.T, 0, t.f.T, t.f.H)] - t.fx)
 		}
-		shift[k] = ratio(sh, float64(len(terms[i])))
+		shift[k] = ratio(sh, float64(len(ts)))
 	}
 	return nil
 }

@@ -57,7 +57,9 @@
 //   - solve.go: Method, Options, Factorize and Solve, the Report;
 //     exact.go, dual.go, cg.go (with minres.go), lissa.go: one Method
 //     each; eigen.go: the interruptible dense eigendecomposition;
-//     lowrank.go: the LowRank factor;
+//     lowrank.go: the LowRank factor; tridiagonal.go: the
+//     eigendecomposition of a Lanczos matrix (TridiagonalEigen), which
+//     LowRank and audit's Newton step for large blocks share;
 //   - errors.go: the options an error names as its fix (OptDamping, ...).
 //
 // The audit's block gradients enter through PerExampleGradients
