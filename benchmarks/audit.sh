@@ -35,6 +35,9 @@
 #   load 4.4, 7.0, 5.5: Go 2.31, 2.00, 2.13 s; PyTorch 132, 69.9, 87.7 s;
 #     median 41.1x (per round 57x, 35x, 41x); limits 3.6e-14;
 #     Newton-GN+leverage 3.02, 2.59, 2.98 s.
+#   load 2.2, 2.4, 2.4 (the quietest): Go 1.01, 1.07, 1.00 s; PyTorch 16.9,
+#     18.8, 20.5 s; median 18.7x; limits 3.6e-14; Newton-GN+leverage 1.51,
+#     1.75, 1.25 s. The 30x target is not reached.
 # PyTorch's dense Hessian slows far more under load than our audit (17.7 s
 # idle for the whole of torch_audit.py), so these ratios overstate the idle
 # one. The only idle measurement of the same algorithm, before the exact
