@@ -20,7 +20,9 @@ import (
 //     (aciUpdate); alpha_t <= 0 gives the whole line, alpha_t >= 1 the
 //     empty set. For every series of T forecasts and any data,
 //     |mean err - alpha| <= (max(alpha_1, 1 - alpha_1) + gamma) / (gamma T)
-//     (their Proposition 4.1; alpha_1 = alpha here).
+//     (their Proposition 4.1; alpha_1 = alpha here), and every W
+//     consecutive forecasts miss at most 2 alpha when gamma >=
+//     1/(alpha W - 2) (WindowGamma, the default step).
 //   - AgACI (Zaffran et al. 2022): ACI for each gamma of a grid, their
 //     lower and upper limits aggregated separately by Bernstein online
 //     aggregation (boa) under the pinball loss at levels alpha/2 and
@@ -58,7 +60,10 @@ import (
 // AdaptiveOptions configure the intervals that adapt along time
 // (Options.Adaptive; nil: none). The zero value runs the defaults.
 type AdaptiveOptions struct {
-	// Gamma is ACI's step size; 0 means DefaultGamma.
+	// Gamma is ACI's step size; 0 means WindowGamma(alpha,
+	// RollingWindow), the smallest step that bounds every window's
+	// miscoverage by 2 alpha, or DefaultGamma when no step does (alpha
+	// RollingWindow <= 3).
 	Gamma float64
 	// Grid are AgACI's step sizes; nil means DefaultAgACIGrid.
 	Grid []float64
@@ -92,19 +97,39 @@ type AdaptiveOptions struct {
 
 // Defaults of AdaptiveOptions.
 const (
-	// DefaultGamma is ACI's default step. Gibbs and Candès used 0.005;
-	// on benchmarks/timeseries that adapts too slowly to volatility
-	// spells of a hundred forecasts (worst window of 250 at 0.74 and
-	// 0.83 on the regime and ECG series), where 0.02 keeps it above 0.8
-	// at the same long-run coverage and width.
-	DefaultGamma         = 0.02
+	// DefaultGamma is ACI's step when the rolling window is too short
+	// for WindowGamma: Gibbs and Candès's 0.005.
+	DefaultGamma         = 0.005
 	DefaultRho           = 0.99 // Barber et al.'s choice for drifting data
 	DefaultRollingWindow = 250
 )
 
-// DefaultAgACIGrid are AgACI's default step sizes, from slow (close to
-// split conformal) to fast.
-var DefaultAgACIGrid = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1}
+// WindowGamma is the smallest ACI step gamma that bounds the miscoverage
+// of every w consecutive forecasts of a series by 2 alpha, on any data
+// (each label known before the next forecast): with alpha_1 = alpha the
+// working level stays in [-gamma, 1 + gamma] (Gibbs and Candès 2021,
+// Lemma 4.1), and over forecasts s..s+w-1 the recursion sums to
+// w alpha - sum err = (alpha_{s+w} - alpha_s)/gamma, so the window's
+// miscoverage is within (1 + 2 gamma)/(gamma w) of alpha: at most alpha
+// away when gamma >= 1/(alpha w - 2). It is 0 when alpha w <= 3 (no
+// step below 1 does). A larger step adapts faster and has more
+// unbounded intervals (alpha_t <= 0).
+func WindowGamma(alpha float64, w int) float64 {
+	d := alpha*float64(w) - 2
+	if !(d > 1) {
+		return 0
+	}
+	return 1 / d
+}
+
+// DefaultAgACIGrid are AgACI's default step sizes, Zaffran et al.'s
+// grid of 30 (their code, AgACI/Script/acp_gamma.R): 0 (split conformal
+// on the base scores, never adapting), 5e-6, 5e-5, then 0.0001 to 0.0009,
+// 0.001 to 0.009 and 0.01 to 0.09 in steps of their first value.
+var DefaultAgACIGrid = []float64{0, 0.000005, 0.00005,
+	0.0001, 0.0002, 0.0003, 0.0004, 0.0005, 0.0006, 0.0007, 0.0008, 0.0009,
+	0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007, 0.008, 0.009,
+	0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09}
 
 // Base families of the adaptive intervals.
 const (
@@ -121,11 +146,9 @@ const (
 	KindRolling = "rolling_conformal"
 )
 
-// withDefaults checks the options and fills the defaults.
-func (o AdaptiveOptions) withDefaults() (AdaptiveOptions, error) {
-	if o.Gamma == 0 {
-		o.Gamma = DefaultGamma
-	}
+// withDefaults checks the options and fills the defaults for the
+// miscoverage alpha.
+func (o AdaptiveOptions) withDefaults(alpha float64) (AdaptiveOptions, error) {
 	if o.Grid == nil {
 		o.Grid = DefaultAgACIGrid
 	}
@@ -134,6 +157,11 @@ func (o AdaptiveOptions) withDefaults() (AdaptiveOptions, error) {
 	}
 	if o.RollingWindow == 0 {
 		o.RollingWindow = DefaultRollingWindow
+	}
+	if o.Gamma == 0 && o.RollingWindow > 0 {
+		if o.Gamma = WindowGamma(alpha, o.RollingWindow); o.Gamma == 0 {
+			o.Gamma = DefaultGamma
+		}
 	}
 	if o.Base == "" {
 		o.Base = BaseSplit
@@ -155,8 +183,8 @@ func (o AdaptiveOptions) withDefaults() (AdaptiveOptions, error) {
 		return o, fmt.Errorf("audit: unknown adaptive base %q (split or jackknife)", o.Base)
 	}
 	for _, g := range o.Grid {
-		if !(g > 0 && g < 1) {
-			return o, fmt.Errorf("audit: AgACI step size %g must be in (0, 1)", g)
+		if !(g >= 0 && g < 1) {
+			return o, fmt.Errorf("audit: AgACI step size %g must be in [0, 1)", g)
 		}
 	}
 	return o, nil
@@ -213,6 +241,9 @@ type AdaptiveKind struct {
 	Bound float64
 	// Guarantee states the kind's guarantee as it holds.
 	Guarantee string
+	// Under are the series on which the kind under-covers (when there
+	// are 2 to MaxSequenceTable series).
+	Under []SeriesUnder
 }
 
 // StepAdaptive are the adaptive limits of one test forecast; limits may
@@ -545,9 +576,13 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 		}
 		return lo, up
 	}
+	names := chainNames(p, pts, chains, o.Pooled)
 	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
 		k := AdaptiveKind{KindSummary: kindSummary(kind, lv, pts, lo, up, nil), Guarantee: guarantee, Bound: bound}
 		k.WorstWindow, k.Windows = worstWindow(pts, chains, lo, up, empty, o.RollingWindow)
+		if len(chains) > 1 && len(chains) <= MaxSequenceTable {
+			k.Under = underCovering(names, seriesHits(pts, chains, lo, up, empty), 1-alpha, p.opt.timeLag())
+		}
 		for i, e := range empty {
 			if e && pts[i].has {
 				k.Empty++
@@ -570,7 +605,11 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 		bound = float64(len(chains)) * (math.Max(alpha, 1-alpha) + o.Gamma) / o.Gamma / float64(labelledN)
 	}
 	lo, up := col(func(s *StepAdaptive) (float64, float64) { return s.ACILower, s.ACIUpper })
-	add(KindACI, lo, up, empty, fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021); no guarantee per forecast or per window", alpha), bound)
+	aciG := fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021); no guarantee per forecast or per window", alpha)
+	if wg := WindowGamma(alpha, o.RollingWindow); wg > 0 && o.Gamma >= wg {
+		aciG = fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021), and with gamma >= 1/(alpha W - 2) = %.3g every %d consecutive forecasts of a series miss at most %g (when each label arrives before the next forecast); no guarantee per forecast", alpha, wg, o.RollingWindow, 2*alpha)
+	}
+	add(KindACI, lo, up, empty, aciG, bound)
 	lo, up = col(func(s *StepAdaptive) (float64, float64) { return s.AgACILower, s.AgACIUpper })
 	add(KindAgACI, lo, up, nil, "none in finite samples: each of its ACI experts has ACI's long-run guarantee and the aggregation a regret bound (Zaffran et al. 2022)", math.NaN())
 	lo, up = col(func(s *StepAdaptive) (float64, float64) { return s.NexCPLower, s.NexCPUpper })

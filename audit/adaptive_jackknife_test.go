@@ -84,7 +84,7 @@ func TestACIJackknifeHandWorked(t *testing.T) {
 	y := []float64{10, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0.5, 0.5}
 	y = append(y, slices.Repeat([]float64{0.5}, 20)...)
 	pts, ch := oneChain(y)
-	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}, Base: BaseJackknife}.withDefaults()
+	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}, Base: BaseJackknife}.withDefaults(0.1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func TestACIHandWorked(t *testing.T) {
 	y := []float64{10, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0.5, 0.5}
 	pts, ch := oneChain(y)
 	cal := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}}.withDefaults()
+	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}}.withDefaults(0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestACILongRunBound(t *testing.T) {
 			}
 		}
 		pts, ch := oneChain(y)
-		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults()
+		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(0.1)
 		steps := make([]StepAdaptive, T)
 		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
 		errs := 0
@@ -269,7 +269,7 @@ func TestRollingAndNexCPOnline(t *testing.T) {
 	t.Parallel()
 	y := []float64{4, -1, 3, 2, -7}
 	pts, ch := oneChain(y)
-	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults()
+	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults(0.1)
 	steps := make([]StepAdaptive, len(y))
 	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Scores |y|: 4, 1, 3, 2, 7. Before t: window {}, {4}, {1,4}, {1,3,4}, {1,2,3}.
@@ -291,7 +291,7 @@ func TestDelayedLabels(t *testing.T) {
 	for i := range ch.arrival {
 		ch.arrival[i] = float64(i + 2)
 	}
-	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults()
+	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults(0.1)
 	steps := make([]StepAdaptive, len(y))
 	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
 	// Known scores before row t: none, none, none, {1}, {1, 2}.
@@ -306,13 +306,106 @@ func TestDelayedLabels(t *testing.T) {
 // TestAdaptiveOptions checks the defaults and the refusals.
 func TestAdaptiveOptions(t *testing.T) {
 	t.Parallel()
-	o, err := AdaptiveOptions{}.withDefaults()
-	if err != nil || o.Gamma != DefaultGamma || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
+	o, err := AdaptiveOptions{}.withDefaults(0.1)
+	if err != nil || math.Abs(o.Gamma-1.0/23) > 1e-15 || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
-	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{}}} {
-		if _, err := bad.withDefaults(); err == nil {
+	// alpha W = 2.5: no step bounds a window of 25; Gibbs and Candès's.
+	if o, _ := (AdaptiveOptions{RollingWindow: 25}).withDefaults(0.1); o.Gamma != DefaultGamma {
+		t.Errorf("window 25: gamma %g, want %g", o.Gamma, DefaultGamma)
+	}
+	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{-0.01}}, {Grid: []float64{}}} {
+		if _, err := bad.withDefaults(0.1); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// TestACIWindowBound checks WindowGamma's guarantee: with gamma =
+// 1/(alpha W - 2) every W consecutive forecasts miss at most 2 alpha on
+// data chosen against it (a long calm stretch of targets at the
+// prediction, which drives alpha_t up to 1, then a burst of outliers),
+// where Gibbs and Candès's 0.005 lets a window miss far more.
+func TestACIWindowBound(t *testing.T) {
+	t.Parallel()
+	const alpha, w, T = 0.1, 250, 5000
+	cal := make([]float64, 19)
+	for i := range cal {
+		cal[i] = float64(i + 1)
+	}
+	worst := func(gamma float64) float64 {
+		y := make([]float64, T)
+		for i := T / 2; i < T; i++ {
+			y[i] = 1e9
+		}
+		pts, ch := oneChain(y)
+		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(alpha)
+		steps := make([]StepAdaptive, T)
+		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
+		miss := make([]float64, T)
+		for i, st := range steps {
+			if st.Empty || !(st.ACILower <= y[i] && y[i] <= st.ACIUpper) {
+				miss[i] = 1
+			}
+		}
+		most := 0.0
+		for s := 0; s+w <= T; s++ {
+			sum := 0.0
+			for _, m := range miss[s : s+w] {
+				sum += m
+			}
+			most = math.Max(most, sum/w)
+		}
+		return most
+	}
+	g := WindowGamma(alpha, w)
+	if math.Abs(g-1.0/23) > 1e-15 {
+		t.Fatalf("WindowGamma(0.1, 250) = %g, want 1/23", g)
+	}
+	if m := worst(g); m > 2*alpha+1e-12 {
+		t.Errorf("gamma %g: a window of %d misses %g, above 2 alpha", g, w, m)
+	}
+	if m := worst(0.005); m <= 2*alpha {
+		t.Errorf("gamma 0.005: worst window misses %g, want the adversary to exceed 2 alpha", m)
+	}
+}
+
+// TestUnderCovering checks the per-series under-coverage of an adaptive
+// kind on hand-worked series of 30 values at nominal 0.9 and lag 0: the
+// tolerance is 2 sqrt(0.09/30) = 0.110, so 23 covered (0.767) is below
+// 0.9 - 0.110, 26 (0.867) is not; the under-covering series covers its
+// first 10 and 3 of its last 10 (thirds' tolerance 2 sqrt(0.09 × 2/10)
+// = 0.268 < 0.7: a drift). Series of fewer than six values are not judged.
+func TestUnderCovering(t *testing.T) {
+	t.Parallel()
+	series := func(ones []int, n int) []float64 {
+		h := make([]float64, n)
+		for _, i := range ones {
+			h[i] = 1
+		}
+		return h
+	}
+	var under, fine []int
+	for i := range 30 {
+		if i < 20 || i >= 27 { // 20 + 3 = 23 covered: all of the first 10, 3 of the last 10
+			under = append(under, i)
+		}
+		if i != 3 && i != 13 && i != 23 && i != 27 {
+			fine = append(fine, i) // 26 covered
+		}
+	}
+	got := underCovering([]string{"A", "B", "C"}, [][]float64{series(fine, 30), series(under, 30), {0, 0, 0, 0, 0}}, 0.9, 0)
+	if len(got) != 1 || got[0].ID != "B" || got[0].Points != 30 || math.Abs(got[0].Coverage-23.0/30) > 1e-12 ||
+		math.Abs(got[0].Tolerance-2*math.Sqrt(0.09/30)) > 1e-12 || got[0].Early != 1 || math.Abs(got[0].Late-0.3) > 1e-12 || !got[0].Drift {
+		t.Errorf("under-covering %+v, want B at 23/30 drifting from 1 to 0.3", got)
+	}
+	// seriesHits takes the labelled forecasts of each chain in time order,
+	// an empty interval as not covering.
+	pts := []point{{y: 1, has: true}, {y: 5, has: true}, {y: 2}, {y: 0, has: true}}
+	chains := []chain{{pts: []int{1, 0}}, {pts: []int{2, 3}}}
+	lo, up := []float64{0, 0, 0, 0}, []float64{3, 3, 3, 3}
+	h := seriesHits(pts, chains, lo, up, []bool{false, false, false, true})
+	if len(h) != 2 || !slices.Equal(h[0], []float64{0, 1}) || !slices.Equal(h[1], []float64{0}) {
+		t.Errorf("seriesHits %v, want [[0 1] [0]]", h)
 	}
 }

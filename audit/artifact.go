@@ -42,15 +42,23 @@ import (
 //	          k×P orthonormal rows, per block its step's k coordinates in
 //	          them and its own leave-out residuals by forecast slot (the
 //	          BlockTable), the forecast (row, horizon) of each slot, and
-//	          per block its mean own prediction shift.
-//	          The large float64 arrays (steps, residuals, basis, table)
-//	          are gob byte strings of raw little-endian float64s (f64s).
+//	          per block its mean own prediction shift;
+//	          unless the fit was made with Options.Restart, the training
+//	          sequences' ids, steps and input rows (fitContext: no
+//	          targets), from which Predict continues a new sequence that
+//	          follows a training sequence in time (blocks.Continue).
+//	          The float64 arrays (steps, residuals, basis, table,
+//	          training rows) are left empty in the gob; their lengths
+//	          are the body's Lens.
+//	raw       the float64 arrays, little-endian, one after another in
+//	          the order of fitBody.arrays (artifactraw.go).
 //
 // A reader that knows the version can read the header without Go; the
 // body is for Load. Any change to either is a new version. Versions 1
-// (gzip-compressed body, steps only, no output selection) and 2 (gob's
-// own float encoding) are refused: fit again.
-const FormatVersion = 3
+// (gzip-compressed body, steps only, no output selection), 2 (gob's own
+// float encoding) and 3 (no training rows: it restarted every sequence)
+// are refused: fit again.
+const FormatVersion = 4
 
 // artifactMagic opens every artifact.
 const artifactMagic = "rnnaudit-fit\r\n"
@@ -118,6 +126,12 @@ type fitBody struct {
 	// Low and High are Options.Low and High as zero or one value: gob
 	// drops a pointer to zero.
 	Low, High []float64
+	// Context holds the training sequences' input rows that Predict
+	// continues; nil when the fit restarts every sequence.
+	Context *fitContext
+	// Lens are the lengths of the float64 arrays (arrays), whose values
+	// follow the gob body raw (artifactraw.go).
+	Lens []int
 }
 
 // bound is b as zero or one value.
@@ -149,11 +163,10 @@ type fitTable struct {
 	Coef, Res f64s
 }
 
-// f64s are float64s that gob encodes as raw little-endian bytes (8 per
-// value, every bit kept): its own float encoding takes up to 9 bytes a
-// value and decodes them one at a time, which made loading the 51 MB
-// low-rank artifact of the 10,000-sequence LSTM most of a one-sequence
-// predict.
+// f64s are the float64 arrays of an artifact. Save moves them to the raw
+// section after the gob body (artifactraw.go), so gob sees them empty;
+// their gob encoding (raw little-endian bytes, every bit kept) is for
+// any left in it.
 type f64s []float64
 
 // GobEncode implements gob.GobEncoder.
@@ -256,12 +269,19 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		}
 		b.Cal = fc
 	}
+	if !f.opt.Restart {
+		b.Context = contextOf(f.train)
+	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString(artifactMagic)
 	binary.Write(bw, binary.LittleEndian, uint32(FormatVersion))
 	binary.Write(bw, binary.LittleEndian, uint32(len(hj)))
 	bw.Write(hj)
+	raw := b.detach()
 	if err := gob.NewEncoder(bw).Encode(&b); err != nil {
+		return fmt.Errorf("audit: save: %w", err)
+	}
+	if err := writeRaw(bw, raw); err != nil {
 		return fmt.Errorf("audit: save: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -321,8 +341,12 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		return nil, fmt.Errorf("audit: load: the artifact was fitted with the model of SHA-256 %s, this model's is %s: give the model it was fitted with, or fit again", h.ModelSHA256, got)
 	}
 	var b fitBody
-	if err := gob.NewDecoder(bufio.NewReader(r)).Decode(&b); err != nil {
+	br := bufio.NewReaderSize(r, 1<<16) // an io.ByteReader: gob reads no further than its body
+	if err := gob.NewDecoder(br).Decode(&b); err != nil {
 		return nil, fmt.Errorf("audit: load: body: %w", err)
+	}
+	if err := b.attach(br); err != nil {
+		return nil, fmt.Errorf("audit: load: %w", err)
 	}
 	train := &blocks.Dataset{File: h.TrainFile, IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
 	o, g := b.Options, model
@@ -374,6 +398,11 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 			cf.points = append(cf.points, point{f: forecast{c.T[i], c.H[i]}, pred: c.Pred[i], y: c.Y[i], has: c.Has[i]})
 		}
 		f.cal = cf
+	}
+	if b.Context != nil {
+		if train.Seqs, err = b.Context.sequences(len(h.Features)); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }

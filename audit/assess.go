@@ -80,6 +80,9 @@ func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *i
 		if err != nil {
 			return err
 		}
+		if inf != nil {
+			inf.redamp = nil // release the factorisation and block gradients
+		}
 		res.Diag.DampingSensitivity = ds
 	}
 	judgePredicted(res)

@@ -4,7 +4,8 @@
 // the leave-block-out objective theta_-b = theta_hat + (C - C_b)^-1
 // grad L_b with C the damped Gauss-Newton matrix (Estimator Newton; the
 // paper's infinitesimal jackknife, theta_hat + (C + lambda I)^-1 grad L_b,
-// is Estimator Infinitesimal), collects the leave-one-block-out residuals,
+// is Estimator Infinitesimal; interval and nested blocks iterate it with
+// the exact leave-block-out gradient, newtoniter.go), collects the leave-one-block-out residuals,
 // and gives every forecast of new sequences a jackknife+ interval; on labelled data it measures coverage, interval
 // length, precision of risk flags and the gap to naive in-sample
 // intervals, and it can check influence against exact re-training. With a

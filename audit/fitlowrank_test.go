@@ -31,14 +31,8 @@ func TestFitPredictLowRank(t *testing.T) {
 	if want.Setting.Solver != string(audit.LowRank) {
 		t.Fatalf("solver %q, want the low-rank one", want.Setting.Solver)
 	}
-	f, err := audit.Fit(ctx, g, train, &opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := f.Save(&buf, sum); err != nil {
-		t.Fatal(err)
-	}
+	f, art := fitSaved(t, g, train, &opt, sum)
+	buf := bytes.NewBuffer(art)
 	h, err := audit.ReadHeader(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)

@@ -286,6 +286,18 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 	}
 	bl := p.scheme.Blocks
 	flat, del, region := blockTerms(bl, terms)
+	// blockRows gives block k's deleted terms, their Jacobian rows J and
+	// A J^T.
+	blockRows := func(k int) ([]ownTerm, [][]float64, [][]float64) {
+		idx := del[k]
+		ts := make([]ownTerm, len(idx))
+		Jb := make([][]float64, len(idx))
+		AJb := make([][]float64, len(idx))
+		for a, e := range idx {
+			ts[a], Jb[a], AJb[a] = flat[e], flatJ[e], flatAJ[e]
+		}
+		return ts, Jb, AJb
+	}
 	loss := p.opt.Loss
 	own := make([]*ownBlock, len(bl))
 	lev := make([][]float64, len(bl))
@@ -295,13 +307,7 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 	done := 0
 	var mu sync.Mutex
 	err = par.For(ctx, len(bl), p.workers, func(_, k int) error {
-		idx := del[k]
-		ts := make([]ownTerm, len(idx))
-		Jb := make([][]float64, len(idx))
-		AJb := make([][]float64, len(idx))
-		for a, e := range idx {
-			ts[a], Jb[a], AJb[a] = flat[e], flatJ[e], flatAJ[e]
-		}
+		ts, Jb, AJb := blockRows(k)
 		st, err := newtonStep(loss, ts, Jb, AJb, inf.delta[k])
 		if err != nil {
 			return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
@@ -336,14 +342,22 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 			n, len(bl), newtonMaxBlockTerms, krylovSolveTol, krylovEigTol))
 	}
 	inf.own, inf.lev, inf.levMax = own, lev, levMax
-	if p.opt.ownForward || (p.scheme.Kind != blocks.Sequences && !p.opt.keepLinear) {
+	it, err := newtonIterate(ctx, p, f, inf, unbounded, blockRows)
+	if err != nil {
+		return err
+	}
+	if it != nil {
+		inf.diag.NewtonIteration = it
+		inf.notes = append(inf.notes, it.note())
+	}
+	for k := range own {
 		// Residuals from a forward pass at theta_-b, except for the
 		// unbounded blocks: for interval and nested blocks always (see
-		// the function's comment).
-		for k := range own {
-			if !unbounded[k] {
-				own[k] = nil
-			}
+		// the function's comment), and for every block the iteration
+		// moved past its first step.
+		iterated := it != nil && it.Steps[k] > 1
+		if !unbounded[k] && (iterated || p.opt.ownForward || (p.scheme.Kind != blocks.Sequences && !p.opt.keepLinear)) {
+			own[k] = nil
 		}
 	}
 	return nil

@@ -31,7 +31,7 @@ func TestNewtonEverySchemeAgainstDense(t *testing.T) {
 	train := randomData(t, "train", g, BatchFirst, 10, 0, 5, 8, 21)
 	ctx := t.Context()
 	for _, kind := range []blocks.Kind{blocks.Intervals, blocks.Nested} {
-		r := newProblem(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5, Blocks: kind, BlockLength: 3})
+		r := newProblem(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5, Blocks: kind, BlockLength: 3, NewtonSteps: 1})
 		inf := newtonRun(t, r)
 		r.opt.keepLinear = true
 		lin := newtonRun(t, r)
@@ -262,6 +262,9 @@ func TestNewtonKrylovMatchesDense(t *testing.T) {
 // width (LimitErr), every block of the scheme re-fitted.
 type exactAgreement struct {
 	ParamErr, LimitErr float64
+	// Steps are the iterated Newton estimator's steps per block (nil:
+	// one step).
+	Steps []int
 }
 
 // stationaryProblem prepares the audit of train (test data test) with
@@ -313,6 +316,9 @@ func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
 		t.Fatalf("estimator %s, want %s (notes %q)", f.inf.estimator, p.opt.Estimator, f.inf.notes)
 	}
 	var a exactAgreement
+	if it := f.inf.diag.NewtonIteration; it != nil {
+		a.Steps = it.Steps
+	}
 	exDelta := make([][]float64, len(exact))
 	for k, th := range exact {
 		exDelta[k] = sub(th, p.theta)
@@ -352,25 +358,32 @@ func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
 // TestNewtonAgainstExactRetraining: on a small GRU at the minimum of its
 // ridge-regularised loss (an exact re-fit of the fixture model), every
 // block of every scheme is re-fitted exactly, and the Newton estimator's
-// leave-one-block-out parameters and jackknife+ limits are at least as
-// close to the exact ones as the infinitesimal jackknife's, for interval
-// and nested blocks as for sequence blocks (issue 23). Two audits:
+// leave-one-block-out parameters and jackknife+ limits, one step
+// (NewtonSteps 1) and iterated (newtonDefaultSteps, the default for
+// interval and nested blocks; newtoniter.go), are closer to the exact
+// ones than the infinitesimal jackknife's. Two audits:
 //
 //   - the linear read-out only (Params): the loss is quadratic in the
 //     audited parameters, the Gauss-Newton matrix is the Hessian, and the
 //     Newton step is the exact re-fit for every scheme (to the damping:
-//     errors below 1e-6), where the infinitesimal jackknife is not;
+//     errors below 1e-6; the iteration stops at its second step), where
+//     the infinitesimal jackknife is not;
 //   - every parameter, Gauss-Newton curvature: the exact re-fits follow
-//     the Hessian, which the Gauss-Newton matrix approximates, so neither
-//     estimator is exact; measured (go test ./audit -run
+//     the Hessian, which the Gauss-Newton matrix approximates, so one
+//     step is not exact; the iteration, whose gradient is exact, goes
+//     towards the exact re-fit. Measured (go test ./audit -run
 //     TestNewtonAgainstExactRetraining -v), relative error of the
-//     parameter shifts Newton / infinitesimal 0.73 / 0.82 (sequence
-//     blocks), 0.79 / 0.88 (interval), 0.77 / 0.88 (nested), and of the
-//     limits 0.052 / 0.146, 0.115 / 0.206, 0.138 / 0.217 (interval and
-//     nested blocks take forward-pass own residuals: with the
-//     linearised ones 0.110 and 0.115). Interval and nested blocks are
-//     not quite as close as sequence blocks here (2.2 and 2.6 times
-//     their limits error); the test allows 3 times.
+//     parameter shifts one step / iterated (20 steps) / infinitesimal:
+//     sequence blocks 0.73 / 0.024 / 0.82, interval 0.79 / 0.47 / 0.88,
+//     nested 0.77 / 0.40 / 0.88; of the limits 0.052 / 0.0041 / 0.146,
+//     0.107 / 0.049 / 0.173, 0.111 / 0.047 / 0.207. (With 100 steps:
+//     limits 2.2e-5, 0.0079, 0.012; the interval blocks here delete half
+//     the data each, K = 4 of 8 steps.) The test asserts that iterating
+//     cuts the limits error to 0.6 of one step's and the parameter error
+//     to 0.8, and that with the defaults (iterated interval and nested
+//     blocks, one-step sequence blocks) interval and nested blocks are
+//     within 1.25 times the sequence blocks' limits error (measured 0.93
+//     and 0.89 times).
 //
 // With the Hessian curvature the Newton step subtracts only the block's
 // Gauss-Newton part from the Hessian, and on this model (targets at
@@ -411,29 +424,43 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 				}
 				exact[k] = th
 			}
-			res := map[Estimator]exactAgreement{}
-			for _, est := range []Estimator{Newton, Infinitesimal} {
+			var n1, nIt, i exactAgreement
+			for _, c := range []struct {
+				est   Estimator
+				steps int
+				out   *exactAgreement
+			}{{Newton, 1, &n1}, {Newton, newtonDefaultSteps, &nIt}, {Infinitesimal, 0, &i}} {
 				o := opt
-				o.Estimator = est
+				o.Estimator, o.NewtonSteps = c.est, c.steps
 				q, _ := stationaryProblem(t, g, train, test, o, theta)
-				res[est] = agreement(t, q, exact)
+				*c.out = agreement(t, q, exact)
 			}
-			n, i := res[Newton], res[Infinitesimal]
 			what := fmt.Sprintf("params %q, %s blocks (%d)", tc.params, kind, len(exact))
-			t.Logf("%s: parameter shift error Newton %.3g, infinitesimal %.3g; limits error Newton %.3g, infinitesimal %.3g",
-				what, n.ParamErr, i.ParamErr, n.LimitErr, i.LimitErr)
-			if n.ParamErr > i.ParamErr || n.LimitErr > i.LimitErr {
-				t.Errorf("%s: Newton (%+v) does not beat the infinitesimal jackknife (%+v) against exact re-fits", what, n, i)
+			t.Logf("%s: parameter shift error Newton one step %.3g, iterated %.3g (steps %v), infinitesimal %.3g; limits error one step %.3g, iterated %.3g, infinitesimal %.3g",
+				what, n1.ParamErr, nIt.ParamErr, nIt.Steps, i.ParamErr, n1.LimitErr, nIt.LimitErr, i.LimitErr)
+			for _, n := range []exactAgreement{n1, nIt} {
+				if n.ParamErr > i.ParamErr || n.LimitErr > i.LimitErr {
+					t.Errorf("%s: Newton (%+v) does not beat the infinitesimal jackknife (%+v) against exact re-fits", what, n, i)
+				}
+			}
+			// The default: one step for sequence blocks, iterated for
+			// interval and nested blocks.
+			n := nIt
+			if kind == blocks.Sequences {
+				n = n1
 			}
 			switch {
-			case tc.exact && (n.ParamErr > 1e-6 || n.LimitErr > 1e-6):
-				t.Errorf("%s: the Newton step of a quadratic loss is not the exact re-fit: %+v", what, n)
+			case tc.exact && (n1.ParamErr > 1e-6 || n1.LimitErr > 1e-6 || nIt.ParamErr > 1e-6 || nIt.LimitErr > 1e-6):
+				t.Errorf("%s: the Newton step of a quadratic loss is not the exact re-fit: one step %+v, iterated %+v", what, n1, nIt)
 			case tc.exact && i.ParamErr < 1e-3:
 				t.Errorf("%s: the infinitesimal jackknife is exact too (%+v): the case does not tell them apart", what, i)
+			case tc.exact:
+			case nIt.ParamErr > 0.8*n1.ParamErr || nIt.LimitErr > 0.6*n1.LimitErr:
+				t.Errorf("%s: iterating (%+v) does not approach the exact re-fits much closer than one step (%+v)", what, nIt, n1)
 			case kind == blocks.Sequences:
 				seqErr = n
-			case !tc.exact && n.LimitErr > 3*seqErr.LimitErr:
-				t.Errorf("%s: Newton's limits error %.3g, more than 3 times the sequence blocks' %.3g", what, n.LimitErr, seqErr.LimitErr)
+			case n.LimitErr > 1.25*seqErr.LimitErr:
+				t.Errorf("%s: Newton's limits error %.3g, more than 1.25 times the sequence blocks' %.3g", what, n.LimitErr, seqErr.LimitErr)
 			}
 		}
 	}
@@ -480,5 +507,65 @@ func TestNewtonUnboundedIntervalBlock(t *testing.T) {
 				t.Fatalf("sequence %s row %d: upper limit %v from the bounded block", s.ID, st.Row, st.Upper)
 			}
 		}
+	}
+}
+
+// TestQuasiNewtonQuartic: the preconditioned L-BFGS of the Newton
+// iteration minimises F(x) = x.A x/2 - b.x + sum x_i^4/4 (A positive
+// definite, 6 × 6) from 0 with a preconditioner (diag A)^-1 that ignores
+// both A's off-diagonal part and the quartic term: it stops as converged,
+// its gradient there is below 1e-3 of the one at 0 (the step tolerance
+// is 1e-4 of the first step), and it stops at the
+// step cap, not converged, when given 3 steps.
+func TestQuasiNewtonQuartic(t *testing.T) {
+	const n = 6
+	A := make([][]float64, n)
+	b := make([]float64, n)
+	for i := range A {
+		A[i] = make([]float64, n)
+		for j := range A[i] {
+			A[i][j] = 0.4 / float64(1+i+j)
+		}
+		A[i][i] += 1 + float64(i)
+		b[i] = 2 * float64(i%3+1)
+	}
+	gradF := func(x, g []float64) float64 {
+		v := 0.0
+		for i := range x {
+			g[i] = x[i]*x[i]*x[i] - b[i]
+			for j := range x {
+				g[i] += A[i][j] * x[j]
+				v += x[i] * A[i][j] * x[j] / 2
+			}
+			v += x[i]*x[i]*x[i]*x[i]/4 - b[i]*x[i]
+		}
+		return v
+	}
+	value := func(x []float64) (float64, error) { return gradF(x, make([]float64, n)), nil }
+	grad := func(x, g []float64) (float64, error) { return gradF(x, g), nil }
+	precond := func(g []float64) ([]float64, error) {
+		out := make([]float64, n)
+		for i := range g {
+			out[i] = g[i] / A[i][i]
+		}
+		return out, nil
+	}
+	g0 := make([]float64, n)
+	gradF(make([]float64, n), g0)
+	for i := range g0 {
+		g0[i] = -g0[i]
+	}
+	first, _ := precond(g0)
+	x, steps, conv, err := quasiNewton(value, grad, precond, first, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, n)
+	gradF(x, g)
+	if !conv || norm(g) > 1e-3*norm(g0) {
+		t.Errorf("after %d steps: converged %v, gradient %.3g (at 0: %.3g)", steps, conv, norm(g), norm(g0))
+	}
+	if _, steps, conv, _ := quasiNewton(value, grad, precond, first, 3); conv || steps != 3 {
+		t.Errorf("capped at 3 steps: %d steps, converged %v", steps, conv)
 	}
 }

@@ -134,7 +134,15 @@ type Options struct {
 	Rank int
 	// Estimator is "" (Newton), Newton or Infinitesimal.
 	Estimator Estimator
-	Curvature hvp.Curvature // zero value: Gauss-Newton
+	// NewtonSteps is the most Newton steps per block of the Newton
+	// estimator (newtoniter.go): 1 is the one-step estimate; more iterate
+	// with the exact leave-block-out gradient towards the leave-block-out
+	// optimum. 0 means 20 for interval and nested blocks of at most 400
+	// loss terms of a model at a stationary point, 1 for sequence blocks,
+	// larger blocks and a model stopped early (stationarity ratio above
+	// StationarityBound).
+	NewtonSteps int
+	Curvature   hvp.Curvature // zero value: Gauss-Newton
 	// Damping is rho, relative to the mean eigenvalue; 0 means the
 	// default for the curvature and the model's stationarity ratio (hvp.DefaultDampingFor).
 	Damping float64
@@ -169,9 +177,11 @@ type Options struct {
 	// DampingSensitivity re-runs the influence, residual and interval
 	// phases with the damping multiplied and divided by 10 and reports how
 	// far the intervals move (Diagnostics.DampingSensitivity, and a
-	// verdict reason when they move by more than DampingShare). It about
-	// triples the cost of those phases, so it is asked for; the command
-	// always asks.
+	// verdict reason when they move by more than DampingShare). The exact
+	// and dual solvers re-damp the audit's factorisation (no new curvature
+	// or block gradients), but the solves, the Newton correction and the
+	// perturbed forward passes run twice more, so it is asked for; the
+	// command always asks.
 	DampingSensitivity bool
 	// Calibration is a held-out labelled set of sequences (nil: none),
 	// exchangeable with the test sequences and disjoint from the training
@@ -229,6 +239,9 @@ func (o *Options) withDefaults() (Options, error) {
 	default:
 		return r, fmt.Errorf("audit: unknown estimator %q (newton or infinitesimal)", r.Estimator)
 	}
+	if r.NewtonSteps < 0 {
+		return r, fmt.Errorf("audit: %d Newton steps: must be 1 or more (0: the default)", r.NewtonSteps)
+	}
 	if r.RetrainBudget < 0 || r.RetrainMaxIter < 0 {
 		return r, fmt.Errorf("audit: the re-training budget (%v, %d iterations) must not be negative", r.RetrainBudget, r.RetrainMaxIter)
 	}
@@ -257,7 +270,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)
 	}
 	if r.Adaptive != nil {
-		a, err := r.Adaptive.withDefaults()
+		a, err := r.Adaptive.withDefaults(r.Alpha)
 		if err != nil {
 			return r, err
 		}

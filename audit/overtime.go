@@ -81,6 +81,13 @@ type SequenceCoverage struct {
 	// dependence-aware tolerance (Tolerance).
 	Under     bool
 	Tolerance float64
+	// Early and Late are the coverages of the sequence's first and last
+	// thirds of forecasts (NaN with fewer than six), and Drift reports
+	// that they differ by more than their dependence-aware sampling
+	// tolerance: coverage that changes along the sequence, which names
+	// where an under-covering sequence loses it.
+	Early, Late float64
+	Drift       bool
 }
 
 // Thresholds of the over-time analysis.
@@ -258,12 +265,34 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 			}
 			sc := SequenceCoverage{ID: d.Seqs[i].ID, Points: len(vs), Coverage: hit / float64(len(vs))}
 			sc.Rolling, sc.Worst = rolling(c, st, o.Window)
-			sc.Tolerance = DependentTolerance(nominal, len(vs), neweyWest([][]float64{c}, lag))
+			infl := neweyWest([][]float64{c}, lag)
+			sc.Tolerance = DependentTolerance(nominal, len(vs), infl)
 			sc.Under = sc.Coverage < nominal-sc.Tolerance
+			sc.Early, sc.Late, sc.Drift = thirds(c, nominal, infl)
 			o.Sequences = append(o.Sequences, sc)
 		}
 	}
 	return o
+}
+
+// thirds are the coverages of the first and last thirds of the 0/1
+// coverage values c (in time order; NaN with fewer than six) and whether
+// they differ by more than 2 sqrt(p(1-p) inflation (1/k + 1/k)), at least
+// 0.01, the sampling tolerance of a difference of two means of k values
+// each at coverage p with the long-run variance inflation inflation.
+func thirds(c []float64, p, inflation float64) (early, late float64, drift bool) {
+	k := len(c) / 3
+	if k < 2 {
+		return math.NaN(), math.NaN(), false
+	}
+	var h1, h2 float64
+	for i := range k {
+		h1 += c[i]
+		h2 += c[len(c)-1-i]
+	}
+	early, late = h1/float64(k), h2/float64(k)
+	tol := math.Max(0.01, 2*math.Sqrt(p*(1-p)*math.Max(1, inflation)*2/float64(k)))
+	return early, late, math.Abs(late-early) > tol
 }
 
 // rollingPooled is the rolling coverage over the last w steps of the

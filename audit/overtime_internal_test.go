@@ -87,3 +87,29 @@ func TestOverTime(t *testing.T) {
 		t.Errorf("autocorrelation %v over %d pairs", o.Autocorrelation, o.AutocorrPairs)
 	}
 }
+
+// TestThirds checks a sequence's early and late coverage and its drift
+// flag on hand-worked values: 15 values, thirds of 5; at p = 0.9 and no
+// inflation the tolerance is 2 sqrt(0.09 × 2/5) = 0.379.
+func TestThirds(t *testing.T) {
+	t.Parallel()
+	c := []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}
+	if e, l, d := thirds(c, 0.9, 1); e != 1 || l != 0 || !d {
+		t.Errorf("ones then zeros: early %g late %g drift %v, want 1, 0, true", e, l, d)
+	}
+	c = []float64{1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1} // 0.8 and 0.8
+	if e, l, d := thirds(c, 0.9, 1); e != 0.8 || l != 0.8 || d {
+		t.Errorf("steady: early %g late %g drift %v, want 0.8, 0.8, false", e, l, d)
+	}
+	// 0.6 apart: a drift at inflation 1, not at inflation 3 (tolerance 0.657).
+	c = []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}
+	if _, _, d := thirds(c, 0.9, 1); !d {
+		t.Error("1 against 0.4 at inflation 1: no drift")
+	}
+	if _, _, d := thirds(c, 0.9, 3); d {
+		t.Error("1 against 0.4 at inflation 3: drift")
+	}
+	if e, _, d := thirds([]float64{1, 0, 1, 0, 1}, 0.9, 1); !math.IsNaN(e) || d {
+		t.Errorf("five values: early %g drift %v, want NaN, false", e, d)
+	}
+}

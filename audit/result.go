@@ -226,6 +226,9 @@ type Diagnostics struct {
 	RefinedBlocks  int
 	RefineSkipped  int
 	RefineProducts int
+	// NewtonIteration is what the iterated Newton estimator did (nil when
+	// it took one step per block; see Options.NewtonSteps).
+	NewtonIteration *NewtonIteration
 	// NegativeEigenvalues counts the curvature's eigenvalues below
 	// -lambda (exact solver): non-zero only for an indefinite Hessian.
 	NegativeEigenvalues int

@@ -47,8 +47,11 @@ type refitting struct {
 // stationary at theta_hat exactly, and the change is measured from
 // theta_hat. This is the exact counterpart of the influence estimate,
 // which also takes theta_hat as the stationary point (the block's
-// gradient is the only force on it), and it converges in a few Newton
-// steps like the re-fits of a converged model. Skipping the full re-fit
+// gradient is the only force on it), and of the iterated Newton
+// estimator's limit (newtoniter.go). The tilted objective can be
+// unbounded below, so small models' tilted re-fits solve for its
+// stationary point nearest theta_hat instead of minimising it
+// (rootNewton, retrainroot.go). Skipping the full re-fit
 // altogether would change the check of converged models, for which theta*
 // is the better reference. A re-fit that was never started because the
 // budget was spent is "not run" (0 iterations), apart from the re-fits
@@ -286,9 +289,12 @@ func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (thet
 	if b >= 0 {
 		obj.tilt = rf.tilt
 	}
-	if rf.base != nil {
+	switch {
+	case rf.base != nil && obj.tilt != nil:
+		theta, iters, gradNorm, err = rf.rootNewton(ctx, obj, deadline)
+	case rf.base != nil:
 		theta, iters, gradNorm, err = rf.newton(ctx, obj, deadline)
-	} else {
+	default:
 		theta, iters, gradNorm, err = rf.lbfgs(ctx, obj, deadline)
 	}
 	return theta, iters, gradNorm, err == nil && gradNorm <= rf.tol(), err

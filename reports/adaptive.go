@@ -40,6 +40,19 @@ type jsonAdaptiveKind struct {
 	IntervalScore fnum   `json:"interval_score"`
 	Bound         fnum   `json:"bound"`
 	Guarantee     string `json:"guarantee"`
+	// UnderCovering are the series on which the kind under-covers.
+	UnderCovering []jsonSeriesUnder `json:"under_covering"`
+}
+
+// jsonSeriesUnder mirrors audit.SeriesUnder.
+type jsonSeriesUnder struct {
+	ID        string `json:"id"`
+	Points    int    `json:"points"`
+	Coverage  fnum   `json:"coverage"`
+	Tolerance fnum   `json:"tolerance"`
+	Early     fnum   `json:"early_coverage"`
+	Late      fnum   `json:"late_coverage"`
+	Drift     bool   `json:"drift"`
 }
 
 func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
@@ -49,8 +62,14 @@ func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
 	j := &jsonAdaptive{Base: a.Base, Pooled: a.Pooled, Source: a.Source, Window: a.Window, Gamma: fnum(a.Gamma), Grid: fnums(a.Grid),
 		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, LabelDelay: a.LabelDelay, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes)}
 	for _, k := range a.Kinds {
-		j.Kinds = append(j.Kinds, jsonAdaptiveKind{Kind: k.Kind, Coverage: fnum(k.Coverage), WorstWindow: fnum(k.WorstWindow), Windows: k.Windows,
-			MeanLength: fnum(k.MeanLength), Infinite: k.Infinite, Empty: k.Empty, IntervalScore: fnum(k.IntervalScore), Bound: fnum(k.Bound), Guarantee: k.Guarantee})
+		jk := jsonAdaptiveKind{Kind: k.Kind, Coverage: fnum(k.Coverage), WorstWindow: fnum(k.WorstWindow), Windows: k.Windows,
+			MeanLength: fnum(k.MeanLength), Infinite: k.Infinite, Empty: k.Empty, IntervalScore: fnum(k.IntervalScore), Bound: fnum(k.Bound), Guarantee: k.Guarantee,
+			UnderCovering: []jsonSeriesUnder{}}
+		for _, u := range k.Under {
+			jk.UnderCovering = append(jk.UnderCovering, jsonSeriesUnder{ID: u.ID, Points: u.Points, Coverage: fnum(u.Coverage), Tolerance: fnum(u.Tolerance),
+				Early: fnum(u.Early), Late: fnum(u.Late), Drift: u.Drift})
+		}
+		j.Kinds = append(j.Kinds, jk)
 	}
 	return j
 }
@@ -151,6 +170,13 @@ func newAdaptiveView(r *audit.Result) *adaptiveView {
 			g += fmt.Sprintf(" (here: within %s of %s)", pct(k.Bound), pct0(1-r.Setting.Alpha))
 		}
 		v.Rows = append(v.Rows, []string{adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength), count(k.Infinite), count(k.Empty), num(k.IntervalScore), g})
+		for _, u := range k.Under {
+			n := fmt.Sprintf("%s under-covers on %s: %s of %d forecasts, below %s by more than its tolerance ±%.1f points", adaptiveName(k.Kind), u.ID, pct(u.Coverage), u.Points, pct0(1-r.Setting.Alpha), 100*u.Tolerance)
+			if u.Drift {
+				n += fmt.Sprintf("; its coverage drifts from %s in the first third to %s in the last", pct(u.Early), pct(u.Late))
+			}
+			v.Notes = append(v.Notes, n+": this series is not exchangeable with what the kind calibrates on.")
+		}
 	}
 	return v
 }

@@ -19,7 +19,8 @@ func adaptiveFixture() *audit.Result {
 		Rho: 0.99, RollingWindow: 250, Chains: 1, Longest: 300,
 		Kinds: []audit.AdaptiveKind{
 			{KindSummary: audit.KindSummary{Kind: audit.KindACI, Coverage: 0.9, MeanLength: 2}, WorstWindow: 0.84, Windows: 1, Bound: 0.6, Guarantee: "long-run"},
-			{KindSummary: audit.KindSummary{Kind: audit.KindAgACI, Coverage: 0.91, MeanLength: 2.1}, WorstWindow: math.NaN(), Bound: math.NaN(), Guarantee: "none"},
+			{KindSummary: audit.KindSummary{Kind: audit.KindAgACI, Coverage: 0.91, MeanLength: 2.1}, WorstWindow: math.NaN(), Bound: math.NaN(), Guarantee: "none",
+				Under: []audit.SeriesUnder{{ID: "SMI", Points: 371, Coverage: 0.868, Tolerance: 0.025, Early: 0.92, Late: 0.8, Drift: true}}},
 		},
 		Notes: []string{"a note"}}
 	r.Sequences[0].Steps[0].Adaptive = &audit.StepAdaptive{Alpha: 0.095, ACILower: 1, ACIUpper: math.Inf(1), AgACILower: 1, AgACIUpper: 3,
@@ -46,6 +47,11 @@ func TestAdaptiveReports(t *testing.T) {
 				Coverage    float64
 				WorstWindow *float64 `json:"worst_window"`
 				Bound       *float64
+				Under       []struct {
+					ID    string
+					Drift bool
+					Late  float64 `json:"late_coverage"`
+				} `json:"under_covering"`
 			}
 		}
 		Sequences []struct {
@@ -56,7 +62,8 @@ func TestAdaptiveReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := doc.Adaptive
-	if a.Source != "window" || a.Window != 250 || len(a.Grid) != 2 || len(a.Kinds) != 2 || a.Kinds[0].Kind != "aci" || *a.Kinds[0].WorstWindow != 0.84 || a.Kinds[1].WorstWindow != nil || a.Kinds[1].Bound != nil {
+	if a.Source != "window" || a.Window != 250 || len(a.Grid) != 2 || len(a.Kinds) != 2 || a.Kinds[0].Kind != "aci" || *a.Kinds[0].WorstWindow != 0.84 || a.Kinds[1].WorstWindow != nil || a.Kinds[1].Bound != nil ||
+		len(a.Kinds[0].Under) != 0 || len(a.Kinds[1].Under) != 1 || a.Kinds[1].Under[0].ID != "SMI" || !a.Kinds[1].Under[0].Drift || a.Kinds[1].Under[0].Late != 0.8 {
 		t.Fatalf("adaptive section %+v", a)
 	}
 	st := doc.Sequences[0].Steps[0]
@@ -79,7 +86,8 @@ func TestAdaptiveReports(t *testing.T) {
 	if _, err := WriteMarkdown(&md, r, t.TempDir(), nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Intervals over time", "| ACI | 90.0% | 84.0% |", "| AgACI | 91.0% | n/a |", "the series' own last 250 labelled forecasts", "- a note"} {
+	for _, want := range []string{"## Intervals over time", "| ACI | 90.0% | 84.0% |", "| AgACI | 91.0% | n/a |", "the series' own last 250 labelled forecasts", "- a note",
+		"AgACI under-covers on SMI: 86.8% of 371 forecasts, below 90% by more than its tolerance ±2.5 points; its coverage drifts from 92.0% in the first third to 80.0% in the last"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q", want)
 		}

@@ -89,6 +89,9 @@ func newTimeView(r *audit.Result) *timeView {
 			if s.Under {
 				under = fmt.Sprintf("yes: below %s by more than its tolerance", pct0(1-r.Summary.Alpha))
 			}
+			if s.Drift {
+				under += fmt.Sprintf("; coverage drifts from %s in its first third to %s in its last: its test period is not exchangeable with the training period", pct(s.Early), pct(s.Late))
+			}
 			v.Rows = append(v.Rows, []string{s.ID, count(s.Points), pct(s.Coverage), pct(s.Worst), fmt.Sprintf("±%.1f", 100*s.Tolerance), under})
 		}
 	}
@@ -206,6 +209,9 @@ type jsonSeqCoverage struct {
 	Worst     fnum          `json:"worst_window"`
 	Tolerance fnum          `json:"tolerance"`
 	Under     bool          `json:"under_covers"`
+	Early     fnum          `json:"early_coverage"`
+	Late      fnum          `json:"late_coverage"`
+	Drift     bool          `json:"drift"`
 	Rolling   []jsonRolling `json:"rolling"`
 }
 
@@ -227,7 +233,7 @@ func jsonOverTimeOf(o *audit.OverTime) *jsonOverTime {
 		DriftTolerance: fnum(o.DriftTolerance), Autocorrelation: fnum(o.Autocorrelation), AutocorrPairs: o.AutocorrPairs}
 	for _, s := range o.Sequences {
 		j.Sequences = append(j.Sequences, jsonSeqCoverage{ID: s.ID, Points: s.Points, Coverage: fnum(s.Coverage), Worst: fnum(s.Worst),
-			Tolerance: fnum(s.Tolerance), Under: s.Under, Rolling: jsonRollingOf(s.Rolling)})
+			Tolerance: fnum(s.Tolerance), Under: s.Under, Early: fnum(s.Early), Late: fnum(s.Late), Drift: s.Drift, Rolling: jsonRollingOf(s.Rolling)})
 	}
 	return j
 }

@@ -11,7 +11,7 @@ import (
 
 // TestOverTimeWords: a result whose coverage drifts over long series
 // gets the section "Coverage over time" (its chart, the table naming the
-// sequence that under-covers), the drift warning with its figures and
+// sequence that under-covers and how its coverage drifts), the drift warning with its figures and
 // what it means for the guarantees, the over_time JSON, and no "every
 // step covered" figure.
 func TestOverTimeWords(t *testing.T) {
@@ -21,7 +21,7 @@ func TestOverTimeWords(t *testing.T) {
 		Early: 0.95, Late: 0.6, EarlyPoints: 40, LatePoints: 40, DriftTolerance: 0.15, Autocorrelation: 0.4, AutocorrPairs: 100,
 		Sequences: []audit.SequenceCoverage{
 			{ID: "DAX", Points: 60, Coverage: 0.92, Worst: 0.8, Tolerance: 0.1, Rolling: []audit.RollingPoint{{Step: 10, Coverage: 0.9}, {Step: 11, Coverage: 0.8}}},
-			{ID: "FTSE", Points: 60, Coverage: 0.55, Worst: 0.3, Tolerance: 0.1, Under: true, Rolling: []audit.RollingPoint{{Step: 10, Coverage: 0.6}, {Step: 11, Coverage: 0.3}}},
+			{ID: "FTSE", Points: 60, Coverage: 0.55, Worst: 0.3, Tolerance: 0.1, Under: true, Early: 0.8, Late: 0.3, Drift: true, Rolling: []audit.RollingPoint{{Step: 10, Coverage: 0.6}, {Step: 11, Coverage: 0.3}}},
 		}}
 	r.Summary.OverTime = o
 	r.Diag.Warnings = append(r.Diag.Warnings, audit.Warning{Code: audit.CoverageDrift, Step: -1, Figure: 0.6, Bound: 0.95, Ratio: 0.15, Count: 80})
@@ -35,7 +35,7 @@ func TestOverTimeWords(t *testing.T) {
 	for _, want := range []string{
 		"## Coverage over time",
 		"count as 6.4 independent values of 16, and the sampling tolerance is ±23.7 points (the verdict uses it)",
-		"| FTSE | 60 | 55.0% | 30.0% | ±10.0 | yes: below 90% by more than its tolerance |",
+		"| FTSE | 60 | 55.0% | 30.0% | ±10.0 | yes: below 90% by more than its tolerance; coverage drifts from 80.0% in its first third to 30.0% in its last: its test period is not exchangeable with the training period |",
 		"| DAX | 60 | 92.0% | 80.0% | ±10.0 | no |",
 		"Coverage drifts along time: it falls from 95.0% in the first third of the test steps to 60.0% in the last third (80 values",
 		"The jackknife+ guarantee (and split conformal",
@@ -63,8 +63,10 @@ func TestOverTimeWords(t *testing.T) {
 			OverTime struct {
 				Tolerance float64 `json:"tolerance"`
 				Sequences []struct {
-					ID    string `json:"id"`
-					Under bool   `json:"under_covers"`
+					ID    string  `json:"id"`
+					Under bool    `json:"under_covers"`
+					Drift bool    `json:"drift"`
+					Late  float64 `json:"late_coverage"`
 				} `json:"sequences"`
 			} `json:"over_time"`
 		} `json:"summary"`
@@ -72,7 +74,7 @@ func TestOverTimeWords(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if ot := doc.Summary.OverTime; ot.Tolerance != 0.237 || len(ot.Sequences) != 2 || !ot.Sequences[1].Under {
+	if ot := doc.Summary.OverTime; ot.Tolerance != 0.237 || len(ot.Sequences) != 2 || !ot.Sequences[1].Under || !ot.Sequences[1].Drift || ot.Sequences[1].Late != 0.3 || ot.Sequences[0].Drift {
 		t.Errorf("JSON over_time %+v", ot)
 	}
 }

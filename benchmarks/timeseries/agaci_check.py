@@ -13,7 +13,7 @@ st = sorted([s for q in d['sequences'] for s in q['steps']], key=lambda s: s['t'
 pred = np.array([s['prediction'] for s in st]); y = np.array([s['target'] for s in st])
 go_lo = np.array([s['agaci_lower'] if s['agaci_lower'] is not None else -np.inf for s in st])
 go_up = np.array([s['agaci_upper'] if s['agaci_upper'] is not None else np.inf for s in st])
-alpha = 0.1; grid = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]; N = 500
+alpha = 0.1; grid = d['adaptive']['grid']; N = d['adaptive']['window']
 def q_at(a, sc):
     if a >= 1: return -np.inf
     if a <= 0: return np.inf

@@ -8,6 +8,8 @@
 # Environment:
 #   AUDIT   an rnnaudit binary to use instead of building one from this checkout
 #   SERIES  a comma-separated subset of regime,goog,ecg
+#   KEEP    1: reuse the data and trained models of an earlier run (bench.py
+#           --keep-data), re-running the audits only
 # Needs Go and Debian's python3 with python3-torch, python3-onnx, python3-numpy,
 # python3-scipy and python-matplotlib-data.
 set -euo pipefail
@@ -26,4 +28,6 @@ if [ -z "${AUDIT:-}" ]; then
     AUDIT="$(mktemp -d)/audit"
     (cd "$root" && go build -o "$AUDIT" ./cmd/audit)
 fi
-exec nice "$python" "$here/bench.py" --audit "$AUDIT" --rev "$rev" --series "${SERIES:-regime,goog,ecg}"
+keep=()
+if [ "${KEEP:-}" = 1 ]; then keep=(--keep-data); fi
+exec nice "$python" "$here/bench.py" --audit "$AUDIT" --rev "$rev" --series "${SERIES:-regime,goog,ecg}" "${keep[@]}"

@@ -31,8 +31,8 @@ func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.on, "adaptive", false, "add intervals that adapt along time (ACI, AgACI, NexCP, rolling conformal), for test data that continue the series in time; implied by the flags below")
 	fs.BoolVar(&a.pooled, "adaptive-pooled", false, "run one adaptive state over all test sequences in the order of their steps (t), for sequences that are windows of one series (default: one state per sequence)")
 	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval of the adaptive kinds: split (prediction ± q) or jackknife (ACI and AgACI: the jackknife+ interval recomputed at their working level; NexCP and rolling: the jackknife+ interval scaled about the prediction)")
-	fs.Float64Var(&a.gamma, "aci-gamma", audit.DefaultGamma, "ACI's step size gamma")
-	fs.Float64SliceVar(&a.grid, "agaci-grid", audit.DefaultAgACIGrid, "AgACI's step sizes")
+	fs.Float64Var(&a.gamma, "aci-gamma", 0, "ACI's step size gamma (default 1/(alpha W - 2) for W of --rolling-window, the smallest step that bounds every window's miscoverage by 2 alpha: 0.0435 at alpha 0.1 and W 250)")
+	fs.Float64SliceVar(&a.grid, "agaci-grid", nil, "AgACI's step sizes (default Zaffran et al.'s 30: 0, 5e-6, 5e-5, 0.0001 to 0.0009, 0.001 to 0.009, 0.01 to 0.09)")
 	fs.Float64Var(&a.rho, "nexcp-rho", audit.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
 	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
 	fs.IntVar(&a.rollingWindow, "rolling-window", audit.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
@@ -62,15 +62,15 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOp
 	default:
 		return nil, usagef("--adaptive-base %q: choose split or jackknife", a.base)
 	}
-	if !(a.gamma > 0 && a.gamma < 1) {
-		return nil, usagef("--aci-gamma %g: must be in (0, 1) (default %g)", a.gamma, audit.DefaultGamma)
+	if fs.Changed("aci-gamma") && !(a.gamma > 0 && a.gamma < 1) {
+		return nil, usagef("--aci-gamma %g: must be in (0, 1) (default 1/(alpha W - 2) for W of --rolling-window)", a.gamma)
 	}
-	if len(a.grid) == 0 {
-		return nil, usagef("--agaci-grid: give at least one step size, such as %g", audit.DefaultGamma)
+	if fs.Changed("agaci-grid") && len(a.grid) == 0 {
+		return nil, usagef("--agaci-grid: give at least one step size, such as 0.01")
 	}
 	for _, g := range a.grid {
-		if !(g > 0 && g < 1) {
-			return nil, usagef("--agaci-grid: step size %g must be in (0, 1)", g)
+		if !(g >= 0 && g < 1) {
+			return nil, usagef("--agaci-grid: step size %g must be in [0, 1)", g)
 		}
 	}
 	if !(a.rho > 0 && a.rho <= 1) {

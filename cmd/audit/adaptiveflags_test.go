@@ -26,7 +26,7 @@ func TestAdaptiveFlags(t *testing.T) {
 		a.Pooled != want.Pooled || a.Base != want.Base || a.RollingWindow != want.RollingWindow || a.LabelDelay != want.LabelDelay {
 		t.Fatalf("options %+v, want %+v", p.opt.Adaptive, want)
 	}
-	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != audit.DefaultGamma {
+	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != 0 {
 		t.Fatalf("--adaptive: %v, %+v", err, p.opt.Adaptive)
 	}
 	for _, c := range []struct {
@@ -36,7 +36,7 @@ func TestAdaptiveFlags(t *testing.T) {
 		{[]string{"--calibration-from", "250"}, "--calibration-from \"250\": give last:N"},
 		{[]string{"--calibration-from", "last:0"}, "--calibration-from \"last:0\""},
 		{[]string{"--aci-gamma", "1.5"}, "--aci-gamma 1.5: must be in (0, 1)"},
-		{[]string{"--agaci-grid", "0.1,0"}, "--agaci-grid: step size 0 must be in (0, 1)"},
+		{[]string{"--agaci-grid", "0.1,-0.01"}, "--agaci-grid: step size -0.01 must be in [0, 1)"},
 		{[]string{"--nexcp-rho", "0"}, "--nexcp-rho 0: must be in (0, 1]"},
 		{[]string{"--adaptive-base", "bootstrap"}, "--adaptive-base \"bootstrap\": choose split or jackknife"},
 		{[]string{"--rolling-window", "0"}, "--rolling-window 0: must be at least 1"},

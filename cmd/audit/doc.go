@@ -22,8 +22,10 @@ saves to --save what intervals for new sequences need (the model's
 SHA-256 and the --output, --input and --horizons it was loaded with, the
 options, every block's step, or with --solver lowrank the factor's basis
 and every block's coordinates in it, the leave-one-block-out and
-in-sample residuals, the calibration points and their limits; format
-version 3, see audit.FormatVersion and docs/artifact.md). predict gives
+in-sample residuals, the calibration points and their limits, and
+unless --restart the training sequences' input rows, from which a new
+sequence continuing one runs on from its state; format version 4, see
+audit.FormatVersion and docs/artifact.md). predict gives
 every forecast of the sequences of --data (labels optional) the intervals
 a full audit with --test new.csv would give, without recomputing
 curvature or block gradients, and writes the --out reports as the audit
@@ -32,7 +34,9 @@ given, with the output the fit chose, and refuses an artifact of another
 format version, another model (SHA-256) or data without the fit's
 columns. --retrain is for full audits only.
 serve loads a fit once and answers POST /v1/predict with the same intervals
-over HTTP (JSON in, JSON out; audit serve --help gives the schema).
+over HTTP (JSON in, JSON out; audit serve --help gives the schema), and
+POST /v1/stream for series sent a few rows at a time, whose labels, sent
+as they become known, update the adaptive kinds.
 
 Data are CSV files in long format: one row per (sequence, step), with an
 id column, a step column, feature columns and a target column, rows in any
@@ -67,8 +71,12 @@ Data flags:
 	                    calibrate the adaptive kinds on the series' own last N
 	                    labelled forecasts (default the --calibration scores,
 	                    else every earlier forecast of the series)
-	--aci-gamma G       ACI's step size (default 0.02)
-	--agaci-grid G1,G2  AgACI's step sizes (default 0.001 to 0.1)
+	--aci-gamma G       ACI's step size (default 1/(alpha W - 2) for W of
+	                    --rolling-window, which bounds every window's
+	                    miscoverage by 2 alpha: 0.0435 at alpha 0.1, W 250)
+	--agaci-grid G1,G2  AgACI's step sizes (default Zaffran et al.'s 30: 0,
+	                    5e-6, 5e-5, 0.0001 to 0.0009, 0.001 to 0.009, 0.01
+	                    to 0.09)
 	--nexcp-rho R       NexCP's weight decay per forecast (default 0.99)
 	--rolling-window W  forecasts in the worst rolling-window coverage
 	                    (default 250)
@@ -119,6 +127,11 @@ Method flags:
 	                    newton (a Newton step on the leave-block-out loss,
 	                    with the block's own leverage) or infinitesimal (the
 	                    paper's infinitesimal jackknife) (default newton)
+	--newton-steps N    most Newton steps per block: more than 1 iterates
+	                    with the exact leave-block-out gradient towards the
+	                    leave-block-out optimum (default 20 for interval
+	                    and nested blocks of at most 400 loss terms of a
+	                    model at a stationary point, else 1)
 	--curvature C       gauss-newton or hessian (default gauss-newton)
 	--damping RHO       damping relative to the mean eigenvalue (default 1e-3
 	                    for gauss-newton, 1e-4 with --ridge, 1e-6 for

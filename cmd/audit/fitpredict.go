@@ -255,13 +255,9 @@ func readArtifactHeader(load string) (audit.ArtifactHeader, error) {
 // belong together, and returns the fit, the artifact's header and the
 // model's graph (all its parameters, for the report's parameter roles).
 func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *graph.Graph, error) {
-	art, err := os.ReadFile(load)
+	h, err := readArtifactHeader(load)
 	if err != nil {
-		return nil, audit.ArtifactHeader{}, nil, fmt.Errorf("--load: %w", unwrapPath(err))
-	}
-	h, err := audit.ReadHeader(bytes.NewReader(art))
-	if err != nil {
-		return nil, h, nil, fmt.Errorf("--load %s: %w", load, err)
+		return nil, h, nil, err
 	}
 	if model == "" {
 		if model = h.ModelPath; model == "" {
@@ -272,7 +268,13 @@ func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *
 	if err != nil {
 		return nil, h, nil, err
 	}
-	f, err := audit.Load(bytes.NewReader(art), g, sum)
+	// Read as a stream: the artifact may be hundreds of MB.
+	art, err := os.Open(load)
+	if err != nil {
+		return nil, h, nil, fmt.Errorf("--load: %w", unwrapPath(err))
+	}
+	defer art.Close()
+	f, err := audit.Load(art, g, sum)
 	if err != nil {
 		return nil, h, nil, fmt.Errorf("--load %s with --model %s: %w", load, model, err)
 	}

@@ -114,6 +114,7 @@ type flags struct {
 	solver, curvature         string
 	rank                      int
 	estimator                 string
+	newtonSteps               int
 	damping, ridge            float64
 	loss                      string
 	params                    string
@@ -165,6 +166,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.solver, "solver", "auto", audit.SolverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
+	fs.IntVar(&f.newtonSteps, "newton-steps", 0, "most Newton steps per block, iterating with the exact leave-block-out gradient (1: one step; default 20 for interval and nested blocks of at most 400 loss terms of a model at a stationary point, else 1)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default for gauss-newton: from %g at a stationary point of the training loss to %g away from one, by the stationarity ratio; %g for hessian)", hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
@@ -178,7 +180,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
-	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (about triples the solve's time)")
+	fs.BoolVar(&f.dampingSensitivity, "damping-sensitivity", true, "re-run the solve with the damping x10 and /10 and report how far the intervals move (the exact and dual solvers re-damp their factorisation: two more solves and two more sets of perturbed forward passes)")
 	fs.StringVar(&f.fanCharts, "fan-charts", "auto", "the sequences drawn as fan charts in HTML and Markdown reports: auto, auto:N, first:N, all, none or ids separated by commas")
 	fs.BoolVar(&f.timings, "timings", false, "add the phase times to the JSON (which then differs from run to run)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
@@ -468,6 +470,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	default:
 		return usagef("--estimator %q: choose newton or infinitesimal", f.estimator)
 	}
+	if f.newtonSteps < 0 {
+		return usagef("--newton-steps %d: must be 1 or more (0: the default)", f.newtonSteps)
+	}
 	var loss hvp.Loss
 	switch strings.ToLower(f.loss) {
 	case "squared-error", "squared_error", "squared", "mse":
@@ -566,7 +571,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
 	p.opt = audit.Options{
-		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, Curvature: curv,
+		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, NewtonSteps: f.newtonSteps, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,

@@ -73,6 +73,29 @@ would on the same sequences (the same numbers):
 	  allows), 503 (every slot busy: retry after Retry-After seconds, or
 	  shutting down), 504 (the prediction took longer than --timeout).
 
+	POST /v1/stream    (series that arrive a few rows at a time)
+	  {"sequences": [{"id": "p1", "rows": [
+	      {"t": 3, "features": [0.9, 1.0]},
+	      {"t": 2, "target": 2.7}]}]}
+
+	  The server keeps each stream's rows (by id) and the labels received;
+	  a request appends rows with later steps (t is required) and may give
+	  the targets of rows sent before ({"t", "target"} without features),
+	  as labels become known. The answer is that of /v1/predict for the
+	  forecasts made at the appended rows, from a predict of the stream's
+	  rows so far: the recurrent state runs on over the stream (and from
+	  a training sequence it continues), and the adaptive kinds (a fit
+	  with --adaptive) update with every label received, so their limits
+	  are those of a batch audit predict of the whole labelled series.
+	  Each request re-runs the stream's rows (its cost grows with the
+	  stream; at most --max-rows); "streams" gives each stream's rows and
+	  labelled rows held, "dropped" the streams dropped to keep at most
+	  --max-streams (the least recently used; a dropped stream's id starts
+	  afresh). A fit with --adaptive-pooled pools only the streams of one
+	  request. 400 for a row before the stream's last, a label for a row
+	  the stream lacks, a row sent again with other features, or a label
+	  given twice with different values.
+
 	GET /healthz
 	  {"status": "ok", "model_sha256": ..., "format_version": 1,
 	   "tool_version": ..., "artifact": {the artifact's header: "id_col",
@@ -93,7 +116,8 @@ Flags:
 	                     is no authentication or TLS)
 	--max-body BYTES     the largest request body (default 8388608, 8 MiB)
 	--max-sequences N    sequences per request (default 1000)
-	--max-rows N         rows per sequence (default 10000)
+	--max-rows N         rows per sequence, and per stream (default 10000)
+	--max-streams N      streams POST /v1/stream holds (default 10000)
 	--timeout D          per-request time limit, e.g. 30s (default 30s)
 	--concurrency N      predictions at once; more get 503 (default: the
 	                     number of CPUs)
@@ -109,6 +133,7 @@ type serveConfig struct {
 	drain       time.Duration
 	concurrency int
 	lim         requestLimits
+	maxStreams  int // streams POST /v1/stream holds
 }
 
 // server answers prediction requests from one fitted audit.
@@ -118,6 +143,7 @@ type server struct {
 	predict func(context.Context, *blocks.Dataset) (*audit.Result, error)
 	cfg     serveConfig
 	sem     chan struct{}
+	streams *streamStore
 	log     *log.Logger
 	now     func() time.Time
 }
@@ -126,7 +152,7 @@ type server struct {
 // logw.
 func newServer(f *audit.Fitted, h audit.ArtifactHeader, cfg serveConfig, logw io.Writer) *server {
 	return &server{head: h, predict: f.Predict, cfg: cfg, sem: make(chan struct{}, cfg.concurrency),
-		log: log.New(logw, "", 0), now: time.Now}
+		streams: newStreamStore(cfg.maxStreams, cfg.lim.maxRows), log: log.New(logw, "", 0), now: time.Now}
 }
 
 // serveCmd is "audit serve".
@@ -141,6 +167,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&cfg.maxBody, "max-body", 8<<20, "")
 	fs.IntVar(&cfg.lim.maxSequences, "max-sequences", 1000, "")
 	fs.IntVar(&cfg.lim.maxRows, "max-rows", 10000, "")
+	fs.IntVar(&cfg.maxStreams, "max-streams", 10000, "")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "")
 	fs.IntVar(&cfg.concurrency, "concurrency", runtime.GOMAXPROCS(0), "")
 	fs.DurationVar(&cfg.drain, "drain", 10*time.Second, "")
@@ -161,7 +188,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		name string
 		ok   bool
 	}{
-		{"--max-body", cfg.maxBody > 0}, {"--max-sequences", cfg.lim.maxSequences > 0}, {"--max-rows", cfg.lim.maxRows > 0},
+		{"--max-body", cfg.maxBody > 0}, {"--max-sequences", cfg.lim.maxSequences > 0}, {"--max-rows", cfg.lim.maxRows > 0}, {"--max-streams", cfg.maxStreams > 0},
 		{"--timeout", cfg.timeout > 0}, {"--concurrency", cfg.concurrency > 0}, {"--drain", cfg.drain >= 0},
 	} {
 		if !c.ok {
@@ -207,7 +234,7 @@ func (s *server) run(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          s.log,
 	}
-	s.log.Printf("audit serve: listening on http://%s (model sha256 %s, artifact format %d): POST /v1/predict, GET /healthz",
+	s.log.Printf("audit serve: listening on http://%s (model sha256 %s, artifact format %d): POST /v1/predict, POST /v1/stream, GET /healthz",
 		ln.Addr(), s.head.ModelSHA256, s.head.Version)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -234,9 +261,10 @@ func (s *server) run(ctx context.Context, ln net.Listener) error {
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/predict", s.servePredict)
+	mux.HandleFunc("/v1/stream", s.serveStream)
 	mux.HandleFunc("/healthz", s.serveHealth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, http.StatusNotFound, fieldProblem{Message: fmt.Sprintf("no endpoint %s: the endpoints are POST /v1/predict and GET /healthz", r.URL.Path)})
+		s.fail(w, http.StatusNotFound, fieldProblem{Message: fmt.Sprintf("no endpoint %s: the endpoints are POST /v1/predict, POST /v1/stream and GET /healthz", r.URL.Path)})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
@@ -321,29 +349,11 @@ type predictAnswer struct {
 }
 
 func (s *server) servePredict(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s /v1/predict: POST the sequences as JSON", r.Method)})
+	body, release, ok := s.admit(w, r)
+	if !ok {
 		return
 	}
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	default:
-		w.Header().Set("Retry-After", "1")
-		s.fail(w, http.StatusServiceUnavailable, fieldProblem{Message: fmt.Sprintf("all %d prediction slots are busy (--concurrency): retry after 1 s", cap(s.sem))})
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBody))
-	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			s.fail(w, http.StatusRequestEntityTooLarge, fieldProblem{Message: fmt.Sprintf("the body is larger than %d bytes (--max-body): split the sequences over several requests", s.cfg.maxBody)})
-			return
-		}
-		s.fail(w, http.StatusBadRequest, fieldProblem{Message: fmt.Sprintf("reading the body: %v", err)})
-		return
-	}
+	defer release()
 	rr := &requestReader{h: s.head, lim: s.cfg.lim}
 	d, err := rr.read(body)
 	if err != nil {
@@ -352,25 +362,70 @@ func (s *server) servePredict(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, re.status, re.problems...)
 		return
 	}
+	res, ok := s.predictOrFail(w, r, d)
+	if !ok {
+		return
+	}
+	ans := s.answer(res)
+	noteLog(w, "sequences=%d forecasts=%d", len(res.Sequences), forecasts(res))
+	s.writeJSON(w, http.StatusOK, ans)
+}
+
+// admit takes a prediction slot for a POST request and reads its body;
+// it answers the error itself (405, 503, 413, 400) when it cannot.
+// release frees the slot.
+func (s *server) admit(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s %s: POST the sequences as JSON", r.Method, r.URL.Path)})
+		return nil, nil, false
+	}
+	select {
+	case s.sem <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, http.StatusServiceUnavailable, fieldProblem{Message: fmt.Sprintf("all %d prediction slots are busy (--concurrency): retry after 1 s", cap(s.sem))})
+		return nil, nil, false
+	}
+	release = func() { <-s.sem }
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBody))
+	if err != nil {
+		release()
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			s.fail(w, http.StatusRequestEntityTooLarge, fieldProblem{Message: fmt.Sprintf("the body is larger than %d bytes (--max-body): split the sequences over several requests", s.cfg.maxBody)})
+			return nil, nil, false
+		}
+		s.fail(w, http.StatusBadRequest, fieldProblem{Message: fmt.Sprintf("reading the body: %v", err)})
+		return nil, nil, false
+	}
+	return body, release, true
+}
+
+// predictOrFail predicts d within the request's time limit; it answers
+// the error itself (504, 503, 500, 422) when the prediction fails.
+func (s *server) predictOrFail(w http.ResponseWriter, r *http.Request, d *blocks.Dataset) (*audit.Result, bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.timeout)
 	defer cancel()
 	res, err := s.predict(ctx, d)
 	switch {
 	case err == nil:
+		return res, true
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		s.fail(w, http.StatusGatewayTimeout, fieldProblem{Message: fmt.Sprintf("the prediction took longer than %s (--timeout): send fewer sequences per request", s.cfg.timeout)})
-		return
 	case ctx.Err() != nil:
 		s.fail(w, http.StatusServiceUnavailable, fieldProblem{Message: "the server is shutting down: retry on another instance or later"})
-		return
 	case isInternal(err):
 		s.log.Printf("internal error: %v", err)
 		s.fail(w, http.StatusInternalServerError, fieldProblem{Message: "internal error (logged by the server)"})
-		return
 	default:
 		s.fail(w, http.StatusUnprocessableEntity, fieldProblem{Field: "sequences", Message: errorText(err)})
-		return
 	}
+	return nil, false
+}
+
+// answer is the body of a 200 answer for the result res.
+func (s *server) answer(res *audit.Result) predictAnswer {
 	ans := predictAnswer{ModelSHA256: s.head.ModelSHA256, FormatVersion: s.head.Version, Alpha: res.Setting.Alpha,
 		Kinds: []string{audit.KindJackknife, audit.KindInSample}, Recommended: reports.RecommendedKind(res),
 		Sequences: reports.JSONSequences(res)}
@@ -380,12 +435,16 @@ func (s *server) servePredict(w http.ResponseWriter, r *http.Request) {
 	if res.Adaptive != nil {
 		ans.Kinds = append(ans.Kinds, audit.KindACI, audit.KindAgACI, audit.KindNexCP, audit.KindRolling)
 	}
-	forecasts := 0
+	return ans
+}
+
+// forecasts counts the forecasts of res.
+func forecasts(res *audit.Result) int {
+	n := 0
 	for _, sq := range res.Sequences {
-		forecasts += len(sq.Steps)
+		n += len(sq.Steps)
 	}
-	noteLog(w, "sequences=%d forecasts=%d", len(res.Sequences), forecasts)
-	s.writeJSON(w, http.StatusOK, ans)
+	return n
 }
 
 // isInternal says whether err is a defect of rnnaudit rather than of the
@@ -414,6 +473,6 @@ func (s *server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	h := s.head
 	s.writeJSON(w, http.StatusOK, healthAnswer{Status: "ok", ModelSHA256: h.ModelSHA256, FormatVersion: h.Version, ToolVersion: versionString(),
-		Artifact: h, Limits: map[string]any{"max_body_bytes": s.cfg.maxBody, "max_sequences": s.cfg.lim.maxSequences, "max_rows": s.cfg.lim.maxRows,
+		Artifact: h, Limits: map[string]any{"max_body_bytes": s.cfg.maxBody, "max_sequences": s.cfg.lim.maxSequences, "max_rows": s.cfg.lim.maxRows, "max_streams": s.cfg.maxStreams,
 			"timeout_seconds": s.cfg.timeout.Seconds(), "concurrency": cap(s.sem)}})
 }

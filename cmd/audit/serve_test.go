@@ -55,17 +55,24 @@ func startServer(t *testing.T, edit func(*serveConfig, *server)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, h, _, err := loadFittedGraph(art, exModel)
+	return startServerFor(t, art, exModel, edit)
+}
+
+// startServerFor starts a server for the artifact art of model.
+func startServerFor(t *testing.T, art, model string, edit func(*serveConfig, *server)) *testServer {
+	t.Helper()
+	f, h, _, err := loadFittedGraph(art, model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := serveConfig{maxBody: 8 << 20, timeout: 30 * time.Second, drain: 5 * time.Second, concurrency: 2,
-		lim: requestLimits{maxSequences: 1000, maxRows: 100}}
+		lim: requestLimits{maxSequences: 1000, maxRows: 100}, maxStreams: 100}
 	logb := &lockedBuffer{}
 	s := newServer(f, h, cfg, logb)
 	if edit != nil {
 		edit(&s.cfg, s)
 		s.sem = make(chan struct{}, s.cfg.concurrency)
+		s.streams = newStreamStore(s.cfg.maxStreams, s.cfg.lim.maxRows)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,7 +96,13 @@ func startServer(t *testing.T, edit func(*serveConfig, *server)) *testServer {
 // the decoded answer.
 func (ts *testServer) post(t *testing.T, body []byte) (int, http.Header, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(ts.url+"/v1/predict", "application/json", bytes.NewReader(body))
+	return ts.postTo(t, "/v1/predict", body)
+}
+
+// postTo sends body to the endpoint path.
+func (ts *testServer) postTo(t *testing.T, path string, body []byte) (int, http.Header, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(ts.url+path, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,46 @@ type requestReader struct {
 	// targetFeature is the position of the target column among the
 	// features (shifted targets), or -1.
 	targetFeature int
+	// stream reads a request of POST /v1/stream (servestream.go): t is
+	// required, a row may carry only a target (a label for a row sent
+	// before), and targets need not be in every row. The sequences are
+	// then left in raw, not built into the dataset.
+	stream bool
+	raw    []*reqSeq
+}
+
+// reqSeq is one sequence of a request as sent: its id and its rows in
+// the order of t.
+type reqSeq struct {
+	id   string
+	rows []reqRow
+}
+
+// reqRow is one row of a request: its step, its features (nil for a
+// row of POST /v1/stream that only carries a label), its target value
+// when hasY, the JSON path of the row, and whether the target came in
+// the "target" field (not from a feature).
+type reqRow struct {
+	t      float64
+	x      []float64
+	y      float64
+	hasY   bool
+	field  string
+	target bool
+}
+
+// build is the sequence of the rows rs (every row with features), with
+// row t's target read from row t+shift.
+func build(id string, rs []reqRow, shift int) *blocks.Sequence {
+	T := len(rs)
+	s := &blocks.Sequence{ID: id, Steps: make([]float64, T), X: make([][]float64, T), Y: make([][]float64, T)}
+	for t, r := range rs {
+		s.Steps[t], s.X[t] = r.t, r.x
+		if u := t + shift; u >= 0 && u < T && rs[u].hasY {
+			s.Y[t] = []float64{rs[u].y}
+		}
+	}
+	return s
 }
 
 func (rr *requestReader) fail(field, format string, args ...any) bool {
@@ -189,15 +229,22 @@ func (rr *requestReader) read(body []byte) (*blocks.Dataset, error) {
 			}
 			continue
 		}
-		if j, dup := seen[s.ID]; dup {
-			rr.fail(field+".id", "%q is also the id of sequences[%d]: ids must be unique", s.ID, j)
+		if j, dup := seen[s.id]; dup {
+			rr.fail(field+".id", "%q is also the id of sequences[%d]: ids must be unique", s.id, j)
 			continue
 		}
-		seen[s.ID] = i
-		d.Seqs = append(d.Seqs, s)
+		seen[s.id] = i
+		if rr.stream {
+			rr.raw = append(rr.raw, s)
+		} else {
+			d.Seqs = append(d.Seqs, build(s.id, s.rows, rr.h.Shift))
+		}
 	}
 	if len(rr.problems) > 0 {
 		return nil, rr.err()
+	}
+	if rr.stream {
+		return nil, nil
 	}
 	if labelled == 1 {
 		d.Targets = slices.Clone(rr.h.Targets)
@@ -211,7 +258,7 @@ func (rr *requestReader) read(body []byte) (*blocks.Dataset, error) {
 
 // sequence decodes one sequence; labelled and firstRow track whether the
 // request's rows carry targets and the first row that said so.
-func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *string) (*blocks.Sequence, bool) {
+func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *string) (*reqSeq, bool) {
 	m, ok := rr.object(field, v, "id", "rows")
 	if !ok {
 		return nil, false
@@ -253,16 +300,8 @@ func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *
 		rr.fail(field+".rows", "%d rows, more than the %d a sequence may have (--max-rows)", len(rows), rr.lim.maxRows)
 		return nil, false
 	}
-	type row struct {
-		t      float64
-		x      []float64
-		y      float64
-		hasY   bool
-		field  string
-		target bool
-	}
 	nf := len(rr.h.Features)
-	rs := make([]row, 0, len(rows))
+	rs := make([]reqRow, 0, len(rows))
 	xs := make([]float64, 0, len(rows)*nf)
 	good := true
 	for k, rv := range rows {
@@ -272,15 +311,29 @@ func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *
 			good = false
 			continue
 		}
-		r := row{t: float64(k), field: rf}
+		r := reqRow{t: float64(k), field: rf}
 		if tv, present := rm["t"]; present && tv != nil {
 			if r.t, ok = rr.number(rf+".t", tv); !ok {
 				good = false
 				continue
 			}
+		} else if rr.stream {
+			rr.fail(rf+".t", "missing: a stream's rows need their step t, which places them after the rows sent before")
+			good = false
+			continue
 		}
 		fv, isList := rm["features"].([]any)
 		switch {
+		case !isList && rr.stream && rr.targetFeature < 0 && rm["features"] == nil && rm["target"] != nil:
+			// A label for a row sent before (servestream.go checks that
+			// the row is there).
+			if r.y, ok = rr.number(rf+".target", rm["target"]); !ok {
+				good = false
+				continue
+			}
+			r.hasY, r.target = true, true
+			rs = append(rs, r)
+			continue
 		case !isList:
 			if _, present := rm["features"]; !present {
 				rr.fail(rf+".features", "missing: expected %s (%s)", plural(nf, "value"), strings.Join(rr.h.Features, ", "))
@@ -324,7 +377,7 @@ func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *
 			}
 			r.hasY, r.target = true, true
 		}
-		if rr.targetFeature < 0 {
+		if rr.targetFeature < 0 && !rr.stream {
 			switch want := b2i(r.target); {
 			case *labelled < 0:
 				*labelled, *firstRow = want, rf
@@ -345,7 +398,7 @@ func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *
 	if !good {
 		return nil, false
 	}
-	slices.SortStableFunc(rs, func(a, b row) int {
+	slices.SortStableFunc(rs, func(a, b reqRow) int {
 		switch {
 		case a.t < b.t:
 			return -1
@@ -360,15 +413,7 @@ func (rr *requestReader) sequence(field string, v any, labelled *int, firstRow *
 			return nil, false
 		}
 	}
-	T := len(rs)
-	s := &blocks.Sequence{ID: id, Steps: make([]float64, T), X: make([][]float64, T), Y: make([][]float64, T)}
-	for t, r := range rs {
-		s.Steps[t], s.X[t] = r.t, r.x
-		if u := t + rr.h.Shift; u >= 0 && u < T && rs[u].hasY {
-			s.Y[t] = []float64{rs[u].y}
-		}
-	}
-	return s, true
+	return &reqSeq{id: id, rows: rs}, true
 }
 
 func b2i(b bool) int {
