@@ -489,7 +489,7 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 // adaptive computes the adaptive intervals of the test points pts (whose
 // jackknife+ and in-sample limits are jk, calibrated limits conf, nil
 // without a calibration set cf) and attaches them to the steps of seqs,
-// which sequences laid out from pts. sets (adaptiveSets) gives the
+// which sequences laid out from pts. sets (testLimits) gives the
 // points' jackknife+ sets on the jackknife base, nil otherwise; note, when
 // not empty, says why the base is scaled instead.
 func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {

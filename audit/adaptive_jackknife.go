@@ -22,46 +22,50 @@ import (
 type jackknifeSets func(i int) (vm, vp []float64)
 
 // setsRep is an influence representation that can give the jackknife+
-// sets of the test points (the dense solvers' stepsRep; the low-rank
-// table keeps its sets in chunks and does not).
+// sets of the test points beside their limits (the dense solvers'
+// stepsRep; the low-rank table keeps its sets in chunks and does not).
 type setsRep interface {
-	jackknifeSets(ctx context.Context, p *problem, pts []point) (jackknifeSets, error)
+	limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []CalibrationPoint, jackknifeSets, error)
 }
 
-// jackknifeSets evaluates the test points pts at every block's model (the
-// forward passes of the intervals phase, once more) and returns their
-// sets, built when asked for, per point.
-func (r *stepsRep) jackknifeSets(ctx context.Context, p *problem, pts []point) (jackknifeSets, error) {
-	preds, err := perturbedPredictions(ctx, p, &evaluation{test: pts}, "adaptive intervals", r.inf.delta, nil)
+// limitsAndSets is limits for the test points pts and their sets, built
+// when asked for, per point, from the same forward passes at every
+// block's model: the adaptive kinds on the jackknife base do not run the
+// intervals phase a second time.
+func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []CalibrationPoint, jackknifeSets, error) {
+	preds, err := perturbedPredictions(ctx, p, &evaluation{test: pts}, "intervals", r.inf.delta, nil)
 	if err != nil {
-		return nil, err
+		return limits{}, nil, nil, err
 	}
 	entries := p.sets(r.loo.entries)
+	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, pts, preds, entries, p.self)
 	buf := make([]float64, preds.blocks())
-	return func(i int) ([]float64, []float64) {
+	sets := func(i int) ([]float64, []float64) {
 		es, skip := entries.at(pts[i], p.self)
 		vm, vp := jackknifeValues(es, preds.point(i, buf), skip, nil, nil, nil)
 		infForNaN(vm, vp)
 		slices.Sort(vm)
 		slices.Sort(vp)
 		return vm, vp
-	}, nil
+	}
+	return l, curve, sets, nil
 }
 
-// adaptiveSets returns the jackknife+ sets of the test points of ev for
-// the adaptive kinds when they run on the jackknife base (nil otherwise,
-// and with a note when the representation rep keeps no sets: the
-// scaled interval is used instead).
-func adaptiveSets(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (jackknifeSets, string, error) {
+// testLimits is rep's limits of the test points of ev and, when the
+// adaptive kinds run on the jackknife base, the points' jackknife+ sets
+// (nil otherwise, and with a note when rep keeps no sets: the scaled
+// interval is used instead).
+func testLimits(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (limits, []CalibrationPoint, jackknifeSets, string, error) {
 	if a := p.opt.Adaptive; a == nil || a.Base != BaseJackknife {
-		return nil, "", nil
+		l, curve, err := rep.limits(ctx, p, ev, false)
+		return l, curve, nil, "", err
 	}
-	r, ok := rep.(setsRep)
-	if !ok {
-		return nil, "The low-rank solver keeps no per-block predictions at the test points: ACI and AgACI on the jackknife base scale the jackknife+ interval about the prediction instead of recomputing it at their working level.", nil
+	if r, ok := rep.(setsRep); ok {
+		l, curve, sets, err := r.limitsAndSets(ctx, p, ev.test)
+		return l, curve, sets, "", err
 	}
-	sets, err := r.jackknifeSets(ctx, p, ev.test)
-	return sets, "", err
+	l, curve, err := rep.limits(ctx, p, ev, false)
+	return l, curve, nil, "The low-rank solver keeps no per-block predictions at the test points: ACI and AgACI on the jackknife base scale the jackknife+ interval about the prediction instead of recomputing it at their working level.", err
 }
 
 // jackknifeLevel is the jackknife+ interval at miscoverage a (DESIGN

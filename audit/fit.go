@@ -321,7 +321,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	warns := slices.Clone(f.inf.warnings)
 
 	mark("intervals")
-	l, curve, err := rep.limits(ctx, p, ev, false)
+	l, curve, sets, setsNote, err := testLimits(ctx, p, rep, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -344,11 +344,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
 	if p.opt.Adaptive != nil {
-		sets, note, err := adaptiveSets(ctx, p, rep, ev)
-		if err != nil {
-			return nil, err
-		}
-		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences, sets, note)
+		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil

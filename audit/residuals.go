@@ -361,19 +361,15 @@ func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string))
 func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
 	// Only the points asked for are evaluated: the calibration points'
 	// limits belong to the fit, the test points' to every prediction.
-	pts := &evaluation{test: ev.test}
-	if cal {
-		pts = &evaluation{cal: ev.cal}
+	if !cal {
+		l, curve, _, err := r.limitsAndSets(ctx, p, ev.test)
+		return l, curve, err
 	}
-	preds, err := perturbedPredictions(ctx, p, pts, "intervals", r.inf.delta, nil)
+	preds, err := perturbedPredictions(ctx, p, &evaluation{cal: ev.cal}, "intervals", r.inf.delta, nil)
 	if err != nil {
 		return limits{}, nil, err
 	}
-	if cal {
-		return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, p.sets(r.loo.entries), false, nil), nil, nil
-	}
-	l, curve := limitsAndCurve(ctx, p.workers, p.opt.Alpha, ev.test, preds, p.sets(r.loo.entries), p.self)
-	return l, curve, nil
+	return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, p.sets(r.loo.entries), false, nil), nil, nil
 }
 
 var _ influenceRep = (*stepsRep)(nil)
