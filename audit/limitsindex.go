@@ -5,30 +5,34 @@ package audit
 //
 // At point x the perturbed values are V-_b = (F + Delta_b) - r_b and
 // V+_b = (F + Delta_b) + r_b, rounded as written, with Delta_b = c_x·c_b
-// (the point's and the block's coefficient rows, w = K + KS floats). By
-// Cauchy–Schwarz, and the usual bound on a rounded dot product,
-// |Delta_b| <= beta = |c_x| tau (1 + boundMargin) + boundFloor for every
-// block whose row norm is at most tau. Rounding is monotone, so such a
-// block's V-_b lies in [fl(fl(F-beta) - r_b), fl(fl(F+beta) - r_b)], and
-// both ends are monotone in r_b: with a block's residuals sorted per
-// forecast slot (limitsIndex, once per table), the blocks whose value is
-// surely below a threshold, or surely above it, are two ranges found by
-// binary search. A limit, the k-th smallest value, lies between the
-// k-th smallest lower end and the k-th (or, when the point leaves a block
-// out, the (k+1)-th) smallest upper end; only the blocks whose ends
-// straddle that bracket, and the few blocks of largest norm (outliers,
-// taken exactly), need their shift, which is computed by the same product
-// as BlockTable.Shifts (so it is bit for bit the same), and the k-th
-// smallest among the values inside the bracket, after the count of those
-// surely below, is the limit, exactly. The coverage counts of the
+// (the point's and the block's coefficient rows, w = K + KS floats). The
+// rounded dot product is at most (1 + w 2^-53) sum_j |c_xj||c_bj| in
+// magnitude, so |Delta_b| <= beta = sum_j |c_xj| tau_j (1 + boundMargin)
+// + boundFloor for every regular block, one whose |c_bj| <= tau_j for
+// every j (limitsIndex; the others, a few per thousand, are outliers,
+// taken exactly). Rounding is monotone, so a regular block's V-_b lies
+// in [fl(fl(F-beta) - r_b), fl(fl(F+beta) - r_b)], and both ends are
+// monotone in r_b: with the regular blocks sorted by residual per
+// forecast slot (once per table), the blocks whose value is surely below
+// a threshold, or surely above it, are two ranges found by binary
+// search. A limit, the k-th smallest value, lies between the k-th
+// smallest lower end and the k-th (or, when the point leaves a block
+// out, the (k+1)-th) smallest upper end, the outliers' exact values
+// included (kthUnion); only the blocks whose ends straddle that bracket
+// need their shift, formed entry by entry bit for bit as the product
+// over the table would form it (graph.MatMulEntries), and the k-th
+// smallest among the values inside the bracket, after the count of
+// those surely below, is the limit, exactly. The coverage counts of the
 // calibration curve are threshold counts at the target y, done the same
-// way. At a million blocks a block's shift is of the order of the
-// residuals' spacing, so a handful of blocks per point straddle: the
-// chunk forms a few thousand shifts instead of q × N.
+// way.
 //
-// Where the bounds settle too little (large shifts: small tables,
-// strongly influential blocks) or a point's numbers are not finite, the
-// chunk falls back to finalizeFull, which gives the same limits.
+// On the 100k-sequence LSTM's table (benchmarks/scale) a shift is of the
+// order of the residuals' spacing: about 3,500 shifts per point are
+// formed instead of 100,000, and the count does not grow with N (shifts
+// shrink as 1/N as the spacing does). Where the bounds settle too little
+// (shifts as large as the residuals: small tables, few blocks) or a
+// point's numbers are not finite, the chunk falls back to finalizeFull,
+// which gives the same limits.
 
 import (
 	"cmp"
@@ -38,8 +42,6 @@ import (
 	"slices"
 	"sort"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
@@ -48,28 +50,38 @@ const (
 	// indexMinBlocks is the size of table from which FinalizeLimits
 	// bounds the shifts instead of forming them all.
 	indexMinBlocks = 4096
-	// boundMargin and boundFloor widen the Cauchy–Schwarz bound of a
-	// shift to cover the rounding of the product and of the norms
-	// (relative errors of order w·2^-53) and underflow.
+	// boundMargin and boundFloor widen the bound of a shift to cover
+	// the rounding of the product and of the bound's own sum (relative
+	// errors of order w·2^-53) and underflow.
 	boundMargin = 1e-6
 	boundFloor  = 1e-300
-	// outlierShare: the 1/outlierShare blocks of largest coefficient
-	// norm (at least outlierMin) are always taken exactly, so that a few
-	// influential blocks do not widen every point's bound.
-	outlierShare = 1024
+	// The N/outlierShare blocks (at least outlierMin) of largest |c_bj|
+	// for each coefficient j are outliers, taken exactly, so that a few
+	// influential blocks do not widen every point's bound; fewer per
+	// coefficient while the outliers are more than N/outlierCap.
+	outlierShare = 4096
 	outlierMin   = 16
-	// exactPanel is the number of rows of one product of exactShifts.
+	outlierCap   = 32
+	// exactPanel is the number of rows of one product of rowShifts.
 	exactPanel = 2048
+	// entriesShare: a chunk whose bounds leave more than q N /
+	// entriesShare shifts to form entry by entry (each a chain of w
+	// fused multiply-adds, several times the product's cost per shift)
+	// forms them all instead.
+	entriesShare = 16
 )
 
 // limitsIndex is what finalizeIndexed needs of a table besides the
-// table: the bound tau of the regular blocks' coefficient norms, the
-// other blocks (outliers), and per forecast slot the regular blocks with
-// a residual there, sorted by residual.
+// table: per coefficient j the bound tau[j] of the regular blocks'
+// |c_bj|, the other blocks (outliers, ascending), and per forecast slot
+// the regular blocks with a residual there, sorted by residual.
 type limitsIndex struct {
-	tau   float64
+	tau   []float64
 	out   []int32
 	slots []slotIndex
+	// outRows are the outliers' rows, gathered (gatherRows).
+	outRows   []float64
+	outKernel int
 }
 
 // slotIndex is one forecast slot's regular blocks b with a residual r
@@ -79,32 +91,51 @@ type slotIndex struct {
 	b []int32
 }
 
-// newLimitsIndex builds the index of t on up to workers goroutines.
+// newLimitsIndex builds the index of t on up to workers goroutines. A
+// shift's bound is sum_j |x_j| tau[j] (its terms' magnitudes), far below
+// |x||c_b| on these tables: a block's step lies mostly along the
+// factor's directions of small curvature, a point's gradient along those
+// of large curvature. tau[j] leaves the N/outlierShare largest |c_bj| of
+// each coefficient above it, so that a few influential blocks do not
+// widen every point's bound.
 func newLimitsIndex(t *BlockTable, workers int) *limitsIndex {
 	w := t.K + t.KS
-	norms := make([]float64, t.N)
-	par.Ranges(t.N, workers, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			norms[b] = floats.Norm(t.Coef[b*w:(b+1)*w], 2)
+	ix := &limitsIndex{tau: make([]float64, w)}
+	outlier := make([]bool, t.N)
+	// c outliers per coefficient, fewer while they are more than
+	// N/outlierCap in all (coefficients of independent sizes).
+	for c := min(t.N, max(outlierMin, t.N/outlierShare)); ; c /= 2 {
+		par.Ranges(w, workers, func(lo, hi int) {
+			col := make([]float64, 0, t.N)
+			for j := lo; j < hi; j++ {
+				col = col[:0]
+				for b := 0; b < t.N; b++ {
+					if v := math.Abs(t.Coef[b*w+j]); v <= math.MaxFloat64 {
+						col = append(col, v)
+					}
+				}
+				ix.tau[j] = 0
+				if len(col) > c {
+					ix.tau[j] = kthSmallest(col, len(col)-c)
+				}
+			}
+		})
+		ix.out = ix.out[:0]
+		for b := 0; b < t.N; b++ {
+			outlier[b] = false
+			for j, v := range t.Coef[b*w : (b+1)*w] {
+				if !(math.Abs(v) <= ix.tau[j]) {
+					outlier[b] = true
+					ix.out = append(ix.out, int32(b))
+					break
+				}
+			}
 		}
-	})
-	sorted := make([]float64, 0, t.N)
-	for _, v := range norms {
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			sorted = append(sorted, v)
+		if len(ix.out) <= max(outlierMin, t.N/outlierCap) || c <= 1 {
+			break
 		}
 	}
-	ix := &limitsIndex{}
-	if nOut := min(t.N, max(outlierMin, t.N/outlierShare)); len(sorted) > nOut {
-		slices.Sort(sorted)
-		ix.tau = sorted[len(sorted)-1-nOut]
-	}
-	regular := func(b int) bool { return norms[b] <= ix.tau }
-	for b := range norms {
-		if !regular(b) {
-			ix.out = append(ix.out, int32(b))
-		}
-	}
+	ix.outRows, ix.outKernel = t.gatherRows(ix.out)
 	ix.slots = make([]slotIndex, t.F)
 	type entry struct {
 		r float64
@@ -115,7 +146,7 @@ func newLimitsIndex(t *BlockTable, workers int) *limitsIndex {
 		for s := lo; s < hi; s++ {
 			es = es[:0]
 			for b := 0; b < t.N; b++ {
-				if r := t.Res[b*t.F+s]; !math.IsNaN(r) && regular(b) {
+				if r := t.Res[b*t.F+s]; !math.IsNaN(r) && !outlier[b] {
 					es = append(es, entry{r, int32(b)})
 				}
 			}
@@ -165,40 +196,48 @@ func (t *BlockTable) pointsT(pts []PointRecord) ([]float64, error) {
 	return xt, nil
 }
 
-// exactShifts returns the shifts of blocks bs (ascending, distinct) at
-// the q points of xt (pointsT), len(bs) × q, bit for bit as shiftsInto
-// forms them: the product's kernel takes rows four at a time and the
-// last N mod 4 blocks of the table on its scalar loop, so the rows are
-// gathered in panels of multiples of four and those blocks apart.
-func (t *BlockTable) exactShifts(xt []float64, q int, bs []int32) []float64 {
+// gatherRows returns the rows of blocks bs (ascending, distinct) as
+// rowShifts takes them: those the product's kernel takes (below N &^ 3),
+// nk of them, padded with zero rows to a multiple of four, then the last
+// N mod 4 blocks', which the product forms on its scalar loop.
+func (t *BlockTable) gatherRows(bs []int32) (a []float64, nk int) {
 	w := t.K + t.KS
-	out := make([]float64, len(bs)*q)
-	if w == 0 || q == 0 {
+	nk = sort.Search(len(bs), func(j int) bool { return int(bs[j]) >= t.N&^3 })
+	m := (nk+3)&^3 + len(bs) - nk
+	a = make([]float64, m*w)
+	for j, b := range bs {
+		at := j
+		if j >= nk {
+			at = (nk+3)&^3 + j - nk
+		}
+		copy(a[at*w:(at+1)*w], t.Coef[int(b)*w:(int(b)+1)*w])
+	}
+	return a, nk
+}
+
+// rowShifts returns the shifts of the n blocks gathered in a
+// (gatherRows, nk of them in the kernel's part) at the q points of xt
+// (pointsT), n × q, bit for bit as shiftsInto forms them.
+func (t *BlockTable) rowShifts(a []float64, nk, n int, xt []float64, q int) []float64 {
+	w := t.K + t.KS
+	out := make([]float64, n*q)
+	if w == 0 || q == 0 || n == 0 {
 		return out
 	}
-	nk := sort.Search(len(bs), func(j int) bool { return int(bs[j]) >= t.N&^3 })
-	a := make([]float64, min(exactPanel, (nk+3)&^3)*w)
-	for j0 := 0; j0 < nk; j0 += exactPanel {
-		n := min(exactPanel, nk-j0)
-		m := (n + 3) &^ 3
-		clear(a[n*w : m*w])
-		for j, b := range bs[j0 : j0+n] {
-			copy(a[j*w:(j+1)*w], t.Coef[int(b)*w:(int(b)+1)*w])
-		}
-		if m == n {
-			graph.MatMul(false, false, m, q, w, a[:m*w], xt, out[j0*q:(j0+n)*q])
+	m4 := (nk + 3) &^ 3
+	var c []float64
+	for j0 := 0; j0 < m4; j0 += exactPanel {
+		m := min(exactPanel, m4-j0)
+		if j0+m <= nk {
+			graph.MatMul(false, false, m, q, w, a[j0*w:(j0+m)*w], xt, out[j0*q:(j0+m)*q])
 			continue
 		}
-		c := make([]float64, m*q)
-		graph.MatMul(false, false, m, q, w, a[:m*w], xt, c)
-		copy(out[j0*q:], c[:n*q])
+		c = slices.Grow(c[:0], m*q)[:m*q]
+		graph.MatMul(false, false, m, q, w, a[j0*w:(j0+m)*w], xt, c)
+		copy(out[j0*q:nk*q], c)
 	}
-	if nt := len(bs) - nk; nt > 0 {
-		at := make([]float64, nt*w)
-		for j, b := range bs[nk:] {
-			copy(at[j*w:], t.Coef[int(b)*w:(int(b)+1)*w])
-		}
-		graph.MatMul(false, false, nt, q, w, at, xt, out[nk*q:])
+	if nt := n - nk; nt > 0 {
+		graph.MatMul(false, false, nt, q, w, a[m4*w:(m4+nt)*w], xt, out[nk*q:])
 	}
 	return out
 }
@@ -292,7 +331,7 @@ func finalizeIndexed(alpha float64, alphas []float64, t *BlockTable, ix *limitsI
 }
 
 // indexedLimits is finalizeIndexed without its fallback: formed is the
-// number of blocks whose shifts it formed at the chunk's points, -1 when
+// number of shifts (block, point) it formed, -1 when
 // the bounds settled too little (or a point's numbers are not finite)
 // and the chunk needs finalizeFull.
 func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsIndex, pts []PointRecord) (_ ChunkLimits, formed int, _ error) {
@@ -301,12 +340,13 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 		return ChunkLimits{}, 0, err
 	}
 	q, w := len(pts), t.K+t.KS
-	eOut := t.exactShifts(xt, q, ix.out)
+	eOut := t.rowShifts(ix.outRows, ix.outKernel, len(ix.out), xt, q)
 	out := ChunkLimits{Lo: make([]float64, q), Up: make([]float64, q), M: make([]int, q), Covered: make([]int, len(alphas))}
 	// Per point: the bounds fl(F ± beta) of F + shift, and the block it
 	// leaves out.
 	fms, fps := make([]float64, q), make([]float64, q)
 	var tasks []task
+	straddling, budget := 0, q*t.N/entriesShare
 	row := make([]float64, w)
 	var outLo, outHi []float64
 	for i, p := range pts {
@@ -319,7 +359,11 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 		for j := range row {
 			row[j] = xt[j*q+i]
 		}
-		beta := floats.Norm(row, 2)*ix.tau*(1+boundMargin) + boundFloor
+		beta := 0.0
+		for j, v := range row {
+			beta += math.Abs(v) * ix.tau[j]
+		}
+		beta = beta*(1+boundMargin) + boundFloor
 		fm, fp := p.F-beta, p.F+beta
 		if !finite(p.F) || !finite(fm) || !finite(fp) {
 			return ChunkLimits{}, -1, nil
@@ -362,6 +406,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 				base--
 			}
 			j1, j2 = sd.positions(p1, p2)
+			straddling += j2 - j1
 			return j1, j2, base
 		}
 		if p.Labelled && len(alphas) > 0 && p.Y == p.Y {
@@ -386,6 +431,9 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 				}
 			}
 			tasks = append(tasks, task{i: i, sd: sd, j1: j1, j2: j2, base: base, y: y})
+		}
+		if straddling > budget {
+			return ChunkLimits{}, -1, nil
 		}
 		// The limits: the lower is the k-th smallest of V-, the upper of
 		// V+ (NaN counting as unbounded on its side, as in jackknifePlus).
@@ -416,49 +464,49 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 			}
 			tasks = append(tasks, task{i: i, sd: sd, j1: j1, j2: j2, base: base, k: k, lo: lo, hi: hi, cands: cands})
 		}
-	}
-	// The blocks whose shift some task needs: those of its range whose
-	// bounds differ (equal bounds are the value).
-	total := 0
-	for _, tk := range tasks {
-		total += tk.j2 - tk.j1
-	}
-	if total > 4*t.N {
-		return ChunkLimits{}, -1, nil
-	}
-	var need []int32
-	for _, tk := range tasks {
-		p := pts[tk.i]
-		bs := ix.slots[p.Forecast].b
-		for j := tk.j1; j < tk.j2; j++ {
-			r := tk.sd.r[j]
-			if int(bs[j]) != p.Skip && tk.sd.value(fms[tk.i], r) != tk.sd.value(fps[tk.i], r) {
-				need = append(need, bs[j])
-			}
+		if straddling > budget {
+			return ChunkLimits{}, -1, nil
 		}
 	}
-	slices.Sort(need)
-	need = slices.Compact(need)
-	if len(need) > t.N/4 {
-		return ChunkLimits{}, -1, nil
-	}
-	e := t.exactShifts(xt, q, need)
+	// The shifts the tasks need: those of the blocks of their ranges
+	// whose bounds differ (equal bounds are the value), entry by entry,
+	// bit for bit as the product over the whole table would form them.
 	counts := make([][2]int, q) // V+ below y, V- not above y
+	var rows []int32
+	var vals, sh []float64
 	for _, tk := range tasks {
 		i, p := tk.i, pts[tk.i]
 		bs := ix.slots[p.Forecast].b
 		fm, fp := fms[i], fps[i]
-		n := tk.base
+		rows, vals = rows[:0], vals[:0]
 		for j := tk.j1; j < tk.j2; j++ {
 			b, r := bs[j], tk.sd.r[j]
 			if int(b) == p.Skip {
 				continue
 			}
-			v := tk.sd.value(fm, r)
-			if v != tk.sd.value(fp, r) {
-				at, _ := slices.BinarySearch(need, b)
-				v = tk.sd.value(p.F+e[at*q+i], r)
+			if v := tk.sd.value(fm, r); v == tk.sd.value(fp, r) {
+				vals = append(vals, v)
+			} else {
+				rows = append(rows, int32(j))
 			}
+		}
+		if len(rows) > 0 {
+			for j := range row {
+				row[j] = xt[j*q+i]
+			}
+			sh = slices.Grow(sh[:0], len(rows))[:len(rows)]
+			js := slices.Clone(rows)
+			for u, j := range js {
+				rows[u] = bs[j]
+			}
+			graph.MatMulEntries(t.N, q, w, t.Coef, rows, i, row, sh)
+			formed += len(rows)
+			for u, j := range js {
+				vals = append(vals, tk.sd.value(p.F+sh[u], tk.sd.r[j]))
+			}
+		}
+		n := tk.base
+		for _, v := range vals {
 			switch {
 			case tk.k > 0:
 				if v < tk.lo {
@@ -496,7 +544,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 			out.Labelled++
 		}
 	}
-	return out, len(ix.out) + len(need), nil
+	return out, formed + q*len(ix.out), nil
 }
 
 // infForNaNSide maps NaN in v to -Inf (neg: values of V-) or +Inf.

@@ -1,0 +1,56 @@
+package f64
+
+import "math"
+
+// MatMulEntries sets out[t] to entry (rows[t], col) of C = A B as
+// MatMul(false, false, m, n, k, a, b, c) forms it, bit for bit, for
+// row-major A (m×k) and B given by its column col (bcol, k values): a
+// few entries of a large product without the product. The kernels
+// accumulate an entry as fused multiply-adds from zero in order of the
+// inner index; the scalar loops (the last m mod 4 rows; without AVX-512
+// also the last n mod 4 columns; every entry on the Go tier) add the
+// rounded products in the same order. Four entries run interleaved, so
+// that their chains of fused multiply-adds overlap.
+func MatMulEntries(m, n, k int, a []float64, rows []int32, col int, bcol, out []float64) {
+	bcol = bcol[:k]
+	fused := func(r int) bool {
+		switch {
+		case use.avx512:
+			return r < m&^3
+		case use.avx2 && n >= 4:
+			return r < m&^3 && col < n&^3
+		}
+		return false
+	}
+	t := 0
+	for ; t+4 <= len(rows); t += 4 {
+		r0, r1, r2, r3 := int(rows[t]), int(rows[t+1]), int(rows[t+2]), int(rows[t+3])
+		if !fused(r0) || !fused(r1) || !fused(r2) || !fused(r3) {
+			break
+		}
+		a0, a1, a2, a3 := a[r0*k:r0*k+k], a[r1*k:r1*k+k], a[r2*k:r2*k+k], a[r3*k:r3*k+k]
+		var s0, s1, s2, s3 float64
+		for p, x := range bcol {
+			s0 = math.FMA(a0[p], x, s0)
+			s1 = math.FMA(a1[p], x, s1)
+			s2 = math.FMA(a2[p], x, s2)
+			s3 = math.FMA(a3[p], x, s3)
+		}
+		out[t], out[t+1], out[t+2], out[t+3] = s0, s1, s2, s3
+	}
+	for ; t < len(rows); t++ {
+		r := int(rows[t])
+		ar := a[r*k : r*k+k]
+		s := 0.0
+		if fused(r) {
+			for p, x := range bcol {
+				s = math.FMA(ar[p], x, s)
+			}
+		} else {
+			for p, x := range bcol {
+				s += ar[p] * x
+			}
+		}
+		out[t] = s
+	}
+}
