@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -75,4 +76,51 @@ func same(t *testing.T, set string, seqs int, l, m limits) {
 			t.Fatalf("%s, %d sequences a chunk: point %d: [%v, %v] of %d, want [%v, %v] of %d", set, seqs, i, m.lo[i], m.up[i], m.m[i], l.lo[i], l.up[i], l.m[i])
 		}
 	}
+}
+
+// BenchmarkIntervalsPaper is the dense intervals phase alone at the
+// paper's scale (the vanilla RNN with 20 units, 1000 blocks, 1000 test
+// sequences of 10 steps, the infinitesimal jackknife): the chunked path at
+// several budgets and the whole-matrix path (perturbedPredictions and
+// limitsAndCurve, as the adaptive kinds run it).
+func BenchmarkIntervalsPaper(b *testing.B) {
+	g := fixtureModel(b, "paper_rnn")
+	train := randomData(b, "train.csv", g, BatchFirst, 1000, 0, 10, 10, 1)
+	test := randomData(b, "test.csv", g, BatchFirst, 1000, 0, 10, 10, 2)
+	o, err := (&Options{Layout: BatchFirst, Solver: Exact, Estimator: Infinitesimal}).withDefaults()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := prepare(o, g, train, test)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev, err := evaluate(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := fit(b.Context(), p, ev, func(string) {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := f.inf.rep.(*stepsRep)
+	entries := p.sets(r.loo.entries)
+	for _, budget := range []int{1 << 20, chunkBytes, 16 << 20} {
+		b.Run(fmt.Sprintf("chunked-%dMB", budget>>20), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := chunkedLimits(b.Context(), p, p.eval, p.evalGroups, ev.test, r.inf.delta, entries, p.self, true, "", budget); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("matrix", func(b *testing.B) {
+		for b.Loop() {
+			preds, err := perturbedPredictions(b.Context(), p, ev, "", r.inf.delta, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limitsAndCurve(b.Context(), p.workers, o.Alpha, ev.test, preds, entries, p.self)
+		}
+	})
 }
