@@ -3,7 +3,11 @@ package audit
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestChunkedLimitsMatchMatrix: the chunked intervals phase gives every
@@ -19,24 +23,8 @@ func TestChunkedLimitsMatchMatrix(t *testing.T) {
 	train := randomData(t, "train.csv", g, BatchFirst, 40, 0, 4, 6, 1)
 	test := randomData(t, "test.csv", g, BatchFirst, 31, 0, 4, 6, 2)
 	cal := randomData(t, "cal.csv", g, BatchFirst, 17, 0, 4, 6, 3)
-	o, err := (&Options{Layout: BatchFirst, Solver: Exact, Estimator: Infinitesimal, Calibration: cal}).withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Workers = 2
-	p, err := prepare(o, g, train, test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := evaluate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fit(t.Context(), p, ev, func(string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := f.inf.rep.(*stepsRep)
+	p, ev, r := fitInfinitesimal(t, g, train, test, cal)
+	o := p.opt
 	entries := p.sets(r.loo.entries)
 	preds, err := perturbedPredictions(t.Context(), p, ev, "", r.inf.delta, nil)
 	if err != nil {
@@ -87,23 +75,9 @@ func BenchmarkIntervalsPaper(b *testing.B) {
 	g := fixtureModel(b, "paper_rnn")
 	train := randomData(b, "train.csv", g, BatchFirst, 1000, 0, 10, 10, 1)
 	test := randomData(b, "test.csv", g, BatchFirst, 1000, 0, 10, 10, 2)
-	o, err := (&Options{Layout: BatchFirst, Solver: Exact, Estimator: Infinitesimal}).withDefaults()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := prepare(o, g, train, test)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ev, err := evaluate(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := fit(b.Context(), p, ev, func(string) {})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := f.inf.rep.(*stepsRep)
+	p, ev, r := fitInfinitesimal(b, g, train, test, nil)
+	p.workers = runtime.GOMAXPROCS(0)
+	o := p.opt
 	entries := p.sets(r.loo.entries)
 	for _, budget := range []int{1 << 20, chunkBytes, 16 << 20} {
 		b.Run(fmt.Sprintf("chunked-%dMB", budget>>20), func(b *testing.B) {
@@ -123,4 +97,30 @@ func BenchmarkIntervalsPaper(b *testing.B) {
 			limitsAndCurve(b.Context(), p.workers, o.Alpha, ev.test, preds, entries, p.self)
 		}
 	})
+}
+
+// fitInfinitesimal fits the paper's method (the exact solver, the
+// infinitesimal jackknife) on train with two workers, test as the
+// evaluated set and cal (nil: none) as the calibration set, and returns
+// the problem, its evaluation points and the blocks' steps.
+func fitInfinitesimal(tb testing.TB, g *graph.Graph, train, test, cal *blocks.Dataset) (*problem, *evaluation, *stepsRep) {
+	tb.Helper()
+	o, err := (&Options{Layout: BatchFirst, Solver: Exact, Estimator: Infinitesimal, Calibration: cal}).withDefaults()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o.Workers = 2
+	p, err := prepare(o, g, train, test)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ev, err := evaluate(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := fit(tb.Context(), p, ev, func(string) {})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p, ev, f.inf.rep.(*stepsRep)
 }
