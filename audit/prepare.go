@@ -396,8 +396,16 @@ func evaluate(p *problem) (*evaluation, error) {
 // lists their forecasts, by sequence, then row, then horizon.
 func (p *problem) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) {
 	var points []point
+	// One state per program (groups of one size share it): each state
+	// holds every intermediate of a whole batch, megabytes of fresh
+	// memory, and its outputs are read before the next group runs.
+	st := map[*graph.Program]*graph.State{}
 	for gi, gr := range groups {
-		s := gr.prog.NewState()
+		s, ok := st[gr.prog]
+		if !ok {
+			s = gr.prog.NewState()
+			st[gr.prog] = s
+		}
 		outs, err := s.Forward(p.theta, gr.in)
 		if err != nil {
 			return nil, err
