@@ -72,15 +72,37 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 			}
 		}
 	}
-	uv := s.proj.rows(vecs)
+	// The sum of the gradients and their squared norms are taken panel
+	// by panel as the projection reads them (the same sums, in the same
+	// order, as addTo and dotv over whole vectors).
 	out.total = make([]float64, P)
+	sq := make([]float64, nb)      // |g_b|^2
+	grad := make([]int, len(vecs)) // per vector: its sequence's index if it is a gradient, else -1
+	for j := range grad {
+		grad[j] = -1
+	}
+	for b, j := range first {
+		grad[j] = b
+	}
+	uv := s.proj.rows(vecs, func(j, p0 int, seg []float64) {
+		b := grad[j]
+		if b < 0 {
+			return
+		}
+		tot := out.total[p0 : p0+len(seg)]
+		q := sq[b]
+		for p, x := range seg {
+			tot[p] += x
+			q += x * x
+		}
+		sq[b] = q
+	})
 	for b, g := range in.grads {
-		addTo(out.total, g, 1)
 		if in.blocks[b] < 0 {
 			continue
 		}
 		ts := in.terms[b]
-		gg := dotv(g, g)
+		gg := sq[b]
 		out.gnorm[b] = math.Sqrt(gg)
 		// b = g + J^T z: its coordinates in U and |b|^2 (z nil: b = g).
 		ug := uv[first[b]]
@@ -174,7 +196,12 @@ func newProjector(U []float64, P int) *projector {
 // once per projector (27.5 MB at rank 200 and P = 17,217), and the
 // product with the vectors as rows ran at 34 Gflop per CPU second,
 // against 51 with U's rows as rows (BenchmarkProjectRows, load 10).
-func (pr *projector) rows(vecs [][]float64) [][]float64 {
+//
+// each, when not nil, is called with every panel's segment of every
+// vector j, seg = vecs[j][p0:p0+len(seg)], panels in order and vectors in
+// order within a panel, while the segment is in cache: a pass over the
+// vectors' elements that reads nothing from memory a second time.
+func (pr *projector) rows(vecs [][]float64, each func(j, p0 int, seg []float64)) [][]float64 {
 	k, P := pr.k, pr.P
 	out := make([][]float64, len(vecs))
 	flat := make([]float64, len(vecs)*k)
@@ -195,8 +222,12 @@ func (pr *projector) rows(vecs [][]float64) [][]float64 {
 		for p0 := 0; p0 < P; p0 += projectPanel {
 			w := min(projectPanel, P-p0)
 			for j, v := range vecs[lo:hi] {
-				for p, x := range v[p0 : p0+w] {
+				seg := v[p0 : p0+w]
+				for p, x := range seg {
 					bt[p*m+j] = x
+				}
+				if each != nil {
+					each(lo+j, p0, seg)
 				}
 			}
 			graph.MatMulStrided(k, m, w, pr.U[p0:], P, bt[:w*m], c[:k*m])
@@ -218,7 +249,7 @@ func (pr *projector) rows(vecs [][]float64) [][]float64 {
 // k×P row-major (newProjector, then rows: for one call; a pass over many
 // chunks keeps its projector).
 func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
-	return newProjector(U, P).rows(vecs)
+	return newProjector(U, P).rows(vecs, nil)
 }
 
 // ownBySlot returns a block's own terms' (ts) residuals res by forecast
