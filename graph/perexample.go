@@ -762,7 +762,7 @@ func (x *PerExample) newPlan(vals []*Tensor) *mapPlan {
 // and the ranges of a P-vector no such block covers (mapPlan.rest). A set
 // block's values are exactly those of clearing it and adding the product
 // (the product's sums start from zero either way), without a pass over
-// the gradient's memory: on the 64-unit LSTM the weight blocks are 16,640
+// the gradient's memory: on the 64-unit LSTM the weight blocks are 16,704
 // of its 17,217 parameters.
 func (plan *mapPlan) setBlocks(prods []*prodUse, P int) {
 	plan.set = make([]bool, len(prods))
