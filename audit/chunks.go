@@ -169,12 +169,17 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 const projectChunk = 64
 
 // projectPanel is the number of parameters per panel of projectRows'
-// products: a panel of the chunk's vectors (projectPanel × 64 floats, 128
-// KB) stays in the core's cache while U's rows stream past it once. One
-// k×P by P×64 product over all P parameters streamed its 8.8 MB right
-// operand from memory once per four rows of U: 13 Gflop per CPU second,
-// against 36 in panels of 256 (BenchmarkProjectRows).
+// products, each summed on its own and then added: a panel of U's rows
+// (k × projectPanel floats) and one strip of the vectors stay in the
+// core's caches while the strip is multiplied.
 const projectPanel = 256
+
+// projectStrip is the number of vectors per strip of a panel: the
+// product kernel's tile width (24 columns, three 8-lane registers), so
+// that a strip (projectPanel × 24 floats, 48 KB, packed contiguously)
+// stays in the first-level cache while every row of U's panel passes
+// it.
+const projectStrip = 24
 
 // projector computes U v for vectors v of P floats, U k×P row-major,
 // read where it lies.
@@ -190,12 +195,14 @@ func newProjector(U []float64, P int) *projector {
 
 // rows returns U v (k numbers) for every vector v of vecs: per chunk of
 // projectChunk vectors V (columns), the sum over panels of parameters of
-// U_panel V_panel^T, each panel's product summed on its own and then
-// added (so that every coordinate is the same sum, in the same order,
-// whatever the chunk). U's rows are read in place: it was transposed
-// once per projector (27.5 MB at rank 200 and P = 17,217), and the
-// product with the vectors as rows ran at 34 Gflop per CPU second,
-// against 51 with U's rows as rows (BenchmarkProjectRows, load 10).
+// U_panel V_panel^T, each panel's product formed strip by strip of
+// vectors (packed, projectStrip wide) and added to the sum (so that every
+// coordinate is the same sum, in the same order, whatever the chunk or
+// the strips). U's rows are read in place. Measured on 64 gradients at k
+// = 200, P = 17,217 (BenchmarkProjectRows, at load 11-15): the product
+// with the vectors as rows and U transposed once per projector (27.5 MB)
+// ran at 34-37 Gflop per CPU second, with U's rows as rows and the
+// vectors' panel transposed whole (128 KB) at 40-45, in strips at 46-52.
 //
 // each, when not nil, is called with every panel's segment of every
 // vector j, seg = vecs[j][p0:p0+len(seg)], panels in order and vectors in
@@ -212,25 +219,28 @@ func (pr *projector) rows(vecs [][]float64, each func(j, p0 int, seg []float64))
 		return out
 	}
 	nb := min(projectChunk, len(vecs))
-	bt := make([]float64, projectPanel*nb) // a panel of the vectors, transposed
-	c := make([]float64, k*nb)             // U_panel V_panel^T
-	acc := make([]float64, k*nb)           // its sum over panels
+	strip := make([]float64, projectPanel*projectStrip) // w × width, row-major
+	c := make([]float64, k*nb)                          // U_panel V_panel^T, k × m
+	acc := make([]float64, k*nb)                        // its sum over panels
 	for lo := 0; lo < len(vecs); lo += nb {
 		hi := min(lo+nb, len(vecs))
 		m := hi - lo
 		clear(acc)
 		for p0 := 0; p0 < P; p0 += projectPanel {
 			w := min(projectPanel, P-p0)
-			for j, v := range vecs[lo:hi] {
-				seg := v[p0 : p0+w]
-				for p, x := range seg {
-					bt[p*m+j] = x
+			for t0 := 0; t0 < m; t0 += projectStrip {
+				width := min(projectStrip, m-t0)
+				for col, v := range vecs[lo+t0 : lo+t0+width] {
+					seg := v[p0 : p0+w]
+					for p, x := range seg {
+						strip[p*width+col] = x
+					}
+					if each != nil {
+						each(lo+t0+col, p0, seg)
+					}
 				}
-				if each != nil {
-					each(lo+j, p0, seg)
-				}
+				graph.GemmStrided(k, width, w, pr.U[p0:], P, strip[:w*width], width, c[t0:], m, false)
 			}
-			graph.MatMulStrided(k, m, w, pr.U[p0:], P, bt[:w*m], c[:k*m])
 			for i, x := range c[:k*m] {
 				acc[i] += x
 			}
