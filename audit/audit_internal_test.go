@@ -18,7 +18,7 @@ import (
 
 // randomData returns n sequences of lengths in [minT, maxT] with d
 // features; targets are the model's outputs plus noise when g is given.
-func randomData(t *testing.T, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
+func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
 	t.Helper()
 	d := g.Inputs[0].Dims[2].Value
 	r := rand.New(rand.NewPCG(seed, 5))

@@ -8,14 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // blockChunkBench is the block pass of the low-rank path on the scale
 // benchmark's 64-unit LSTM (benchmarks/scale/lstm64.onnx, P = 17,217)
-// for n training sequences of 10 steps of the paper's AR process, with a
+// for n training sequences of 10 steps (randomData), with a
 // random rank-200 factor (the pass's cost does not depend on the
 // factor's values): the per-sequence gradients in chunks of streamBatch,
 // then each chunk's map step (mapBlockChunk) under the in-sample rule, as
@@ -37,20 +36,8 @@ func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	d := randomData(tb, "train", g, BatchFirst, n, 0, 10, 10, 19)
 	r := rand.New(rand.NewPCG(19, 5))
-	d := &blocks.Dataset{File: "ar", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}}
-	for i := 0; i < n; i++ {
-		s := &blocks.Sequence{ID: fmt.Sprint(i)}
-		acc := 0.0
-		for t := 1; t <= 10; t++ {
-			x := 1 + 2*r.NormFloat64()
-			acc = 0.9*acc + x
-			s.Steps = append(s.Steps, float64(t))
-			s.X = append(s.X, []float64{x})
-			s.Y = append(s.Y, []float64{acc + 0.1*float64(t)*r.NormFloat64()})
-		}
-		d.Seqs = append(d.Seqs, s)
-	}
 	opt := Options{Layout: BatchFirst, Solver: LowRank}
 	o, err := opt.withDefaults()
 	if err != nil {
