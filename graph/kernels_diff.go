@@ -345,9 +345,7 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if k.add && gin[2] != nil {
 		gd := gin[2].F
 		if k.addRow {
-			for o := 0; o < len(g.F); o += k.n {
-				f64.AddTo(gd[:k.n], g.F[o:o+k.n])
-			}
+			f64.AddRows(gd[:k.n], g.F)
 		} else if k.addIdx == nil {
 			f64.AddTo(gd[:len(g.F)], g.F)
 		} else {
