@@ -61,7 +61,7 @@ func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, 
 	return ds
 }
 
-func fixtureModel(t *testing.T, name string) *graph.Graph {
+func fixtureModel(t testing.TB, name string) *graph.Graph {
 	t.Helper()
 	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), name+".onnx"))
 	if err != nil {
