@@ -218,14 +218,20 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 	if err != nil {
 		return nil, err
 	}
-	naive, err := inSampleResiduals(p)
-	if err != nil {
-		return nil, err
+	// The in-sample residuals and the scheme advice read the model's
+	// outputs on the training batches, computed once.
+	fx := inf.fx
+	inf.fx = nil
+	if fx == nil {
+		if fx, err = p.trainOutputs(ctx); err != nil {
+			return nil, err
+		}
 	}
+	naive := inSampleResiduals(p, fx)
 	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
 		return nil, err
 	}
-	if inf.diag.Scheme, err = adviseScheme(ctx, p); err != nil {
+	if inf.diag.Scheme, err = adviseScheme(ctx, p, fx); err != nil {
 		return nil, err
 	}
 	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
