@@ -35,7 +35,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	ev, err := evaluate(p)
+	ev, err := evaluate(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 	}
 	ev := &evaluation{}
 	if p.cal != nil {
-		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+		if ev.cal, err = p.pointsOf(ctx, p.cal, p.calGroups); err != nil {
 			return nil, err
 		}
 	}
@@ -292,7 +292,7 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	}
 	clock := &phaseClock{opt: &p.opt}
 	clock.begin("prepare")
-	ev, err := evaluate(p)
+	ev, err := evaluate(ctx, p)
 	if err != nil {
 		return nil, err
 	}

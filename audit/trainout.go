@@ -16,17 +16,24 @@ import (
 // was about a hundred CPU seconds, on one core).
 type trainOutputs [][]float64
 
-// trainOutputs runs the trained model on every training batch, the
-// batches shared out among p.workers goroutines. Each batch runs on a
-// State made as problem.pointsOf makes its own (not serial), so that the
-// outputs are the same floats as a batch evaluated alone: in a
-// self-audit a point's in-sample residual and its |y - prediction| are
-// equal.
+// trainOutputs runs the trained model on every training batch
+// (problem.outputs of p.groups).
 func (p *problem) trainOutputs(ctx context.Context) (trainOutputs, error) {
-	fx := make(trainOutputs, len(p.groups))
+	return p.outputs(ctx, p.groups)
+}
+
+// outputs runs the trained model on the batches groups, shared out among
+// p.workers goroutines, and returns each batch's first output. Each
+// batch runs on a State made as a batch evaluated alone would make it
+// (not serial) and reused for the worker's next batch of the same
+// program, so that the outputs are the same floats whichever batches
+// run where: in a self-audit a point's in-sample residual and its |y -
+// prediction| are equal.
+func (p *problem) outputs(ctx context.Context, groups []*group) ([][]float64, error) {
+	fx := make([][]float64, len(groups))
 	ws := make([]map[*graph.Program]*graph.State, p.workers)
-	err := par.For(ctx, len(p.groups), p.workers, func(w, gi int) error {
-		gr := p.groups[gi]
+	err := par.For(ctx, len(groups), p.workers, func(w, gi int) error {
+		gr := groups[gi]
 		if ws[w] == nil {
 			ws[w] = map[*graph.Program]*graph.State{}
 		}
