@@ -374,15 +374,13 @@ func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string))
 func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
 	// Only the points asked for are evaluated: the calibration points'
 	// limits belong to the fit, the test points' to every prediction.
+	// Chunks of sequences at a time (chunkedLimits): the limits need no
+	// blocks × points matrix.
 	if !cal {
-		l, curve, _, err := r.limitsAndSets(ctx, p, ev.test)
-		return l, curve, err
+		return chunkedLimits(ctx, p, p.eval, p.evalGroups, ev.test, r.inf.delta, p.sets(r.loo.entries), p.self, true, "intervals", chunkBytes)
 	}
-	preds, err := perturbedPredictions(ctx, p, &evaluation{cal: ev.cal}, "intervals", r.inf.delta, nil)
-	if err != nil {
-		return limits{}, nil, err
-	}
-	return jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.cal, 0, preds, p.sets(r.loo.entries), false, nil), nil, nil
+	l, _, err := chunkedLimits(ctx, p, p.cal, p.calGroups, ev.cal, r.inf.delta, p.sets(r.loo.entries), false, false, "intervals", chunkBytes)
+	return l, nil, err
 }
 
 var _ influenceRep = (*stepsRep)(nil)
