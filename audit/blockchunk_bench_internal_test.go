@@ -57,10 +57,11 @@ func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
 	if err := spec.init(); err != nil {
 		tb.Fatal(err)
 	}
-	terms, err := newTermStore(p)
+	fx, err := p.trainOutputs(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
+	terms := newTermStore(p, fx)
 	gs, err := p.makeGroups(p.train, streamBatch)
 	if err != nil {
 		tb.Fatal(err)
