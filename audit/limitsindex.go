@@ -62,6 +62,7 @@ const (
 	outlierShare = 4096
 	outlierMin   = 16
 	outlierCap   = 32
+	tauSample    = 1 << 16
 	// exactPanel is the number of rows of one product of rowShifts.
 	exactPanel = 2048
 	// entriesShare: a chunk whose bounds leave more than q N /
@@ -99,24 +100,36 @@ type slotIndex struct {
 // each coefficient above it, so that a few influential blocks do not
 // widen every point's bound.
 func newLimitsIndex(t *BlockTable, workers int) *limitsIndex {
+	return sampledLimitsIndex(t, workers, tauSample)
+}
+
+// sampledLimitsIndex is newLimitsIndex with the thresholds tau from
+// min(N, sample) blocks.
+func sampledLimitsIndex(t *BlockTable, workers, sample int) *limitsIndex {
 	w := t.K + t.KS
 	ix := &limitsIndex{tau: make([]float64, w)}
 	outlier := make([]bool, t.N)
 	// c outliers per coefficient, fewer while they are more than
-	// N/outlierCap in all (coefficients of independent sizes).
+	// N/outlierCap in all (coefficients of independent sizes). The
+	// thresholds come from every (N/tauSample)-th block: any threshold
+	// gives exact limits, and a column of a million-block table is a
+	// pass over all of it (sample is tauSample but in tests).
+	ns := min(t.N, sample)
 	for c := min(t.N, max(outlierMin, t.N/outlierShare)); ; c /= 2 {
+		cs := max(1, c*ns/t.N)
 		par.Ranges(w, workers, func(lo, hi int) {
-			col := make([]float64, 0, t.N)
+			col := make([]float64, 0, ns)
 			for j := lo; j < hi; j++ {
 				col = col[:0]
-				for b := 0; b < t.N; b++ {
+				for i := 0; i < ns; i++ {
+					b := i * t.N / ns
 					if v := math.Abs(t.Coef[b*w+j]); v <= math.MaxFloat64 {
 						col = append(col, v)
 					}
 				}
 				ix.tau[j] = 0
-				if len(col) > c {
-					ix.tau[j] = kthSmallest(col, len(col)-c)
+				if len(col) > cs {
+					ix.tau[j] = kthSmallest(col, len(col)-cs)
 				}
 			}
 		})

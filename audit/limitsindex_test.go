@@ -128,9 +128,14 @@ func TestFinalizeIndexedExact(t *testing.T) {
 		{3, 4003, 0.05, 1e-5},
 		{4, 1500, 0.3, 1e-4},
 		{5, 999, 0.1, 0},
+		{6, 3000, 0.1, 1e-4},
 	} {
 		tab, pts := indexedCase(c.seed, c.n, 60, c.scale)
 		ix := newLimitsIndex(&tab, 2)
+		if c.seed == 6 {
+			// Thresholds from every 7th block.
+			ix = sampledLimitsIndex(&tab, 2, c.n/7)
+		}
 		if len(ix.out) == 0 {
 			t.Fatalf("case %d: no outliers: the case does not test them", c.seed)
 		}
