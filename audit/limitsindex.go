@@ -485,7 +485,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 	// whose bounds differ (equal bounds are the value), entry by entry,
 	// bit for bit as the product over the whole table would form them.
 	counts := make([][2]int, q) // V+ below y, V- not above y
-	var rows []int32
+	var rows, js []int32
 	var vals, sh []float64
 	for _, tk := range tasks {
 		i, p := tk.i, pts[tk.i]
@@ -508,7 +508,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 				row[j] = xt[j*q+i]
 			}
 			sh = slices.Grow(sh[:0], len(rows))[:len(rows)]
-			js := slices.Clone(rows)
+			js = append(js[:0], rows...)
 			for u, j := range js {
 				rows[u] = bs[j]
 			}
