@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,7 +38,6 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
@@ -79,6 +79,10 @@ type Config struct {
 	// Poll is how often a running job's state and metrics are read
 	// (default 500 ms).
 	Poll time.Duration
+	// Stderr is where the executor writes what the user must act on, such
+	// as the command that cancels a Dataflow job it could not (default
+	// os.Stderr).
+	Stderr io.Writer
 	// LogLevel is the least severe of the Beam SDK's and prism's log
 	// lines this process writes to its standard error: debug, info, warn
 	// or error (default warn, so that a run prints its warnings and
@@ -232,7 +236,8 @@ func (e *Executor) Close() error {
 
 // Execute runs one stage as a pipeline and gives the audit every
 // chunk's output. Cancelling ctx cancels the job through the job
-// service and returns ctx's error once the job has stopped.
+// service (Dataflow: its jobs API) and returns ctx's error once the job
+// has stopped (Dataflow: is cancelling).
 func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, []byte) error) error {
 	e.mu.Lock()
 	e.stages++
@@ -284,14 +289,7 @@ func (e *Executor) runJob(ctx context.Context, p *beam.Pipeline, kind audit.Stag
 		return err
 	}
 	if e.cfg.Runner == "dataflow" {
-		if _, err := dataflow.Execute(ctx, p); err != nil {
-			return fmt.Errorf("beamexec: the %s stage's job: %w", kind, err)
-		}
-		if f := flag.Lookup("dry_run"); f != nil && f.Value.String() == "true" {
-			return ErrDryRun
-		}
-		e.progress(kind, total, total)
-		return nil
+		return e.runDataflow(ctx, p, kind, total)
 	}
 	endpoint := e.cfg.Endpoint
 	if e.cfg.Runner == "prism" {
