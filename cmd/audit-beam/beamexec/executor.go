@@ -258,7 +258,11 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 	imp := beam.Impulse(root)
 	elems := beam.ParDo(root, &listFn{Chunks: dir + "/chunks.bin", Reverse: e.cfg.Reverse}, imp)
 	elems = beam.Reshuffle(root, elems)
-	beam.ParDo0(root, &runFn{Spec: e.spec, Kind: int(s.Kind), Shared: dir + "/shared.bin", Out: dir + "/out"}, elems)
+	grads := beam.ParDo(root, &runFn{Spec: e.spec, Kind: int(s.Kind), Shared: dir + "/shared.bin", Out: dir + "/out"}, elems)
+	gradName := dir + "/gradient.bin"
+	if s.Kind == audit.StageBlocks {
+		beam.ParDo0(root, &writeFn{Name: gradName}, beam.Combine(root, &gradSumFn{}, grads))
+	}
 	if err := e.runJob(ctx, p, s.Kind, len(s.Chunks)); err != nil {
 		return err
 	}
@@ -267,11 +271,32 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 		return err
 	}
 	defer fs.Close()
+	// The block stage's outputs come without their gradient sums: their
+	// exact sum, from the combiner, goes back with chunk 0's output (the
+	// audit adds every output's gradient vectors exactly, so only their
+	// sum matters).
+	var grad []float64
+	if s.Kind == audit.StageBlocks {
+		b, err := filesystem.Read(ctx, fs, gradName)
+		if err != nil {
+			return fmt.Errorf("beamexec: the %s stage's job ended without its gradient sum (%s): %w", s.Kind, gradName, err)
+		}
+		sum := &audit.GradientSum{}
+		if err := sum.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("beamexec: %s: %w", gradName, err)
+		}
+		grad = sum.Vectors()
+	}
 	for c := range s.Chunks {
 		name := outName(dir+"/out", c)
 		b, err := filesystem.Read(ctx, fs, name)
 		if err != nil {
 			return fmt.Errorf("beamexec: the %s stage's job ended without the output of chunk %d (%s): %w", s.Kind, c, name, err)
+		}
+		if c == 0 && s.Kind == audit.StageBlocks {
+			if b, err = audit.PutBlockGradient(b, grad); err != nil {
+				return fmt.Errorf("beamexec: %s: %w", name, err)
+			}
 		}
 		if err := emit(c, b); err != nil {
 			return err
