@@ -18,7 +18,7 @@ import (
 
 // randomData returns n sequences of lengths in [minT, maxT] with d
 // features; targets are the model's outputs plus noise when g is given.
-func randomData(t *testing.T, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
+func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
 	t.Helper()
 	d := g.Inputs[0].Dims[2].Value
 	r := rand.New(rand.NewPCG(seed, 5))
@@ -61,7 +61,7 @@ func randomData(t *testing.T, name string, g *graph.Graph, layout Layout, n, _, 
 	return ds
 }
 
-func fixtureModel(t *testing.T, name string) *graph.Graph {
+func fixtureModel(t testing.TB, name string) *graph.Graph {
 	t.Helper()
 	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), name+".onnx"))
 	if err != nil {

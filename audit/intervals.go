@@ -72,9 +72,21 @@ func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point
 // scanLimits is jackknifeLimits and, with curve, the calibration curve
 // of the labelled points (nil without curve).
 func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
+	l, counts := scanCounts(ctx, workers, alpha, pts, off, preds, entries, self, keep, curve)
+	if !curve {
+		return l, nil
+	}
+	return l, curveOf(counts, labelledCount(pts))
+}
+
+// scanCounts is scanLimits with, for the curve, the coverage counts of
+// the labelled points per range of points (nil without curve), to be
+// added by curveOf.
+func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, [][]int) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
-	const chunk = 256
+	// Ranges of points small enough that every worker has a few.
+	chunk := min(256, max(16, n/(4*max(1, workers))))
 	chunks := (n + chunk - 1) / chunk
 	type scratch struct{ pred, vm, vp []float64 }
 	buf := make([]scratch, workers)
@@ -106,13 +118,7 @@ func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, of
 	if !curve {
 		return l, nil
 	}
-	labelled := 0
-	for _, pt := range pts {
-		if pt.has {
-			labelled++
-		}
-	}
-	return l, curveOf(counts, labelled)
+	return l, counts
 }
 
 // curveOf is the calibration curve over calibrationAlphas from per-chunk

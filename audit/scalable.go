@@ -108,10 +108,12 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 	mark("curvature")
 	inf := &influence{estimator: p.opt.Estimator}
-	terms, err := newTermStore(p)
+	fx, err := p.trainOutputs(ctx)
 	if err != nil {
 		return nil, err
 	}
+	inf.fx = fx // the checks after the influence phase read them too
+	terms := newTermStore(p, fx)
 	pr, err := probe(ctx, p, terms.of)
 	if err != nil {
 		return nil, err

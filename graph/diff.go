@@ -133,6 +133,7 @@ func (s *State) Tangent(v []float64) ([]*Tensor, error) {
 		d.tan = s.buffers()
 	}
 	s.bindParams(d.tan, v)
+	s.x.sparsity.reset()
 	for _, st := range s.p.steps {
 		if !d.active[st.out] {
 			continue

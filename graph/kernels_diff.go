@@ -234,6 +234,10 @@ func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	}
 	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
 	if k.a == actTanh {
+		if ex.inline(len(dy)) {
+			f64.TanhJVP(dy, y, dx)
+			return
+		}
 		ex.parallelFor(len(dy), func(lo, hi int) { f64.TanhJVP(dy[lo:hi], y[lo:hi], dx[lo:hi]) })
 		return
 	}
@@ -274,6 +278,10 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 		dx = din[0].F
 	}
 	if k.a == actTanh && dx != nil {
+		if ex.inline(len(gv)) {
+			f64.TanhVJPTangent(dgx, y, gv, dgv, dx)
+			return
+		}
 		ex.parallelFor(len(gv), func(lo, hi int) {
 			f64.TanhVJPTangent(dgx[lo:hi], y[lo:hi], gv[lo:hi], dgv[lo:hi], dx[lo:hi])
 		})
@@ -295,31 +303,19 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 
 // jvp: dC = dA B + A dB (+ dD)
 func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
-	if k.add && din[2] != nil {
-		d := din[2].F
-		if k.addRow {
-			for o := 0; o < len(dout.F); o += k.n {
-				copy(dout.F[o:o+k.n], d)
-			}
-		} else if k.addIdx == nil {
-			copy(dout.F, d)
-		} else {
-			for i, j := range k.addIdx {
-				dout.F[i] = d[j]
-			}
-		}
-	} else {
-		clear(dout.F)
-	}
 	a, b := in[0].F, in[1].F
 	da, db := din[0] != nil, din[1] != nil
+	if !k.jvpAddend(ex, dout, din, b) {
+		k.jvpSeed(dout, din)
+	} else {
+		da = false // in dout already
+	}
 	mn := k.m * k.n
-	var nz sparse
 	for bi := range k.ia {
 		c := dout.F[bi*mn:]
 		if da {
 			dA := din[0].F[k.ia[bi]:]
-			if nz.find(dA[:k.m*k.k]) {
+			if nz, ok := ex.sparseOf(dA[:k.m*k.k]); ok {
 				// C[i,:] += dA[i,p] B[p,:]
 				for _, e := range nz.at {
 					i, p := int(e)/k.k, int(e)%k.k
@@ -331,7 +327,7 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 		}
 		if db {
 			dB := din[1].F[k.ib[bi]:]
-			if nz.find(dB[:k.k*k.n]) {
+			if nz, ok := ex.sparseOf(dB[:k.k*k.n]); ok {
 				// C[:,q] += A[:,p] dB[p,q]
 				for _, e := range nz.at {
 					p, q := int(e)/k.n, int(e)%k.n
@@ -349,9 +345,7 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if k.add && gin[2] != nil {
 		gd := gin[2].F
 		if k.addRow {
-			for o := 0; o < len(g.F); o += k.n {
-				f64.AddTo(gd[:k.n], g.F[o:o+k.n])
-			}
+			f64.AddRows(gd[:k.n], g.F)
 		} else if k.addIdx == nil {
 			f64.AddTo(gd[:len(g.F)], g.F)
 		} else {
@@ -378,12 +372,11 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 	k.vjp(ex, dgin, in, out, dg)
 	mn := k.m * k.n
 	da, db := din[0] != nil, din[1] != nil
-	var nz sparse
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
 		if dgin[0] != nil && db {
 			dB, dgA := din[1].F[k.ib[bi]:], dgin[0].F[k.ia[bi]:]
-			if nz.find(dB[:k.k*k.n]) {
+			if nz, ok := ex.sparseOf(dB[:k.k*k.n]); ok {
 				// dgA[:,p] += gC[:,q] dB[p,q]
 				for _, e := range nz.at {
 					p, q := int(e)/k.n, int(e)%k.n
@@ -395,7 +388,7 @@ func (k *matmulK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tens
 		}
 		if dgin[1] != nil && da {
 			dA, dgB := din[0].F[k.ia[bi]:], dgin[1].F[k.ib[bi]:]
-			if nz.find(dA[:k.m*k.k]) {
+			if nz, ok := ex.sparseOf(dA[:k.m*k.k]); ok {
 				// dgB[p,:] += dA[i,p] gC[i,:]
 				for _, e := range nz.at {
 					i, p := int(e)/k.k, int(e)%k.k
@@ -418,6 +411,9 @@ type sparse struct {
 	at  []int32
 }
 
+// sparseScanMax is the longest tangent that find scans.
+const sparseScanMax = 4096
+
 // sparseMax is the most nonzero entries a tangent may have to be treated
 // as sparse (and at most one in eight of its entries).
 const sparseMax = 32
@@ -426,7 +422,7 @@ const sparseMax = 32
 // (at most 4096 entries, so the scan is cheap next to the product) and
 // sparse enough for entrywise products; an all-zero x has none.
 func (s *sparse) find(x []float64) bool {
-	if len(x) > 4096 {
+	if len(x) > sparseScanMax {
 		return false
 	}
 	limit := min(sparseMax, len(x)/8)

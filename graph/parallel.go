@@ -13,7 +13,8 @@ const parallelGrain = 8192
 // exec is how a State runs its kernels. A nil *exec, or one with serial
 // set, keeps all work on the calling goroutine.
 type exec struct {
-	serial bool
+	serial   bool
+	sparsity sparsityCache // tangents' nonzero entries (sparsecache.go)
 }
 
 // parallelFor calls f on disjoint ranges [lo, hi) covering [0, n), on up to

@@ -31,7 +31,8 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 	workers := make([]*denseWorker, max(1, nw))
 	var mu sync.Mutex
 	done := 0
-	err := par.For(ctx, P, nw, func(w, j int) error {
+	nblk := (P + denseBlock - 1) / denseBlock
+	err := par.For(ctx, nblk, nw, func(w, blk int) error {
 		if workers[w] == nil {
 			dw, err := o.prepareDense(c, theta, nw > 1)
 			if err != nil {
@@ -39,12 +40,13 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 			}
 			workers[w] = dw
 		}
-		if err := workers[w].column(o, c, j, cols[j*P:(j+1)*P]); err != nil {
+		lo, hi := blk*denseBlock, min(P, (blk+1)*denseBlock)
+		if err := workers[w].columns(o, c, lo, hi, cols); err != nil {
 			return err
 		}
 		if progress != nil {
 			mu.Lock()
-			done++
+			done += hi - lo
 			progress(done, P)
 			mu.Unlock()
 		}
@@ -111,39 +113,51 @@ func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*de
 	return dw, nil
 }
 
-// column adds column j of the curvature (its product with the j-th unit
-// vector) to col.
-func (dw *denseWorker) column(o *Objective, c Curvature, j int, col []float64) error {
-	dw.e[j] = 1
-	defer func() { dw.e[j] = 0 }()
+// denseBlock is how many columns a worker forms per sweep over the
+// batches: each batch's State then serves denseBlock columns in a row
+// while its buffers are still in cache.
+const denseBlock = 16
+
+// columns adds columns lo..hi-1 of the curvature (their products with
+// the unit vectors) to cols (column j at cols[j*P:]), batch by batch:
+// every column still sums its batches in order, as column does.
+func (dw *denseWorker) columns(o *Objective, c Curvature, lo, hi int, cols []float64) error {
+	P := len(dw.e)
 	for i := range o.Batches {
 		b, pb := &o.Batches[i], &dw.bs[i]
-		douts, err := pb.st.Tangent(dw.e)
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", i, err)
-		}
-		dg := pb.dg[b.Output].F
-		if douts[b.Output] == nil {
-			clear(dg)
-		} else {
-			df := douts[b.Output].F
-			for k, w := range b.Weight {
-				if w == 0 {
-					dg[k] = 0
-					continue
-				}
-				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
-				dg[k] = w * d2 * df[k]
+		for j := lo; j < hi; j++ {
+			if err := dw.batchColumn(o, c, b, pb, j, cols[j*P:(j+1)*P]); err != nil {
+				return fmt.Errorf("hvp: batch %d: %w", i, err)
 			}
-		}
-		if c == GaussNewton {
-			err = pb.st.Backward(pb.dg, col)
-		} else {
-			err = pb.st.SecondOrder(pb.dg, col)
-		}
-		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", i, err)
 		}
 	}
 	return nil
+}
+
+// batchColumn adds batch b's part of column j of the curvature to col.
+func (dw *denseWorker) batchColumn(o *Objective, c Curvature, b *Batch, pb *densePrepared, j int, col []float64) error {
+	dw.e[j] = 1
+	defer func() { dw.e[j] = 0 }()
+	douts, err := pb.st.Tangent(dw.e)
+	if err != nil {
+		return err
+	}
+	dg := pb.dg[b.Output].F
+	if douts[b.Output] == nil {
+		clear(dg)
+	} else {
+		df := douts[b.Output].F
+		for k, w := range b.Weight {
+			if w == 0 {
+				dg[k] = 0
+				continue
+			}
+			_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+			dg[k] = w * d2 * df[k]
+		}
+	}
+	if c == GaussNewton {
+		return pb.st.Backward(pb.dg, col)
+	}
+	return pb.st.SecondOrder(pb.dg, col)
 }

@@ -1,0 +1,180 @@
+package audit
+
+import (
+	"context"
+	"sync"
+
+	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/par"
+)
+
+// chunkBytes bounds the perturbed predictions the chunked intervals phase
+// holds at once (blocks × the points of one chunk of sequences, in
+// float64s). The whole blocks × points matrix is 80 MB at the paper's
+// scale (1000 blocks, 10,000 test points); writing that much fresh memory
+// cost about a third of a whole-file predict here (first-touch page
+// faults), where a few MB reused for every chunk stay in cache.
+const chunkBytes = 4 << 20
+
+// seqChunk is a batch of sequences of one evaluation group run as one
+// program in the chunked intervals phase, with the points of pts it
+// holds.
+type seqChunk struct {
+	gr  *group
+	idx []int // indices into pts
+	g   gather
+}
+
+// chunkedLimits is jackknifeLimits (self, every block) of the points pts
+// of the dataset d, batched in groups, and with curve their calibration
+// curve, without holding every block's predictions at every point: the
+// groups' sequences are re-batched into chunks of a few dozen (a multiple
+// of four, so that every row of a product takes the same kernel path as
+// in the whole group, and the predictions are bit for bit those of
+// perturbedPredictions); for each chunk every block's model theta_hat +
+// deltas[b] runs once and the chunk's limits are taken before the next.
+// budget bounds the bytes of predictions held at once (chunkBytes).
+func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []CalibrationPoint, error) {
+	n := len(pts)
+	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	chunks, maxPts, err := p.seqChunks(d, groups, pts, len(deltas), budget)
+	if err != nil {
+		return l, nil, err
+	}
+	nb := len(deltas)
+	buf := make([]float64, nb*maxPts)
+	preds := make(predMatrix, nb)
+	ws := newStates(p.workers)
+	ths := make([][]float64, p.workers)
+	for w := range ths {
+		ths[w] = make([]float64, len(p.theta))
+	}
+	var (
+		mu     sync.Mutex
+		done   int
+		counts [][]int
+		local  []point
+	)
+	total := nb * len(chunks)
+	for _, c := range chunks {
+		np := len(c.idx)
+		for b := range preds {
+			preds[b] = buf[b*np : (b+1)*np]
+		}
+		err := par.For(ctx, nb, p.workers, func(w, b int) error {
+			th := ths[w]
+			for j := range th {
+				th[j] = p.theta[j] + deltas[b][j]
+			}
+			outs, err := ws[w].get(c.gr.prog).Forward(th, c.gr.in)
+			if err != nil {
+				return err
+			}
+			c.g.do(preds[b], outs[0].F)
+			mu.Lock()
+			done++
+			p.opt.progress(phase, done, total)
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return l, nil, err
+		}
+		local = local[:0]
+		for _, i := range c.idx {
+			local = append(local, pts[i])
+		}
+		cl, cc := scanCounts(ctx, p.workers, p.opt.Alpha, local, 0, preds, entries, self, nil, curve)
+		for j, i := range c.idx {
+			l.lo[i], l.up[i], l.m[i] = cl.lo[j], cl.up[j], cl.m[j]
+		}
+		counts = append(counts, cc...)
+	}
+	if err := ctx.Err(); err != nil {
+		return l, nil, err
+	}
+	if !curve {
+		return l, nil, nil
+	}
+	return l, curveOf(counts, labelledCount(pts)), nil
+}
+
+// seqChunks re-batches the groups of d holding the points pts into chunks
+// whose blocks × points predictions fit in budget bytes (at least four
+// sequences each), and returns them with the most points of one chunk.
+// A group small enough is its own chunk; the others' chunks are new
+// programs (shared between chunks of one size by modelIO.program's cache)
+// of sequences gr.seqs[lo:hi], lo a multiple of the chunk size, itself a
+// multiple of four.
+func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blocks, budget int) ([]*seqChunk, int, error) {
+	// The points of each group, in pts order.
+	byGroup := make([][]int, len(groups))
+	for i, pt := range pts {
+		byGroup[pt.group] = append(byGroup[pt.group], i)
+	}
+	var out []*seqChunk
+	maxPts := 0
+	add := func(c *seqChunk) {
+		for j := range c.idx {
+			c.g.dst = append(c.g.dst, j)
+		}
+		c.g.settle()
+		out = append(out, c)
+		maxPts = max(maxPts, len(c.idx))
+	}
+	for gi, gr := range groups {
+		idx := byGroup[gi]
+		if len(idx) == 0 {
+			continue
+		}
+		B := len(gr.seqs)
+		perSeq := (len(idx) + B - 1) / B
+		size := max(4, budget/(8*max(1, blocks)*max(1, perSeq))&^3)
+		if size >= B {
+			c := &seqChunk{gr: gr, idx: idx}
+			for _, i := range idx {
+				c.g.src = append(c.g.src, pts[i].pos)
+			}
+			add(c)
+			continue
+		}
+		// Position of each sequence of the group in its batch.
+		at := make(map[int]int, B)
+		for b, s := range gr.seqs {
+			at[s] = b
+		}
+		sub := make([]*seqChunk, (B+size-1)/size)
+		for k := range sub {
+			lo, hi := k*size, min((k+1)*size, B)
+			c, err := p.newGroup(d, gr.T, gr.seqs[lo:hi])
+			if err != nil {
+				return nil, 0, err
+			}
+			sub[k] = &seqChunk{gr: c}
+		}
+		for _, i := range idx {
+			pt := pts[i]
+			b := at[pt.seq]
+			c := sub[b/size]
+			c.idx = append(c.idx, i)
+			c.g.src = append(c.g.src, p.io.index(len(c.gr.seqs), gr.T, b%size, pt.f.T, pt.f.H))
+		}
+		for _, c := range sub {
+			if len(c.idx) > 0 {
+				add(c)
+			}
+		}
+	}
+	return out, maxPts, nil
+}
+
+// labelledCount is the number of points of pts with a known target.
+func labelledCount(pts []point) int {
+	n := 0
+	for _, pt := range pts {
+		if pt.has {
+			n++
+		}
+	}
+	return n
+}
