@@ -88,10 +88,11 @@ func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, inf *in
 		ds.Reason = "not computed: no damping"
 		return ds, nil
 	}
-	naive, err := inSampleResiduals(p)
+	fx, err := p.trainOutputs(ctx)
 	if err != nil {
 		return nil, err
 	}
+	naive := inSampleResiduals(p, fx)
 	s, err := solverFor(solver)
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func TestDampingSensitivityRedamped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := evaluate(p)
+		ev, err := evaluate(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	ev, err := evaluate(p)
+	ev, err := evaluate(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,7 @@ type phaseClock struct {
 	opt    *Options
 	phases []Phase
 	start  time.Time
+	cpu    float64 // processCPU at start
 }
 
 // begin ends the current phase, if any, and starts the phase name,
@@ -83,12 +84,13 @@ func (c *phaseClock) begin(name string) {
 	if len(c.phases) > 0 && c.phases[len(c.phases)-1].Name == name {
 		return // the phase goes on (fit and predict both compute limits)
 	}
-	now := time.Now()
+	now, cpu := time.Now(), processCPU()
 	if len(c.phases) > 0 {
 		c.phases[len(c.phases)-1].Seconds = now.Sub(c.start).Seconds()
+		c.phases[len(c.phases)-1].CPUSeconds = cpu - c.cpu
 	}
 	c.phases = append(c.phases, Phase{Name: name})
-	c.start = now
+	c.start, c.cpu = now, cpu
 	c.opt.progress(name, 0, 0)
 }
 
@@ -96,6 +98,7 @@ func (c *phaseClock) begin(name string) {
 func (c *phaseClock) end() []Phase {
 	if len(c.phases) > 0 {
 		c.phases[len(c.phases)-1].Seconds = time.Since(c.start).Seconds()
+		c.phases[len(c.phases)-1].CPUSeconds = processCPU() - c.cpu
 	}
 	c.opt.progress("", 0, 0)
 	return c.phases
@@ -184,7 +187,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 	}
 	ev := &evaluation{}
 	if p.cal != nil {
-		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+		if ev.cal, err = p.pointsOf(ctx, p.cal, p.calGroups); err != nil {
 			return nil, err
 		}
 	}
@@ -218,14 +221,20 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 	if err != nil {
 		return nil, err
 	}
-	naive, err := inSampleResiduals(p)
-	if err != nil {
-		return nil, err
+	// The in-sample residuals and the scheme advice read the model's
+	// outputs on the training batches, computed once.
+	fx := inf.fx
+	inf.fx = nil
+	if fx == nil {
+		if fx, err = p.trainOutputs(ctx); err != nil {
+			return nil, err
+		}
 	}
+	naive := inSampleResiduals(p, fx)
 	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
 		return nil, err
 	}
-	if inf.diag.Scheme, err = adviseScheme(ctx, p); err != nil {
+	if inf.diag.Scheme, err = adviseScheme(ctx, p, fx); err != nil {
 		return nil, err
 	}
 	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
@@ -286,7 +295,7 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	}
 	clock := &phaseClock{opt: &p.opt}
 	clock.begin("prepare")
-	ev, err := evaluate(p)
+	ev, err := evaluate(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 	}
 	f := &FitCheck{Sequences: len(sub.Seqs), Ridge: p.opt.Ridge, GradNorm: math.NaN(), FittedRidge: math.NaN(), FittedGradNorm: math.NaN()}
 	var err error
-	if f.RMSE, err = p.trainingRMSE(&sub); err != nil {
+	if f.RMSE, err = p.trainingRMSE(ctx, &sub); err != nil {
 		return nil, err
 	}
 	for _, perm := range permutations(len(train.Features)) {
@@ -113,7 +113,7 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 		for i, j := range perm {
 			names[i] = train.Features[j]
 		}
-		r, err := p.trainingRMSE(permuted(&sub, perm))
+		r, err := p.trainingRMSE(ctx, permuted(&sub, perm))
 		if err != nil {
 			// An order the model's inputs cannot take (a real number
 			// in an integer input of category codes): not an
@@ -126,7 +126,7 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 		if s < 0 || len(train.Targets) == 0 {
 			continue
 		}
-		r, err := p.trainingRMSE(shifted(&sub, s))
+		r, err := p.trainingRMSE(ctx, shifted(&sub, s))
 		if err != nil {
 			continue
 		}
@@ -156,12 +156,12 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 }
 
 // trainingRMSE is the trained model's RMSE over the targets of d.
-func (p *problem) trainingRMSE(d *blocks.Dataset) (float64, error) {
+func (p *problem) trainingRMSE(ctx context.Context, d *blocks.Dataset) (float64, error) {
 	groups, err := p.makeGroups(d, wholeBatch)
 	if err != nil {
 		return math.NaN(), err
 	}
-	pts, err := p.pointsOf(d, groups)
+	pts, err := p.pointsOf(ctx, d, groups)
 	if err != nil {
 		return math.NaN(), err
 	}

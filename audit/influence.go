@@ -48,6 +48,10 @@ type influence struct {
 	// Options.DampingSensitivity asks for it and the solver can re-damp
 	// (exact, dual), since it keeps the factorisation alive.
 	redamp func(ctx context.Context, q *problem, rho float64) (*influence, error)
+	// fx are the model's outputs on the training batches, when the
+	// phase computed them (the LowRank solver's terms), for the checks
+	// after it; fit reads and then drops them.
+	fx trainOutputs
 }
 
 // influenceRep is how the phases after the influence phase read the

@@ -114,7 +114,7 @@ func fitInfinitesimal(tb testing.TB, g *graph.Graph, train, test, cal *blocks.Da
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ev, err := evaluate(p)
+	ev, err := evaluate(tb.Context(), p)
 	if err != nil {
 		tb.Fatal(err)
 	}

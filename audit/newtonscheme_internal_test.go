@@ -304,7 +304,7 @@ func stationaryProblem(t *testing.T, g *graph.Graph, train, test *blocks.Dataset
 func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
 	t.Helper()
 	ctx := t.Context()
-	ev, err := evaluate(p)
+	ev, err := evaluate(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

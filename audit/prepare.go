@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -378,14 +379,14 @@ type evaluation struct {
 
 // evaluate runs the trained model on the evaluated and calibration
 // sequences and lists their forecasts.
-func evaluate(p *problem) (*evaluation, error) {
-	test, err := p.pointsOf(p.eval, p.evalGroups)
+func evaluate(ctx context.Context, p *problem) (*evaluation, error) {
+	test, err := p.pointsOf(ctx, p.eval, p.evalGroups)
 	if err != nil {
 		return nil, err
 	}
 	ev := &evaluation{test: test}
 	if p.cal != nil {
-		if ev.cal, err = p.pointsOf(p.cal, p.calGroups); err != nil {
+		if ev.cal, err = p.pointsOf(ctx, p.cal, p.calGroups); err != nil {
 			return nil, err
 		}
 	}
@@ -394,14 +395,13 @@ func evaluate(p *problem) (*evaluation, error) {
 
 // pointsOf evaluates the trained model on the groups of dataset d and
 // lists their forecasts, by sequence, then row, then horizon.
-func (p *problem) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) {
+func (p *problem) pointsOf(ctx context.Context, d *blocks.Dataset, groups []*group) ([]point, error) {
+	fx, err := p.outputs(ctx, groups)
+	if err != nil {
+		return nil, err
+	}
 	var points []point
 	for gi, gr := range groups {
-		s := gr.prog.NewState()
-		outs, err := s.Forward(p.theta, gr.in)
-		if err != nil {
-			return nil, err
-		}
 		B := len(gr.seqs)
 		for b, i := range gr.seqs {
 			seq := d.Seqs[i]
@@ -410,7 +410,7 @@ func (p *problem) pointsOf(d *blocks.Dataset, groups []*group) ([]point, error) 
 					continue // a training row that sets the state
 				}
 				q := p.io.index(B, gr.T, b, f.T, f.H)
-				pt := point{seq: i, f: f, group: gi, pos: q, pred: outs[0].F[q]}
+				pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
 				if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
 					pt.y, pt.has = seq.Y[row][0], true
 				}

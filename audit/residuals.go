@@ -159,28 +159,41 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 }
 
 // inSampleResiduals are the in-sample residuals |y - f(x; theta_hat)| of
-// the naive intervals by forecast, from the same batched forward passes
-// as the evaluated predictions, so that in a self-audit a point's own
-// residual and its |y - prediction| are the same float.
-func inSampleResiduals(p *problem) (map[forecast][]float64, error) {
-	naive := map[forecast][]float64{}
+// the naive intervals by forecast, from the model's outputs fx on the
+// training batches (problem.trainOutputs): the same batched forward
+// passes as the evaluated predictions, so that in a self-audit a point's
+// own residual and its |y - prediction| are the same float.
+func inSampleResiduals(p *problem, fx trainOutputs) map[forecast][]float64 {
+	// Each forecast's residuals counted first, so that every list is
+	// one allocation (appends to a million made twice the garbage).
+	count := map[forecast]int{}
 	for _, gr := range p.groups {
-		s := gr.prog.NewState()
-		outs, err := s.Forward(p.theta, gr.in)
-		if err != nil {
-			return nil, err
-		}
 		B := len(gr.seqs)
-		for b := range gr.seqs {
-			for _, f := range p.io.forecasts(gr.T) {
-				q := p.io.index(B, gr.T, b, f.T, f.H)
-				if gr.weight[q] != 0 {
-					naive[f] = append(naive[f], math.Abs(gr.target[q]-outs[0].F[q]))
+		for _, f := range p.io.forecasts(gr.T) {
+			for b := range B {
+				if gr.weight[p.io.index(B, gr.T, b, f.T, f.H)] != 0 {
+					count[f]++
 				}
 			}
 		}
 	}
-	return naive, nil
+	naive := make(map[forecast][]float64, len(count))
+	for f, c := range count {
+		naive[f] = make([]float64, 0, c)
+	}
+	for gi, gr := range p.groups {
+		B := len(gr.seqs)
+		fs := p.io.forecasts(gr.T)
+		for b := range gr.seqs {
+			for _, f := range fs {
+				q := p.io.index(B, gr.T, b, f.T, f.H)
+				if gr.weight[q] != 0 {
+					naive[f] = append(naive[f], math.Abs(gr.target[q]-fx[gi][q]))
+				}
+			}
+		}
+	}
+	return naive
 }
 
 // mostInfluential lists the ten blocks with the largest parameter change

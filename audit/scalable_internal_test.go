@@ -37,7 +37,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := evaluate(p)
+	ev, err := evaluate(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

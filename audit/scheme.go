@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"iter"
 	"math"
 	"slices"
 
@@ -98,9 +99,10 @@ func ManySequences(alpha float64) int {
 }
 
 // adviseScheme measures the shape of p's training data and the lag-1
-// autocorrelation of the model's in-sample training residuals, from one
-// forward pass over the training groups, and returns the advice.
-func adviseScheme(ctx context.Context, p *problem) (*SchemeAdvice, error) {
+// autocorrelation of the model's in-sample training residuals, from the
+// model's outputs fx on the training batches (problem.trainOutputs), and
+// returns the advice.
+func adviseScheme(ctx context.Context, p *problem, fx trainOutputs) (*SchemeAdvice, error) {
 	a := &SchemeAdvice{Used: p.scheme.Kind.String()}
 	if p.scheme.Kind != blocks.Sequences {
 		a.UsedLength = p.scheme.K
@@ -116,47 +118,10 @@ func adviseScheme(ctx context.Context, p *problem) (*SchemeAdvice, error) {
 		slices.Sort(lens)
 		a.MedianLength, a.MaxLength = lens[len(lens)/2], lens[len(lens)-1]
 	}
-	// Residual series per sequence: the first horizon's forecasts by row.
-	var series [][]float64
-	for _, gr := range p.groups {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		outs, err := gr.prog.NewState().Forward(p.theta, gr.in)
-		if err != nil {
-			return nil, err
-		}
-		fs := p.io.forecasts(gr.T)
-		h0 := math.MaxInt
-		for _, f := range fs {
-			h0 = min(h0, f.H)
-		}
-		B := len(gr.seqs)
-		for b := range gr.seqs {
-			var r []float64
-			last := -2
-			for _, f := range fs {
-				if f.H != h0 {
-					continue
-				}
-				q := p.io.index(B, gr.T, b, f.T, f.H)
-				if gr.weight[q] == 0 {
-					continue
-				}
-				if f.T != last+1 && len(r) > 0 {
-					// A gap (a row without a target) ends a run.
-					series = append(series, r)
-					r = nil
-				}
-				r = append(r, gr.target[q]-outs[0].F[q])
-				last = f.T
-			}
-			if len(r) > 0 {
-				series = append(series, r)
-			}
-		}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	a.Lag1, a.Pairs = lag1(series)
+	a.Lag1, a.Pairs = lag1Runs(residualRuns(p, fx))
 	a.Correlated = a.Pairs > 0 && math.Abs(a.Lag1) > MinCorrelation && math.Abs(a.Lag1) > 2/math.Sqrt(float64(a.Pairs))
 	a.decide(p.opt.Alpha)
 	return a, nil
@@ -173,19 +138,66 @@ func hasTargetRows(d *blocks.Dataset, i int) bool {
 	return false
 }
 
+// residualRuns yields the runs of the model's in-sample training
+// residuals y - f at the first horizon (from its outputs fx on the
+// training batches), by batch, sequence and row: a sequence's
+// consecutive forecast rows with a target, a row without one ending a
+// run. The slice yielded is reused for the next run. The scheme advice
+// correlates them without holding them (a million sequences' series were
+// a million small slices).
+func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
+	return func(yield func([]float64) bool) {
+		var r []float64
+		for gi, gr := range p.groups {
+			fs := p.io.forecasts(gr.T)
+			h0 := math.MaxInt
+			for _, f := range fs {
+				h0 = min(h0, f.H)
+			}
+			B := len(gr.seqs)
+			for b := range gr.seqs {
+				r = r[:0]
+				last := -2
+				for _, f := range fs {
+					if f.H != h0 {
+						continue
+					}
+					q := p.io.index(B, gr.T, b, f.T, f.H)
+					if gr.weight[q] == 0 {
+						continue
+					}
+					if f.T != last+1 && len(r) > 0 {
+						// A gap (a row without a target) ends a run.
+						if !yield(r) {
+							return
+						}
+						r = r[:0]
+					}
+					r = append(r, gr.target[q]-fx[gi][q])
+					last = f.T
+				}
+				if len(r) > 0 && !yield(r) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // lag1 returns the lag-1 autocorrelation of the runs in series, pooled:
 // sum over runs of (r_t - m)(r_t+1 - m) / sum of (r_t - m)², m the mean of
 // every value, and the number of pairs (NaN and 0 without a pair).
-func lag1(series [][]float64) (float64, int) {
-	n, sum := 0, 0.0
-	for _, r := range series {
+func lag1(series [][]float64) (float64, int) { return lag1Runs(slices.Values(series)) }
+
+// lag1Runs is lag1 of the runs runs yields (twice: the mean, then the
+// sums; each run is read before the next is asked for).
+func lag1Runs(runs iter.Seq[[]float64]) (float64, int) {
+	n, sum, pairs := 0, 0.0, 0
+	for r := range runs {
 		for _, v := range r {
 			sum += v
 			n++
 		}
-	}
-	pairs := 0
-	for _, r := range series {
 		pairs += max(len(r)-1, 0)
 	}
 	if pairs == 0 {
@@ -193,7 +205,7 @@ func lag1(series [][]float64) (float64, int) {
 	}
 	m := sum / float64(n)
 	var num, den float64
-	for _, r := range series {
+	for r := range runs {
 		for t, v := range r {
 			den += (v - m) * (v - m)
 			if t+1 < len(r) {

@@ -69,7 +69,7 @@ func TestAdviseScheme(t *testing.T) {
 		fits bool
 	}{{blocks.Sequences, true}, {blocks.Intervals, false}} {
 		p := newProblem(t, g, many, Options{Layout: BatchFirst, Blocks: tc.kind, BlockLength: 2})
-		a, err := adviseScheme(t.Context(), p)
+		a, err := adviseScheme(t.Context(), p, mustTrainOutputs(t, p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestAdviseScheme(t *testing.T) {
 		y[0] += e
 	}
 	p := newProblem(t, g, one, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 3})
-	a, err := adviseScheme(t.Context(), p)
+	a, err := adviseScheme(t.Context(), p, mustTrainOutputs(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,21 +17,17 @@ type termStore struct {
 	full  [][]ownTerm // every sequence's terms, when made (all)
 }
 
-// newTermStore runs the trained model on the training batches.
-func newTermStore(p *problem) (*termStore, error) {
+// newTermStore indexes the training sequences' terms from the trained
+// model's outputs fx on the training batches (problem.trainOutputs).
+func newTermStore(p *problem, fx trainOutputs) *termStore {
 	n := p.train.Len()
-	s := &termStore{p: p, fx: make([][]float64, len(p.groups)), group: make([]int32, n), row: make([]int32, n)}
+	s := &termStore{p: p, fx: fx, group: make([]int32, n), row: make([]int32, n)}
 	for gi, gr := range p.groups {
-		outs, err := gr.prog.NewState().Forward(p.theta, gr.in)
-		if err != nil {
-			return nil, err
-		}
-		s.fx[gi] = outs[0].F
 		for b, i := range gr.seqs {
 			s.group[i], s.row[i] = int32(gi), int32(b)
 		}
 	}
-	return s, nil
+	return s
 }
 
 // of returns training sequence i's loss terms, made afresh (nil when it

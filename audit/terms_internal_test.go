@@ -24,10 +24,7 @@ func TestTermStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newTermStore(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTermStore(p, mustTrainOutputs(t, p))
 	n := 0
 	for i := range want {
 		if got := s.of(i); !reflect.DeepEqual(got, want[i]) {

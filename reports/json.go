@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 )
@@ -93,13 +94,36 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 // fnum is a float64 that is written as null when it is not finite.
 type fnum float64
 
-// MarshalJSON writes null for NaN and infinities.
+// MarshalJSON writes null for NaN and infinities, and other values as
+// encoding/json writes a float64 (appendJSONFloat).
 func (f fnum) MarshalJSON() ([]byte, error) {
 	x := float64(f)
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return []byte("null"), nil
 	}
-	return json.Marshal(x)
+	return appendJSONFloat(make([]byte, 0, 24), x), nil
+}
+
+// appendJSONFloat appends the finite x to b as encoding/json writes a
+// float64: the shortest representation that reads back as x, in 'e'
+// notation below 1e-6 and from 1e21 on (with a one-digit negative
+// exponent written without its leading zero), in 'f' notation otherwise.
+// json.Marshal on each of a million influence norms was most of the
+// seconds the JSON report took (issue 19).
+func appendJSONFloat(b []byte, x float64) []byte {
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, x, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 func fnums(v []float64) []fnum {
@@ -347,6 +371,7 @@ type jsonInfluence struct {
 type jsonPhase struct {
 	Name    string `json:"name"`
 	Seconds fnum   `json:"seconds"`
+	CPU     fnum   `json:"cpu_seconds"`
 }
 
 func jsonDiagOf(r *audit.Result) jsonDiag {
@@ -401,7 +426,7 @@ type jsonWarning struct {
 	Message string `json:"message"`
 }
 
-// jsonTimings are the wall times of the audit's phases: the one part of a
+// jsonTimings are the wall and CPU times of the audit's phases: the one part of a
 // result that differs between runs with the same inputs and seed, written
 // only when Options.Timings asks for it.
 type jsonTimings struct {
@@ -413,7 +438,7 @@ func jsonTimingsOf(d *audit.Diagnostics) *jsonTimings {
 	t := &jsonTimings{Phases: make([]jsonPhase, len(d.Phases))}
 	total := 0.0
 	for i, p := range d.Phases {
-		t.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
+		t.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds), fnum(p.CPUSeconds)}
 		total += p.Seconds
 	}
 	t.Total = fnum(total)

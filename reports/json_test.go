@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -176,5 +177,34 @@ func TestJSONNonFinite(t *testing.T) {
 	}
 	if d := doc["diagnostics"].(map[string]any); d["trace"] != nil || d["min_eigenvalue"] != nil {
 		t.Errorf("trace %v min_eigenvalue %v, want null", d["trace"], d["min_eigenvalue"])
+	}
+}
+
+// TestAppendJSONFloat checks the float writer against encoding/json on
+// values of every magnitude around the notation switches, signed zeros,
+// subnormals and the extremes.
+func TestAppendJSONFloat(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.999999999999999e-7, 1e-7, 1e-9, 1e-10, 1.5e-300,
+		5e-324, 1e20, 1e21, 9.999999999999998e20, 1e22, 123456789012345678, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		vals = append(vals, math.Float64frombits(r.Uint64()), r.NormFloat64()*math.Pow(10, float64(r.IntN(60)-30)))
+	}
+	n := 0
+	for _, x := range vals {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		want, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONFloat(nil, x); string(got) != string(want) {
+			t.Fatalf("%v: %s, encoding/json writes %s", x, got, want)
+		}
+		n++
+	}
+	if n < 150000 {
+		t.Fatalf("only %d finite values tried", n)
 	}
 }
