@@ -72,15 +72,37 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 			}
 		}
 	}
-	uv := s.proj.rows(vecs)
+	// The sum of the gradients and their squared norms are taken panel
+	// by panel as the projection reads them (the same sums, in the same
+	// order, as addTo and dotv over whole vectors).
 	out.total = make([]float64, P)
+	sq := make([]float64, nb)      // |g_b|^2
+	grad := make([]int, len(vecs)) // per vector: its sequence's index if it is a gradient, else -1
+	for j := range grad {
+		grad[j] = -1
+	}
+	for b, j := range first {
+		grad[j] = b
+	}
+	uv := s.proj.rows(vecs, func(j, p0 int, seg []float64) {
+		b := grad[j]
+		if b < 0 {
+			return
+		}
+		tot := out.total[p0 : p0+len(seg)]
+		q := sq[b]
+		for p, x := range seg {
+			tot[p] += x
+			q += x * x
+		}
+		sq[b] = q
+	})
 	for b, g := range in.grads {
-		addTo(out.total, g, 1)
 		if in.blocks[b] < 0 {
 			continue
 		}
 		ts := in.terms[b]
-		gg := dotv(g, g)
+		gg := sq[b]
 		out.gnorm[b] = math.Sqrt(gg)
 		// b = g + J^T z: its coordinates in U and |b|^2 (z nil: b = g).
 		ug := uv[first[b]]
@@ -147,37 +169,46 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 const projectChunk = 64
 
 // projectPanel is the number of parameters per panel of projectRows'
-// products: a panel of U^T (projectPanel × k floats, 400 KB at rank 200)
-// stays in the core's cache while every vector of the chunk is multiplied
-// with it. One k×P by P×64 product over all P parameters streamed its
-// 8.8 MB right operand from memory once per four rows of U: 13 Gflop per
-// CPU second, against 36 in panels of 256
-// (BenchmarkProjectRows).
+// products, each summed on its own and then added: a panel of U's rows
+// (k × projectPanel floats) and one strip of the vectors stay in the
+// core's caches while the strip is multiplied.
 const projectPanel = 256
 
+// projectStrip is the number of vectors per strip of a panel: the
+// product kernel's tile width (24 columns, three 8-lane registers), so
+// that a strip (projectPanel × 24 floats, 48 KB, packed contiguously)
+// stays in the first-level cache while every row of U's panel passes
+// it.
+const projectStrip = 24
+
 // projector computes U v for vectors v of P floats, U k×P row-major,
-// from U^T (P×k, made once).
+// read where it lies.
 type projector struct {
-	ut   []float64
+	U    []float64
 	P, k int
 }
 
-// newProjector transposes U (k×P).
+// newProjector returns the projector of U (k×P).
 func newProjector(U []float64, P int) *projector {
-	k := len(U) / P
-	ut := make([]float64, P*k)
-	for i := 0; i < k; i++ {
-		for j, x := range U[i*P : (i+1)*P] {
-			ut[j*k+i] = x
-		}
-	}
-	return &projector{ut: ut, P: P, k: k}
+	return &projector{U: U, P: P, k: len(U) / P}
 }
 
 // rows returns U v (k numbers) for every vector v of vecs: per chunk of
-// projectChunk vectors V (rows), the sum over panels of parameters of
-// V_panel U^T_panel.
-func (pr *projector) rows(vecs [][]float64) [][]float64 {
+// projectChunk vectors V (columns), the sum over panels of parameters of
+// U_panel V_panel^T, each panel's product formed strip by strip of
+// vectors (packed, projectStrip wide) and added to the sum (so that every
+// coordinate is the same sum, in the same order, whatever the chunk or
+// the strips). U's rows are read in place. Measured on 64 gradients at k
+// = 200, P = 17,217 (BenchmarkProjectRows, at load 11-15): the product
+// with the vectors as rows and U transposed once per projector (27.5 MB)
+// ran at 34-37 Gflop per CPU second, with U's rows as rows and the
+// vectors' panel transposed whole (128 KB) at 40-45, in strips at 46-52.
+//
+// each, when not nil, is called with every panel's segment of every
+// vector j, seg = vecs[j][p0:p0+len(seg)], panels in order and vectors in
+// order within a panel, while the segment is in cache: a pass over the
+// vectors' elements that reads nothing from memory a second time.
+func (pr *projector) rows(vecs [][]float64, each func(j, p0 int, seg []float64)) [][]float64 {
 	k, P := pr.k, pr.P
 	out := make([][]float64, len(vecs))
 	flat := make([]float64, len(vecs)*k)
@@ -188,20 +219,36 @@ func (pr *projector) rows(vecs [][]float64) [][]float64 {
 		return out
 	}
 	nb := min(projectChunk, len(vecs))
-	a := make([]float64, nb*projectPanel) // a panel of the vectors, row-major
-	c := make([]float64, nb*k)
+	strip := make([]float64, projectPanel*projectStrip) // w × width, row-major
+	c := make([]float64, k*nb)                          // U_panel V_panel^T, k × m
+	acc := make([]float64, k*nb)                        // its sum over panels
 	for lo := 0; lo < len(vecs); lo += nb {
 		hi := min(lo+nb, len(vecs))
 		m := hi - lo
-		acc := flat[lo*k : hi*k]
+		clear(acc)
 		for p0 := 0; p0 < P; p0 += projectPanel {
 			w := min(projectPanel, P-p0)
-			for j, v := range vecs[lo:hi] {
-				copy(a[j*w:(j+1)*w], v[p0:p0+w])
+			for t0 := 0; t0 < m; t0 += projectStrip {
+				width := min(projectStrip, m-t0)
+				for col, v := range vecs[lo+t0 : lo+t0+width] {
+					seg := v[p0 : p0+w]
+					for p, x := range seg {
+						strip[p*width+col] = x
+					}
+					if each != nil {
+						each(lo+t0+col, p0, seg)
+					}
+				}
+				graph.GemmStrided(k, width, w, pr.U[p0:], P, strip[:w*width], width, c[t0:], m, false)
 			}
-			graph.MatMul(false, false, m, k, w, a[:m*w], pr.ut[p0*k:(p0+w)*k], c[:m*k])
-			for i, x := range c[:m*k] {
+			for i, x := range c[:k*m] {
 				acc[i] += x
+			}
+		}
+		for j := range m {
+			o := out[lo+j]
+			for i := range o {
+				o[i] = acc[i*m+j]
 			}
 		}
 	}
@@ -212,7 +259,7 @@ func (pr *projector) rows(vecs [][]float64) [][]float64 {
 // k×P row-major (newProjector, then rows: for one call; a pass over many
 // chunks keeps its projector).
 func projectRows(U []float64, P int, vecs [][]float64) [][]float64 {
-	return newProjector(U, P).rows(vecs)
+	return newProjector(U, P).rows(vecs, nil)
 }
 
 // ownBySlot returns a block's own terms' (ts) residuals res by forecast

@@ -166,7 +166,7 @@ func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]P
 		// One blocked product for all rows (projector) instead of a
 		// matrix-vector product per row, which read U from memory for
 		// each: 3.9 Gflop per CPU second at P = 17,217.
-		g := newProjector(s.U, s.P).rows(jac)
+		g := newProjector(s.U, s.P).rows(jac, nil)
 		for i := range jac {
 			out[i] = PointRecord{F: f[i], Forecast: forecast[i], Skip: -1, G: g[i], H: []float64{}}
 		}

@@ -52,7 +52,7 @@ func BenchmarkProjectRows(b *testing.B) {
 	b.ResetTimer()
 	c0 := cpuTime()
 	for range b.N {
-		pr.rows(vecs)
+		pr.rows(vecs, nil)
 	}
 	reportCPU(b, c0)
 	b.ReportMetric(float64(2*benchK*benchP*streamBatch)*float64(b.N)/(cpuTime()-c0).Seconds()/1e9, "Gflop/cpu-s")

@@ -1,8 +1,8 @@
 package audit
 
 // Streaming passes over a dataset's sequences: per-sequence gradients
-// and output-Jacobian rows batch by batch (rowStream), and sums of
-// per-batch vectors in batch order (orderedFold).
+// and output-Jacobian rows batch by batch (rowStream). Sums of per-batch
+// vectors that must not depend on the batches' order are GradientSums.
 
 import (
 	"context"
@@ -91,6 +91,16 @@ func (s *rowStream) run(ctx context.Context, grad, rows bool, f batchFunc) error
 	return s.obj.StreamPerExampleGradients(ctx, p.theta, jobs, func(_, job int, g [][]float64, _ []float64) error {
 		jw := which[job]
 		gr := s.groups[jw.batch]
+		if grad && !rows {
+			// One job per batch: f reads the worker's buffers, which
+			// stay untouched until it returns, without a copy (8.8 MB
+			// per batch of 64 on the 64-unit LSTM).
+			grads := make([][][]float64, len(gr.seqs))
+			for b := range grads {
+				grads[b] = g[b : b+1 : b+1]
+			}
+			return f(jw.batch, gr, grads, nil)
+		}
 		s.mu.Lock()
 		a, ok := pending[jw.batch]
 		if !ok {
@@ -157,33 +167,4 @@ func (s *rowStream) get(P int) []float64 {
 		return v
 	}
 	return make([]float64, P)
-}
-
-// orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their
-// numbers' order whatever the order they arrive in, keeping only those
-// that came early: floating-point sums that do not depend on scheduling.
-type orderedFold struct {
-	mu      sync.Mutex
-	sum     []float64
-	next    int
-	waiting map[int][]float64
-}
-
-func newOrderedFold(sum []float64) *orderedFold {
-	return &orderedFold{sum: sum, waiting: map[int][]float64{}}
-}
-
-func (o *orderedFold) add(i int, v []float64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.waiting[i] = v
-	for {
-		w, ok := o.waiting[o.next]
-		if !ok {
-			return
-		}
-		addTo(o.sum, w, 1)
-		delete(o.waiting, o.next)
-		o.next++
-	}
 }

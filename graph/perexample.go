@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
 )
@@ -423,6 +424,13 @@ type mapPlan struct {
 	layout []int // per prodUse
 	base   []int
 	acc    []int // bound slots with accumulators
+	// set (per prodUse) marks the plain and transposed products that
+	// are the first to write their weight block, overlapping no earlier
+	// one's: they set their block (beta 0) instead of adding to zeros,
+	// and only the rest of an example's gradient, the ranges rest, is
+	// cleared first (setBlocks).
+	set  []bool
+	rest [][2]int
 }
 
 // exampleState is a State's working memory for BackwardPerExample.
@@ -505,7 +513,9 @@ func (s *State) BackwardPerExample(x *PerExample, g []*Tensor, grads [][]float64
 	s.x.parallelForGrain(x.n, 16, func(lo, hi int) {
 		buf := make([]float64, need)
 		for e := lo; e < hi; e++ {
-			clear(grads[e])
+			for _, r := range plan.rest {
+				clear(grads[e][r[0]:r[1]])
+			}
 			s.exampleProducts(es, plan, e, grads[e], buf)
 			for _, sl := range plan.acc {
 				acc := es.acc[sl]
@@ -534,7 +544,14 @@ func (s *State) exampleProducts(es *exampleState, plan *mapPlan, e int, ge, buf 
 	for ui, u := range x.prods {
 		src := u.src[u.start[e]:u.start[e+1]]
 		c := len(src)
+		beta := 1.0
+		if plan.set[ui] {
+			beta = 0
+		}
 		if c == 0 {
+			if plan.set[ui] {
+				clear(ge[plan.base[ui] : plan.base[ui]+u.k*u.n])
+			}
 			continue
 		}
 		A, G := buf[:c*u.k], buf[c*u.k:c*(u.k+u.n)]
@@ -545,9 +562,9 @@ func (s *State) exampleProducts(es *exampleState, plan *mapPlan, e int, ge, buf 
 		}
 		switch plan.layout[ui] {
 		case layoutPlain:
-			f64.Gemm(true, false, u.k, u.n, c, 1, A, G, 1, ge[plan.base[ui]:])
+			f64.Gemm(true, false, u.k, u.n, c, 1, A, G, beta, ge[plan.base[ui]:])
 		case layoutTransposed:
-			f64.Gemm(true, false, u.n, u.k, c, 1, G, A, 1, ge[plan.base[ui]:])
+			f64.Gemm(true, false, u.n, u.k, c, 1, G, A, beta, ge[plan.base[ui]:])
 		default:
 			acc := es.acc[u.slot]
 			size := len(acc) / x.n
@@ -737,7 +754,48 @@ func (x *PerExample) newPlan(vals []*Tensor) *mapPlan {
 			plan.acc = append(plan.acc, sl)
 		}
 	}
+	plan.setBlocks(x.prods, len(p.g.theta))
 	return plan
+}
+
+// setBlocks marks the products that set their weight block (mapPlan.set)
+// and the ranges of a P-vector no such block covers (mapPlan.rest). A set
+// block's values are exactly those of clearing it and adding the product
+// (the product's sums start from zero either way), without a pass over
+// the gradient's memory: on the 64-unit LSTM the weight blocks are 16,704
+// of its 17,217 parameters.
+func (plan *mapPlan) setBlocks(prods []*prodUse, P int) {
+	plan.set = make([]bool, len(prods))
+	var blocks [][2]int
+	for ui, u := range prods {
+		if plan.layout[ui] == layoutNone {
+			continue
+		}
+		lo, hi := plan.base[ui], plan.base[ui]+u.k*u.n
+		free := true
+		for _, b := range blocks {
+			if lo < b[1] && b[0] < hi {
+				free = false
+				break
+			}
+		}
+		if free {
+			plan.set[ui] = true
+			blocks = append(blocks, [2]int{lo, hi})
+		}
+	}
+	slices.SortFunc(blocks, func(a, b [2]int) int { return a[0] - b[0] })
+	plan.rest = nil
+	at := 0
+	for _, b := range blocks {
+		if b[0] > at {
+			plan.rest = append(plan.rest, [2]int{at, b[0]})
+		}
+		at = b[1]
+	}
+	if at < P {
+		plan.rest = append(plan.rest, [2]int{at, P})
+	}
 }
 
 // appendRow appends c times row q of m0 (nothing when m0 is nil: a

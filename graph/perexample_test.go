@@ -127,6 +127,9 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 	grads := make([][]float64, N)
 	for e := range grads {
 		grads[e] = make([]float64, P)
+		for i := range grads[e] {
+			grads[e][i] = math.NaN() // a reused buffer: every value must be set
+		}
 	}
 	if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
 		t.Fatal(err)
@@ -153,7 +156,7 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 		dp, dm := dots(tp), dots(tm)
 		for e := 0; e < N; e++ {
 			fd := (dp[e] - dm[e]) / (2 * h)
-			if math.Abs(grads[e][j]-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
+			if !(math.Abs(grads[e][j]-fd) <= 1e-6*math.Max(1, math.Abs(fd))) { // NaN fails
 				t.Errorf("example %d, parameter %d: %.10g, finite differences %.10g", e, j, grads[e][j], fd)
 			}
 		}
@@ -180,7 +183,7 @@ func checkExamples(t *testing.T, g *graph.Graph, x *graph.Tensor, parts bool) {
 			for e := range grads {
 				tot += grads[e][j]
 			}
-			if math.Abs(tot-sum[j]) > 1e-12*math.Max(1, math.Abs(sum[j])) {
+			if !(math.Abs(tot-sum[j]) <= 1e-12*math.Max(1, math.Abs(sum[j]))) {
 				t.Errorf("theta %d, parameter %d: examples sum to %.15g, batch gradient %.15g", k, j, tot, sum[j])
 			}
 		}
