@@ -38,8 +38,9 @@ package audit
 //     the calibration curve. The in-process LowRank solver calls it
 //     (tableRep.limits).
 //
-// Memory of one finalize call is 8 q n bytes for q points and n blocks;
-// blocks × points are never held at once.
+// Memory of one finalize call is at most 8 q n bytes for q points and n
+// blocks (finalizeFull; the indexed path holds a few thousand shifts per
+// point); blocks × points are never held at once.
 
 import (
 	"fmt"
@@ -320,9 +321,14 @@ var shiftBuffers = sync.Pool{New: func() any { return new([]float64) }}
 // blocks b with a residual at the point's forecast slot, leaving out the
 // block Skip (DESIGN section 5; jackknifePlus), m the number of such
 // blocks, and, for the labelled points, their coverage at every level of
-// alphas (nil: none). It holds the chunk's q × N shifts and nothing else
-// that grows with N × points. The LowRank solver's limits phase is this
-// function over chunks of the evaluation points.
+// alphas (nil: none). From indexMinBlocks blocks on it bounds the shifts
+// and forms only those near the order statistics (finalizeIndexed,
+// limitsindex.go; the same limits, bit for bit); otherwise, or where the
+// bounds settle too little, it holds the chunk's q × N shifts, and
+// nothing else that grows with N × points. The LowRank solver's limits
+// phase is this function over chunks of the evaluation points
+// (TableSpec.Finalize, which builds the table's index once; this
+// function builds it at every call).
 func FinalizeLimits(alpha float64, alphas []float64, t *BlockTable, pts []PointRecord) (ChunkLimits, error) {
 	if t.N < indexMinBlocks {
 		return finalizeFull(alpha, alphas, t, pts)
