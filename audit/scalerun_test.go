@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,10 +20,11 @@ import (
 
 // TestScaleRun is a measurement, not a test: the audit of
 // benchmarks/scale's 64-unit LSTM on the training file SCALE_TRAIN (and
-// its test_1000.csv), in process, with the phases' times and the heap at
-// each phase's start on stderr, a heap profile at the start of the phase
-// SCALE_HEAP_PHASE into SCALE_HEAP (go tool pprof), and the JSON's
-// limits' SHA-256 (to compare builds bit for bit). Run with
+// its test_1000.csv, or SCALE_TEST), in process, with the phases' wall
+// and CPU seconds (of the whole process: the phases follow one another)
+// and the heap at each phase's start on stderr, a heap profile at the
+// start of the phase SCALE_HEAP_PHASE into SCALE_HEAP (go tool pprof),
+// and the JSON's limits' SHA-256 (to compare builds bit for bit). Run with
 // -cpuprofile for where the CPU goes:
 //
 //	SCALE_TRAIN=../benchmarks/scale/data/train_100000.csv go test ./audit \
@@ -42,7 +44,11 @@ func TestScaleRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	test, err := blocks.ReadFile(filepath.Join(dir, "data", "test_1000.csv"),
+	testFile := filepath.Join(dir, "data", "test_1000.csv")
+	if f := os.Getenv("SCALE_TEST"); f != "" {
+		testFile = f
+	}
+	test, err := blocks.ReadFile(testFile,
 		&blocks.Options{Features: train.Features, Targets: train.Targets, OptionalTargets: true})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +60,13 @@ func TestScaleRun(t *testing.T) {
 		return fmt.Sprintf("heap %d MB, sys %d MB", ms.HeapAlloc>>20, ms.Sys>>20)
 	}
 	t.Logf("read %.1f s, %s", time.Since(start).Seconds(), heap())
-	phase, last := "", time.Now()
+	// cpu is the process's user and system CPU seconds so far.
+	cpu := func() float64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	phase, last, lastCPU := "", time.Now(), cpu()
 	layout, _ := onnx.DetectLayout(g)
 	opt := &audit.Options{Layout: layout, Progress: func(p audit.Progress) {
 		if p.Phase == phase {
@@ -67,14 +79,15 @@ func TestScaleRun(t *testing.T) {
 				f.Close()
 			}
 		}
-		t.Logf("%-14s %.1f s; start %s: %s", phase, time.Since(last).Seconds(), p.Phase, heap())
-		phase, last = p.Phase, time.Now()
+		c := cpu()
+		t.Logf("%-14s %.1f s, %.1f CPU s; start %s: %s", phase, time.Since(last).Seconds(), c-lastCPU, p.Phase, heap())
+		phase, last, lastCPU = p.Phase, time.Now(), c
 	}}
 	res, err := audit.Run(context.Background(), g, train, test, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%-14s %.1f s; end: %s", phase, time.Since(last).Seconds(), heap())
+	t.Logf("%-14s %.1f s, %.1f CPU s; end: %s", phase, time.Since(last).Seconds(), cpu()-lastCPU, heap())
 	b, err := json.Marshal(res.Sequences)
 	if err != nil {
 		t.Fatal(err)
