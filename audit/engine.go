@@ -534,14 +534,15 @@ func execute(ctx context.Context, e Executor, kind StageKind, shared encoder, ch
 type encoder interface{ MarshalBinary() ([]byte, error) }
 
 // check checks that o is the output of a chunk of n sequences with P
-// parameters (withRows: with leverage).
+// parameters (withRows: with leverage). Its gradient is any number of
+// vectors of P floats (TakeBlockGradient, PutBlockGradient).
 func (o *BlockChunkOut) check(n, P int, withRows bool) error {
-	ok := len(o.recs) == n && len(o.gnorm) == n && len(o.norms) == n && len(o.shift) == n && len(o.total) == P
+	ok := len(o.recs) == n && len(o.gnorm) == n && len(o.norms) == n && len(o.shift) == n && len(o.total)%P == 0
 	if withRows {
 		ok = ok && len(o.lev) == n && len(o.levMax) == n && len(o.unbounded) == n
 	}
 	if !ok {
-		return fmt.Errorf("audit: a block chunk's output of %d records and a gradient of %d, want %d and %d", len(o.recs), len(o.total), n, P)
+		return fmt.Errorf("audit: a block chunk's output of %d records and a gradient of %d floats, want %d and a multiple of %d", len(o.recs), len(o.total), n, P)
 	}
 	return nil
 }

@@ -75,6 +75,7 @@ type phaseClock struct {
 	opt    *Options
 	phases []Phase
 	start  time.Time
+	cpu    float64 // processCPU at start
 }
 
 // begin ends the current phase, if any, and starts the phase name,
@@ -83,12 +84,13 @@ func (c *phaseClock) begin(name string) {
 	if len(c.phases) > 0 && c.phases[len(c.phases)-1].Name == name {
 		return // the phase goes on (fit and predict both compute limits)
 	}
-	now := time.Now()
+	now, cpu := time.Now(), processCPU()
 	if len(c.phases) > 0 {
 		c.phases[len(c.phases)-1].Seconds = now.Sub(c.start).Seconds()
+		c.phases[len(c.phases)-1].CPUSeconds = cpu - c.cpu
 	}
 	c.phases = append(c.phases, Phase{Name: name})
-	c.start = now
+	c.start, c.cpu = now, cpu
 	c.opt.progress(name, 0, 0)
 }
 
@@ -96,6 +98,7 @@ func (c *phaseClock) begin(name string) {
 func (c *phaseClock) end() []Phase {
 	if len(c.phases) > 0 {
 		c.phases[len(c.phases)-1].Seconds = time.Since(c.start).Seconds()
+		c.phases[len(c.phases)-1].CPUSeconds = processCPU() - c.cpu
 	}
 	c.opt.progress("", 0, 0)
 	return c.phases

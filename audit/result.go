@@ -269,10 +269,15 @@ type InfluenceEntry struct {
 	PredShift float64
 }
 
-// Phase is the wall time of one phase of the audit.
+// Phase is the wall and CPU time of one phase of the audit.
 type Phase struct {
 	Name    string
 	Seconds float64
+	// CPUSeconds is the process's user and system CPU time during the
+	// phase (NaN where the system does not report it): with Seconds, how
+	// well the phase used the cores, and the per-phase cost the worker
+	// model of benchmarks/scale/workers.py divides among machines.
+	CPUSeconds float64
 }
 
 // RefitOutcome is what became of one exact re-fit.

@@ -376,9 +376,9 @@ func newBlockPassOut(n int, withRows bool) *blockPassOut {
 // blockPass streams the training sequences' gradients (and, withRows,
 // their Jacobian rows) chunk by chunk through mapBlockChunk (newton: the
 // Newton steps, else A g_b) and gathers its records and figures in
-// blockPassOut. The total gradient is summed chunk by chunk in chunk
-// order, so that it does not depend on the order in which the workers
-// finish.
+// blockPassOut. The total gradient is the exact sum of the chunks'
+// (GradientSum), so that it does not depend on the order in which the
+// workers finish, nor on where an executor sums them.
 func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*blockPassOut, error) {
 	p, f := lr.p, lr.f
 	if lr.basis.KS() != 0 || lr.basis.K() != f.Rank() {
@@ -415,11 +415,15 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		}
 		chunks[c] = ch
 	}
-	out.total = make([]float64, P)
+	// The total gradient: the chunks' gradient sums added exactly, so
+	// that it does not depend on the order they come in, nor on an
+	// engine's summing them on its workers (GradientSum).
+	sum := NewGradientSum(P)
 	if p.opt.Ridge != 0 {
-		addTo(out.total, p.theta, p.opt.Ridge)
+		r := make([]float64, P)
+		addTo(r, p.theta, p.opt.Ridge)
+		sum.Add(r)
 	}
-	fold := newOrderedFold(out.total)
 	done := 0
 	var mu sync.Mutex
 	spec := newFactorSpec(p, f.U, red, lr.slots, withRows, newton)
@@ -444,11 +448,13 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
 			}
 		}
-		fold.add(c, res.total)
 		mu.Lock()
+		defer mu.Unlock()
+		if err := sum.Add(res.total); err != nil {
+			return err
+		}
 		done += len(in.seqs)
 		p.opt.progress("block pass", done, p.train.Len())
-		mu.Unlock()
 		return nil
 	}
 	// A chunk's terms are made when it is mapped (in process) and
@@ -487,6 +493,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	if err != nil {
 		return nil, err
 	}
+	out.total = sum.Round(nil)
 	return out, nil
 }
 

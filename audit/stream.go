@@ -1,8 +1,8 @@
 package audit
 
 // Streaming passes over a dataset's sequences: per-sequence gradients
-// and output-Jacobian rows batch by batch (rowStream), and sums of
-// per-batch vectors in batch order (orderedFold).
+// and output-Jacobian rows batch by batch (rowStream). Sums of per-batch
+// vectors that must not depend on the batches' order are GradientSums.
 
 import (
 	"context"
@@ -167,33 +167,4 @@ func (s *rowStream) get(P int) []float64 {
 		return v
 	}
 	return make([]float64, P)
-}
-
-// orderedFold adds vectors numbered 0, 1, 2, ... into a sum in their
-// numbers' order whatever the order they arrive in, keeping only those
-// that came early: floating-point sums that do not depend on scheduling.
-type orderedFold struct {
-	mu      sync.Mutex
-	sum     []float64
-	next    int
-	waiting map[int][]float64
-}
-
-func newOrderedFold(sum []float64) *orderedFold {
-	return &orderedFold{sum: sum, waiting: map[int][]float64{}}
-}
-
-func (o *orderedFold) add(i int, v []float64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.waiting[i] = v
-	for {
-		w, ok := o.waiting[o.next]
-		if !ok {
-			return
-		}
-		addTo(o.sum, w, 1)
-		delete(o.waiting, o.next)
-		o.next++
-	}
 }

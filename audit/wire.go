@@ -177,6 +177,7 @@ const (
 	kindTable
 	kindFinalizeChunk
 	kindLimits
+	kindGradientSum
 )
 
 func (f *FactorSpec) fields(w *wire) {

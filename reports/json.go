@@ -371,6 +371,7 @@ type jsonInfluence struct {
 type jsonPhase struct {
 	Name    string `json:"name"`
 	Seconds fnum   `json:"seconds"`
+	CPU     fnum   `json:"cpu_seconds"`
 }
 
 func jsonDiagOf(r *audit.Result) jsonDiag {
@@ -425,7 +426,7 @@ type jsonWarning struct {
 	Message string `json:"message"`
 }
 
-// jsonTimings are the wall times of the audit's phases: the one part of a
+// jsonTimings are the wall and CPU times of the audit's phases: the one part of a
 // result that differs between runs with the same inputs and seed, written
 // only when Options.Timings asks for it.
 type jsonTimings struct {
@@ -437,7 +438,7 @@ func jsonTimingsOf(d *audit.Diagnostics) *jsonTimings {
 	t := &jsonTimings{Phases: make([]jsonPhase, len(d.Phases))}
 	total := 0.0
 	for i, p := range d.Phases {
-		t.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds)}
+		t.Phases[i] = jsonPhase{p.Name, fnum(p.Seconds), fnum(p.CPUSeconds)}
 		total += p.Seconds
 	}
 	t.Total = fnum(total)

@@ -37,4 +37,7 @@ if [ -s "$OUT/1m.json" ]; then
 d = json.load(open(sys.argv[1]))
 for p in d["timings"]["phases"]:
     print("    %-32s %8.2f s" % (p["name"], p["seconds"]))' "$OUT/1m.json"
+	# The W-worker table of RESULTS.md from this run's per-phase CPU.
+	/usr/bin/python3 $HERE/workers.py --json "$OUT/1m.json" --time "$OUT/1m.time" >"$OUT/1m.workers.md" &&
+		echo "W-worker model: $OUT/1m.workers.md"
 fi

@@ -230,6 +230,7 @@ func TestJSONByteIdentical(t *testing.T) {
 			Phases []struct {
 				Name    string
 				Seconds float64
+				CPU     float64 `yaml:"cpu_seconds"`
 			}
 			Total float64 `yaml:"total_seconds"`
 		}
@@ -239,6 +240,14 @@ func TestJSONByteIdentical(t *testing.T) {
 	}
 	if doc.Timings == nil || len(doc.Timings.Phases) < 4 || doc.Timings.Phases[0].Name != "prepare" || !(doc.Timings.Total > 0) {
 		t.Errorf("--timings: timings %+v", doc.Timings)
+	} else if cpu := 0.0; runtime.GOOS == "linux" {
+		// The phases' CPU seconds are the process's: an audit takes some.
+		for _, p := range doc.Timings.Phases {
+			cpu += p.CPU
+		}
+		if !(cpu > 0) {
+			t.Errorf("--timings: the phases' CPU seconds sum to %g", cpu)
+		}
 	}
 	if bytes.Contains(docs[0], []byte(`"timings"`)) || bytes.Contains(docs[0], []byte(`"seconds"`)) {
 		t.Error("the JSON without --timings holds times")

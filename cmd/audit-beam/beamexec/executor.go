@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,7 +38,6 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
@@ -79,6 +79,10 @@ type Config struct {
 	// Poll is how often a running job's state and metrics are read
 	// (default 500 ms).
 	Poll time.Duration
+	// Stderr is where the executor writes what the user must act on, such
+	// as the command that cancels a Dataflow job it could not (default
+	// os.Stderr).
+	Stderr io.Writer
 	// LogLevel is the least severe of the Beam SDK's and prism's log
 	// lines this process writes to its standard error: debug, info, warn
 	// or error (default warn, so that a run prints its warnings and
@@ -232,7 +236,8 @@ func (e *Executor) Close() error {
 
 // Execute runs one stage as a pipeline and gives the audit every
 // chunk's output. Cancelling ctx cancels the job through the job
-// service and returns ctx's error once the job has stopped.
+// service (Dataflow: its jobs API) and returns ctx's error once the job
+// has stopped (Dataflow: is cancelling).
 func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, []byte) error) error {
 	e.mu.Lock()
 	e.stages++
@@ -253,7 +258,11 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 	imp := beam.Impulse(root)
 	elems := beam.ParDo(root, &listFn{Chunks: dir + "/chunks.bin", Reverse: e.cfg.Reverse}, imp)
 	elems = beam.Reshuffle(root, elems)
-	beam.ParDo0(root, &runFn{Spec: e.spec, Kind: int(s.Kind), Shared: dir + "/shared.bin", Out: dir + "/out"}, elems)
+	grads := beam.ParDo(root, &runFn{Spec: e.spec, Kind: int(s.Kind), Shared: dir + "/shared.bin", Out: dir + "/out"}, elems)
+	gradName := dir + "/gradient.bin"
+	if s.Kind == audit.StageBlocks {
+		beam.ParDo0(root, &writeFn{Name: gradName}, beam.Combine(root, &gradSumFn{}, grads))
+	}
 	if err := e.runJob(ctx, p, s.Kind, len(s.Chunks)); err != nil {
 		return err
 	}
@@ -262,11 +271,32 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 		return err
 	}
 	defer fs.Close()
+	// The block stage's outputs come without their gradient sums: their
+	// exact sum, from the combiner, goes back with chunk 0's output (the
+	// audit adds every output's gradient vectors exactly, so only their
+	// sum matters).
+	var grad []float64
+	if s.Kind == audit.StageBlocks {
+		b, err := filesystem.Read(ctx, fs, gradName)
+		if err != nil {
+			return fmt.Errorf("beamexec: the %s stage's job ended without its gradient sum (%s): %w", s.Kind, gradName, err)
+		}
+		sum := &audit.GradientSum{}
+		if err := sum.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("beamexec: %s: %w", gradName, err)
+		}
+		grad = sum.Vectors()
+	}
 	for c := range s.Chunks {
 		name := outName(dir+"/out", c)
 		b, err := filesystem.Read(ctx, fs, name)
 		if err != nil {
 			return fmt.Errorf("beamexec: the %s stage's job ended without the output of chunk %d (%s): %w", s.Kind, c, name, err)
+		}
+		if c == 0 && s.Kind == audit.StageBlocks {
+			if b, err = audit.PutBlockGradient(b, grad); err != nil {
+				return fmt.Errorf("beamexec: %s: %w", name, err)
+			}
 		}
 		if err := emit(c, b); err != nil {
 			return err
@@ -284,14 +314,7 @@ func (e *Executor) runJob(ctx context.Context, p *beam.Pipeline, kind audit.Stag
 		return err
 	}
 	if e.cfg.Runner == "dataflow" {
-		if _, err := dataflow.Execute(ctx, p); err != nil {
-			return fmt.Errorf("beamexec: the %s stage's job: %w", kind, err)
-		}
-		if f := flag.Lookup("dry_run"); f != nil && f.Value.String() == "true" {
-			return ErrDryRun
-		}
-		e.progress(kind, total, total)
-		return nil
+		return e.runDataflow(ctx, p, kind, total)
 	}
 	endpoint := e.cfg.Endpoint
 	if e.cfg.Runner == "prism" {

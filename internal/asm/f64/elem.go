@@ -67,8 +67,10 @@ func AddTo(dst, src []float64) {
 func Tanh(dst, src []float64) {
 	n := 0
 	if use.avx512 {
+		m := len(src) &^ 31
+		tanh4AVX512(dst[:m], src[:m])
 		n = len(src) &^ 7
-		tanhAVX512(dst[:n], src[:n])
+		tanhAVX512(dst[m:n], src[m:n])
 	}
 	if use.avx2 && len(src)-n >= 4 {
 		m := n + (len(src)-n)&^3

@@ -30,6 +30,13 @@ func tanhAVX2(dst, src []float64)
 //go:noescape
 func tanhAVX512(dst, src []float64)
 
+// tanh4AVX512 is tanhAVX512 (bit for bit) for the first len(src)&^31
+// elements, four groups of eight at a time with their instructions
+// interleaved; see tanh4_amd64.s. len(dst) must be at least that.
+//
+//go:noescape
+func tanh4AVX512(dst, src []float64)
+
 // gemmAVX512 sets C = D + A B for a block of m×n (m a multiple of 4); see
 // gemm512_amd64.s. It does not check bounds: gemmNN512 does.
 //

@@ -12,8 +12,9 @@ func gemmAVX2(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, 
 	panic("f64: gemmAVX2 without assembly")
 }
 
-func tanhAVX2(dst, src []float64)   { panic("f64: tanhAVX2 without assembly") }
-func tanhAVX512(dst, src []float64) { panic("f64: tanhAVX512 without assembly") }
+func tanhAVX2(dst, src []float64)    { panic("f64: tanhAVX2 without assembly") }
+func tanhAVX512(dst, src []float64)  { panic("f64: tanhAVX512 without assembly") }
+func tanh4AVX512(dst, src []float64) { panic("f64: tanh4AVX512 without assembly") }
 
 func gemmAVX512(m, n, k int, a []float64, aRow, aInner int, b []float64, ldb int, c []float64, ldc int, d []float64, ldd int, zero int) {
 	panic("f64: gemmAVX512 without assembly")

@@ -40,6 +40,37 @@ func TestTanh(t *testing.T) {
 	}
 }
 
+// TestTanhFourCopies: the kernel of four interleaved copies gives
+// tanhAVX512's results bit for bit, at every length about its 32-value
+// step (Tanh hands it the multiple of 32 and the rest to tanhAVX512), on
+// values of every magnitude, the branch edges, ±0, ±Inf and NaN.
+func TestTanhFourCopies(t *testing.T) {
+	if Best() != AVX512 {
+		t.Skip("no AVX-512")
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	xs := []float64{0, math.Copysign(0, -1), 0.625, -0.625, 0.6249999999999999, 19.1, -40, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+	for len(xs) < 4096 {
+		xs = append(xs, r.NormFloat64()*math.Pow(10, float64(r.IntN(7)-4)))
+	}
+	want := make([]float64, len(xs))
+	tanhAVX512(want, xs)
+	for _, n := range []int{0, 8, 24, 32, 40, 56, 64, 96, 1040, 4096} {
+		got := make([]float64, n)
+		tanh4AVX512(got, xs[:n])
+		for i := 0; i < n&^31; i++ {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("length %d: tanh(%.17g): four copies %.17g, tanhAVX512 %.17g", n, xs[i], got[i], want[i])
+			}
+		}
+		for i := n &^ 31; i < n; i++ {
+			if got[i] != 0 {
+				t.Fatalf("length %d: element %d written (%g), beyond the multiple of 32", n, i, got[i])
+			}
+		}
+	}
+}
+
 // testTanh compares Tanh on the current tier with math.Tanh.
 func testTanh(t *testing.T, xs []float64) {
 	got := make([]float64, len(xs))
