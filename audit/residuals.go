@@ -170,10 +170,14 @@ func inSampleResiduals(p *problem, fx trainOutputs) map[forecast][]float64 {
 	for _, gr := range p.groups {
 		B := len(gr.seqs)
 		for _, f := range p.io.forecasts(gr.T) {
+			c := 0
 			for b := range B {
 				if gr.weight[p.io.index(B, gr.T, b, f.T, f.H)] != 0 {
-					count[f]++
+					c++
 				}
+			}
+			if c > 0 { // a forecast without terms has no list
+				count[f] += c
 			}
 		}
 	}

@@ -20,11 +20,12 @@ import (
 
 // TestScaleRun is a measurement, not a test: the audit of
 // benchmarks/scale's 64-unit LSTM on the training file SCALE_TRAIN (and
-// its test_1000.csv, or SCALE_TEST), in process, with the phases' wall
-// and CPU seconds (of the whole process: the phases follow one another)
-// and the heap at each phase's start on stderr, a heap profile at the
-// start of the phase SCALE_HEAP_PHASE into SCALE_HEAP (go tool pprof),
-// and the JSON's limits' SHA-256 (to compare builds bit for bit). Run with
+// its test_1000.csv), in process, with the phases' wall and CPU times
+// (user + system, of the whole process, the collector's heap measurement
+// at each phase's start left out) and the heap at each phase's start on
+// stderr, a heap profile at the start of the phase
+// SCALE_HEAP_PHASE into SCALE_HEAP (go tool pprof), and the JSON's
+// limits' SHA-256 (to compare builds bit for bit). Run with
 // -cpuprofile for where the CPU goes:
 //
 //	SCALE_TRAIN=../benchmarks/scale/data/train_100000.csv go test ./audit \
@@ -44,14 +45,15 @@ func TestScaleRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testFile := filepath.Join(dir, "data", "test_1000.csv")
-	if f := os.Getenv("SCALE_TEST"); f != "" {
-		testFile = f
-	}
-	test, err := blocks.ReadFile(testFile,
+	test, err := blocks.ReadFile(filepath.Join(dir, "data", "test_1000.csv"),
 		&blocks.Options{Features: train.Features, Targets: train.Targets, OptionalTargets: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	cpu := func() float64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	}
 	heap := func() string {
 		runtime.GC()
@@ -59,13 +61,7 @@ func TestScaleRun(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return fmt.Sprintf("heap %d MB, sys %d MB", ms.HeapAlloc>>20, ms.Sys>>20)
 	}
-	t.Logf("read %.1f s, %s", time.Since(start).Seconds(), heap())
-	// cpu is the process's user and system CPU seconds so far.
-	cpu := func() float64 {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	}
+	t.Logf("read %.1f s (%.1f CPU s), %s", time.Since(start).Seconds(), cpu(), heap())
 	phase, last, lastCPU := "", time.Now(), cpu()
 	layout, _ := onnx.DetectLayout(g)
 	opt := &audit.Options{Layout: layout, Progress: func(p audit.Progress) {
@@ -81,7 +77,7 @@ func TestScaleRun(t *testing.T) {
 		}
 		c := cpu()
 		t.Logf("%-14s %.1f s, %.1f CPU s; start %s: %s", phase, time.Since(last).Seconds(), c-lastCPU, p.Phase, heap())
-		phase, last, lastCPU = p.Phase, time.Now(), c
+		phase, last, lastCPU = p.Phase, time.Now(), cpu()
 	}}
 	res, err := audit.Run(context.Background(), g, train, test, opt)
 	if err != nil {

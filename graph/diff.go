@@ -52,11 +52,12 @@ func (p *Program) activeSlots() []bool {
 // diffState holds the derivative buffers of a State, made on first use.
 type diffState struct {
 	active   []bool
-	tanValid bool      // tan holds the tangents of the last Tangent
-	cotValid bool      // cot holds the cotangents of the last Backward
-	tan      []*Tensor // tangents
-	cot      []*Tensor // cotangents
-	dcot     []*Tensor // tangents of the cotangents
+	tanValid bool         // tan holds the tangents of the last Tangent
+	cotValid bool         // cot holds the cotangents of the last Backward
+	tan      []*Tensor    // tangents
+	cot      []*Tensor    // cotangents
+	dcot     []*Tensor    // tangents of the cotangents
+	zero     zeroTangents // tangents known zero in the last Tangent (zerotan.go)
 	gin      []*Tensor
 	dgin     []*Tensor
 	din      []*Tensor
@@ -134,14 +135,20 @@ func (s *State) Tangent(v []float64) ([]*Tensor, error) {
 	}
 	s.bindParams(d.tan, v)
 	s.x.sparsity.reset()
+	s.startZero(v)
 	for _, st := range s.p.steps {
 		if !d.active[st.out] {
 			continue
 		}
+		if s.inputsZero(st) {
+			s.setZero(st.out) // zerotan.go
+			continue
+		}
+		nilOK := nilTangents(st.k)
 		d.din = d.din[:0]
 		s.ins = s.ins[:0]
 		for _, j := range st.in {
-			d.din = append(d.din, d.tan[j])
+			d.din = append(d.din, s.tangentIn(j, nilOK))
 			s.ins = append(s.ins, s.vals[j])
 		}
 		st.k.jvp(&s.x, d.tan[st.out], s.ins, d.din, s.vals[st.out])
@@ -150,6 +157,7 @@ func (s *State) Tangent(v []float64) ([]*Tensor, error) {
 	douts := make([]*Tensor, len(s.p.outputs))
 	for i, o := range s.p.outputs {
 		if !o.isStatic() && d.active[o.slot] {
+			s.materialize(o.slot)
 			douts[i] = d.tan[o.slot]
 		}
 	}
@@ -196,11 +204,12 @@ func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
 		if !d.active[st.out] {
 			continue
 		}
+		nilOK := nilTangents(st.k)
 		d.dgin, d.din, s.ins = d.dgin[:0], d.din[:0], s.ins[:0]
 		for _, j := range st.in {
 			s.ins = append(s.ins, s.vals[j])
 			d.dgin = append(d.dgin, d.dcot[j])
-			d.din = append(d.din, d.tan[j])
+			d.din = append(d.din, s.tangentIn(j, nilOK))
 		}
 		st.k.vjpTangent(&s.x, d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
 	}

@@ -15,9 +15,10 @@ stages and r one pipeline run's overhead:
            + (8 k P + 2 n 8 (k + F + 3) + G) / B             (W > 1)
 
 (the factor to every worker; the block table gathered and sent out to the
-finalize workers; G the block chunks' partial gradients that travel: W P 16
-bytes when the workers combine them, --gradient combined, or one P-float
-vector per block chunk, --gradient per-chunk).
+finalize workers; G the block chunks' partial gradients that travel: at
+most W P 32 bytes when the workers combine them (an exact sum is at most
+four P-float vectors), --gradient combined, or one P-float vector per block
+chunk, --gradient per-chunk).
 
 The CPU seconds come from the run's --json timings (each phase's
 cpu_seconds) and GNU time's output (user + system: the CPU outside the
@@ -25,7 +26,9 @@ phases, e.g. the reports, counts on the driver); --cpu NAME=SECONDS gives
 a phase's CPU where the JSON has none (runs before cpu_seconds existed).
 The "test points" phase holds the point chunks (q c_p, --point-cpu) and,
 on the in-process path, the fit's checks over the training set: only the
-former is a map stage. The sizes come from the JSON (settings.
+former is a map stage. With --runner, the block pass phase also holds the
+driver's encoding of every chunk and its terms (27 of its 154 CPU s at 100k
+on prism), counted here as map work. The sizes come from the JSON (settings.
 train_sequences, summary.points, diagnostics.rank, model.parameters) unless
 given.
 
@@ -157,8 +160,8 @@ def table(m, a):
     w("| block table (to every finalize worker) | %s per finalize worker |" % human_bytes(n * rec))
     w("| partial gradients, per block chunk of %d sequences | %d chunks x %s = %s |" % (
         a.chunk, chunks, human_bytes(8 * P), human_bytes(chunks * 8 * P)))
-    w("| partial gradients, combined on the workers (exact sums, about 2 floats a parameter) | about %s per worker |"
-      % human_bytes(16 * P))
+    w("| partial gradients, combined on the workers (exact sums, at most 4 floats a parameter) | at most %s per worker |"
+      % human_bytes(32 * P))
     w("| point record, 8(k + 4) per point | %s |" % human_bytes(q * 8 * (k + 4)))
     w("| limits (finalize to driver) | %s |" % human_bytes(q * 3 * 8))
     w("")
@@ -174,12 +177,13 @@ def table(m, a):
             label = "1 (in process)"
         else:
             drv = m["D"] / cores + 3 * r
-            grad = W * 16 * P if a.gradient == "combined" else chunks * 8 * P
+            grad = W * 32 * P if a.gradient == "combined" else chunks * 8 * P
             tr = (factor + 2 * n * rec + grad) / B
             mem = "finalize: the %s table + its chunk's buffers" % human_bytes(n * rec)
             label = str(W)
         T = comp + drv + tr
-        w("| %s | %s | %s | %s | **%.1f min** | %s |" % (label, seconds(comp), seconds(drv), seconds(tr), T / 60, mem))
+        total = ("%.1f min" % (T / 60)) if T >= 60 else seconds(T)
+        w("| %s | %s | %s | %s | **%s** | %s |" % (label, seconds(comp), seconds(drv), seconds(tr), total, mem))
     if m["wall"]:
         w("\nThe run itself: %s wall, %.0f CPU s (%.2f cores busy on average)." % (
             seconds(m["wall"]), m["total"], m["total"] / m["wall"]))
