@@ -58,8 +58,11 @@
 //	           solve (estimate), the Newton correction (newtonCorrection);
 //	           every step delta_b in parameter space. Residuals and
 //	           perturbed predictions are forward passes at theta_hat +
-//	           delta_b (blockResiduals, perturbedPredictions), the limits
-//	           jackknifeLimits and limitsAndCurve over them.
+//	           delta_b (blockResiduals, chunkedLimits), the limits
+//	           taken a chunk of evaluated sequences at a time
+//	           (chunkedLimits: every block's model on a few dozen
+//	           sequences, then their limits; the adaptive kinds' sets keep
+//	           the whole matrix of perturbedPredictions).
 //	tableRep   the LowRank solver (scalable.go): every step as k
 //	           coordinates in a low-rank factor's basis with the block's
 //	           own residuals (a BlockTable), Newton-refined where the

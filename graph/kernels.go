@@ -40,11 +40,18 @@ func (k *mapK) forward(ex *exec, out *Tensor, in []*Tensor) {
 		return
 	}
 	src, dst := in[0].F, out.F
-	ex.parallelFor(len(dst), func(lo, hi int) {
-		for i, j := range k.idx[lo:hi] {
-			dst[lo+i] = src[j]
-		}
-	})
+	if ex.inline(len(dst)) {
+		k.gather(dst, src, 0, len(dst)) // no closure: an allocation per call
+		return
+	}
+	ex.parallelFor(len(dst), func(lo, hi int) { k.gather(dst, src, lo, hi) })
+}
+
+// gather sets dst[i] = src[idx[i]] for lo <= i < hi.
+func (k *mapK) gather(dst, src []float64, lo, hi int) {
+	for i, j := range k.idx[lo:hi] {
+		dst[lo+i] = src[j]
+	}
 }
 
 // concatK joins its inputs along one axis. outer is the product of the
@@ -117,6 +124,10 @@ func (k *binK) forward(ex *exec, out *Tensor, in []*Tensor) {
 		return
 	}
 	a, b, c := in[0].F, in[1].F, out.F
+	if ex.inline(len(c)) {
+		k.forwardRange(a, b, c, 0, len(c)) // no closure: an allocation per call
+		return
+	}
 	ex.parallelFor(len(c), func(lo, hi int) { k.forwardRange(a, b, c, lo, hi) })
 }
 
@@ -200,6 +211,10 @@ func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	f := k.a.f
 	src, dst := in[0].F, out.F
 	if k.a == actTanh {
+		if ex.inline(len(dst)) {
+			f64.Tanh(dst, src) // no closure: an allocation per call
+			return
+		}
 		ex.parallelFor(len(dst), func(lo, hi int) { f64.Tanh(dst[lo:hi], src[lo:hi]) })
 		return
 	}
