@@ -59,7 +59,8 @@ func (e *Executor) runDataflow(ctx context.Context, p *beam.Pipeline, kind audit
 		fmt.Fprint(e.stderr(), cancelHint(res.JobID(), project, region))
 		return fmt.Errorf("beamexec: the Dataflow client to watch job %s: %w", res.JobID(), err)
 	}
-	err = watchDataflow(ctx, client, dataflowJob{Project: project, Region: region, ID: res.JobID()}, 10*e.cfg.Poll, e.stderr())
+	err = watchDataflow(ctx, client, dataflowJob{Project: project, Region: region, ID: res.JobID()}, 10*e.cfg.Poll, e.stderr(),
+		func(done int) { e.progress(kind, done, total) })
 	if err != nil {
 		return fmt.Errorf("beamexec: the %s stage's job: %w", kind, err)
 	}
@@ -85,12 +86,13 @@ func cancelHint(id, project, region string) string {
 
 // watchDataflow polls job's state every poll until it ends: nil when it
 // is done, an error when it failed or was cancelled or drained
-// elsewhere. When ctx ends first it requests the job's cancellation
+// elsewhere. While it runs, progress is given the chunks run so far (the
+// job's attempted "chunks" counter), when the job reports it. When ctx ends first it requests the job's cancellation
 // (the jobs API's update with requestedState JOB_STATE_CANCELLED, what
 // gcloud dataflow jobs cancel does), writes the job's id and the gcloud
 // command to w, waits up to a minute for the job to say it is
 // cancelling, and returns ctx's error.
-func watchDataflow(ctx context.Context, client *df.Service, job dataflowJob, poll time.Duration, w io.Writer) error {
+func watchDataflow(ctx context.Context, client *df.Service, job dataflowJob, poll time.Duration, w io.Writer, progress func(done int)) error {
 	jobs := client.Projects.Locations.Jobs
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -136,7 +138,29 @@ func watchDataflow(ctx context.Context, client *df.Service, job dataflowJob, pol
 				return nil
 			case "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_DRAINED", "JOB_STATE_UPDATED":
 				return fmt.Errorf("Dataflow job %s ended %s", job.ID, s)
+			case "JOB_STATE_RUNNING":
+				if m, err := jobs.GetMetrics(job.Project, job.Region, job.ID).Context(ctx).Do(); err == nil && progress != nil {
+					if n, ok := dataflowChunks(m); ok {
+						progress(n)
+					}
+				}
 			}
 		}
 	}
+}
+
+// dataflowChunks is the job's attempted (tentative) count of chunks run,
+// summed over its steps, from the Dataflow job's metrics.
+func dataflowChunks(m *df.JobMetrics) (int, bool) {
+	n, found := 0, false
+	for _, u := range m.Metrics {
+		if u.Name == nil || u.Name.Name != metricChunks || u.Name.Context["namespace"] != metricNamespace || u.Name.Context["tentative"] != "true" {
+			continue
+		}
+		if v, ok := u.Scalar.(float64); ok {
+			n += int(v)
+			found = true
+		}
+	}
+	return n, found
 }

@@ -32,6 +32,17 @@ const fakeJobPath = "/v1b3/projects/proj/locations/europe-west1/jobs/2026-11-24_
 func (f *fakeDataflow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r.URL.Path == fakeJobPath+"/metrics" && r.Method == http.MethodGet {
+		// Dataflow's user counters: the attempted (tentative) and the
+		// committed values of the chunks counter, and another counter.
+		m := &df.JobMetrics{Metrics: []*df.MetricUpdate{
+			{Name: &df.MetricStructuredName{Name: "chunks", Origin: "user", Context: map[string]string{"namespace": "rnnaudit", "step": "s2", "tentative": "true"}}, Scalar: 7},
+			{Name: &df.MetricStructuredName{Name: "chunks", Origin: "user", Context: map[string]string{"namespace": "rnnaudit", "step": "s2"}}, Scalar: 5},
+			{Name: &df.MetricStructuredName{Name: "elements", Origin: "user", Context: map[string]string{"namespace": "other", "tentative": "true"}}, Scalar: 100},
+		}}
+		json.NewEncoder(w).Encode(m)
+		return
+	}
 	if r.URL.Path != fakeJobPath {
 		http.Error(w, "no such job: "+r.URL.Path, http.StatusNotFound)
 		return
@@ -89,7 +100,8 @@ func TestDataflowCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	var out strings.Builder
-	err := watchDataflow(ctx, c, fakeJob, 5*time.Millisecond, &out)
+	var done []int
+	err := watchDataflow(ctx, c, fakeJob, 5*time.Millisecond, &out, func(n int) { done = append(done, n) })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -100,6 +112,9 @@ func TestDataflowCancel(t *testing.T) {
 	}
 	if f.gets < 2 {
 		t.Errorf("%d reads of the job's state: the watch did not poll", f.gets)
+	}
+	if len(done) == 0 || done[0] != 7 {
+		t.Errorf("progress %v, want the attempted chunks counter, 7", done)
 	}
 	for _, want := range []string{"cancelling Dataflow job 2026-11-24_job", "JOB_STATE_CANCELLING"} {
 		if !strings.Contains(out.String(), want) {
@@ -116,7 +131,7 @@ func TestDataflowCancelRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out strings.Builder
-	if err := watchDataflow(ctx, c, fakeJob, 5*time.Millisecond, &out); !errors.Is(err, context.Canceled) {
+	if err := watchDataflow(ctx, c, fakeJob, 5*time.Millisecond, &out, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	want := "gcloud dataflow jobs cancel 2026-11-24_job --region europe-west1 --project proj"
@@ -136,7 +151,7 @@ func TestDataflowWatchEnds(t *testing.T) {
 		c := startFake(t, f)
 		time.AfterFunc(50*time.Millisecond, func() { f.set(tc.end) })
 		var out strings.Builder
-		err := watchDataflow(context.Background(), c, fakeJob, 5*time.Millisecond, &out)
+		err := watchDataflow(context.Background(), c, fakeJob, 5*time.Millisecond, &out, nil)
 		if (err != nil) != tc.fail || (err != nil && !strings.Contains(err.Error(), tc.end)) {
 			t.Errorf("job ending %s: error %v", tc.end, err)
 		}
