@@ -265,6 +265,9 @@ type TableSpec struct {
 	Alpha  float64
 	Alphas []float64
 	Table  BlockTable
+	// index is the table's limitsIndex, built by the first Finalize.
+	index     *limitsIndex
+	indexOnce sync.Once
 }
 
 // FinalizeChunk is one chunk of the finalize stage: the records of
@@ -408,7 +411,7 @@ func mapPointChunk(basis *ShiftBasis, c *PointChunk, rows [][][]float64) ([]Poin
 // Finalize runs the finalize stage on chunk c: FinalizeLimits with the
 // table and levels of t.
 func (t *TableSpec) Finalize(c *FinalizeChunk) (ChunkLimits, error) {
-	return FinalizeLimits(t.Alpha, t.Alphas, &t.Table, c.Points)
+	return t.finalize(c.Points)
 }
 
 // ChunkRunner runs the chunks of one stage on a worker, the stage's

@@ -499,6 +499,13 @@ func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
 			notAbove++
 		}
 	}
+	coveredFromCounts(alphas, m, below, notAbove, hits)
+}
+
+// coveredFromCounts adds to hits[a] one for every level alphas[a] at
+// which the jackknife+ interval from m values, below of V+ lying below y
+// and notAbove of V- not exceeding it, covers y (countCovered).
+func coveredFromCounts(alphas []float64, m, below, notAbove int, hits []int) {
 	for a, alpha := range alphas {
 		if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
 			hits[a]++

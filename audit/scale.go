@@ -266,19 +266,9 @@ const shiftPanel = 2048
 func (t *BlockTable) shiftsInto(d []float64, pts []PointRecord) ([]float64, error) {
 	w := t.K + t.KS
 	q := len(pts)
-	x := make([]float64, q*w)
-	for i, p := range pts {
-		if len(p.G) != t.K || len(p.H) != t.KS {
-			return nil, fmt.Errorf("audit: test point %d has %d+%d coefficients, the blocks %d+%d", i, len(p.G), len(p.H), t.K, t.KS)
-		}
-		if p.Forecast < -1 || p.Forecast >= t.F {
-			return nil, fmt.Errorf("audit: test point %d has forecast slot %d of %d", i, p.Forecast, t.F)
-		}
-		if p.Skip < -1 || p.Skip >= t.N {
-			return nil, fmt.Errorf("audit: test point %d leaves out block %d of %d", i, p.Skip, t.N)
-		}
-		copy(x[i*w:], p.G)
-		copy(x[i*w+t.K:], p.H)
+	xt, err := t.pointsT(pts)
+	if err != nil {
+		return nil, err
 	}
 	if cap(d) < q*t.N {
 		d = make([]float64, q*t.N)
@@ -294,12 +284,6 @@ func (t *BlockTable) shiftsInto(d []float64, pts []PointRecord) ([]float64, erro
 	// path). Panels of a multiple of four blocks leave every block's
 	// products as in one product over the table (the kernel takes four
 	// rows at a time), so the shifts do not depend on the panel.
-	xt := make([]float64, w*q)
-	for i := 0; i < q; i++ {
-		for j, v := range x[i*w : (i+1)*w] {
-			xt[j*q+i] = v
-		}
-	}
 	dt := make([]float64, min(shiftPanel, t.N)*q)
 	for b0 := 0; b0 < t.N; b0 += shiftPanel {
 		nb := min(shiftPanel, t.N-b0)
@@ -340,6 +324,16 @@ var shiftBuffers = sync.Pool{New: func() any { return new([]float64) }}
 // that grows with N × points. The LowRank solver's limits phase is this
 // function over chunks of the evaluation points.
 func FinalizeLimits(alpha float64, alphas []float64, t *BlockTable, pts []PointRecord) (ChunkLimits, error) {
+	if t.N < indexMinBlocks {
+		return finalizeFull(alpha, alphas, t, pts)
+	}
+	return finalizeIndexed(alpha, alphas, t, newLimitsIndex(t, 1), pts)
+}
+
+// finalizeFull is FinalizeLimits from every block's shift at every point
+// of the chunk (q × N floats at once): the reference, and the fallback of
+// finalizeIndexed where bounds do not settle enough blocks.
+func finalizeFull(alpha float64, alphas []float64, t *BlockTable, pts []PointRecord) (ChunkLimits, error) {
 	buf := shiftBuffers.Get().(*[]float64)
 	defer shiftBuffers.Put(buf)
 	d, err := t.shiftsInto(*buf, pts)
