@@ -14,9 +14,9 @@ package graph
 // having been written in the current tangent pass.
 type zeroTangents struct {
 	flag []bool // by slot: a parameter, step result or part known zero
-	// parts lists the parts of each container that its active parts
-	// cover whole; only those parts are ever flagged.
-	parts map[int][]int
+	// parts lists, by container slot, the parts of each container that
+	// its active parts cover whole; only those parts are ever flagged.
+	parts [][]int
 }
 
 // nilTangents reports whether kernel k takes a nil tangent in any input
@@ -36,7 +36,7 @@ func (s *State) startZero(v []float64) {
 	z := &s.d.zero
 	if z.flag == nil {
 		z.flag = make([]bool, len(p.slots))
-		z.parts = map[int][]int{}
+		z.parts = make([][]int, len(p.slots))
 		covered := map[int]int{}
 		for i, sl := range p.slots {
 			if sl.kind == slotPart && p.live[i] && s.d.active[i] {
@@ -44,9 +44,9 @@ func (s *State) startZero(v []float64) {
 				covered[sl.index] += numel(sl.shape)
 			}
 		}
-		for c := range z.parts {
-			if covered[c] != numel(p.slots[c].shape) {
-				delete(z.parts, c)
+		for c, ps := range z.parts {
+			if ps != nil && covered[c] != numel(p.slots[c].shape) {
+				z.parts[c] = nil
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func (s *State) rootOf(j int) int {
 func (s *State) tanZero(j int) bool {
 	z := &s.d.zero
 	r := s.rootOf(j)
-	if ps, ok := z.parts[r]; ok {
+	if ps := z.parts[r]; ps != nil {
 		for _, q := range ps {
 			if !z.flag[q] {
 				return false
@@ -94,7 +94,7 @@ func (s *State) tanZero(j int) bool {
 // a container that is not covered by flagged parts, zeros written.
 func (s *State) setZero(out int) {
 	if sl := s.p.slots[out]; sl.kind == slotPart {
-		if _, ok := s.d.zero.parts[sl.index]; !ok {
+		if s.d.zero.parts[sl.index] == nil {
 			clear(s.d.tan[out].F)
 			return
 		}
@@ -122,7 +122,7 @@ func (s *State) materialize(j int) {
 	if s.p.slots[r].kind == slotParam {
 		return
 	}
-	if ps, ok := z.parts[r]; ok {
+	if ps := z.parts[r]; ps != nil {
 		for _, q := range ps {
 			if z.flag[q] {
 				clear(s.d.tan[q].F)

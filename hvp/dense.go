@@ -79,6 +79,7 @@ type densePrepared struct {
 	st    *graph.State
 	g, dg []*graph.Tensor
 	f     []float64
+	wd2   []float64 // weight times the loss's second derivative, per output
 }
 
 // prepareDense runs the forward (and, for the Hessian, the first-order
@@ -104,6 +105,13 @@ func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*de
 		if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
 			return nil, err
 		}
+		pb.wd2 = make([]float64, len(b.Weight))
+		for k, w := range b.Weight {
+			if w != 0 {
+				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+				pb.wd2[k] = w * d2
+			}
+		}
 		if c == Hessian {
 			if err := pb.st.Backward(pb.g, scratch); err != nil {
 				return nil, err
@@ -120,7 +128,7 @@ const denseBlock = 16
 
 // columns adds columns lo..hi-1 of the curvature (their products with
 // the unit vectors) to cols (column j at cols[j*P:]), batch by batch:
-// every column still sums its batches in order, as column does.
+// every column still sums its batches in order.
 func (dw *denseWorker) columns(o *Objective, c Curvature, lo, hi int, cols []float64) error {
 	P := len(dw.e)
 	for i := range o.Batches {
@@ -152,8 +160,7 @@ func (dw *denseWorker) batchColumn(o *Objective, c Curvature, b *Batch, pb *dens
 				dg[k] = 0
 				continue
 			}
-			_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
-			dg[k] = w * d2 * df[k]
+			dg[k] = pb.wd2[k] * df[k] // (w d2) df, as terms computes it
 		}
 	}
 	if c == GaussNewton {
