@@ -18,10 +18,16 @@ import (
 // and first-order backward passes of every batch once and then, per
 // column, only the tangent and second-order passes.
 func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
-	return o.dense(ctx, c, theta, nil)
+	full, err := o.dense(ctx, c, theta, nil)
+	if err != nil {
+		return nil, err
+	}
+	return mat.NewSymDense(len(theta), full), nil
 }
 
-func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) (*mat.SymDense, error) {
+// dense forms the curvature as Dense does, returned as a row-major P×P
+// slice holding both triangles (mat.NewSymDense reads its upper one).
+func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) ([]float64, error) {
 	P := o.numParams()
 	if err := checkLen("theta", theta, P); err != nil {
 		return nil, err
@@ -55,14 +61,15 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 	if err != nil {
 		return nil, err
 	}
-	m := mat.NewSymDense(P, nil)
+	// Symmetrise in place: entries (i, j) and (j, i) become their mean.
 	for i := 0; i < P; i++ {
-		for j := i; j < P; j++ {
-			m.SetSym(i, j, (cols[j*P+i]+cols[i*P+j])/2)
+		for j := i + 1; j < P; j++ {
+			v := (cols[j*P+i] + cols[i*P+j]) / 2
+			cols[i*P+j], cols[j*P+i] = v, v
 		}
-		m.SetSym(i, i, m.At(i, i)+o.Ridge)
+		cols[i*P+i] += o.Ridge
 	}
-	return m, nil
+	return cols, nil
 }
 
 // denseWorker holds one worker's evaluation of every batch for Dense: the
@@ -83,16 +90,28 @@ type densePrepared struct {
 }
 
 // prepareDense runs the forward (and, for the Hessian, the first-order
-// backward) pass of every batch on fresh States.
+// backward) pass of every batch on fresh States. The States of one
+// Program share their tangent and second-order buffers (and, for the
+// Gauss-Newton matrix, whose cotangents are scratch too, their cotangent
+// buffers): a column runs its passes on one batch at a time, so one set
+// serves them all, held once per worker instead of once per batch.
 func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*denseWorker, error) {
 	P := len(theta)
 	dw := &denseWorker{bs: make([]densePrepared, len(o.Batches)), e: make([]float64, P)}
 	scratch := make([]float64, P)
+	first := map[*graph.Program]*graph.State{}
 	for i := range o.Batches {
 		b := &o.Batches[i]
 		pb := &dw.bs[i]
 		pb.st = b.Program.NewState()
 		pb.st.SetSerial(serial)
+		if f, ok := first[b.Program]; ok {
+			if err := pb.st.ShareBuffers(f, c != Hessian); err != nil {
+				return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
+			}
+		} else {
+			first[b.Program] = pb.st
+		}
 		outs, err := pb.st.Forward(theta, b.Inputs)
 		if err != nil {
 			return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
