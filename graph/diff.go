@@ -62,11 +62,6 @@ type diffState struct {
 	dgin     []*Tensor
 	din      []*Tensor
 	ex       *exampleState // BackwardPerExample
-	// share is set when the State shares its tangent and second-order
-	// buffers (and with shareCot its cotangent buffers) with other States
-	// (ShareBuffers, share.go).
-	share    *sharedBuffers
-	shareCot bool
 }
 
 // buffers returns a slot-indexed set of tensors for the active slots:
@@ -138,7 +133,6 @@ func (s *State) Tangent(v []float64) ([]*Tensor, error) {
 	if d.tan == nil {
 		d.tan = s.buffers()
 	}
-	d.wroteTangents()
 	s.bindParams(d.tan, v)
 	s.x.sparsity.reset()
 	s.startZero(v)
@@ -193,7 +187,7 @@ func (s *State) BackwardTangent(g, dg []*Tensor, grad, hv []float64) error {
 func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
 	p := s.p
 	d := s.diff()
-	if !d.tangentsValid() || !d.cotangentsValid() {
+	if !d.tanValid || !d.cotValid {
 		return fmt.Errorf("graph: SecondOrder needs a Tangent and a Backward first")
 	}
 	if len(hv) != len(p.g.theta) {
@@ -239,7 +233,6 @@ func (s *State) Backward(g []*Tensor, grad []float64) error {
 		d.cot = s.buffers()
 	}
 	d.cotValid = false
-	d.wroteCotangents()
 	if err := s.seed(d.cot, grad, g); err != nil {
 		return err
 	}

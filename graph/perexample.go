@@ -474,7 +474,6 @@ func (s *State) BackwardPerExample(x *PerExample, g []*Tensor, grads [][]float64
 		d.ex = es
 	}
 	d.cotValid = false
-	d.wroteCotangents()
 	if err := s.seed(d.cot, es.sink, g); err != nil {
 		return err
 	}
