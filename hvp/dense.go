@@ -15,9 +15,10 @@ import (
 
 // Dense forms the P×P curvature matrix column by column (C e_j for every
 // unit vector, columns spread over the workers), symmetrised as
-// (C + C^T)/2 to remove rounding asymmetry. Each worker runs the forward
-// and first-order backward passes of every batch once and then, per
-// column, only the tangent and second-order passes.
+// (C + C^T)/2 to remove rounding asymmetry. A worker takes a block of
+// columns (denseBlocks) and, batch after batch, runs the batch's forward
+// and first-order backward passes once and then, per column, only the
+// tangent and second-order passes.
 func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
 	full, err := o.dense(ctx, c, theta, nil)
 	if err != nil {
