@@ -60,11 +60,11 @@ func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64,
 	if err != nil {
 		return nil, err
 	}
-	c := mat.NewSymDense(P, full) // no copy: eigenSym copies it
-	rep.Trace = mat.Trace(c)
+	rep.Trace = mat.Trace(mat.NewSymDense(P, full))
 	rep.setDamping(P)
 	// The eigenvalues (values only: a third of the eigenvectors' cost)
-	// on one goroutine while the inverse is computed on this one.
+	// on one goroutine, from their own copy of C, while the inverse is
+	// computed on this one.
 	type eig struct {
 		vals []float64
 		ok   bool
@@ -74,7 +74,7 @@ func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64,
 	go func() {
 		var e eig
 		e.ok, e.err = interruptible(ctx, func() bool {
-			w, _, ok, err := eigenSym(ctx, c, false)
+			w, ok, err := eigenvalues(ctx, slices.Clone(full), P)
 			e.vals = w
 			return ok && err == nil
 		})
