@@ -145,7 +145,8 @@ func transposeInverse(inv []float64, P int, lu bool) []float64 {
 // dampedInverse returns (C + lambda I)^-1 (row-major P×P) of the
 // symmetric c (row-major): by Cholesky (Dpotrf, Dpotri) when C + lambda I
 // is positive definite, else by LU with partial pivoting (Dgetrf,
-// Dgetri). An exactly singular matrix is an error.
+// Dgetri: luFactor and luInverse). An exactly singular matrix is an
+// error.
 func dampedInverse(ctx context.Context, c []float64, P int, lambda float64) (inv []float64, lu bool, err error) {
 	a := make([]float64, P*P)
 	ok, ierr := interruptible(ctx, func() bool {
@@ -169,14 +170,11 @@ func dampedInverse(ctx context.Context, c []float64, P int, lambda float64) (inv
 		lu = true
 		load()
 		ipiv := make([]int, P)
-		if !impl.Dgetrf(P, P, a, P, ipiv) {
+		if !luFactor(P, a, ipiv) {
 			err = errs.Fix([]Option{OptDamping}, "%w: the %d×%d damped curvature is exactly singular (lambda %.4g)", ErrIndefinite, P, P, lambda)
 			return false
 		}
-		work := make([]float64, 1)
-		impl.Dgetri(P, a, P, ipiv, work, -1)
-		work = make([]float64, max(P, int(work[0])))
-		return impl.Dgetri(P, a, P, ipiv, work, len(work))
+		return luInverse(P, a, ipiv)
 	})
 	if ierr != nil {
 		return nil, false, ierr
