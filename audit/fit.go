@@ -231,7 +231,9 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 		}
 	}
 	naive := inSampleResiduals(p, fx)
-	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
+	total := inf.total
+	inf.total = nil
+	if inf.diag.Fit, err = fitCheck(ctx, p, total, fx); err != nil {
 		return nil, err
 	}
 	if inf.diag.Scheme, err = adviseScheme(ctx, p, fx); err != nil {

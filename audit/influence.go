@@ -52,6 +52,11 @@ type influence struct {
 	// phase computed them (the LowRank solver's terms), for the checks
 	// after it; fit reads and then drops them.
 	fx trainOutputs
+	// total is the gradient of the training objective over p.groups at
+	// theta_hat (hvp.Objective.Gradient), when the phase formed it (the
+	// dense solvers), which the fit check reads instead of forming it
+	// again: the same floats, without a second pass and its buffers.
+	total []float64
 }
 
 // influenceRep is how the phases after the influence phase read the
@@ -108,6 +113,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]
 		gnorm[k] = norm(g)
 	}
 	inf.stationarity(total, gnorm)
+	inf.total = total
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: dampingFor(&p.opt, d.Stationarity), Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole
