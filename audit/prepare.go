@@ -19,7 +19,8 @@ import (
 // options after defaults, the model and how to feed it, the trained
 // parameters, the data sets, the block scheme and the batches the model
 // is evaluated on. prepare builds it; nothing changes it afterwards (the
-// model IO's program cache is safe for concurrent use).
+// model IO's program cache and the pool of States are safe for concurrent
+// use).
 type problem struct {
 	opt     Options
 	g       *graph.Graph // the model, restricted to Options.Params
@@ -38,10 +39,15 @@ type problem struct {
 	groups, parts, evalGroups, calGroups []*group
 	// inseparable is why per-sequence gradients of a batch cannot be taken
 	// in one pass (graph.ErrNotSeparable: an embedding looked up by codes),
-	// or nil; the low-rank path needs them.
+	// or nil; the low-rank path needs them. It is only looked for when
+	// Options.Solver is Auto or LowRank.
 	inseparable error
 	// poolNote says which pooling of residuals runs (resolvePooling).
 	poolNote string
+	// pool, when not nil, lends the States of the trained model's
+	// forward passes and of the training objective's gradient from one
+	// phase to the next (statePool); nil: each pass makes its own.
+	pool *statePool
 }
 
 // group is a set of sequences of equal length evaluated as one batch.
@@ -109,7 +115,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 // builds the block scheme and batches the training, evaluated and
 // calibration sequences. test nil is a self-audit.
 func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, error) {
-	p := &problem{opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers}
+	p := &problem{opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers, pool: &statePool{}}
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
@@ -143,8 +149,13 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.groups, err = p.makeGroups(train, wholeBatch); err != nil {
 		return nil, err
 	}
-	if err := p.checkSeparable(); err != nil {
-		return nil, err
+	// Only the low-rank solver, chosen or automatic, depends on whether
+	// the batches separate (the analysis of a batch's program allocates
+	// several times its buffers).
+	if o.Solver == Auto || o.Solver == LowRank {
+		if err := p.checkSeparable(); err != nil {
+			return nil, err
+		}
 	}
 	// The LowRank solver streams batches and never reads parts: one
 	// group per sequence was 0.6 GB at a million sequences.
