@@ -205,13 +205,27 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*StepConformal) 
 	for i, s := range d.Seqs {
 		seqs[i].ID = s.ID
 	}
+	// Every sequence's steps are cut from one array, and the targets from
+	// another, each made at its exact size.
+	count := make([]int, d.Len())
+	labelled := 0
+	for _, pt := range pts {
+		count[pt.seq]++
+		if pt.has {
+			labelled++
+		}
+	}
+	steps, targets := make([]StepResult, len(pts)), make([]float64, 0, labelled)
+	for i, n := range count {
+		seqs[i].Steps, steps = steps[:0:n], steps[n:]
+	}
 	for p, pt := range pts {
 		s := d.Seqs[pt.seq]
 		st := StepResult{Row: pt.f.T, Step: s.Steps[pt.f.T], Horizon: pt.f.H, Prediction: pt.pred,
 			Lower: l.lo[p], Upper: l.up[p], NaiveLower: l.nlo[p], NaiveUpper: l.nup[p], M: l.m[p]}
 		if pt.has {
-			y := pt.y
-			st.Target = &y
+			targets = append(targets, pt.y)
+			st.Target = &targets[len(targets)-1]
 		}
 		if conf != nil {
 			st.Conformal = conf[p]

@@ -134,7 +134,8 @@ func BenchmarkPerSequenceGradientsSeparatePaper(b *testing.B) {
 }
 
 // chunked splits a one-batch objective over sequences into batches of at
-// most size sequences, with a job and result slots for each.
+// most size sequences, with a job and result slots for each. Batches of
+// one size share one compiled Program, as the audit's do.
 func chunked(b testing.TB, whole *hvp.Objective, size int) (*hvp.Objective, []hvp.Job, [][][]float64) {
 	bt := whole.Batches[0]
 	x := bt.Inputs[0]
@@ -142,12 +143,17 @@ func chunked(b testing.TB, whole *hvp.Objective, size int) (*hvp.Objective, []hv
 	o := &hvp.Objective{}
 	var jobs []hvp.Job
 	var out [][][]float64
+	progs := map[int]*graph.Program{}
 	for lo := 0; lo < n; lo += size {
 		hi := min(lo+size, n)
 		xi := graph.NewFloat([]int{hi - lo, T, 1}, x.F[lo*T:hi*T])
-		p, err := bt.Program.Graph().Compile([]*graph.Tensor{xi})
-		if err != nil {
-			b.Fatal(err)
+		p, ok := progs[hi-lo]
+		if !ok {
+			var err error
+			if p, err = bt.Program.Graph().Compile([]*graph.Tensor{xi}); err != nil {
+				b.Fatal(err)
+			}
+			progs[hi-lo] = p
 		}
 		jobs = append(jobs, hvp.Job{Batch: len(o.Batches)})
 		o.Batches = append(o.Batches, hvp.Batch{Program: p, Inputs: []*graph.Tensor{xi}, Target: bt.Target[lo*T : hi*T], Weight: bt.Weight[lo*T : hi*T], ExampleAxes: []int{0}})

@@ -3,6 +3,7 @@ package hvp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -14,14 +15,21 @@ import (
 
 // Dense forms the P×P curvature matrix column by column (C e_j for every
 // unit vector, columns spread over the workers), symmetrised as
-// (C + C^T)/2 to remove rounding asymmetry. Each worker runs the forward
-// and first-order backward passes of every batch once and then, per
-// column, only the tangent and second-order passes.
+// (C + C^T)/2 to remove rounding asymmetry. A worker takes a block of
+// columns (denseBlocks) and, batch after batch, runs the batch's forward
+// and first-order backward passes once and then, per column, only the
+// tangent and second-order passes.
 func (o *Objective) Dense(ctx context.Context, c Curvature, theta []float64) (*mat.SymDense, error) {
-	return o.dense(ctx, c, theta, nil)
+	full, err := o.dense(ctx, c, theta, nil)
+	if err != nil {
+		return nil, err
+	}
+	return mat.NewSymDense(len(theta), full), nil
 }
 
-func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) (*mat.SymDense, error) {
+// dense forms the curvature as Dense does, returned as a row-major P×P
+// slice holding both triangles (mat.NewSymDense reads its upper one).
+func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, progress func(done, total int)) ([]float64, error) {
 	P := o.numParams()
 	if err := checkLen("theta", theta, P); err != nil {
 		return nil, err
@@ -30,50 +38,51 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 	nw := o.nworkersFor(P)
 	workers := make([]*denseWorker, max(1, nw))
 	var mu sync.Mutex
-	done := 0
-	nblk := (P + denseBlock - 1) / denseBlock
+	done, nb := 0, max(1, len(o.Batches))
+	nblk := denseBlocks(P, nw)
 	err := par.For(ctx, nblk, nw, func(w, blk int) error {
 		if workers[w] == nil {
-			dw, err := o.prepareDense(c, theta, nw > 1)
-			if err != nil {
-				return err
+			workers[w] = &denseWorker{e: make([]float64, P), grad: make([]float64, P), serial: nw > 1, states: map[seedKey]*densePrepared{}}
+		}
+		lo, hi := blk*P/nblk, (blk+1)*P/nblk
+		return workers[w].columns(ctx, o, c, theta, lo, hi, cols, func() {
+			if progress != nil {
+				mu.Lock()
+				done += hi - lo
+				progress(done/nb, P)
+				mu.Unlock()
 			}
-			workers[w] = dw
-		}
-		lo, hi := blk*denseBlock, min(P, (blk+1)*denseBlock)
-		if err := workers[w].columns(o, c, lo, hi, cols); err != nil {
-			return err
-		}
-		if progress != nil {
-			mu.Lock()
-			done += hi - lo
-			progress(done, P)
-			mu.Unlock()
-		}
-		return nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	m := mat.NewSymDense(P, nil)
+	// Symmetrise in place: entries (i, j) and (j, i) become their mean.
 	for i := 0; i < P; i++ {
-		for j := i; j < P; j++ {
-			m.SetSym(i, j, (cols[j*P+i]+cols[i*P+j])/2)
+		for j := i + 1; j < P; j++ {
+			v := (cols[j*P+i] + cols[i*P+j]) / 2
+			cols[i*P+j], cols[j*P+i] = v, v
 		}
-		m.SetSym(i, i, m.At(i, i)+o.Ridge)
+		cols[i*P+i] += o.Ridge
 	}
-	return m, nil
+	return cols, nil
 }
 
-// denseWorker holds one worker's evaluation of every batch for Dense: the
-// forward and first-order backward passes, run once, after which each
-// column needs only the tangent and second-order passes.
+// denseWorker holds one worker's State per Program (and output read):
+// for a block of columns it runs the forward and first-order backward
+// passes of one batch, then the block's tangent and second-order passes
+// on it, and goes on to the next batch. Holding one batch's evaluation at
+// a time keeps the memory and the working set of the passes to one
+// batch's buffers; the forward and backward passes are run once per
+// block and batch, which denseBlocks keeps few.
 type denseWorker struct {
-	bs []densePrepared
-	e  []float64 // the unit vector of the current column
+	e      []float64 // the unit vector of the current column
+	grad   []float64 // Backward's gradient, not needed
+	serial bool
+	states map[seedKey]*densePrepared
 }
 
-// densePrepared is one batch's State after the forward pass, with the
+// densePrepared is a State after the forward pass of a batch, with the
 // loss's first derivatives g at its outputs f and room for their tangents.
 type densePrepared struct {
 	st    *graph.State
@@ -82,62 +91,81 @@ type densePrepared struct {
 	wd2   []float64 // weight times the loss's second derivative, per output
 }
 
-// prepareDense runs the forward (and, for the Hessian, the first-order
-// backward) pass of every batch on fresh States.
-func (o *Objective) prepareDense(c Curvature, theta []float64, serial bool) (*denseWorker, error) {
-	P := len(theta)
-	dw := &denseWorker{bs: make([]densePrepared, len(o.Batches)), e: make([]float64, P)}
-	scratch := make([]float64, P)
-	for i := range o.Batches {
-		b := &o.Batches[i]
-		pb := &dw.bs[i]
-		pb.st = b.Program.NewState()
-		pb.st.SetSerial(serial)
-		outs, err := pb.st.Forward(theta, b.Inputs)
-		if err != nil {
-			return nil, fmt.Errorf("hvp: batch %d: %w", i, err)
-		}
+// denseBlocks is how many blocks of consecutive columns Dense splits the
+// P columns into for nw workers: each block runs the forward and backward
+// passes of every batch once more (about eight columns' tangent and
+// second-order passes), so blocks are few: one per worker, or two when
+// they can be denseBlockMin columns long, so that a worker slowed by
+// other work leaves the others some of its share.
+func denseBlocks(P, nw int) int {
+	return max(1, min(P, 2*nw, max(nw, P/denseBlockMin)))
+}
+
+// denseBlockMin is the fewest columns per block of denseBlocks.
+const denseBlockMin = 64
+
+// prepare runs the forward (and, for the Hessian, the first-order
+// backward) pass of batch i on the worker's State of its Program.
+func (dw *denseWorker) prepare(o *Objective, c Curvature, theta []float64, i int) (*densePrepared, error) {
+	b := &o.Batches[i]
+	k := seedKey{b.Program, b.Output}
+	pb, ok := dw.states[k]
+	if !ok {
+		pb = &densePrepared{st: b.Program.NewState()}
+		pb.st.SetSerial(dw.serial)
+		dw.states[k] = pb
+	}
+	outs, err := pb.st.Forward(theta, b.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	if pb.g == nil {
 		shape := outs[b.Output].Shape
 		pb.g = make([]*graph.Tensor, b.Program.NumOutputs())
 		pb.dg = make([]*graph.Tensor, b.Program.NumOutputs())
 		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
-		pb.f = outs[b.Output].F
-		if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
-			return nil, err
-		}
-		pb.wd2 = make([]float64, len(b.Weight))
-		for k, w := range b.Weight {
-			if w != 0 {
-				_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
-				pb.wd2[k] = w * d2
-			}
-		}
-		if c == Hessian {
-			if err := pb.st.Backward(pb.g, scratch); err != nil {
-				return nil, err
-			}
+	}
+	pb.f = outs[b.Output].F
+	if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+		return nil, err
+	}
+	pb.wd2 = slices.Grow(pb.wd2[:0], len(b.Weight))[:len(b.Weight)]
+	for k, w := range b.Weight {
+		pb.wd2[k] = 0
+		if w != 0 {
+			_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+			pb.wd2[k] = w * d2
 		}
 	}
-	return dw, nil
+	if c == Hessian {
+		if err := pb.st.Backward(pb.g, dw.grad); err != nil {
+			return nil, err
+		}
+	}
+	return pb, nil
 }
 
-// denseBlock is how many columns a worker forms per sweep over the
-// batches: each batch's State then serves denseBlock columns in a row
-// while its buffers are still in cache.
-const denseBlock = 16
-
 // columns adds columns lo..hi-1 of the curvature (their products with
-// the unit vectors) to cols (column j at cols[j*P:]), batch by batch:
-// every column still sums its batches in order.
-func (dw *denseWorker) columns(o *Objective, c Curvature, lo, hi int, cols []float64) error {
+// the unit vectors) to cols (column j at cols[j*P:]), batch by batch
+// (every column sums its batches in order), calling batchDone after
+// each batch.
+func (dw *denseWorker) columns(ctx context.Context, o *Objective, c Curvature, theta []float64, lo, hi int, cols []float64, batchDone func()) error {
 	P := len(dw.e)
 	for i := range o.Batches {
-		b, pb := &o.Batches[i], &dw.bs[i]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := &o.Batches[i]
+		pb, err := dw.prepare(o, c, theta, i)
+		if err != nil {
+			return fmt.Errorf("hvp: batch %d: %w", i, err)
+		}
 		for j := lo; j < hi; j++ {
 			if err := dw.batchColumn(o, c, b, pb, j, cols[j*P:(j+1)*P]); err != nil {
 				return fmt.Errorf("hvp: batch %d: %w", i, err)
 			}
 		}
+		batchDone()
 	}
 	return nil
 }

@@ -33,7 +33,11 @@ func (exactMethod) String() string { return "exact" }
 type exactFactor struct {
 	P    int
 	vals []float64 // C's eigenvalues, ascending
-	inv  []float64 // (C + lambda I)^-1, row-major P×P
+	// invT is (C + lambda I)^-T, row-major P×P (the inverse stored by
+	// columns), so that the solves' products B^T inv^T read it as it is,
+	// without MatMul's transposed copy per call; the Cholesky path's
+	// inverse is exactly symmetric, and is its own transpose.
+	invT []float64
 	c    []float64 // C, row-major, for residuals and re-damping
 	lam  float64
 	// refine: the inverse came from LU (C + lambda I indefinite), and
@@ -51,18 +55,13 @@ func (f *exactFactor) SolveAll(ctx context.Context, x, b [][]float64) error {
 // inverts C + lambda I (exactFactor).
 func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64, opt *Options, rep *Report) (factor, error) {
 	P := o.numParams()
-	c, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
+	full, err := o.dense(ctx, opt.Curvature, theta, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
+	c := mat.NewSymDense(P, full) // no copy: eigenSym copies it
 	rep.Trace = mat.Trace(c)
 	rep.setDamping(P)
-	full := make([]float64, P*P)
-	for i := 0; i < P; i++ {
-		for k := 0; k < P; k++ {
-			full[i*P+k] = c.At(i, k)
-		}
-	}
 	// The eigenvalues (values only: a third of the eigenvectors' cost)
 	// on one goroutine while the inverse is computed on this one.
 	type eig struct {
@@ -96,7 +95,7 @@ func (exactMethod) factorize(ctx context.Context, o *Objective, theta []float64,
 	if invErr != nil {
 		return nil, invErr
 	}
-	f.inv, f.lam, f.refine = inv, rep.Lambda, lu
+	f.invT, f.lam, f.refine = transposeInverse(inv, P, lu), rep.Lambda, lu
 	return f, nil
 }
 
@@ -126,7 +125,20 @@ func (f *exactFactor) redamp(ctx context.Context, rep *Report) (factor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &exactFactor{P: f.P, vals: f.vals, inv: inv, c: f.c, lam: rep.Lambda, refine: lu}, nil
+	return &exactFactor{P: f.P, vals: f.vals, invT: transposeInverse(inv, f.P, lu), c: f.c, lam: rep.Lambda, refine: lu}, nil
+}
+
+// transposeInverse transposes dampedInverse's P×P result inv in place
+// when it came from LU (lu); the Cholesky path's is exactly symmetric.
+func transposeInverse(inv []float64, P int, lu bool) []float64 {
+	if lu {
+		for i := 0; i < P; i++ {
+			for j := i + 1; j < P; j++ {
+				inv[i*P+j], inv[j*P+i] = inv[j*P+i], inv[i*P+j]
+			}
+		}
+	}
+	return inv
 }
 
 // dampedInverse returns (C + lambda I)^-1 (row-major P×P) of the
@@ -196,19 +208,22 @@ func (f *exactFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Rep
 		copy(bt[j*P:], col)
 	}
 	xt := make([]float64, n*P)
-	graph.MatMul(false, true, n, P, P, bt, f.inv, xt)
+	graph.MatMul(false, false, n, P, P, bt, f.invT, xt)
+	rt := bt // the residuals' product, below
 	if f.refine {
-		// One step of iterative refinement: X += inv (B - (C + lambda I) X).
+		// One step of iterative refinement: X += inv (B - (C + lambda I) X),
+		// the correction formed in bt, no longer needed.
 		r := make([]float64, n*P)
 		graph.MatMul(false, false, n, P, P, xt, f.c, r)
 		for k := range r {
 			r[k] = bt[k] - r[k] - f.lam*xt[k]
 		}
-		dx := make([]float64, n*P)
-		graph.MatMul(false, true, n, P, P, r, f.inv, dx)
+		dx := bt
+		graph.MatMul(false, false, n, P, P, r, f.invT, dx)
 		for k := range xt {
 			xt[k] += dx[k]
 		}
+		rt = r
 	}
 	for j := range x {
 		if x[j] == nil {
@@ -222,7 +237,6 @@ func (f *exactFactor) solveAll(ctx context.Context, x, rhs [][]float64, rep *Rep
 	}
 	// Residuals against the dense matrix, (C + lambda I) X - B, as one
 	// more product over all columns.
-	rt := bt // reused
 	graph.MatMul(false, false, n, P, P, xt, f.c, rt)
 	rep.Iterations = make([]int, n)
 	rep.Residuals = make([]float64, n)

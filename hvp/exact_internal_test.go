@@ -80,9 +80,10 @@ func TestDampedInverse(t *testing.T) {
 	}
 	f.lam = -w[P/2] + 1e-6
 	var lu bool
-	if f.inv, lu, err = dampedInverse(ctx, sym, P, f.lam); err != nil || !lu {
+	if f.invT, lu, err = dampedInverse(ctx, sym, P, f.lam); err != nil || !lu {
 		t.Fatal(lu, err)
 	}
+	f.invT = transposeInverse(f.invT, P, lu)
 	b := make([]float64, P)
 	for i := range b {
 		b[i] = r.NormFloat64()
