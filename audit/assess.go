@@ -58,16 +58,17 @@ func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 
 // fitCheck is the column and ridge check of a fit (FitCheck): the ridge
 // part from the total training gradient, except on the LowRank path,
-// which does not form it.
-func fitCheck(ctx context.Context, p *problem) (*FitCheck, error) {
-	var total []float64
-	if solver, _ := p.solverName(); solver != LowRank {
+// which does not form it. total is that gradient when the influence
+// phase formed it (influence.total), else nil; fx are the model's
+// outputs on the training batches (trainOutputs).
+func fitCheck(ctx context.Context, p *problem, total []float64, fx trainOutputs) (*FitCheck, error) {
+	if solver, _ := p.solverName(); solver != LowRank && total == nil {
 		total = make([]float64, len(p.theta))
 		if _, err := p.objective(p.groups).Gradient(ctx, p.theta, total); err != nil {
 			return nil, err
 		}
 	}
-	return checkFit(ctx, p, total)
+	return checkFit(ctx, p, total, fx)
 }
 
 // assess is Run's last phase: the damping sensitivity (when asked for;

@@ -190,6 +190,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		if ev.cal, err = p.pointsOf(ctx, p.cal, p.calGroups); err != nil {
 			return nil, err
 		}
+		p.keepTrainingStates()
 	}
 	f, err = fit(ctx, p, ev, clock.begin)
 	if err != nil {
@@ -231,11 +232,16 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 		}
 	}
 	naive := inSampleResiduals(p, fx)
-	if inf.diag.Fit, err = fitCheck(ctx, p); err != nil {
+	total := inf.total
+	inf.total = nil
+	if inf.diag.Fit, err = fitCheck(ctx, p, total, fx); err != nil {
 		return nil, err
 	}
 	if inf.diag.Scheme, err = adviseScheme(ctx, p, fx); err != nil {
 		return nil, err
+	}
+	if p.pool != nil {
+		p.pool.release() // the limits phase runs programs of its own
 	}
 	f := &Fitted{opt: p.opt, g: p.g, io: p.io, theta: p.theta, train: p.train, inf: inf, loo: loo, naive: naive,
 		influential: mostInfluential(p.scheme, inf.diag.InfluenceNorms, loo.shift)}

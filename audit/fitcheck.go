@@ -92,19 +92,31 @@ const (
 )
 
 // checkFit measures FitCheck: one forward pass over (at most fitSequences of)
-// the training data per mapping, and, unless total is nil, the ridge fit
-// from the total training gradient total (with the given ridge).
-func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, error) {
+// the training data per order of the features, and, unless total is nil,
+// the ridge fit from the total training gradient total (with the given
+// ridge). fx, when not nil, are the model's outputs on p.groups
+// (trainOutputs), which serve when those are all the training sequences
+// checked. The shifted targets reuse the outputs of the data as read: a
+// shift changes the targets, not the inputs.
+func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs) (*FitCheck, error) {
 	train := p.train
 	sub := *train
+	groups := p.groups
 	if len(sub.Seqs) > fitSequences {
 		sub.Seqs = sub.Seqs[:fitSequences]
+		fx = nil
 	}
 	f := &FitCheck{Sequences: len(sub.Seqs), Ridge: p.opt.Ridge, GradNorm: math.NaN(), FittedRidge: math.NaN(), FittedGradNorm: math.NaN()}
 	var err error
-	if f.RMSE, err = p.trainingRMSE(ctx, &sub); err != nil {
-		return nil, err
+	if fx == nil {
+		if groups, err = p.makeGroups(&sub, wholeBatch); err != nil {
+			return nil, err
+		}
+		if fx, err = p.outputs(ctx, groups); err != nil {
+			return nil, err
+		}
 	}
+	f.RMSE = p.rmse(&sub, groups, fx)
 	for _, perm := range permutations(len(train.Features)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -126,11 +138,7 @@ func checkFit(ctx context.Context, p *problem, total []float64) (*FitCheck, erro
 		if s < 0 || len(train.Targets) == 0 {
 			continue
 		}
-		r, err := p.trainingRMSE(ctx, shifted(&sub, s))
-		if err != nil {
-			continue
-		}
-		f.Alternatives = append(f.Alternatives, Alternative{Shift: s, RMSE: r})
+		f.Alternatives = append(f.Alternatives, Alternative{Shift: s, RMSE: p.rmse(shifted(&sub, s), groups, fx)})
 	}
 	if total != nil {
 		f.GradNorm = norm(total)
@@ -161,22 +169,29 @@ func (p *problem) trainingRMSE(ctx context.Context, d *blocks.Dataset) (float64,
 	if err != nil {
 		return math.NaN(), err
 	}
-	pts, err := p.pointsOf(ctx, d, groups)
+	fx, err := p.outputs(ctx, groups)
 	if err != nil {
 		return math.NaN(), err
 	}
+	return p.rmse(d, groups, fx), nil
+}
+
+// rmse is the RMSE over the targets of d of the outputs fx of its
+// batches groups (NaN without a target), summed in the order of
+// eachPoint.
+func (p *problem) rmse(d *blocks.Dataset, groups []*group, fx [][]float64) float64 {
 	var ss float64
 	n := 0
-	for _, pt := range pts {
+	p.eachPoint(d, groups, fx, func(pt point) {
 		if pt.has {
 			ss += (pt.y - pt.pred) * (pt.y - pt.pred)
 			n++
 		}
-	}
+	})
 	if n == 0 {
-		return math.NaN(), nil
+		return math.NaN()
 	}
-	return math.Sqrt(ss / float64(n)), nil
+	return math.Sqrt(ss / float64(n))
 }
 
 // permutations lists the orders of d features other than the identity

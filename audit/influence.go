@@ -49,9 +49,15 @@ type influence struct {
 	// (exact, dual), since it keeps the factorisation alive.
 	redamp func(ctx context.Context, q *problem, rho float64) (*influence, error)
 	// fx are the model's outputs on the training batches, when the
-	// phase computed them (the LowRank solver's terms), for the checks
-	// after it; fit reads and then drops them.
+	// phase computed them (the LowRank solver's terms; the dense solvers
+	// before their curvature), for the checks after it; fit reads and
+	// then drops them.
 	fx trainOutputs
+	// total is the gradient of the training objective over p.groups at
+	// theta_hat (hvp.Objective.Gradient), when the phase formed it (the
+	// dense solvers), which the fit check reads instead of forming it
+	// again: the same floats, without a second pass and its buffers.
+	total []float64
 }
 
 // influenceRep is how the phases after the influence phase read the
@@ -98,16 +104,35 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
 	inf := &influence{estimator: p.opt.Estimator}
 	d := &inf.diag
+	// The checks after the influence phase read the model's outputs on
+	// the training batches (fit): run now, on the States the evaluated
+	// batches left in the pool, they need no buffers of their own.
+	fx, err := p.trainOutputs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inf.fx = fx
 	whole := p.objective(p.groups)
+	if p.pool != nil {
+		// The evaluated batches' forward passes left States of the
+		// same programs.
+		whole.States = p.pool
+	}
 	total := make([]float64, len(p.theta))
 	if _, err := whole.Gradient(ctx, p.theta, total); err != nil {
 		return nil, err
+	}
+	if p.pool != nil {
+		// The curvature needs the heap for its own buffers (whole
+		// keeps its States while a solver uses it).
+		p.pool.release()
 	}
 	gnorm := make([]float64, len(grads))
 	for k, g := range grads {
 		gnorm[k] = norm(g)
 	}
 	inf.stationarity(total, gnorm)
+	inf.total = total
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: dampingFor(&p.opt, d.Stationarity), Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole

@@ -72,7 +72,7 @@ func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point
 // scanLimits is jackknifeLimits and, with curve, the calibration curve
 // of the labelled points (nil without curve).
 func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
-	l, counts := scanCounts(ctx, workers, alpha, pts, off, preds, entries, self, keep, curve)
+	l, counts := scanCounts(ctx, workers, alpha, pts, off, preds, entries, self, keep, curve, nil)
 	if !curve {
 		return l, nil
 	}
@@ -81,33 +81,70 @@ func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, of
 
 // scanCounts is scanLimits with, for the curve, the coverage counts of
 // the labelled points per range of points (nil without curve), to be
-// added by curveOf.
-func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, [][]int) {
+// added by curveOf. sel (nil: one made for these points) is the banded
+// selection of the points' limits where preds is a whole predMatrix and
+// keep is nil; elsewhere every value is formed and selected.
+func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool, sel *selector) (limits, [][]int) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	pm, banded := preds.(predMatrix)
+	for _, row := range pm {
+		banded = banded && row != nil
+	}
+	banded = banded && keep == nil && len(pm) > 0
+	if banded && sel == nil {
+		sel = newSelector(pts, entries, self, workers)
+	}
 	// Ranges of points small enough that every worker has a few.
 	chunk := min(256, max(16, n/(4*max(1, workers))))
 	chunks := (n + chunk - 1) / chunk
-	type scratch struct{ pred, vm, vp []float64 }
-	buf := make([]scratch, workers)
+	buf := make([]selectScratch, workers)
+	if banded {
+		buf = sel.scratch
+	}
 	// Counts per chunk, added afterwards: integers, so the curve does not
 	// depend on the order.
 	counts := make([][]int, chunks)
 	_ = par.For(ctx, chunks, workers, func(w, c int) error {
 		s := &buf[w]
-		if s.pred == nil {
-			s.pred = make([]float64, preds.blocks())
+		p0, p1 := c*chunk, min(n, (c+1)*chunk)
+		// The spread of the range's points, unless sel has that of
+		// all of them.
+		var sp *predSpread
+		at := 0 // sp's index of point 0
+		if banded {
+			sp = &sel.spread
+			if len(sp.fmin) != n {
+				s.spread.rows(pm, off+p0, off+p1)
+				sp, at = &s.spread, p0
+			}
 		}
 		hits := make([]int, len(calibrationAlphas))
-		for p := c * chunk; p < min(n, (c+1)*chunk); p++ {
+		for p := p0; p < p1; p++ {
 			pt := pts[p]
 			es, skip := entries.at(pt, self)
+			var h []int
+			if curve && pt.has {
+				h = hits
+			}
+			if j := p - at; banded && skip == noSkip && sp.chk[j] == 0 {
+				if se := sel.of(es); se != nil {
+					lo, up, m, ok := s.banded(alpha, se, pm, off+p, sp.fmin[j], sp.fmax[j], pt.y, h)
+					if ok {
+						l.lo[p], l.up[p], l.m[p] = lo, up, m
+						continue
+					}
+				}
+			}
+			if s.pred == nil {
+				s.pred = make([]float64, preds.blocks())
+			}
 			preds.point(off+p, s.pred)
 			s.vm, s.vp = jackknifeValues(es, s.pred, skip, keep, s.vm, s.vp)
-			if curve && pt.has {
+			if h != nil {
 				// Before jackknifePlus, which reorders the values and
 				// maps NaN to infinities.
-				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, hits)
+				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
 			}
 			l.lo[p], l.up[p] = jackknifePlus(alpha, s.vm, s.vp)
 			l.m[p] = len(s.vp)
@@ -168,13 +205,27 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*StepConformal) 
 	for i, s := range d.Seqs {
 		seqs[i].ID = s.ID
 	}
+	// Every sequence's steps are cut from one array, and the targets from
+	// another, each made at its exact size.
+	count := make([]int, d.Len())
+	labelled := 0
+	for _, pt := range pts {
+		count[pt.seq]++
+		if pt.has {
+			labelled++
+		}
+	}
+	steps, targets := make([]StepResult, len(pts)), make([]float64, 0, labelled)
+	for i, n := range count {
+		seqs[i].Steps, steps = steps[:0:n], steps[n:]
+	}
 	for p, pt := range pts {
 		s := d.Seqs[pt.seq]
 		st := StepResult{Row: pt.f.T, Step: s.Steps[pt.f.T], Horizon: pt.f.H, Prediction: pt.pred,
 			Lower: l.lo[p], Upper: l.up[p], NaiveLower: l.nlo[p], NaiveUpper: l.nup[p], M: l.m[p]}
 		if pt.has {
-			y := pt.y
-			st.Target = &y
+			targets = append(targets, pt.y)
+			st.Target = &targets[len(targets)-1]
 		}
 		if conf != nil {
 			st.Conformal = conf[p]

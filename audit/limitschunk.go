@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -45,7 +46,9 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 	buf := make([]float64, nb*maxPts)
 	preds := make(predMatrix, nb)
 	ws := newStates(p.workers)
+	sel := newSelector(pts, entries, self, p.workers)
 	ths := make([][]float64, p.workers)
+	spreads := make([]predSpread, p.workers)
 	for w := range ths {
 		ths[w] = make([]float64, len(p.theta))
 	}
@@ -61,16 +64,19 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		for b := range preds {
 			preds[b] = buf[b*np : (b+1)*np]
 		}
+		for w := range spreads {
+			spreads[w].reset(np)
+		}
 		err := par.For(ctx, nb, p.workers, func(w, b int) error {
 			th := ths[w]
-			for j := range th {
-				th[j] = p.theta[j] + deltas[b][j]
-			}
+			copy(th, p.theta)
+			f64.AddTo(th, deltas[b])
 			outs, err := ws[w].get(c.gr.prog).Forward(th, c.gr.in)
 			if err != nil {
 				return err
 			}
 			c.g.do(preds[b], outs[0].F)
+			spreads[w].add(preds[b])
 			mu.Lock()
 			done++
 			p.opt.progress(phase, done, total)
@@ -80,11 +86,12 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		if err != nil {
 			return l, nil, err
 		}
+		sel.merge(spreads)
 		local = local[:0]
 		for _, i := range c.idx {
 			local = append(local, pts[i])
 		}
-		cl, cc := scanCounts(ctx, p.workers, p.opt.Alpha, local, 0, preds, entries, self, nil, curve)
+		cl, cc := scanCounts(ctx, p.workers, p.opt.Alpha, local, 0, preds, entries, self, nil, curve, sel)
 		for j, i := range c.idx {
 			l.lo[i], l.up[i], l.m[i] = cl.lo[j], cl.up[j], cl.m[j]
 		}

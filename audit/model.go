@@ -57,6 +57,7 @@ type modelIO struct {
 
 	mu    sync.Mutex
 	progs map[string]*graph.Program // by progKey
+	fcs   map[int][]forecast        // forecasts by sequence length
 }
 
 // inputFill says what fills one graph input.
@@ -591,8 +592,25 @@ type forecast struct{ T, H int }
 
 // forecasts lists the forecasts the model makes for a sequence of T rows:
 // every (t, h) for a per-step model; for a many-to-one one, every horizon
-// from the last row read, T-K.
+// from the last row read, T-K. The list is made once per T and shared:
+// callers read it and never modify it (the per-sequence loops of every
+// phase ask for it, about a hundred bytes each time).
 func (m *modelIO) forecasts(T int) []forecast {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fs, ok := m.fcs[T]; ok {
+		return fs
+	}
+	if m.fcs == nil {
+		m.fcs = map[int][]forecast{}
+	}
+	fs := slices.Clip(m.listForecasts(T))
+	m.fcs[T] = fs
+	return fs
+}
+
+// listForecasts makes the list forecasts returns.
+func (m *modelIO) listForecasts(T int) []forecast {
 	if !m.perStep {
 		out := make([]forecast, 0, m.K)
 		for h := 0; h < m.K; h++ {

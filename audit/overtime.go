@@ -177,7 +177,18 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 	type val struct {
 		step, cov, err float64
 	}
+	// Each sequence's values are cut from one array made at its size.
+	count := make([]int, d.Len())
+	for _, pt := range pts {
+		if pt.has {
+			count[pt.seq]++
+		}
+	}
 	bySeq := make([][]val, d.Len())
+	backing := make([]val, 0, len(pts))
+	for i, c := range count {
+		bySeq[i], backing = backing[:0:c], backing[c:c]
+	}
 	n := 0
 	for p, pt := range pts {
 		if !pt.has {
@@ -224,7 +235,7 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 	o.Autocorrelation, o.AutocorrPairs = lag1(errs) // scheme.go's, as the scheme advice
 
 	// Pooled by step: every sequence's values at a step count together.
-	var all []val
+	all := make([]val, 0, n)
 	for _, vs := range bySeq {
 		all = append(all, vs...)
 	}

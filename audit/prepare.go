@@ -19,7 +19,8 @@ import (
 // options after defaults, the model and how to feed it, the trained
 // parameters, the data sets, the block scheme and the batches the model
 // is evaluated on. prepare builds it; nothing changes it afterwards (the
-// model IO's program cache is safe for concurrent use).
+// model IO's program cache and the pool of States are safe for concurrent
+// use).
 type problem struct {
 	opt     Options
 	g       *graph.Graph // the model, restricted to Options.Params
@@ -38,10 +39,15 @@ type problem struct {
 	groups, parts, evalGroups, calGroups []*group
 	// inseparable is why per-sequence gradients of a batch cannot be taken
 	// in one pass (graph.ErrNotSeparable: an embedding looked up by codes),
-	// or nil; the low-rank path needs them.
+	// or nil; the low-rank path needs them. It is only looked for when
+	// Options.Solver is Auto or LowRank.
 	inseparable error
 	// poolNote says which pooling of residuals runs (resolvePooling).
 	poolNote string
+	// pool, when not nil, lends the States of the trained model's
+	// forward passes and of the training objective's gradient from one
+	// phase to the next (statePool); nil: each pass makes its own.
+	pool *statePool
 }
 
 // group is a set of sequences of equal length evaluated as one batch.
@@ -109,7 +115,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 // builds the block scheme and batches the training, evaluated and
 // calibration sequences. test nil is a self-audit.
 func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, error) {
-	p := &problem{opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers}
+	p := &problem{opt: o, g: g, train: train, eval: test, cal: o.Calibration, theta: g.Theta(), workers: o.Workers, pool: &statePool{}}
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
@@ -143,8 +149,13 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.groups, err = p.makeGroups(train, wholeBatch); err != nil {
 		return nil, err
 	}
-	if err := p.checkSeparable(); err != nil {
-		return nil, err
+	// Only the low-rank solver, chosen or automatic, depends on whether
+	// the batches separate (the analysis of a batch's program allocates
+	// several times its buffers).
+	if o.Solver == Auto || o.Solver == LowRank {
+		if err := p.checkSeparable(); err != nil {
+			return nil, err
+		}
 	}
 	// The LowRank solver streams batches and never reads parts: one
 	// group per sequence was 0.6 GB at a million sequences.
@@ -305,8 +316,9 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 	B := len(idx)
 	n := p.io.outLen(B, T)
 	gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
+	fs := p.io.forecasts(T)
 	for b, s := range seqs {
-		for _, f := range p.io.forecasts(T) {
+		for _, f := range fs {
 			row := f.T + f.H
 			if row < T && s.Y != nil && s.Y[row] != nil {
 				q := p.io.index(B, T, b, f.T, f.H)
@@ -347,8 +359,9 @@ func (p *problem) objective(groups []*group) *hvp.Objective {
 func (p *problem) maskRows(gr *group, lo, hi int) []float64 {
 	w := make([]float64, len(gr.weight))
 	B := len(gr.seqs)
+	fs := p.io.forecasts(gr.T)
 	for b := 0; b < B; b++ {
-		for _, f := range p.io.forecasts(gr.T) {
+		for _, f := range fs {
 			if row := f.T + f.H; row >= lo && row < hi {
 				q := p.io.index(B, gr.T, b, f.T, f.H)
 				w[q] = gr.weight[q]
@@ -390,44 +403,70 @@ func evaluate(ctx context.Context, p *problem) (*evaluation, error) {
 			return nil, err
 		}
 	}
+	p.keepTrainingStates()
 	return ev, nil
 }
 
+// keepTrainingStates keeps in p's pool only the States that the
+// influence phase runs again: those of the training batches' programs.
+func (p *problem) keepTrainingStates() {
+	if p.pool != nil {
+		p.pool.keep(p.groups)
+	}
+}
+
 // pointsOf evaluates the trained model on the groups of dataset d and
-// lists their forecasts, by sequence, then row, then horizon.
+// lists their forecasts (pointsAt).
 func (p *problem) pointsOf(ctx context.Context, d *blocks.Dataset, groups []*group) ([]point, error) {
 	fx, err := p.outputs(ctx, groups)
 	if err != nil {
 		return nil, err
 	}
-	var points []point
+	n := 0
+	p.eachPoint(d, groups, fx, func(point) { n++ })
+	points := make([]point, 0, n)
+	p.eachPoint(d, groups, fx, func(pt point) { points = append(points, pt) })
+	return points, nil
+}
+
+// eachPoint calls yield on every forecast of the sequences of dataset d
+// batched in groups (each sequence in at most one group), with fx[gi] the
+// outputs of groups[gi] (problem.outputs): by sequence, then row, then
+// horizon (the order of modelIO.forecasts). Rows before a sequence's
+// context are skipped (training rows that set the state).
+func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, yield func(point)) {
+	// where[i] is sequence i's group and place in it, or -1.
+	where := make([][2]int32, len(d.Seqs))
+	for i := range where {
+		where[i] = [2]int32{-1, -1}
+	}
 	for gi, gr := range groups {
-		B := len(gr.seqs)
 		for b, i := range gr.seqs {
-			seq := d.Seqs[i]
-			for _, f := range p.io.forecasts(gr.T) {
-				if f.T+f.H < seq.Context {
-					continue // a training row that sets the state
-				}
-				q := p.io.index(B, gr.T, b, f.T, f.H)
-				pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
-				if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
-					pt.y, pt.has = seq.Y[row][0], true
-				}
-				points = append(points, pt)
-			}
+			where[i] = [2]int32{int32(gi), int32(b)}
 		}
 	}
-	// A stable order: by sequence, then row, then horizon.
-	sort.SliceStable(points, func(a, b int) bool {
-		pa, pb := points[a], points[b]
-		if pa.seq != pb.seq {
-			return pa.seq < pb.seq
+	var fs []forecast
+	lastT := -1
+	for i, seq := range d.Seqs {
+		gi, b := int(where[i][0]), int(where[i][1])
+		if gi < 0 {
+			continue
 		}
-		if pa.f.T != pb.f.T {
-			return pa.f.T < pb.f.T
+		gr := groups[gi]
+		if gr.T != lastT {
+			fs, lastT = p.io.forecasts(gr.T), gr.T
 		}
-		return pa.f.H < pb.f.H
-	})
-	return points, nil
+		B := len(gr.seqs)
+		for _, f := range fs {
+			if f.T+f.H < seq.Context {
+				continue // a training row that sets the state
+			}
+			q := p.io.index(B, gr.T, b, f.T, f.H)
+			pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
+			if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
+				pt.y, pt.has = seq.Y[row][0], true
+			}
+			yield(pt)
+		}
+	}
 }

@@ -44,6 +44,11 @@ func (s denseSolver) influence(ctx context.Context, p *problem, _ *evaluation, m
 	if err != nil {
 		return nil, err
 	}
+	if p.opt.Estimator != Newton {
+		// Only the Newton correction takes gradients again: the
+		// curvature need not share the heap with these buffers.
+		sg.release()
+	}
 	mark("curvature and solve")
 	return estimateWith(ctx, p, s.method, grads, sg, mark)
 }
@@ -161,12 +166,29 @@ func newSeqGrads(p *problem, separate bool) (*seqGrads, error) {
 		if s.chunks, err = p.makeGroups(p.train, chunkSize); err != nil {
 			return nil, err
 		}
-		s.chunkObj = p.objective(s.chunks)
-		for c := range s.chunks {
-			s.chunkObj.Batches[c].ExampleAxes = p.io.exampleAxes()
-		}
+		s.chunkObj = s.chunkObjective()
 	}
 	return s, nil
+}
+
+// chunkObjective is the objective over the chunks, with their example
+// axes.
+func (s *seqGrads) chunkObjective() *hvp.Objective {
+	o := s.p.objective(s.chunks)
+	for c := range s.chunks {
+		o.Batches[c].ExampleAxes = s.p.io.exampleAxes()
+	}
+	return o
+}
+
+// release drops the evaluation buffers the objectives keep, so that the
+// phases after the block gradients do not hold them; a later call of grads
+// makes them again.
+func (s *seqGrads) release() {
+	if s.chunkObj != nil {
+		s.chunkObj = s.chunkObjective()
+	}
+	s.partObj = nil
 }
 
 // rows returns, for every training sequence, the gradient of its loss

@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 
-	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -28,20 +27,17 @@ func (p *problem) trainOutputs(ctx context.Context) (trainOutputs, error) {
 // (not serial) and reused for the worker's next batch of the same
 // program, so that the outputs are the same floats whichever batches
 // run where: in a self-audit a point's in-sample residual and its |y -
-// prediction| are equal.
+// prediction| are equal. The States come from p.pool when p has one.
 func (p *problem) outputs(ctx context.Context, groups []*group) ([][]float64, error) {
 	fx := make([][]float64, len(groups))
-	ws := make([]map[*graph.Program]*graph.State, p.workers)
+	pool := p.pool
+	if pool == nil {
+		pool = &statePool{}
+	}
 	err := par.For(ctx, len(groups), p.workers, func(w, gi int) error {
 		gr := groups[gi]
-		if ws[w] == nil {
-			ws[w] = map[*graph.Program]*graph.State{}
-		}
-		st, ok := ws[w][gr.prog]
-		if !ok {
-			st = gr.prog.NewState()
-			ws[w][gr.prog] = st
-		}
+		st := pool.State(w, gr.prog)
+		st.SetSerial(false) // as a State of its own: the objective's are serial
 		outs, err := st.Forward(p.theta, gr.in)
 		if err != nil {
 			return err

@@ -50,6 +50,9 @@ type Objective struct {
 	// loss). It is part of Value, Gradient and the curvature (r I), but of
 	// no job's gradient: no block of data owns it.
 	Ridge float64
+	// States, when set, lends the States the batches are evaluated on
+	// (StatePool); nil: the Objective allocates its own.
+	States StatePool
 
 	mu       sync.Mutex
 	workers  []*worker

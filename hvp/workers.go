@@ -18,6 +18,8 @@ import (
 // batches, not inside kernels.
 type worker struct {
 	serial bool
+	index  int       // in Objective.workers
+	pool   StatePool // Objective.States
 	states map[*graph.Program]*graph.State
 	seeds  map[seedKey]seeds
 }
@@ -34,7 +36,7 @@ type seeds struct{ g, dg []*graph.Tensor }
 func (w *worker) state(p *graph.Program) *graph.State {
 	s, ok := w.states[p]
 	if !ok {
-		s = p.NewState()
+		s = w.newState(p)
 		s.SetSerial(w.serial)
 		w.states[p] = s
 	}
@@ -72,7 +74,7 @@ func (o *Objective) worker(i int) *worker {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for len(o.workers) <= i {
-		o.workers = append(o.workers, &worker{serial: o.nworkersFor(len(o.Batches)) > 1, states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
+		o.workers = append(o.workers, &worker{serial: o.nworkersFor(len(o.Batches)) > 1, index: len(o.workers), pool: o.States, states: map[*graph.Program]*graph.State{}, seeds: map[seedKey]seeds{}})
 	}
 	return o.workers[i]
 }
