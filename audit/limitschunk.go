@@ -77,10 +77,12 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 			}
 			c.g.do(preds[b], outs[0].F)
 			spreads[w].add(preds[b])
-			mu.Lock()
-			done++
-			p.opt.progress(phase, done, total)
-			mu.Unlock()
+			if p.opt.Progress != nil {
+				mu.Lock()
+				done++
+				p.opt.progress(phase, done, total)
+				mu.Unlock()
+			}
 			return nil
 		})
 		if err != nil {
