@@ -190,6 +190,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		if ev.cal, err = p.pointsOf(ctx, p.cal, p.calGroups); err != nil {
 			return nil, err
 		}
+		p.keepTrainingStates()
 	}
 	f, err = fit(ctx, p, ev, clock.begin)
 	if err != nil {

@@ -403,7 +403,16 @@ func evaluate(ctx context.Context, p *problem) (*evaluation, error) {
 			return nil, err
 		}
 	}
+	p.keepTrainingStates()
 	return ev, nil
+}
+
+// keepTrainingStates keeps in p's pool only the States that the
+// influence phase runs again: those of the training batches' programs.
+func (p *problem) keepTrainingStates() {
+	if p.pool != nil {
+		p.pool.keep(p.groups)
+	}
 }
 
 // pointsOf evaluates the trained model on the groups of dataset d and

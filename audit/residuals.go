@@ -111,7 +111,18 @@ func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*o
 	if err != nil {
 		return nil, err
 	}
-	out := &looResiduals{entries: map[forecast][]entry{}, shift: make([]float64, len(bl))}
+	// Each forecast's entries counted first, so that every list is one
+	// allocation of its size.
+	count := map[forecast]int{}
+	for _, res := range results {
+		for _, f := range res.keys {
+			count[f]++
+		}
+	}
+	out := &looResiduals{entries: make(map[forecast][]entry, len(count)), shift: make([]float64, len(bl))}
+	for f, c := range count {
+		out.entries[f] = make([]entry, 0, c)
+	}
 	for k, res := range results {
 		for j, e := range res.entries {
 			out.entries[res.keys[j]] = append(out.entries[res.keys[j]], e)
@@ -135,6 +146,14 @@ type blockRes struct {
 // forwardResiduals adds to res block k's residuals |y - f(x; th)| over
 // its evaluation region, from forward passes on worker states ws.
 func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span, k int, partOf []int, base [][]float64, res *blockRes) error {
+	if res.entries == nil {
+		// At most one entry per forecast of the region's sequences.
+		n := 0
+		for _, sp := range region {
+			n += len(p.io.forecasts(p.parts[partOf[sp.Seq]].T))
+		}
+		res.entries, res.keys = make([]entry, 0, n), make([]forecast, 0, n)
+	}
 	for _, sp := range region {
 		pi := partOf[sp.Seq]
 		gr := p.parts[pi]

@@ -113,6 +113,9 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 		return nil, err
 	}
 	inf.fx = fx // the checks after the influence phase read them too
+	if p.pool != nil {
+		p.pool.release() // nothing after runs these programs forward again
+	}
 	terms := newTermStore(p, fx)
 	pr, err := probe(ctx, p, terms.of)
 	if err != nil {

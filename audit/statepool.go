@@ -11,9 +11,11 @@ import (
 // model's outputs on the evaluated batches (problem.outputs) and the
 // training objective's gradient (an hvp.StatePool) run the batches of
 // wholeBatch sequences of one compiled program, on States of a few MB
-// each. release lets them go before a phase that does not need them, so
-// that they do not share the heap with its buffers. A State is used by
-// one goroutine at a time: the pool's users run in sequence.
+// each. After the evaluated batches the pool keeps only the States of the
+// training batches' programs (keep), and the influence phase releases
+// them once it has run those (release), so that they do not share the
+// heap with the buffers of the phases after it. A State is used by one
+// goroutine at a time: the pool's users run in sequence.
 type statePool struct {
 	mu sync.Mutex
 	ws []map[*graph.Program]*graph.State // by worker
@@ -35,6 +37,23 @@ func (s *statePool) State(w int, p *graph.Program) *graph.State {
 		s.ws[w][p] = st
 	}
 	return st
+}
+
+// keep drops the States of the programs other than those of groups.
+func (s *statePool) keep(groups []*group) {
+	want := map[*graph.Program]bool{}
+	for _, gr := range groups {
+		want[gr.prog] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.ws {
+		for p := range m {
+			if !want[p] {
+				delete(m, p)
+			}
+		}
+	}
 }
 
 // release drops every State of the pool; later calls of State make new

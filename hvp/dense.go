@@ -92,17 +92,17 @@ type densePrepared struct {
 }
 
 // denseBlocks is how many blocks of consecutive columns Dense splits the
-// P columns into for nw workers: each block runs the forward and backward
-// passes of every batch once more (about eight columns' tangent and
-// second-order passes), so blocks are few: one per worker, or two when
-// they can be denseBlockMin columns long, so that a worker slowed by
-// other work leaves the others some of its share.
+// P columns into for nw workers. Each block runs the forward and backward
+// passes of every batch once more, about as much as one more column (on
+// the paper's RNN in batches of 100), so blocks can be short: four per
+// worker, when they can be denseBlockMin columns long, so that the
+// workers finish together even when one is slowed by other work.
 func denseBlocks(P, nw int) int {
-	return max(1, min(P, 2*nw, max(nw, P/denseBlockMin)))
+	return max(1, min(P, 4*nw, max(nw, P/denseBlockMin)))
 }
 
 // denseBlockMin is the fewest columns per block of denseBlocks.
-const denseBlockMin = 64
+const denseBlockMin = 32
 
 // prepare runs the forward (and, for the Hessian, the first-order
 // backward) pass of batch i on the worker's State of its Program.
