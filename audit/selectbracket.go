@@ -40,13 +40,20 @@ import (
 // selector is what banded selection shares over a scan: the residual
 // sets sorted by residual, and one scratch per worker.
 type selector struct {
-	// sorted is each set of entries sorted by residual, by the address
-	// of the set's first entry; nil for a set with a non-finite residual.
-	sorted  map[*entry]*sortedEntries
+	// sorted is each set of entries sorted by residual, nil for a set
+	// with a non-finite residual.
+	sorted  map[setKey]*sortedEntries
 	scratch []selectScratch
 	// spread, when it has one entry per point of a scan (merge), is
 	// that of the scan's points, which then need not form it.
 	spread predSpread
+}
+
+// setKey names a set of entries by its first entry's address and its
+// length: two sets alike in both are the same entries.
+type setKey struct {
+	first *entry
+	n     int
 }
 
 // sortedEntries are a residual set's residuals r, ascending, and their
@@ -112,16 +119,17 @@ func (s *selector) merge(parts []predSpread) {
 // newSelector prepares banded selection at the points pts (residual sets
 // entries, self as in residualSets.at) on up to workers goroutines.
 func newSelector(pts []point, entries *residualSets, self bool, workers int) *selector {
-	s := &selector{sorted: map[*entry]*sortedEntries{}, scratch: make([]selectScratch, workers)}
+	s := &selector{sorted: map[setKey]*sortedEntries{}, scratch: make([]selectScratch, workers)}
 	for _, pt := range pts {
 		es, _ := entries.at(pt, self)
 		if len(es) == 0 {
 			continue
 		}
-		if _, ok := s.sorted[&es[0]]; ok {
+		k := setKey{&es[0], len(es)}
+		if _, ok := s.sorted[k]; ok {
 			continue
 		}
-		s.sorted[&es[0]] = sortEntries(es)
+		s.sorted[k] = sortEntries(es)
 	}
 	return s
 }
@@ -157,7 +165,7 @@ func (s *selector) of(es []entry) *sortedEntries {
 	if len(es) == 0 {
 		return nil
 	}
-	return s.sorted[&es[0]]
+	return s.sorted[setKey{&es[0], len(es)}]
 }
 
 // rows sets s to the spread of the points [p0, p1) of the rows of m,
