@@ -71,32 +71,49 @@ type selectScratch struct {
 }
 
 // predSpread is, per point, the least and greatest prediction over the
-// blocks, and the sum of pred - pred: NaN where a prediction is not
-// finite (the point then takes the plain path).
+// blocks, and whether one is NaN.
 type predSpread struct {
-	fmin, fmax, chk []float64
+	fmin, fmax []float64
+	nan        []bool
 }
 
 // reset empties s for n points.
 func (s *predSpread) reset(n int) {
-	s.fmin, s.fmax, s.chk = slices.Grow(s.fmin[:0], n)[:n], slices.Grow(s.fmax[:0], n)[:n], slices.Grow(s.chk[:0], n)[:n]
+	s.fmin, s.fmax, s.nan = slices.Grow(s.fmin[:0], n)[:n], slices.Grow(s.fmax[:0], n)[:n], slices.Grow(s.nan[:0], n)[:n]
 	for j := range s.fmin {
-		s.fmin[j], s.fmax[j], s.chk[j] = math.Inf(1), math.Inf(-1), 0
+		s.fmin[j], s.fmax[j], s.nan[j] = math.Inf(1), math.Inf(-1), false
 	}
 }
 
 // add takes in one block's predictions at the points.
 func (s *predSpread) add(pred []float64) {
-	lo, hi, chk := s.fmin, s.fmax[:len(s.fmin)], s.chk[:len(s.fmin)]
-	for j, v := range pred[:len(lo)] {
+	lo, hi := s.fmin, s.fmax[:len(s.fmin)]
+	pred = pred[:len(lo)]
+	nan := false
+	for j, v := range pred {
 		if v < lo[j] {
 			lo[j] = v
 		}
 		if v > hi[j] {
 			hi[j] = v
 		}
-		chk[j] += v - v
+		if v != v {
+			nan = true
+		}
 	}
+	if nan {
+		for j, v := range pred {
+			if v != v {
+				s.nan[j] = true
+			}
+		}
+	}
+}
+
+// usable reports whether point j's predictions are all finite (where one
+// is not, the point takes the plain path).
+func (s *predSpread) usable(j int) bool {
+	return !s.nan[j] && finite(s.fmin[j]) && finite(s.fmax[j])
 }
 
 // merge sets s.spread to the spread of the parts' blocks together.
@@ -111,7 +128,7 @@ func (s *selector) merge(parts []predSpread) {
 			if q.fmax[j] > sp.fmax[j] {
 				sp.fmax[j] = q.fmax[j]
 			}
-			sp.chk[j] += q.chk[j]
+			sp.nan[j] = sp.nan[j] || q.nan[j]
 		}
 	}
 }
