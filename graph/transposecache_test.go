@@ -2,13 +2,10 @@ package graph_test
 
 import (
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
-	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
 // TestTransposeCacheForward runs the paper's RNN forward and backward on
@@ -17,26 +14,19 @@ import (
 // transposes of the recurrent weight that the backward pass keeps
 // (transposecache.go) must not outlive the Forward that they came from.
 func TestTransposeCacheForward(t *testing.T) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, T = 4, 10
-	r := rand.New(rand.NewPCG(11, 12))
-	x := graph.NewFloat([]int{n, T, 1}, nil)
-	for i := range x.F {
-		x.F[i] = 1 + 2*r.NormFloat64()
-	}
-	p, err := g.Compile([]*graph.Tensor{x})
+	g, in := paperBatch(t, n, T)
+	p, err := g.Compile(in)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := rand.New(rand.NewPCG(11, 12))
 	seed := graph.NewFloat([]int{n, T, 1}, nil)
 	for i := range seed.F {
 		seed.F[i] = r.NormFloat64()
 	}
 	gradient := func(st *graph.State, theta []float64) []float64 {
-		if _, err := st.Forward(theta, []*graph.Tensor{x}); err != nil {
+		if _, err := st.Forward(theta, in); err != nil {
 			t.Fatal(err)
 		}
 		grad := make([]float64, len(theta))
