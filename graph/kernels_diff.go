@@ -139,9 +139,7 @@ func (k *binK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	if ga := gin[0]; ga != nil {
 		switch k.op {
 		case opAdd, opSub:
-			for i, v := range g.F {
-				ga.F[at(k.ia, i)] += v
-			}
+			addCotangent(ga.F, k.ia, g.F, false)
 		case opMul:
 			for i, v := range g.F {
 				ga.F[at(k.ia, i)] += v * b[at(k.ib, i)]
@@ -154,14 +152,8 @@ func (k *binK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	}
 	if gb := gin[1]; gb != nil {
 		switch k.op {
-		case opAdd:
-			for i, v := range g.F {
-				gb.F[at(k.ib, i)] += v
-			}
-		case opSub:
-			for i, v := range g.F {
-				gb.F[at(k.ib, i)] -= v
-			}
+		case opAdd, opSub:
+			addCotangent(gb.F, k.ib, g.F, k.op == opSub)
 		case opMul:
 			for i, v := range g.F {
 				gb.F[at(k.ib, i)] += v * a[at(k.ia, i)]
