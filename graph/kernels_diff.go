@@ -363,7 +363,7 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
 		if gin[0] != nil {
-			f64.Gemm(false, true, k.m, k.k, k.n, 1, gc, b[k.ib[bi]:], 1, gin[0].F[k.ia[bi]:])
+			ex.gemmTransB(k.m, k.k, k.n, gc, b[k.ib[bi]:k.ib[bi]+k.k*k.n], gin[0].F[k.ia[bi]:])
 		}
 		if gin[1] != nil {
 			f64.Gemm(true, false, k.k, k.n, k.m, 1, a[k.ia[bi]:], gc, 1, gin[1].F[k.ib[bi]:])

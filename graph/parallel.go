@@ -15,6 +15,8 @@ const parallelGrain = 8192
 type exec struct {
 	serial   bool
 	sparsity sparsityCache // tangents' nonzero entries (sparsecache.go)
+	// transposes of forward values (transposecache.go)
+	transposes transposeCache
 }
 
 // parallelFor calls f on disjoint ranges [lo, hi) covering [0, n), on up to

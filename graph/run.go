@@ -91,6 +91,7 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 	if s.d != nil {
 		s.d.tanValid, s.d.cotValid = false, false
 	}
+	s.x.transposes.reset()
 	for _, st := range p.steps {
 		s.ins = s.ins[:0]
 		for _, j := range st.in {

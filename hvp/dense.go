@@ -39,12 +39,12 @@ func (o *Objective) dense(ctx context.Context, c Curvature, theta []float64, pro
 	workers := make([]*denseWorker, max(1, nw))
 	var mu sync.Mutex
 	done, nb := 0, max(1, len(o.Batches))
-	nblk := denseBlocks(P, nw)
-	err := par.For(ctx, nblk, nw, func(w, blk int) error {
+	starts := denseBlocks(P, nw)
+	err := par.For(ctx, len(starts)-1, nw, func(w, blk int) error {
 		if workers[w] == nil {
 			workers[w] = &denseWorker{e: make([]float64, P), grad: make([]float64, P), serial: nw > 1, states: map[seedKey]*densePrepared{}}
 		}
-		lo, hi := blk*P/nblk, (blk+1)*P/nblk
+		lo, hi := starts[blk], starts[blk+1]
 		return workers[w].columns(ctx, o, c, theta, lo, hi, cols, func() {
 			if progress != nil {
 				mu.Lock()
@@ -91,18 +91,25 @@ type densePrepared struct {
 	wd2   []float64 // weight times the loss's second derivative, per output
 }
 
-// denseBlocks is how many blocks of consecutive columns Dense splits the
-// P columns into for nw workers: each block runs the forward and backward
-// passes of every batch once more (about eight columns' tangent and
-// second-order passes), so blocks are few: one per worker, or two when
-// they can be denseBlockMin columns long, so that a worker slowed by
-// other work leaves the others some of its share.
-func denseBlocks(P, nw int) int {
-	return max(1, min(P, 2*nw, max(nw, P/denseBlockMin)))
+// denseBlocks splits the P columns into blocks of consecutive columns
+// for nw workers, block b being columns starts[b] to starts[b+1]-1. The
+// workers take the blocks in order, and each block runs the forward and
+// backward passes of every batch once more, about as much as one more
+// column (on the paper's RNN in batches of 100): the blocks shrink as
+// they go, each a 2nw-th of the columns left but at least denseBlockMin,
+// so that they are few and the last ones short, and the workers finish
+// together even when one is slowed by other work.
+func denseBlocks(P, nw int) (starts []int) {
+	starts = []int{0}
+	for lo := 0; lo < P; {
+		lo += min(P-lo, max(denseBlockMin, (P-lo)/(2*max(1, nw))))
+		starts = append(starts, lo)
+	}
+	return starts
 }
 
 // denseBlockMin is the fewest columns per block of denseBlocks.
-const denseBlockMin = 64
+const denseBlockMin = 8
 
 // prepare runs the forward (and, for the Hessian, the first-order
 // backward) pass of batch i on the worker's State of its Program.

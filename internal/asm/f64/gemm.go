@@ -81,6 +81,23 @@ func Gemm(transA, transB bool, m, n, k int, alpha float64, a, b []float64, beta 
 	gemmNN(m, n, k, a, aRow, aInner, b, n, c, n)
 }
 
+// GemmTransposed is Gemm(false, true, m, n, k, alpha, a, b, beta, c)
+// for a caller that keeps bt, the k×n transpose of b (stored n×k), from
+// call to call: where Gemm would copy b transposed (the AVX kernels'
+// shapes) it reads bt instead, the same product; elsewhere it is that
+// Gemm call.
+func GemmTransposed(m, n, k int, alpha float64, a, b, bt []float64, beta float64, c []float64) {
+	if use.avx2 && alpha == 1 && m >= 4 && n >= 4 && k > 0 {
+		Gemm(false, false, m, n, k, alpha, a, bt, beta, c)
+		return
+	}
+	Gemm(false, true, m, n, k, alpha, a, b, beta, c)
+}
+
+// TransposeTo sets dst (cols×rows) to the transpose of the row-major
+// rows×cols matrix src, as Gemm transposes B.
+func TransposeTo(dst, src []float64, rows, cols int) { transposeTo(dst, src, rows, cols) }
+
 // transposeTo sets dst (cols×rows) to the transpose of the row-major
 // rows×cols matrix src.
 func transposeTo(dst, src []float64, rows, cols int) {
