@@ -97,42 +97,31 @@ func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, 
 	if !ok {
 		return nil, fmt.Errorf("audit: the %s solver keeps no steps in parameter space", name)
 	}
-	return estimateWith(ctx, p, ds.method, grads, sg, mark)
+	return estimateWith(ctx, p, ds.method, nil, grads, sg, mark)
 }
 
-// estimateWith is estimate with the hvp method named.
-func estimateWith(ctx context.Context, p *problem, method hvp.Method, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
+// estimateWith is estimate with the hvp method named; tp are the
+// training batches' passes when the caller ran them (nil: estimateWith
+// runs them).
+func estimateWith(ctx context.Context, p *problem, method hvp.Method, tp *trainingPass, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
 	inf := &influence{estimator: p.opt.Estimator}
 	d := &inf.diag
-	// The checks after the influence phase read the model's outputs on
-	// the training batches (fit): run now, on the States the evaluated
-	// batches left in the pool, they need no buffers of their own.
-	fx, err := p.trainOutputs(ctx)
-	if err != nil {
-		return nil, err
+	if tp == nil {
+		var err error
+		if tp, err = trainingPasses(ctx, p); err != nil {
+			return nil, err
+		}
 	}
-	inf.fx = fx
-	whole := p.objective(p.groups)
-	if p.pool != nil {
-		// The evaluated batches' forward passes left States of the
-		// same programs.
-		whole.States = p.pool
-	}
-	total := make([]float64, len(p.theta))
-	if _, err := whole.Gradient(ctx, p.theta, total); err != nil {
-		return nil, err
-	}
-	if p.pool != nil {
-		// The curvature needs the heap for its own buffers (whole
-		// keeps its States while a solver uses it).
-		p.pool.release()
+	inf.fx, inf.total = tp.fx, tp.total
+	total, whole := tp.total, tp.whole
+	if whole == nil {
+		whole = p.objective(p.groups)
 	}
 	gnorm := make([]float64, len(grads))
 	for k, g := range grads {
 		gnorm[k] = norm(g)
 	}
 	inf.stationarity(total, gnorm)
-	inf.total = total
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: dampingFor(&p.opt, d.Stationarity), Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature and solve", done, total) }}
 	obj := whole
@@ -281,3 +270,34 @@ func lissaSampler(p *problem) func(rnd *rand.Rand, size int) ([]hvp.Job, float64
 // batches of 500 (BenchmarkDenseHessianPaperChunked). Smaller batches
 // cost more in per-pass overhead than they save.
 const denseBatch = 100
+
+// trainingPass is what the influence phase of a dense solver reads of the
+// trained model on the training batches (p.groups): its outputs there,
+// which the checks after the phase read (fit), and the training
+// objective's gradient at theta_hat, with the objective that formed it
+// (whole; nil when the caller dropped it).
+type trainingPass struct {
+	fx    trainOutputs
+	total []float64
+	whole *hvp.Objective
+}
+
+// trainingPasses runs the training batches forward and backward, on the
+// States the evaluated batches left in p's pool, which it then releases
+// (the objective keeps its own while a solver uses it).
+func trainingPasses(ctx context.Context, p *problem) (*trainingPass, error) {
+	fx, err := p.trainOutputs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	whole := p.objective(p.groups)
+	if p.pool != nil {
+		whole.States = p.pool
+		defer p.pool.release()
+	}
+	total := make([]float64, len(p.theta))
+	if _, err := whole.Gradient(ctx, p.theta, total); err != nil {
+		return nil, err
+	}
+	return &trainingPass{fx: fx, total: total, whole: whole}, nil
+}

@@ -36,6 +36,17 @@ func (s denseSolver) retrains() bool { return true }
 
 func (s denseSolver) influence(ctx context.Context, p *problem, _ *evaluation, mark func(string)) (*influence, error) {
 	mark("block gradients")
+	var tp *trainingPass
+	if s.method == hvp.Exact {
+		// The exact solver's curvature runs batches of its own: the
+		// training batches' passes run first, so that their buffers are
+		// free again for the block gradients'.
+		var err error
+		if tp, err = trainingPasses(ctx, p); err != nil {
+			return nil, err
+		}
+		tp.whole = nil
+	}
 	sg, err := newSeqGrads(p, false)
 	if err != nil {
 		return nil, err
@@ -50,7 +61,7 @@ func (s denseSolver) influence(ctx context.Context, p *problem, _ *evaluation, m
 		sg.release()
 	}
 	mark("curvature and solve")
-	return estimateWith(ctx, p, s.method, grads, sg, mark)
+	return estimateWith(ctx, p, s.method, tp, grads, sg, mark)
 }
 
 // lowRankSolver is the streaming path (scalable.go): a low-rank factor
