@@ -74,6 +74,7 @@ type Program struct {
 	steps   []step
 	live    []bool // slots some output needs (after prune)
 	owners  []int  // slotStep slots that own storage (step results and containers of parts)
+	args    argSlots
 	outputs []*value
 	inputs  [][]int // the shapes the program was compiled for, per graph input
 }

@@ -94,14 +94,12 @@ func (s *State) diff() *diffState {
 // bindParams points the parameter slots (and their views) of ts at vec.
 func (s *State) bindParams(ts []*Tensor, vec []float64) {
 	p := s.p
-	for i, sl := range p.slots {
-		if sl.kind == slotParam {
-			pr := p.g.params[sl.index]
-			ts[i].F = vec[pr.Offset : pr.Offset+pr.Size]
-		}
+	for _, i := range p.args.params {
+		pr := p.g.params[p.slots[i].index]
+		ts[i].F = vec[pr.Offset : pr.Offset+pr.Size]
 	}
-	for i, sl := range p.slots {
-		if sl.kind == slotView && ts[i] != nil && p.live[i] && p.slots[sl.index].kind == slotParam {
+	for _, i := range p.args.paramViews {
+		if sl := &p.slots[i]; ts[i] != nil {
 			ts[i].F = sl.viewOf(ts[sl.index].F)
 		}
 	}

@@ -17,6 +17,7 @@ func (p *Program) optimize() {
 			p.owners = append(p.owners, i)
 		}
 	}
+	p.args = p.argSlots()
 }
 
 // placeConcats removes every Concat along the outermost axis whose inputs

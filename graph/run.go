@@ -30,6 +30,12 @@ func (p *Program) NewState() *State {
 		}
 	}
 	p.allocate(s.vals)
+	for i, sl := range p.slots {
+		// Views of the arguments are bound in every Forward.
+		if sl.kind == slotView && p.live[i] && !p.isArgView(sl) {
+			s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
+		}
+	}
 	return s
 }
 
@@ -74,19 +80,20 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 			return nil, fmt.Errorf("graph: %w: input %q has shape %v, the program was compiled for %v", ErrInput, g.Inputs[i].Name, t.Shape, p.inputs[i])
 		}
 	}
-	for i, sl := range p.slots {
-		switch sl.kind {
-		case slotParam:
-			pr := g.params[sl.index]
-			s.vals[i].F = theta[pr.Offset : pr.Offset+pr.Size]
-		case slotInput:
-			s.vals[i].F = inputs[sl.index].F
-		}
+	for _, i := range p.args.params {
+		pr := g.params[p.slots[i].index]
+		s.vals[i].F = theta[pr.Offset : pr.Offset+pr.Size]
 	}
-	for i, sl := range p.slots {
-		if sl.kind == slotView && p.live[i] {
-			s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
-		}
+	for _, i := range p.args.inputs {
+		s.vals[i].F = inputs[p.slots[i].index].F
+	}
+	for _, i := range p.args.paramViews {
+		sl := &p.slots[i]
+		s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
+	}
+	for _, i := range p.args.inputViews {
+		sl := &p.slots[i]
+		s.vals[i].F = sl.viewOf(s.vals[sl.index].F)
 	}
 	if s.d != nil {
 		s.d.tanValid, s.d.cotValid = false, false
