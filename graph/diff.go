@@ -62,6 +62,7 @@ type diffState struct {
 	dgin     []*Tensor
 	din      []*Tensor
 	ex       *exampleState // BackwardPerExample
+	fresh    *freshPlan    // SecondOrder's (freshcot.go)
 }
 
 // buffers returns a slot-indexed set of tensors for the active slots:
@@ -193,8 +194,9 @@ func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
 	}
 	if d.dcot == nil {
 		d.dcot = s.buffers()
+		d.fresh = p.freshPlan(d.active)
 	}
-	if err := s.seed(d.dcot, hv, dg); err != nil {
+	if err := s.seed(d.dcot, hv, dg, d.fresh.keep); err != nil {
 		return err
 	}
 	for i := len(p.steps) - 1; i >= 0; i-- {
@@ -209,7 +211,14 @@ func (s *State) SecondOrder(dg []*Tensor, hv []float64) error {
 			d.dgin = append(d.dgin, d.dcot[j])
 			d.din = append(d.din, s.tangentIn(j, nilOK))
 		}
+		for k, zero := 0, d.fresh.zero[i]; zero != 0; k, zero = k+1, zero>>1 {
+			if zero&1 != 0 {
+				clear(d.dgin[k].F)
+			}
+		}
+		s.x.fresh = d.fresh.set[i]
 		st.k.vjpTangent(&s.x, d.dgin, s.ins, d.din, s.vals[st.out], d.cot[st.out], d.dcot[st.out])
+		s.x.fresh = 0
 	}
 	return nil
 }
@@ -231,7 +240,7 @@ func (s *State) Backward(g []*Tensor, grad []float64) error {
 		d.cot = s.buffers()
 	}
 	d.cotValid = false
-	if err := s.seed(d.cot, grad, g); err != nil {
+	if err := s.seed(d.cot, grad, g, nil); err != nil {
 		return err
 	}
 	for i := len(p.steps) - 1; i >= 0; i-- {
@@ -250,15 +259,16 @@ func (s *State) Backward(g []*Tensor, grad []float64) error {
 	return nil
 }
 
-// seed zeroes the step buffers of ts, points its parameter slots at vec
-// (where the parameter cotangents accumulate) and adds the output seeds.
-func (s *State) seed(ts []*Tensor, vec []float64, seeds []*Tensor) error {
+// seed zeroes the step buffers of ts but those keep marks (nil: none;
+// see freshcot.go), points its parameter slots at vec (where the
+// parameter cotangents accumulate) and adds the output seeds.
+func (s *State) seed(ts []*Tensor, vec []float64, seeds []*Tensor, keep []bool) error {
 	p := s.p
 	if len(seeds) != len(p.outputs) {
 		return fmt.Errorf("graph: %w: %d output cotangents for %d outputs", ErrInput, len(seeds), len(p.outputs))
 	}
 	for _, i := range p.owners {
-		if ts[i] != nil {
+		if ts[i] != nil && (keep == nil || !keep[i]) {
 			clear(ts[i].F)
 		}
 	}

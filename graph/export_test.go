@@ -23,3 +23,14 @@ func NumParts(p *Program) int {
 	}
 	return n
 }
+
+// ZeroAllCotangents makes s's second-order passes zero every cotangent
+// tangent before they run and add every contribution, as before
+// freshcot.go, for tests comparing the two.
+func ZeroAllCotangents(s *State) {
+	d := s.diff()
+	d.fresh = &freshPlan{set: make([]uint64, len(s.p.steps)), zero: make([]uint64, len(s.p.steps))}
+	if d.dcot == nil {
+		d.dcot = s.buffers()
+	}
+}

@@ -269,6 +269,13 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 	if din[0] != nil {
 		dx = din[0].F
 	}
+	if ex.freshIn(0) {
+		if k.a == actTanh && dx != nil && ex.inline(len(gv)) {
+			f64.TanhVJPTangentSet(dgx, y, gv, dgv, dx)
+			return
+		}
+		clear(dgx) // the other forms add
+	}
 	if k.a == actTanh && dx == nil && ex.inline(len(gv)) {
 		f64.TanhVJP(dgx, y, dgv) // f' dg: the tangent of x is zero
 		return
@@ -343,7 +350,7 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 		if k.addRow {
 			f64.AddRows(gd[:k.n], g.F)
 		} else if k.addIdx == nil {
-			f64.AddTo(gd[:len(g.F)], g.F)
+			ex.setSum(2, gd[:len(g.F)], g.F) // all of gd when fresh (setsFresh)
 		} else {
 			for i, v := range g.F {
 				gd[k.addIdx[i]] += v

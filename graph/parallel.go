@@ -17,6 +17,7 @@ type exec struct {
 	sparsity sparsityCache // tangents' nonzero entries (sparsecache.go)
 	// transposes of forward values (transposecache.go)
 	transposes transposeCache
+	fresh      uint64 // the current step's inputs to set, not add to (freshcot.go)
 }
 
 // parallelFor calls f on disjoint ranges [lo, hi) covering [0, n), on up to

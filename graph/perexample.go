@@ -474,7 +474,7 @@ func (s *State) BackwardPerExample(x *PerExample, g []*Tensor, grads [][]float64
 		d.ex = es
 	}
 	d.cotValid = false
-	if err := s.seed(d.cot, es.sink, g); err != nil {
+	if err := s.seed(d.cot, es.sink, g, nil); err != nil {
 		return err
 	}
 	for i := len(p.steps) - 1; i >= 0; i-- {

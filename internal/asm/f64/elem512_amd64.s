@@ -112,3 +112,58 @@ addloop:
 adddone:
 	VZEROUPPER
 	RET
+
+// func tanhVJPTangentSet512(dgx, y, g, dg, dx []float64): dgx = 0 + (1 - y²) (dg - 2 y dx g),
+// tanhVJPTangent512 on a zeroed dgx without reading it.
+TEXT ·tanhVJPTangentSet512(SB), NOSPLIT, $0-120
+	MOVQ dgx_base+0(FP), DI
+	MOVQ dgx_len+8(FP), CX
+	MOVQ y_base+24(FP), SI
+	MOVQ g_base+48(FP), R8
+	MOVQ dg_base+72(FP), R9
+	MOVQ dx_base+96(FP), R10
+	SHRQ $3, CX
+	JZ   vjptsdone
+	VBROADCASTSD elemone<>+0(SB), Z31
+	VBROADCASTSD elemone<>+8(SB), Z30
+vjptsloop:
+	VMOVUPD (SI), Z0                 // y
+	VMOVAPD Z31, Z1
+	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
+	VMULPD  Z30, Z0, Z2              // -2 y
+	VMULPD  (R10), Z2, Z2            // -2 y dx
+	VMULPD  (R8), Z2, Z2             // -2 y dx g
+	VADDPD  (R9), Z2, Z2             // dg - 2 y dx g
+	VXORPD  Z3, Z3, Z3               // +0 in place of dgx
+	VFMADD231PD Z2, Z1, Z3
+	VMOVUPD Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vjptsloop
+vjptsdone:
+	VZEROUPPER
+	RET
+
+// func setSum512(dst, src []float64): dst = 0 + src, addTo512 on a zeroed
+// dst without reading it.
+TEXT ·setSum512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	SHRQ $3, CX
+	JZ   setsumdone
+setsumloop:
+	VXORPD  Z0, Z0, Z0
+	VADDPD  (SI), Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  setsumloop
+setsumdone:
+	VZEROUPPER
+	RET

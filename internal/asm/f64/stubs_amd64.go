@@ -58,6 +58,12 @@ func tanhVJPTangent512(dgx, y, g, dg, dx []float64)
 //go:noescape
 func addTo512(dst, src []float64)
 
+//go:noescape
+func tanhVJPTangentSet512(dgx, y, g, dg, dx []float64)
+
+//go:noescape
+func setSum512(dst, src []float64)
+
 // One-column products (gemv512_amd64.s); callers check bounds.
 //
 //go:noescape

@@ -25,6 +25,9 @@ func tanhVJP512(gx, y, g []float64)                 { panic("f64: AVX-512 withou
 func tanhVJPTangent512(dgx, y, g, dg, dx []float64) { panic("f64: AVX-512 without assembly") }
 func addTo512(dst, src []float64)                   { panic("f64: AVX-512 without assembly") }
 
+func tanhVJPTangentSet512(dgx, y, g, dg, dx []float64) { panic("f64: AVX-512 without assembly") }
+func setSum512(dst, src []float64)                     { panic("f64: AVX-512 without assembly") }
+
 func dotRows512(m, k int, a []float64, lda int, x, y []float64, acc int) {
 	panic("f64: AVX-512 without assembly")
 }
