@@ -11,6 +11,40 @@ DATA elemone<>+0(SB)/8, $0x3ff0000000000000 // 1
 DATA elemone<>+8(SB)/8, $0xc000000000000000 // -2
 GLOBL elemone<>(SB), RODATA|NOPTR, $16
 
+// VJPTARGS loads tanhVJPTangent512's and tanhVJPTangentSet512's
+// arguments (dgx DI, count of 8-lane blocks CX, y SI, g R8, dg R9, dx
+// R10) and constants (1 in Z31, -2 in Z30).
+#define VJPTARGS \
+	MOVQ dgx_base+0(FP), DI; \
+	MOVQ dgx_len+8(FP), CX; \
+	MOVQ y_base+24(FP), SI; \
+	MOVQ g_base+48(FP), R8; \
+	MOVQ dg_base+72(FP), R9; \
+	MOVQ dx_base+96(FP), R10; \
+	SHRQ $3, CX; \
+	VBROADCASTSD elemone<>+0(SB), Z31; \
+	VBROADCASTSD elemone<>+8(SB), Z30
+
+// VJPTTERMS sets Z1 = 1 - y y and Z2 = dg - 2 y dx g for the next eight
+// lanes.
+#define VJPTTERMS \
+	VMOVUPD (SI), Z0; \
+	VMOVAPD Z31, Z1; \
+	VFNMADD231PD Z0, Z0, Z1; \
+	VMULPD  Z30, Z0, Z2; \
+	VMULPD  (R10), Z2, Z2; \
+	VMULPD  (R8), Z2, Z2; \
+	VADDPD  (R9), Z2, Z2
+
+// VJPTNEXT stores Z3 to dgx and moves on by eight lanes.
+#define VJPTNEXT \
+	VMOVUPD Z3, (DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, R8; \
+	ADDQ $64, R9; \
+	ADDQ $64, R10; \
+	ADDQ $64, DI
+
 // func tanhJVP512(dy, y, dx []float64): dy = (1 - y²) dx
 TEXT ·tanhJVP512(SB), NOSPLIT, $0-72
 	MOVQ dy_base+0(FP), DI
@@ -62,35 +96,34 @@ vjpdone:
 
 // func tanhVJPTangent512(dgx, y, g, dg, dx []float64): dgx += (1 - y²) (dg - 2 y dx g)
 TEXT ·tanhVJPTangent512(SB), NOSPLIT, $0-120
-	MOVQ dgx_base+0(FP), DI
-	MOVQ dgx_len+8(FP), CX
-	MOVQ y_base+24(FP), SI
-	MOVQ g_base+48(FP), R8
-	MOVQ dg_base+72(FP), R9
-	MOVQ dx_base+96(FP), R10
-	SHRQ $3, CX
+	VJPTARGS
+	TESTQ CX, CX
 	JZ   vjptdone
-	VBROADCASTSD elemone<>+0(SB), Z31
-	VBROADCASTSD elemone<>+8(SB), Z30
 vjptloop:
-	VMOVUPD (SI), Z0                 // y
-	VMOVAPD Z31, Z1
-	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
-	VMULPD  Z30, Z0, Z2              // -2 y
-	VMULPD  (R10), Z2, Z2            // -2 y dx
-	VMULPD  (R8), Z2, Z2             // -2 y dx g
-	VADDPD  (R9), Z2, Z2             // dg - 2 y dx g
+	VJPTTERMS
 	VMOVUPD (DI), Z3
 	VFMADD231PD Z2, Z1, Z3
-	VMOVUPD Z3, (DI)
-	ADDQ $64, SI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $64, R10
-	ADDQ $64, DI
+	VJPTNEXT
 	DECQ CX
 	JNZ  vjptloop
 vjptdone:
+	VZEROUPPER
+	RET
+
+// func tanhVJPTangentSet512(dgx, y, g, dg, dx []float64): dgx = 0 + (1 - y²) (dg - 2 y dx g),
+// tanhVJPTangent512 on a zeroed dgx without reading it.
+TEXT ·tanhVJPTangentSet512(SB), NOSPLIT, $0-120
+	VJPTARGS
+	TESTQ CX, CX
+	JZ   vjptsdone
+vjptsloop:
+	VJPTTERMS
+	VXORPD  Z3, Z3, Z3               // +0 in place of dgx
+	VFMADD231PD Z2, Z1, Z3
+	VJPTNEXT
+	DECQ CX
+	JNZ  vjptsloop
+vjptsdone:
 	VZEROUPPER
 	RET
 
@@ -110,41 +143,6 @@ addloop:
 	DECQ CX
 	JNZ  addloop
 adddone:
-	VZEROUPPER
-	RET
-
-// func tanhVJPTangentSet512(dgx, y, g, dg, dx []float64): dgx = 0 + (1 - y²) (dg - 2 y dx g),
-// tanhVJPTangent512 on a zeroed dgx without reading it.
-TEXT ·tanhVJPTangentSet512(SB), NOSPLIT, $0-120
-	MOVQ dgx_base+0(FP), DI
-	MOVQ dgx_len+8(FP), CX
-	MOVQ y_base+24(FP), SI
-	MOVQ g_base+48(FP), R8
-	MOVQ dg_base+72(FP), R9
-	MOVQ dx_base+96(FP), R10
-	SHRQ $3, CX
-	JZ   vjptsdone
-	VBROADCASTSD elemone<>+0(SB), Z31
-	VBROADCASTSD elemone<>+8(SB), Z30
-vjptsloop:
-	VMOVUPD (SI), Z0                 // y
-	VMOVAPD Z31, Z1
-	VFNMADD231PD Z0, Z0, Z1          // 1 - y y
-	VMULPD  Z30, Z0, Z2              // -2 y
-	VMULPD  (R10), Z2, Z2            // -2 y dx
-	VMULPD  (R8), Z2, Z2             // -2 y dx g
-	VADDPD  (R9), Z2, Z2             // dg - 2 y dx g
-	VXORPD  Z3, Z3, Z3               // +0 in place of dgx
-	VFMADD231PD Z2, Z1, Z3
-	VMOVUPD Z3, (DI)
-	ADDQ $64, SI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $64, R10
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  vjptsloop
-vjptsdone:
 	VZEROUPPER
 	RET
 
