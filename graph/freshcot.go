@@ -157,7 +157,15 @@ func (ex *exec) setSum(i int, dst, src []float64) {
 func (k *unaryK) setsFresh(i, n, nout int) bool { return i == 0 && n == nout }
 
 // setsFresh: the addend's cotangent tangent is the result's, set when the
-// addend has the result's size and is not broadcast.
+// addend has the result's size and is not broadcast; A's is set by its
+// first product (Gemm with beta 0) when there is one product covering
+// all of A.
 func (k *matmulK) setsFresh(i, n, nout int) bool {
-	return i == 2 && k.add && !k.addRow && k.addIdx == nil && n == nout
+	switch i {
+	case 0:
+		return len(k.ia) == 1 && k.ia[0] == 0 && n == k.m*k.k && k.m > 0 && k.k > 0 && k.n > 0
+	case 2:
+		return k.add && !k.addRow && k.addIdx == nil && n == nout
+	}
+	return false
 }

@@ -362,7 +362,11 @@ func (k *matmulK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 	for bi := range k.ia {
 		gc := g.F[bi*mn:]
 		if gin[0] != nil {
-			ex.gemmTransB(k.m, k.k, k.n, gc, b[k.ib[bi]:k.ib[bi]+k.k*k.n], gin[0].F[k.ia[bi]:])
+			beta := 1.0
+			if ex.freshIn(0) {
+				beta = 0 // one product, setting all of gin[0] (setsFresh)
+			}
+			ex.gemmTransB(k.m, k.k, k.n, gc, b[k.ib[bi]:k.ib[bi]+k.k*k.n], beta, gin[0].F[k.ia[bi]:])
 		}
 		if gin[1] != nil {
 			f64.Gemm(true, false, k.k, k.n, k.m, 1, a[k.ia[bi]:], gc, 1, gin[1].F[k.ib[bi]:])

@@ -36,9 +36,9 @@ func (c *transposeCache) reset() {
 // gemmTransB is f64.Gemm(false, true, m, n, k, 1, a, b, 1, c) for b (n×k)
 // a forward value of the State, unchanged since its last Forward: b's
 // transpose is made once per forward pass.
-func (ex *exec) gemmTransB(m, n, k int, a, b, c []float64) {
+func (ex *exec) gemmTransB(m, n, k int, a, b []float64, beta float64, c []float64) {
 	if ex == nil || n*k > transposeMax || n*k == 0 {
-		f64.Gemm(false, true, m, n, k, 1, a, b, 1, c)
+		f64.Gemm(false, true, m, n, k, 1, a, b, beta, c)
 		return
 	}
 	tc := &ex.transposes
@@ -57,5 +57,5 @@ func (ex *exec) gemmTransB(m, n, k int, a, b, c []float64) {
 		}
 		tc.m[key] = bt
 	}
-	f64.GemmTransposed(m, n, k, 1, a, b, bt, 1, c)
+	f64.GemmTransposed(m, n, k, 1, a, b, bt, beta, c)
 }
