@@ -163,7 +163,8 @@ func (k *unaryK) setsFresh(i, n, nout int) bool { return i == 0 && n == nout }
 func (k *matmulK) setsFresh(i, n, nout int) bool {
 	switch i {
 	case 0:
-		return len(k.ia) == 1 && k.ia[0] == 0 && n == k.m*k.k && k.m > 0 && k.k > 0 && k.n > 0
+		// Not one row or column: see jvpSetsFirst.
+		return len(k.ia) == 1 && k.ia[0] == 0 && n == k.m*k.k && k.m > 1 && k.k > 1 && k.n > 0
 	case 2:
 		return k.add && !k.addRow && k.addIdx == nil && n == nout
 	}

@@ -87,3 +87,61 @@ func TestSecondOrderFreshCotangents(t *testing.T) {
 		}
 	}
 }
+
+// TestTangentSetsFirstProduct checks that Tangent, whose dense products
+// set a tangent with no addend tangent instead of zeroing it first
+// (jvpSetsFirst), gives bit for bit the tangents of a new State along a
+// direction after others (stale buffers would show), on the paper's RNN.
+func TestTangentSetsFirstProduct(t *testing.T) {
+	g, in := paperBatch(t, 12, 5)
+	p, err := g.Compile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := g.Theta()
+	P := len(theta)
+	r := rand.New(rand.NewPCG(9, 10))
+	dirs := make([][]float64, 5)
+	for d := range dirs {
+		dirs[d] = make([]float64, P)
+		for i := range dirs[d] {
+			dirs[d][i] = r.NormFloat64()
+		}
+	}
+	// Unit directions along the recurrent weights: the input projection's
+	// tangent is zero, so the recurrent products have no addend tangent.
+	for _, pr := range g.Params() {
+		if pr.Size == 400 {
+			for d, j := range []int{2, 3} {
+				dirs[j] = make([]float64, P)
+				dirs[j][pr.Offset+7*d+3] = 1
+			}
+		}
+	}
+	tangent := func(s *graph.State, v []float64) []float64 {
+		if _, err := s.Forward(theta, in); err != nil {
+			t.Fatal(err)
+		}
+		douts, err := s.Tangent(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float64(nil), douts[0].F...)
+	}
+	reused := p.NewState()
+	for d, v := range dirs {
+		got, want := tangent(reused, v), tangent(p.NewState(), v)
+		nonzero := 0
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("direction %d: tangent %d is %v, want %v", d, i, got[i], want[i])
+			}
+			if want[i] != 0 {
+				nonzero++
+			}
+		}
+		if nonzero == 0 {
+			t.Fatalf("direction %d: an all-zero tangent tests nothing", d)
+		}
+	}
+}

@@ -308,10 +308,13 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 	a, b := in[0].F, in[1].F
 	da, db := din[0] != nil, din[1] != nil
-	if !k.jvpAddend(ex, dout, din, b) {
-		k.jvpSeed(dout, din)
-	} else {
+	beta := 1.0
+	if k.jvpAddend(ex, dout, din, b) {
 		da = false // in dout already
+	} else if k.jvpSetsFirst(ex, din) {
+		beta = 0 // the product dA B sets dout
+	} else {
+		k.jvpSeed(dout, din)
 	}
 	mn := k.m * k.n
 	for bi := range k.ia {
@@ -325,7 +328,7 @@ func (k *matmulK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 					axpy(dA[e], b[k.ib[bi]+p*k.n:k.ib[bi]+(p+1)*k.n], c[i*k.n:(i+1)*k.n])
 				}
 			} else {
-				f64.Gemm(false, false, k.m, k.n, k.k, 1, dA, b[k.ib[bi]:], 1, c)
+				f64.Gemm(false, false, k.m, k.n, k.k, 1, dA, b[k.ib[bi]:], beta, c)
 			}
 		}
 		if db {

@@ -48,3 +48,18 @@ func (k *matmulK) jvpAddend(ex *exec, dout *Tensor, din []*Tensor, b []float64) 
 	}
 	return f64.GemmAddend(k.m, k.n, k.k, dA, b[k.ib[0]:], dout.F, din[2].F, ldd)
 }
+
+// jvpSetsFirst reports whether jvp may skip jvpSeed's zeroing of dout
+// and have its dense product dA B set dout (Gemm with beta 0): there is
+// no addend tangent, one product, and a dense dA. The products that are
+// not one row or one column (not the one-dot-product-per-row kernel,
+// whose beta 0 form does not turn a negative zero positive) give the
+// same bits as with beta 1 on a zeroed dout: their kernels start from
+// zero or from the zeroed dout alike.
+func (k *matmulK) jvpSetsFirst(ex *exec, din []*Tensor) bool {
+	if (k.add && din[2] != nil) || din[0] == nil || len(k.ia) != 1 || k.m < 2 || k.n < 2 || k.k < 1 {
+		return false
+	}
+	_, sparse := ex.sparseOf(din[0].F[k.ia[0] : k.ia[0]+k.m*k.k])
+	return !sparse
+}
