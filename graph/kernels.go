@@ -155,6 +155,9 @@ func (k *binK) forwardRange(a, b, c []float64, lo, hi int) {
 		}
 		return
 	}
+	if k.scalarRange(a, b, c, lo, hi) {
+		return
+	}
 	switch k.op {
 	case opAdd:
 		for i := lo; i < hi; i++ {
