@@ -27,7 +27,15 @@
 # Needs Debian's python3-torch and python3-onnx (/usr/bin/python3). Run on
 # a quiet machine.
 #
-# Results (2026-11-24, the shared 2-core machine, never idle during the
+# Results at the final commit of issue 19 (473eee8, 2026-11-24 21:43 UTC,
+# the machine otherwise idle; load average 2.0-2.7 before the rounds):
+#   Go 0.562, 0.621, 0.527 s; PyTorch 16.90, 18.85, 17.52 s; median 31.2x
+#   (per round 30.1x, 30.4x, 33.2x); limits 4.17e-14; Newton-GN+leverage
+#   0.97, 0.84, 0.84 s. PyTorch's time varies 13.5-21.3 s between rounds
+#   here: two sessions on c535323 gave medians 34.0x and 27.6x
+#   (benchmarks/scale/RESULTS.md, "Paper scale, last measurement").
+#
+# Earlier results (2026-11-24, the shared 2-core machine, never idle during the
 # runs; load average before each round):
 #   load 16.2, 9.1, 6.5: Go 20.4, 5.03, 2.92 s; PyTorch 264, 158, 274 s;
 #     median 52.5x; limits max |go - torch| / width 3.6e-14 every round;
