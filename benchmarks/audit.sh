@@ -31,8 +31,10 @@
 # the machine otherwise idle; load average 2.0-2.7 before the rounds):
 #   Go 0.562, 0.621, 0.527 s; PyTorch 16.90, 18.85, 17.52 s; median 31.2x
 #   (per round 30.1x, 30.4x, 33.2x); limits 4.17e-14; Newton-GN+leverage
-#   0.97, 0.84, 0.84 s. PyTorch's time varies 13.5-21.3 s between rounds
-#   here: two sessions on c535323 gave medians 34.0x and 27.6x
+#   0.97, 0.84, 0.84 s. A second session on the same code (22:03 UTC):
+#   Go 0.677, 0.670, 0.587 s; PyTorch 27.26, 18.07, 19.24 s; median 28.7x.
+#   PyTorch's time varies 13.5-27.3 s between rounds here: over both
+#   sessions 30.6x; two sessions on c535323 gave medians 34.0x and 27.6x
 #   (benchmarks/scale/RESULTS.md, "Paper scale, last measurement").
 #
 # Earlier results (2026-11-24, the shared 2-core machine, never idle during the
