@@ -11,10 +11,10 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // randomData returns n sequences of lengths in [minT, maxT] with d
@@ -64,7 +64,7 @@ func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, 
 
 func fixtureModel(t testing.TB, name string) *graph.Graph {
 	t.Helper()
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), name+".onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), name+".onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}

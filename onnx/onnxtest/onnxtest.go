@@ -1,7 +1,8 @@
-// Package graphtest loads the reference models that tests of several
+// Package onnxtest loads the reference models that tests of several
 // packages share: the models exported by PyTorch in onnx/testdata/pytorch,
-// with their inputs and PyTorch's float64 outputs.
-package graphtest
+// with their inputs and PyTorch's float64 outputs. It lives under onnx
+// because it decodes ONNX files: graph never imports onnx.
+package onnxtest
 
 import (
 	"encoding/json"
@@ -72,7 +73,7 @@ func (f *Fixture) InputsFor(g *graph.Graph) ([]*graph.Tensor, error) {
 // PyTorchDir is the folder of the PyTorch fixtures.
 func PyTorchDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "onnx", "testdata", "pytorch")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "pytorch")
 }
 
 // PyTorch returns every PyTorch fixture, sorted by name.
