@@ -40,6 +40,10 @@ func TestFitPredict(t *testing.T) {
 	if want.Conformal == nil || len(got.Sequences) != test.Len() {
 		t.Fatalf("calibrated result %v, %d sequences: want a calibrated result of %d", want.Conformal != nil, len(got.Sequences), test.Len())
 	}
+	// Run and Predict judge the Results they make: package reports only
+	// renders the verdict and the recommendation.
+	judged(t, "Run", want)
+	judged(t, "Predict", got)
 	want.Diag.Phases, got.Diag.Phases = nil, nil
 	if d := diff("Result", reflect.ValueOf(want), reflect.ValueOf(got)); d != "" {
 		t.Errorf("Predict after Fit differs from Run: %s", d)
@@ -58,6 +62,7 @@ func TestFitPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.Diag.Phases = nil
+	judged(t, "Predict from an artifact", got)
 	if d := diff("Result", reflect.ValueOf(want), reflect.ValueOf(got)); d != "" {
 		t.Errorf("Predict after Save and Load differs from Run: %s", d)
 	}
@@ -93,6 +98,7 @@ func TestFitPredict(t *testing.T) {
 	if got, err = f.Predict(ctx, second); err != nil {
 		t.Fatal(err)
 	}
+	judged(t, "Predict of a second data set", got)
 	want.Diag.Phases, got.Diag.Phases = nil, nil
 	if d := diff("Result", reflect.ValueOf(want), reflect.ValueOf(got)); d != "" {
 		t.Errorf("Predict of a second data set differs from Run: %s", d)
@@ -100,6 +106,21 @@ func TestFitPredict(t *testing.T) {
 	// The comparison sees a difference where there is one.
 	if d := diff("Result", reflect.ValueOf(want.Sequences[:49]), reflect.ValueOf(got.Sequences[1:])); d == "" {
 		t.Error("diff finds no difference between different sequences")
+	}
+}
+
+// judged fails t unless res carries the audit's judgement: a verdict
+// with its reasons and, with a calibration set, the recommendation with
+// one Holds per kind.
+func judged(t *testing.T, what string, res *audit.Result) {
+	t.Helper()
+	if res.Verdict.Level == "" || len(res.Verdict.Reasons) == 0 {
+		t.Errorf("%s: no verdict (%+v)", what, res.Verdict)
+	}
+	if c := res.Conformal; c != nil && res.Summary != nil && len(c.Kinds) > 0 {
+		if r := c.Recommendation; r == nil || len(r.Holds) != len(c.Kinds) || len(r.Short) != len(c.Kinds) {
+			t.Errorf("%s: no recommendation among %d kinds (%+v)", what, len(c.Kinds), r)
+		}
 	}
 }
 

@@ -107,7 +107,7 @@ func narrower(a, b *KindSummary) bool {
 }
 
 // Recommend picks the narrowest eligible kind whose coverage holds; nil
-// when there is nothing to compare. Run stores it in
+// when there is nothing to compare. Run and Predict store it in
 // Conformal.Recommendation.
 func Recommend(c *Conformal, s *Summary) *Recommendation {
 	if c == nil || s == nil || len(c.Kinds) == 0 {

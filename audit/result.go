@@ -30,7 +30,8 @@ type Result struct {
 	// Options.Adaptive).
 	Adaptive *Adaptive
 	// Verdict is the audit's judgement of its intervals, with its
-	// reasons (verdict.go).
+	// reasons (Judge). Run and Predict always set it, as they set
+	// Conformal.Recommendation: package reports only renders them.
 	Verdict Verdict
 }
 

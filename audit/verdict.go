@@ -166,7 +166,8 @@ const (
 )
 
 // Judge forms the verdict of a finished audit from its summary,
-// warnings, column check and damping sensitivity.
+// warnings, column check and damping sensitivity. Run and Predict store it
+// in Result.Verdict.
 func Judge(res *Result) Verdict {
 	v := Verdict{Level: Unmeasured}
 	add := func(r Reason) {

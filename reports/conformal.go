@@ -79,16 +79,14 @@ func shortText(sf audit.Shortfall) string {
 
 // recommendation puts the audit's recommendation (audit.Recommendation:
 // the narrowest kind whose coverage holds on the test data) into plain
-// words. kind is "" when no kind holds or there is nothing to compare.
+// words. kind is "" when no kind holds or there is nothing to compare
+// (no Conformal.Recommendation).
 func recommendation(r *audit.Result) (kind, text string) {
 	c, s := r.Conformal, r.Summary
-	if c == nil || s == nil || len(c.Kinds) == 0 {
+	if c == nil || s == nil || c.Recommendation == nil {
 		return "", ""
 	}
 	rec := c.Recommendation
-	if rec == nil { // a Result not made by audit.Run
-		rec = audit.Recommend(c, s)
-	}
 	var best *audit.KindSummary
 	var fail, good []*audit.KindSummary
 	var why, unbounded []string
@@ -362,10 +360,7 @@ func jsonConformalOf(r *audit.Result) *jsonConformal {
 	}
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
-		ok := false
-		if r.Summary != nil {
-			ok, _ = audit.Hold(k, r.Summary, c)
-		}
+		ok := c.Recommendation != nil && c.Recommendation.Holds[i]
 		out.Kinds = append(out.Kinds, jsonKind{Kind: k.Kind, Coverage: fnum(k.Coverage), CoveragePerStep: fnums(k.CoveragePerStep),
 			JointCoverage: fnum(k.JointCoverage), MeanLength: fnum(k.MeanLength), LengthPerStep: fnums(k.LengthPerStep),
 			Infinite: k.Infinite, IntervalScore: fnum(k.IntervalScore),

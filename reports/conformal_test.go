@@ -23,7 +23,8 @@ func kindOf(kind string, cov, width float64, steps map[int]float64) audit.KindSu
 }
 
 // calibrated is a result of 2,000 test values in 200 sequences of 10
-// steps, with 200 calibration values per step.
+// steps, with 200 calibration values per step, and the audit's
+// recommendation among kinds.
 func calibrated(kinds ...audit.KindSummary) *audit.Result {
 	r := &audit.Result{
 		Setting: audit.Setting{Alpha: 0.1, NominalCover: 0.9, GuaranteedMin: 0.8},
@@ -34,6 +35,7 @@ func calibrated(kinds ...audit.KindSummary) *audit.Result {
 	for t := range 10 {
 		r.Conformal.Forecasts = append(r.Conformal.Forecasts, audit.ConformalForecast{Row: t, M: 200, HalfWidth: 1, Scale: 1.1})
 	}
+	r.Conformal.Recommendation = audit.Recommend(r.Conformal, r.Summary) // as audit.Run does
 	return r
 }
 
@@ -109,6 +111,7 @@ func TestConformalReports(t *testing.T) {
 	for t := range 6 {
 		r.Conformal.Forecasts = append(r.Conformal.Forecasts, audit.ConformalForecast{Row: t, M: 4, HalfWidth: inf, Scale: inf, JackknifeCoverage: 0.75})
 	}
+	r.Conformal.Recommendation = audit.Recommend(r.Conformal, r.Summary)
 	for i := range r.Sequences {
 		for k := range r.Sequences[i].Steps {
 			st := &r.Sequences[i].Steps[k]

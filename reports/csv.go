@@ -117,7 +117,7 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 // audit recommends for r's forecasts: without a calibration set the
 // jackknife+ (the audit's interval; the in-sample one is only a
 // baseline); with one, the narrowest kind whose coverage held on the
-// labelled test values (audit.Recommend), or "" when none held or the
+// labelled test values (audit.Conformal.Recommendation), or "" when none held or the
 // evaluated data have no labels to measure it on (audit predict on new
 // sequences): the calibrated kinds then keep their finite-sample
 // guarantee, and the choice between them is the user's.

@@ -28,6 +28,7 @@ func ExampleWriteSummary() {
 			JointCoverage: 0.41, Naive: audit.NaiveSummary{Coverage: 0.84, MeanLength: 2.1},
 			Audit: audit.Audit{Low: &audit.Threshold{Threshold: 4, Precision: 0.81, Recall: 0.9, Flagged: 100, True: 81, Actual: 90}}},
 	}
+	r.Verdict = audit.Judge(r) // audit.Run judges the Results it makes
 	reports.WriteSummary(os.Stdout, r)
 	// Output:
 	// 90% intervals covered 89.3% of 10,000 test values; flagged ‘below 4’ with 81.0% precision.

@@ -167,9 +167,6 @@ func headline(r *audit.Result) string {
 // the headline, and one sentence per reason.
 func verdict(r *audit.Result) (level, text string) {
 	v := r.Verdict
-	if v.Level == "" { // a Result not made by audit.Run
-		v = audit.Judge(r)
-	}
 	// Wrong columns first: they make every other figure moot, and a poor
 	// verdict must not open with a reassuring sentence.
 	var first, rest []string
