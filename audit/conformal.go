@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Held-out calibration (DESIGN section 8). A calibration set is m labelled
@@ -210,7 +211,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		c.scale[f] = upperQuantile(alpha, scores[f])
 		m := len(c.res[f])
 		c.forecasts = append(c.forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
-			JackknifeCoverage: ratio(float64(inJK[f]), float64(m))})
+			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
 		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
 			c.few = append(c.few, f.T)
 		}

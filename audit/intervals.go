@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -169,7 +170,7 @@ func curveOf(counts [][]int, total int) []CalibrationPoint {
 	}
 	out := make([]CalibrationPoint, len(calibrationAlphas))
 	for a, alpha := range calibrationAlphas {
-		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], float64(total))}
+		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: num.Ratio(hits[a], float64(total))}
 	}
 	return out
 }
@@ -347,7 +348,7 @@ func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 	}
 	s.RMSE = math.Sqrt(sse / float64(labelled))
 	for t := range nrow {
-		s.RMSEPerStep[t] = math.Sqrt(ratio(sseStep[t], float64(s.PointsPerStep[t])))
+		s.RMSEPerStep[t] = math.Sqrt(num.Ratio(sseStep[t], float64(s.PointsPerStep[t])))
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
@@ -422,20 +423,20 @@ func kindSummary(kind string, lv level, pts []point, lo, up, q []float64) KindSu
 			tally(&th, b > *lv.high, y > *lv.high)
 		}
 	}
-	k.Coverage = ratio(covered, n)
-	k.MeanLength = ratio(lenSum, lenN)
-	k.IntervalScore = ratio(score, lenN)
+	k.Coverage = num.Ratio(covered, n)
+	k.MeanLength = num.Ratio(lenSum, lenN)
+	k.IntervalScore = num.Ratio(score, lenN)
 	joint := 0
 	for _, ok := range seqOK {
 		if ok {
 			joint++
 		}
 	}
-	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
+	k.JointCoverage = num.Ratio(float64(joint), float64(len(seqOK)))
 	k.Sequences = len(seqOK)
 	for t := range nrow {
-		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
-		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])
+		k.CoveragePerStep[t] = num.Ratio(cov[t], cnt[t])
+		k.LengthPerStep[t] = num.Ratio(lens[t], lcnt[t])
 	}
 	if lv.low != nil {
 		tl.Threshold = *lv.low
@@ -471,8 +472,8 @@ func perHorizon(k int, points []point, l limits) (coverage, length []float64, n 
 	}
 	coverage, length = make([]float64, k), make([]float64, k)
 	for h := range k {
-		coverage[h] = ratio(covered[h], float64(n[h]))
-		length[h] = ratio(lsum[h], lcnt[h])
+		coverage[h] = num.Ratio(covered[h], float64(n[h]))
+		length[h] = num.Ratio(lsum[h], lcnt[h])
 	}
 	return coverage, length, n
 }
@@ -494,7 +495,7 @@ func coverOf(pts []point, l limits) (cov, length float64) {
 			m++
 		}
 	}
-	return ratio(c, n), ratio(s, m)
+	return num.Ratio(c, n), num.Ratio(s, m)
 }
 
 func tally(t *Threshold, flag, real bool) {
@@ -510,16 +511,8 @@ func tally(t *Threshold, flag, real bool) {
 }
 
 func finish(t *Threshold) {
-	t.Precision = ratio(float64(t.True), float64(t.Flagged))
-	t.Recall = ratio(float64(t.True), float64(t.Actual))
-}
-
-// ratio is a/b, NaN when b is 0.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return math.NaN()
-	}
-	return a / b
+	t.Precision = num.Ratio(float64(t.True), float64(t.Flagged))
+	t.Recall = num.Ratio(float64(t.True), float64(t.Actual))
 }
 
 // calibrationAlphas is the grid of the calibration curve.

@@ -43,6 +43,7 @@ import (
 	"sort"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -378,7 +379,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 		}
 		beta = beta*(1+boundMargin) + boundFloor
 		fm, fp := p.F-beta, p.F+beta
-		if !finite(p.F) || !finite(fm) || !finite(fp) {
+		if !num.Finite(p.F) || !num.Finite(fm) || !num.Finite(fp) {
 			return ChunkLimits{}, -1, nil
 		}
 		fms[i], fps[i] = fm, fp
@@ -572,6 +573,3 @@ func infForNaNSide(v []float64, neg bool) {
 		}
 	}
 }
-
-// finite reports whether v is neither infinite nor NaN.
-func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }

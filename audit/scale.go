@@ -49,6 +49,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // ShiftBasis is the low-dimensional space of the scalable path (see the
@@ -96,7 +97,7 @@ func (s *ShiftBasis) project(v []float64) (top, rest []float64) {
 	if ks > 0 {
 		perp := append([]float64(nil), v...)
 		for i, c := range top {
-			addTo(perp, s.U[i*P:(i+1)*P], -c)
+			num.AddScaled(perp, -c, s.U[i*P:(i+1)*P])
 		}
 		graph.MatMul(false, false, ks, 1, P, s.Sketch, perp, rest)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Banded selection of the jackknife+ order statistics.
@@ -113,7 +115,7 @@ func (s *predSpread) add(pred []float64) {
 // usable reports whether point j's predictions are all finite (where one
 // is not, the point takes the plain path).
 func (s *predSpread) usable(j int) bool {
-	return !s.nan[j] && finite(s.fmin[j]) && finite(s.fmax[j])
+	return !s.nan[j] && num.Finite(s.fmin[j]) && num.Finite(s.fmax[j])
 }
 
 // merge sets s.spread to the spread of the parts' blocks together.
@@ -156,7 +158,7 @@ func newSelector(pts []point, entries *residualSets, self bool, workers int) *se
 func sortEntries(es []entry) *sortedEntries {
 	idx := make([]int, len(es))
 	for i, e := range es {
-		if !finite(e.r) {
+		if !num.Finite(e.r) {
 			return nil
 		}
 		idx[i] = i
