@@ -12,6 +12,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/table"
+
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -441,7 +443,7 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 	if ft == nil {
 		return errors.New("audit: load: a low-rank artifact without its table: the file is damaged")
 	}
-	t := &BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
+	t := &table.BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
 	if t.N != h.Blocks || t.K != h.Rank || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
 		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N {
 		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters: the file is damaged", h.Blocks, h.Rank, P)
@@ -451,6 +453,6 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 		slots[forecast{sl.T, sl.H}] = i
 	}
 	f.loo = &looResiduals{shift: b.Shift}
-	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &ShiftBasis{P: P, U: b.Basis}, slots: slots}
+	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &table.ShiftBasis{P: P, U: b.Basis}, slots: slots}
 	return nil
 }
