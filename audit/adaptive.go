@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Intervals that adapt along time (DESIGN section 9). When the test data
@@ -224,7 +226,7 @@ type Adaptive struct {
 // AdaptiveKind are one kind's metrics on the labelled test values, with
 // coverage over time.
 type AdaptiveKind struct {
-	KindSummary
+	interval.KindSummary
 	// WorstWindow is the lowest coverage of Adaptive.RollingWindow
 	// consecutive labelled forecasts of one series (NaN when no series has
 	// that many); Windows counts the series that have.
@@ -276,7 +278,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 	case math.IsInf(q, -1):
 		return fm.pred, fm.pred, true
 	case fm.jk:
-		lo, up = cjLimits(fm.pred, fm.lo, fm.up, q)
+		lo, up = interval.CJLimits(fm.pred, fm.lo, fm.up, q)
 		return lo, up, false
 	}
 	return fm.pred - q, fm.pred + q, false
@@ -285,7 +287,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 // score is the smallest q whose member covers y.
 func (fm family) score(y float64) float64 {
 	if fm.jk {
-		return cjScore(fm.pred, fm.lo, fm.up, y)
+		return interval.CJScore(fm.pred, fm.lo, fm.up, y)
 	}
 	return math.Abs(y - fm.pred)
 }

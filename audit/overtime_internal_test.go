@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -32,7 +33,7 @@ func TestNeweyWestTolerance(t *testing.T) {
 	if got := neweyWest([][]float64{{1, 0, 1, 0, 1, 0}}, 2); got != 1 {
 		t.Errorf("alternating: inflation %v, want 1", got)
 	}
-	if got, want := DependentTolerance(0.9, 2000, 1), CoverageTolerance(0.9, 2000); got != want {
+	if got, want := DependentTolerance(0.9, 2000, 1), interval.CoverageTolerance(0.9, 2000); got != want {
 		t.Errorf("independent values: %v, want CoverageTolerance's %v", got, want)
 	}
 }
