@@ -454,18 +454,3 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &ShiftBasis{P: P, U: b.Basis}, slots: slots}
 	return nil
 }
-
-// sortedForecasts are the keys of m by row, then horizon.
-func sortedForecasts[V any](m map[forecast]V) []forecast {
-	keys := make([]forecast, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	return keys
-}

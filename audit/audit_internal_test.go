@@ -11,9 +11,10 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // randomData returns n sequences of lengths in [minT, maxT] with d
@@ -63,7 +64,7 @@ func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, 
 
 func fixtureModel(t testing.TB, name string) *graph.Graph {
 	t.Helper()
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), name+".onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), name+".onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestBlockGradientsAddUp(t *testing.T) {
 	sum := func(gs [][]float64) []float64 {
 		s := make([]float64, len(full))
 		for _, g := range gs {
-			addTo(s, g, 1)
+			num.AddScaled(s, 1, g)
 		}
 		return s
 	}
@@ -127,8 +128,8 @@ func TestBlockGradientsAddUp(t *testing.T) {
 		for i := range a {
 			d[i] = a[i] - b[i]
 		}
-		if norm(d) > 1e-10*norm(b) {
-			t.Errorf("%s: differs by %.3g (|b| = %.3g)", what, norm(d), norm(b))
+		if num.Norm(d) > 1e-10*num.Norm(b) {
+			t.Errorf("%s: differs by %.3g (|b| = %.3g)", what, num.Norm(d), num.Norm(b))
 		}
 	}
 	gs, sgs := blockGrads(t, rs, false)
@@ -160,7 +161,7 @@ func TestBlockGradientsAddUp(t *testing.T) {
 			if err := parts.Gradients(ctx, rn.theta, []hvp.Job{{Batch: pi, Weight: w}}, out, nil); err != nil {
 				t.Fatal(err)
 			}
-			addTo(want, out[0], 1)
+			num.AddScaled(want, 1, out[0])
 		}
 		close(fmt.Sprintf("nested block %s", b.Label), gn[k], want)
 	}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // arData returns n sequences of T steps from the paper's AR process:
@@ -50,7 +50,7 @@ func BenchmarkAuditPaperInfinitesimal(b *testing.B) {
 }
 
 func benchAuditPaper(b *testing.B, opt *audit.Options) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // blockSpec is what every chunk of the block pass shares, as plain
@@ -117,7 +118,7 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 			v := make([]float64, m)
 			for a, t := range ts {
 				J[a] = in.rows[b][t.forcast]
-				jg[a] = dotv(J[a], g)
+				jg[a] = num.Dot(J[a], g)
 				v[a] = red.Form(uj[a], ug, jg[a])
 			}
 			if s.newton && m > 0 {
@@ -125,7 +126,7 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 				jj := make([]float64, m*m)
 				for a := 0; a < m; a++ {
 					for e := a; e < m; e++ {
-						jj[a*m+e] = dotv(J[a], J[e])
+						jj[a*m+e] = num.Dot(J[a], J[e])
 						jj[e*m+a] = jj[a*m+e]
 						K.SetSym(a, e, red.Form(uj[a], uj[e], jj[a*m+e]))
 					}

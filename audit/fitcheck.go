@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // FitCheck is the audit's check that the data are given to the model the way
@@ -141,7 +142,7 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 		f.Alternatives = append(f.Alternatives, Alternative{Shift: s, RMSE: p.rmse(shifted(&sub, s), groups, fx)})
 	}
 	if total != nil {
-		f.GradNorm = norm(total)
+		f.GradNorm = num.Norm(total)
 		// grad L_data = total - R theta; |g + R' theta| is least at
 		// R' = -(g . theta) / |theta|^2, clamped at 0.
 		var gt, tt float64

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // influence is the influence phase's output: the estimated
@@ -119,7 +120,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, tp *traini
 	}
 	gnorm := make([]float64, len(grads))
 	for k, g := range grads {
-		gnorm[k] = norm(g)
+		gnorm[k] = num.Norm(g)
 	}
 	inf.stationarity(total, gnorm)
 	opts := &hvp.Options{Method: method, Curvature: p.opt.Curvature, Damping: dampingFor(&p.opt, d.Stationarity), Seed: p.opt.Seed,
@@ -203,7 +204,7 @@ func (inf *influence) solve(ctx context.Context, p *problem, f *hvp.Factorizatio
 	}
 	d.InfluenceNorms = make([]float64, len(inf.delta))
 	for k, v := range inf.delta {
-		d.InfluenceNorms[k] = norm(v)
+		d.InfluenceNorms[k] = num.Norm(v)
 	}
 	inf.rep = &stepsRep{inf: inf}
 	return nil
@@ -218,8 +219,8 @@ func (inf *influence) warn(w Warning) { inf.warnings = append(inf.warnings, w) }
 // calls it.
 func (inf *influence) stationarity(total, gnorm []float64) {
 	d := &inf.diag
-	d.GradNorm = norm(total)
-	d.BlockGradMedian = median(gnorm)
+	d.GradNorm = num.Norm(total)
+	d.BlockGradMedian = num.Median(gnorm)
 	if d.BlockGradMedian > 0 {
 		d.Stationarity = d.GradNorm / d.BlockGradMedian
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -32,7 +34,7 @@ type limits struct {
 // scratch space, returned for reuse.
 func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
 	vm, vp = jackknifeValues(es, pred, skipRule{seq: skipSeq, blk: -1}, keep, vm, vp)
-	lo, up = jackknifePlus(alpha, vm, vp)
+	lo, up = interval.JackknifePlus(alpha, vm, vp)
 	return lo, up, len(vp), vm, vp
 }
 
@@ -146,7 +148,7 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 				// maps NaN to infinities.
 				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
 			}
-			l.lo[p], l.up[p] = jackknifePlus(alpha, s.vm, s.vp)
+			l.lo[p], l.up[p] = interval.JackknifePlus(alpha, s.vm, s.vp)
 			l.m[p] = len(s.vp)
 		}
 		counts[c] = hits
@@ -169,7 +171,7 @@ func curveOf(counts [][]int, total int) []CalibrationPoint {
 	}
 	out := make([]CalibrationPoint, len(calibrationAlphas))
 	for a, alpha := range calibrationAlphas {
-		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: ratio(hits[a], float64(total))}
+		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: num.Ratio(hits[a], float64(total))}
 	}
 	return out
 }
@@ -186,7 +188,7 @@ func naiveLimits(alpha float64, naive map[forecast][]float64, key func(forecast)
 	}
 	halfw := map[forecast]float64{}
 	for f, v := range naive {
-		halfw[f] = upperQuantile(alpha, v)
+		halfw[f] = interval.UpperQuantile(alpha, v)
 	}
 	l.nlo, l.nup, l.nq = make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
 	for p, pt := range pts {
@@ -347,7 +349,7 @@ func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 	}
 	s.RMSE = math.Sqrt(sse / float64(labelled))
 	for t := range nrow {
-		s.RMSEPerStep[t] = math.Sqrt(ratio(sseStep[t], float64(s.PointsPerStep[t])))
+		s.RMSEPerStep[t] = math.Sqrt(num.Ratio(sseStep[t], float64(s.PointsPerStep[t])))
 		s.GapPerStep[t] = s.LengthPerStep[t] - s.Naive.LengthPerStep[t]
 	}
 	s.Gap = s.MeanLength - s.Naive.MeanLength
@@ -422,20 +424,20 @@ func kindSummary(kind string, lv level, pts []point, lo, up, q []float64) KindSu
 			tally(&th, b > *lv.high, y > *lv.high)
 		}
 	}
-	k.Coverage = ratio(covered, n)
-	k.MeanLength = ratio(lenSum, lenN)
-	k.IntervalScore = ratio(score, lenN)
+	k.Coverage = num.Ratio(covered, n)
+	k.MeanLength = num.Ratio(lenSum, lenN)
+	k.IntervalScore = num.Ratio(score, lenN)
 	joint := 0
 	for _, ok := range seqOK {
 		if ok {
 			joint++
 		}
 	}
-	k.JointCoverage = ratio(float64(joint), float64(len(seqOK)))
+	k.JointCoverage = num.Ratio(float64(joint), float64(len(seqOK)))
 	k.Sequences = len(seqOK)
 	for t := range nrow {
-		k.CoveragePerStep[t] = ratio(cov[t], cnt[t])
-		k.LengthPerStep[t] = ratio(lens[t], lcnt[t])
+		k.CoveragePerStep[t] = num.Ratio(cov[t], cnt[t])
+		k.LengthPerStep[t] = num.Ratio(lens[t], lcnt[t])
 	}
 	if lv.low != nil {
 		tl.Threshold = *lv.low
@@ -471,8 +473,8 @@ func perHorizon(k int, points []point, l limits) (coverage, length []float64, n 
 	}
 	coverage, length = make([]float64, k), make([]float64, k)
 	for h := range k {
-		coverage[h] = ratio(covered[h], float64(n[h]))
-		length[h] = ratio(lsum[h], lcnt[h])
+		coverage[h] = num.Ratio(covered[h], float64(n[h]))
+		length[h] = num.Ratio(lsum[h], lcnt[h])
 	}
 	return coverage, length, n
 }
@@ -494,7 +496,7 @@ func coverOf(pts []point, l limits) (cov, length float64) {
 			m++
 		}
 	}
-	return ratio(c, n), ratio(s, m)
+	return num.Ratio(c, n), num.Ratio(s, m)
 }
 
 func tally(t *Threshold, flag, real bool) {
@@ -510,16 +512,8 @@ func tally(t *Threshold, flag, real bool) {
 }
 
 func finish(t *Threshold) {
-	t.Precision = ratio(float64(t.True), float64(t.Flagged))
-	t.Recall = ratio(float64(t.True), float64(t.Actual))
-}
-
-// ratio is a/b, NaN when b is 0.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return math.NaN()
-	}
-	return a / b
+	t.Precision = num.Ratio(float64(t.True), float64(t.Flagged))
+	t.Recall = num.Ratio(float64(t.True), float64(t.Actual))
 }
 
 // calibrationAlphas is the grid of the calibration curve.
@@ -558,7 +552,7 @@ func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
 // and notAbove of V- not exceeding it, covers y (countCovered).
 func coveredFromCounts(alphas []float64, m, below, notAbove int, hits []int) {
 	for a, alpha := range alphas {
-		if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
+		if below < interval.UpperRank(alpha, m) && notAbove >= interval.LowerRank(alpha, m) {
 			hits[a]++
 		}
 	}

@@ -587,9 +587,6 @@ func (m *modelIO) index(B, T, b, t, h int) int {
 	}
 }
 
-// forecast is one forecast of a sequence: made at row T for horizon H.
-type forecast struct{ T, H int }
-
 // forecasts lists the forecasts the model makes for a sequence of T rows:
 // every (t, h) for a per-step model; for a many-to-one one, every horizon
 // from the last row read, T-K. The list is made once per T and shared:

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // The models of testdata/modelio (make.py): exported by PyTorch 1.13 as
@@ -22,14 +22,14 @@ import (
 const modelioDir = "testdata/modelio"
 
 // loadModelio loads a model of testdata/modelio pruned to output (""
-// the first) and its fixture, in graphtest's format.
-func loadModelio(t *testing.T, name, output string) (*graph.Graph, *graphtest.Fixture) {
+// the first) and its fixture, in onnxtest's format.
+func loadModelio(t *testing.T, name, output string) (*graph.Graph, *onnxtest.Fixture) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(modelioDir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := graphtest.Fixture{Name: name, Dir: modelioDir}
+	fx := onnxtest.Fixture{Name: name, Dir: modelioDir}
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestModelioForward(t *testing.T) {
 }
 
 // modelioAudit audits a model of testdata/modelio on its data.
-func modelioAudit(t *testing.T, name string, o Options) (*Result, *graphtest.Fixture) {
+func modelioAudit(t *testing.T, name string, o Options) (*Result, *onnxtest.Fixture) {
 	t.Helper()
 	out, _, _ := ParseOutput(o.Output)
 	g, fx := loadModelio(t, name, out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -324,7 +325,7 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		return err
 	}
 	inf.leverageDiagnostics(lev, func(k int) []ownTerm { return own[k].terms }, unbounded, levMax, bl)
-	if n := count(approx); n > 0 {
+	if n := num.Count(approx); n > 0 {
 		inf.notes = append(inf.notes, fmt.Sprintf("For %d of %d blocks the Lanczos process of the Newton step (blocks of more than %d loss terms) stopped at its step cap before the step reached relative residual %g and the largest leverage eigenvalue %g: their steps are the last iterates.",
 			n, len(bl), newtonMaxBlockTerms, krylovSolveTol, krylovEigTol))
 	}
@@ -348,17 +349,6 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		}
 	}
 	return nil
-}
-
-// count returns the number of true values of v.
-func count(v []bool) int {
-	n := 0
-	for _, b := range v {
-		if b {
-			n++
-		}
-	}
-	return n
 }
 
 // blockStep is the Newton correction of one block (newtonStep).
@@ -400,16 +390,16 @@ func newtonStep(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) (bl
 	v := make([]float64, m)
 	for a := 0; a < m; a++ {
 		for c := a; c < m; c++ {
-			K.SetSym(a, c, (dotv(J[a], AJ[c])+dotv(J[c], AJ[a]))/2)
+			K.SetSym(a, c, (num.Dot(J[a], AJ[c])+num.Dot(J[c], AJ[a]))/2)
 		}
-		v[a] = dotv(J[a], u)
+		v[a] = num.Dot(J[a], u)
 	}
 	st, z, err := newtonReduced(loss, ts, K, v)
 	st.delta = u
 	if z != nil {
 		delta := append([]float64(nil), u...)
 		for c := 0; c < m; c++ {
-			addTo(delta, AJ[c], z[c])
+			num.AddScaled(delta, z[c], AJ[c])
 		}
 		st.delta = delta
 	}
@@ -519,7 +509,7 @@ func (inf *influence) leverageDiagnostics(lev [][]float64, termsOf func(k int) [
 	}
 	d.LeveragePerStep = make([]float64, len(sum))
 	for t := range sum {
-		d.LeveragePerStep[t] = ratio(sum[t], cnt[t])
+		d.LeveragePerStep[t] = num.Ratio(sum[t], cnt[t])
 	}
 	worst := 0.0
 	for k, u := range unbounded {
@@ -537,12 +527,4 @@ func (inf *influence) leverageDiagnostics(lev [][]float64, termsOf func(k int) [
 			inf.warn(Warning{Code: HighLeverage, Step: t, Figure: v, Bound: HighLeverageBound})
 		}
 	}
-}
-
-func dotv(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
 }

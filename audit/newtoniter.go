@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Iterated Newton steps on the leave-block-out objective.
@@ -210,7 +211,7 @@ const quasiNewtonMemory = 30
 // last iterate and the number of steps taken.
 func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []float64) (float64, error),
 	precond func([]float64) ([]float64, error), first []float64, maxSteps int) (delta []float64, steps int, converged bool, err error) {
-	tol := newtonIterTol * norm(first)
+	tol := newtonIterTol * num.Norm(first)
 	P := len(first)
 	if tol == 0 || maxSteps <= 1 {
 		return first, 1, tol == 0, nil
@@ -230,22 +231,22 @@ func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []fl
 			q := slices.Clone(g)
 			alpha := make([]float64, len(ss))
 			for j := len(ss) - 1; j >= 0; j-- {
-				alpha[j] = rho[j] * dotv(ss[j], q)
-				axpy(q, -alpha[j], ys[j])
+				alpha[j] = rho[j] * num.Dot(ss[j], q)
+				num.AddScaled(q, -alpha[j], ys[j])
 			}
 			r, err := precond(q)
 			if err != nil {
 				return nil, 0, false, err
 			}
 			for j := range ss {
-				beta := rho[j] * dotv(ys[j], r)
-				axpy(r, alpha[j]-beta, ss[j])
+				beta := rho[j] * num.Dot(ys[j], r)
+				num.AddScaled(r, alpha[j]-beta, ss[j])
 			}
 			for i := range r {
 				r[i] = -r[i]
 			}
 			d = r
-			if dotv(d, g) >= 0 {
+			if num.Dot(d, g) >= 0 {
 				// Not a descent direction (curvature pairs gone stale):
 				// restart from the preconditioner alone.
 				ss, ys, rho = nil, nil, nil
@@ -258,11 +259,11 @@ func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []fl
 				}
 			}
 		}
-		gd := dotv(g, d)
+		gd := num.Dot(g, d)
 		a, next := 1.0, []float64(nil)
 		for ; a > 1e-10; a /= 2 {
 			trial := slices.Clone(x)
-			axpy(trial, a, d)
+			num.AddScaled(trial, a, d)
 			v, err := value(trial)
 			if err != nil {
 				return nil, 0, false, err
@@ -273,7 +274,7 @@ func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []fl
 			}
 		}
 		if next == nil {
-			return x, steps, a*norm(d) <= math.Sqrt(tol*norm(first)), nil
+			return x, steps, a*num.Norm(d) <= math.Sqrt(tol*num.Norm(first)), nil
 		}
 		gn := make([]float64, P)
 		if fx, err = grad(next, gn); err != nil {
@@ -281,24 +282,18 @@ func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []fl
 		}
 		s := sub(next, x)
 		y := sub(gn, g)
-		if sy := dotv(s, y); sy > 0 {
+		if sy := num.Dot(s, y); sy > 0 {
 			ss, ys, rho = append(ss, s), append(ys, y), append(rho, 1/sy)
 			if len(ss) > quasiNewtonMemory {
 				ss, ys, rho = ss[1:], ys[1:], rho[1:]
 			}
 		}
 		x, g = next, gn
-		if norm(s) <= tol {
+		if num.Norm(s) <= tol {
 			return x, steps + 1, true, nil
 		}
 	}
 	return x, steps, false, nil
-}
-
-func axpy(dst []float64, a float64, x []float64) {
-	for i, v := range x {
-		dst[i] += a * v
-	}
 }
 
 // note says in a sentence what the iteration did: the steps per block,

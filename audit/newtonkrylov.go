@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // The Newton step of a block with many loss terms (an interval block has
@@ -76,12 +77,12 @@ func (o *sOperator) applyK(dst, x []float64) {
 	clear(o.w2)
 	for c, xc := range x {
 		if xc != 0 {
-			addTo(o.w1, o.AJ[c], xc)
-			addTo(o.w2, o.J[c], xc)
+			num.AddScaled(o.w1, xc, o.AJ[c])
+			num.AddScaled(o.w2, xc, o.J[c])
 		}
 	}
 	for a := range dst {
-		dst[a] = (dotv(o.J[a], o.w1) + dotv(o.AJ[a], o.w2)) / 2
+		dst[a] = (num.Dot(o.J[a], o.w1) + num.Dot(o.AJ[a], o.w2)) / 2
 	}
 }
 
@@ -108,9 +109,9 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 	b := make([]float64, m)
 	for a, t := range ts {
 		sl[a] = math.Sqrt(t.w * loss.SecondDerivative(t.y, t.fx))
-		v[a] = dotv(J[a], u)
+		v[a] = num.Dot(J[a], u)
 		b[a] = sl[a] * v[a]
-		st.lev[a] = sl[a] * sl[a] * dotv(J[a], AJ[a])
+		st.lev[a] = sl[a] * sl[a] * num.Dot(J[a], AJ[a])
 		if math.IsNaN(st.lev[a]) || math.IsInf(st.lev[a], 0) || math.IsNaN(b[a]) || math.IsInf(b[a], 0) {
 			// As in newtonReduced: an indefinite or singular curvature
 			// made the leverage overflow.
@@ -122,7 +123,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		}
 	}
 	op := newSOperator(J, AJ, sl)
-	bnorm := norm(b)
+	bnorm := num.Norm(b)
 	steps := min(m, krylovMaxSteps, max(2, krylovMaxFloats/max(m, 1)))
 
 	// Lanczos with full reorthogonalisation: S Q = Q T + beta q e_k^T.
@@ -137,11 +138,11 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		}
 		for range 2 {
 			for _, p := range Q {
-				addTo(q, p, -dotv(q, p))
+				num.AddScaled(q, -num.Dot(q, p), p)
 			}
 		}
-		if n := norm(q); n > 0 {
-			scale(q, 1/n)
+		if n := num.Norm(q); n > 0 {
+			num.Scale(q, 1/n)
 			return q
 		}
 		return nil
@@ -149,7 +150,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 	var q []float64
 	if bnorm > 0 {
 		q = append([]float64(nil), b...)
-		scale(q, 1/bnorm)
+		num.Scale(q, 1/bnorm)
 	} else {
 		q = start()
 	}
@@ -162,17 +163,17 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		Q = append(Q, q)
 		op.apply(w, q, tmp)
 		if k > 0 {
-			addTo(w, Q[k-1], -beta[k-1])
+			num.AddScaled(w, -beta[k-1], Q[k-1])
 		}
-		a := dotv(q, w)
+		a := num.Dot(q, w)
 		alpha = append(alpha, a)
-		addTo(w, q, -a)
+		num.AddScaled(w, -a, q)
 		for range 2 {
 			for _, p := range Q {
-				addTo(w, p, -dotv(w, p))
+				num.AddScaled(w, -num.Dot(w, p), p)
 			}
 		}
-		bk := norm(w)
+		bk := num.Norm(w)
 		closed := bk <= 1e-12*math.Max(1, math.Abs(a))
 		if closed {
 			bk = 0
@@ -189,7 +190,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 				return
 			}
 			q = append([]float64(nil), w...)
-			scale(q, 1/bk)
+			num.Scale(q, 1/bk)
 		}
 		n := k + 1
 		if n%krylovCheck != 0 && !closed && n < steps {
@@ -236,7 +237,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 	// z = Lambda^1/2 Q y; delta = u + A J^T z; J delta = v + K z.
 	z := make([]float64, m)
 	for j, c := range y {
-		addTo(z, Q[j], c)
+		num.AddScaled(z, c, Q[j])
 	}
 	for a := range z {
 		z[a] *= sl[a]
@@ -244,7 +245,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 	delta := append([]float64(nil), u...)
 	for c, zc := range z {
 		if zc != 0 {
-			addTo(delta, AJ[c], zc)
+			num.AddScaled(delta, zc, AJ[c])
 		}
 	}
 	st.delta = delta
@@ -256,10 +257,4 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		st.shift[a] = math.Abs(jd)
 	}
 	return st
-}
-
-func scale(v []float64, a float64) {
-	for i := range v {
-		v[i] *= a
-	}
 }

@@ -4,11 +4,13 @@ import (
 	"time"
 
 	"fmt"
-	"github.com/rnnaudit/rnnaudit/graph"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -212,9 +214,9 @@ func TestNewtonKrylovMatchesDense(t *testing.T) {
 			v := make([]float64, tc.m)
 			for a := 0; a < tc.m; a++ {
 				for c := a; c < tc.m; c++ {
-					K.SetSym(a, c, (dotv(J[a], AJ[c])+dotv(J[c], AJ[a]))/2)
+					K.SetSym(a, c, (num.Dot(J[a], AJ[c])+num.Dot(J[c], AJ[a]))/2)
 				}
-				v[a] = dotv(J[a], u)
+				v[a] = num.Dot(J[a], u)
 			}
 			want, z, err := newtonReduced(loss, ts, K, v)
 			if err != nil {
@@ -232,7 +234,7 @@ func TestNewtonKrylovMatchesDense(t *testing.T) {
 			}
 			wd := slices.Clone(u)
 			for c := range z {
-				addTo(wd, AJ[c], z[c])
+				num.AddScaled(wd, z[c], AJ[c])
 			}
 			closeTo := func(what string, a, b []float64) {
 				t.Helper()
@@ -322,7 +324,7 @@ func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
 	exDelta := make([][]float64, len(exact))
 	for k, th := range exact {
 		exDelta[k] = sub(th, p.theta)
-		a.ParamErr += norm(sub(f.inf.delta[k], exDelta[k])) / norm(exDelta[k]) / float64(len(exact))
+		a.ParamErr += num.Norm(sub(f.inf.delta[k], exDelta[k])) / num.Norm(exDelta[k]) / float64(len(exact))
 	}
 	pi, err := perturbedPredictions(ctx, p, ev, "", f.inf.delta, nil)
 	if err != nil {
@@ -562,8 +564,8 @@ func TestQuasiNewtonQuartic(t *testing.T) {
 	}
 	g := make([]float64, n)
 	gradF(x, g)
-	if !conv || norm(g) > 1e-3*norm(g0) {
-		t.Errorf("after %d steps: converged %v, gradient %.3g (at 0: %.3g)", steps, conv, norm(g), norm(g0))
+	if !conv || num.Norm(g) > 1e-3*num.Norm(g0) {
+		t.Errorf("after %d steps: converged %v, gradient %.3g (at 0: %.3g)", steps, conv, num.Norm(g), num.Norm(g0))
 	}
 	if _, steps, conv, _ := quasiNewton(value, grad, precond, first, 3); conv || steps != 3 {
 		t.Errorf("capped at 3 steps: %d steps, converged %v", steps, conv)

@@ -252,14 +252,6 @@ func (p *problem) solverName() (Solver, SolverReason) {
 // terms is N, the number of the training data's loss terms.
 func (p *problem) terms() int { return p.objective(p.groups).NumTerms() }
 
-// level are the figures the interval metrics depend on besides the
-// intervals: alpha (of the Winkler score and the quantiles) and the
-// audit thresholds (nil: not audited).
-type level struct {
-	alpha     float64
-	low, high *float64
-}
-
 func (p *problem) level() level { return level{alpha: p.opt.Alpha, low: p.opt.Low, high: p.opt.High} }
 
 // makeGroups batches the sequences of d by length, at most maxBatch per
@@ -369,25 +361,6 @@ func (p *problem) maskRows(gr *group, lo, hi int) []float64 {
 		}
 	}
 	return w
-}
-
-// point is one forecast of an evaluated sequence.
-type point struct {
-	seq   int // index into the evaluated (or calibration) dataset
-	f     forecast
-	group int // index into its groups
-	pos   int // index into the group's output
-	pred  float64
-	y     float64
-	has   bool // target known
-}
-
-// evaluation are the forecasts that get intervals, with the trained
-// model's predictions: test are the evaluated sequences' (the test set,
-// or the training set in a self-audit), cal the calibration set's (nil
-// without one). Perturbed predictions index them test first, then cal.
-type evaluation struct {
-	test, cal []point
 }
 
 // evaluate runs the trained model on the evaluated and calibration

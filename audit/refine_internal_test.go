@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // TestRefineBlocks: on a small GRU with few sequences (high leverage) a
@@ -169,7 +170,7 @@ func TestRefineBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wn := norm(wantDelta[k])
+		wn := num.Norm(wantDelta[k])
 		if math.Abs(bp.norms[k]-wn) > 1e-3*wn {
 			t.Errorf("block %d: |Newton step| %.6g, exact %.6g", k, bp.norms[k], wn)
 		}

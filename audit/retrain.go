@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // refitting is what the exact re-fits of one audit share: the problem,
@@ -109,8 +110,8 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		}
 		thetaStar, rr.Tilted = p.theta, true
 	}
-	if d := norm(sub(thetaStar, p.theta)); d > 0 {
-		typical := median(inf.diag.InfluenceNorms)
+	if d := num.Norm(sub(thetaStar, p.theta)); d > 0 {
+		typical := num.Median(inf.diag.InfluenceNorms)
 		if typical > 0 && d > typical {
 			warns = append(warns, Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
 		}
@@ -144,7 +145,7 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		de := sub(th, thetaStar)
 		di := inf.delta[b]
 		rr.Cosine = append(rr.Cosine, cosine(de, di))
-		rr.NormRatio = append(rr.NormRatio, ratio(norm(di), norm(de)))
+		rr.NormRatio = append(rr.NormRatio, num.Ratio(num.Norm(di), num.Norm(de)))
 		rr.Iterations = append(rr.Iterations, iters)
 		rr.FinalGrad = append(rr.FinalGrad, gnorm)
 		rr.Converged = append(rr.Converged, ok)
@@ -352,7 +353,7 @@ func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline t
 		return nil, 0, 0, err
 	}
 	it := 0
-	for ; it < rf.p.retrainMaxIter() && norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
+	for ; it < rf.p.retrainMaxIter() && num.Norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
 		s := ne.step(g, mu)
 		accepted := false
 		for a := 1.0; a > 1e-6; a /= 2 {
@@ -372,11 +373,11 @@ func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline t
 		if !accepted {
 			break // no decrease left: at the minimum to rounding
 		}
-		before := norm(g)
+		before := num.Norm(g)
 		if _, err := obj.Gradient(ctx, theta, g); err != nil {
 			return nil, 0, 0, err
 		}
-		if norm(g) > 0.25*before && (deadline.IsZero() || time.Now().Before(deadline)) {
+		if num.Norm(g) > 0.25*before && (deadline.IsZero() || time.Now().Before(deadline)) {
 			// Slow: the Newton matrix is stale; take the Hessian here
 			// (not past the deadline, where the loop ends anyway: on a
 			// model of 1,000 parameters it costs more than a step).
@@ -385,7 +386,7 @@ func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline t
 			}
 		}
 	}
-	return theta, it, norm(g), nil
+	return theta, it, num.Norm(g), nil
 }
 
 // lbfgs minimises obj from theta_hat with L-BFGS (large models).
@@ -421,7 +422,7 @@ func (rf *refitting) lbfgs(ctx context.Context, obj *refitObjective, deadline ti
 	if _, err := obj.Gradient(ctx, res.X, grad); err != nil {
 		return nil, 0, 0, err
 	}
-	return res.X, res.Stats.MajorIterations, norm(grad), nil
+	return res.X, res.Stats.MajorIterations, num.Norm(grad), nil
 }
 
 // refitObjective is a re-fit's loss: the loss without a block, minus
@@ -460,7 +461,7 @@ func sub(a, b []float64) []float64 {
 }
 
 func cosine(a, b []float64) float64 {
-	na, nb := norm(a), norm(b)
+	na, nb := num.Norm(a), num.Norm(b)
 	if na == 0 || nb == 0 {
 		return math.NaN()
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Tilted re-fits of a model stopped early look for a stationary point,
@@ -56,7 +58,7 @@ func (rf *refitting) rootNewton(ctx context.Context, obj *refitObjective, deadli
 	mu := 1e-14 * scale * scale
 	it := 0
 	gn := make([]float64, P)
-	for ; it < rf.p.retrainMaxIter() && norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
+	for ; it < rf.p.retrainMaxIter() && num.Norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
 		if it > 0 {
 			var err error
 			if ne, err = rf.hessianEig(ctx, obj.Objective, theta); err != nil {
@@ -74,7 +76,7 @@ func (rf *refitting) rootNewton(ctx context.Context, obj *refitObjective, deadli
 				if _, err := obj.Gradient(ctx, next, gn); err != nil {
 					return nil, 0, 0, err
 				}
-				if norm(gn) < (1-1e-4*a)*norm(g) {
+				if num.Norm(gn) < (1-1e-4*a)*num.Norm(g) {
 					theta, accepted = next, true
 					copy(g, gn)
 					break
@@ -90,7 +92,7 @@ func (rf *refitting) rootNewton(ctx context.Context, obj *refitObjective, deadli
 			break
 		}
 	}
-	return theta, it, norm(g), nil
+	return theta, it, num.Norm(g), nil
 }
 
 // rootStep returns -(H^2 + mu I)^-1 H g for H = V diag(vals) V^T: the

@@ -43,6 +43,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -272,9 +273,9 @@ func leverageRule(ctx context.Context, p *problem, f *hvp.LowRank, pr probes, in
 	loss := p.opt.Loss
 	sum := 0.0
 	for a, t := range pr.terms {
-		sum += t.w * loss.SecondDerivative(t.y, t.fx) * dotv(pr.rows[a], AJp[a])
+		sum += t.w * loss.SecondDerivative(t.y, t.fx) * num.Dot(pr.rows[a], AJp[a])
 	}
-	d.LeverageEstimate = ratio(sum, float64(len(pr.terms)))
+	d.LeverageEstimate = num.Ratio(sum, float64(len(pr.terms)))
 	threshold := lowLeverage
 	if p.opt.leverageRule != 0 {
 		threshold = p.opt.leverageRule
@@ -418,7 +419,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	sum := NewGradientSum(P)
 	if p.opt.Ridge != 0 {
 		r := make([]float64, P)
-		addTo(r, p.theta, p.opt.Ridge)
+		num.AddScaled(r, p.opt.Ridge, p.theta)
 		sum.Add(r)
 	}
 	done := 0
@@ -504,7 +505,7 @@ func (lr *lowRankPass) keep(out *blockPassOut, k int, ts []ownTerm, delta, res, 
 		return err
 	}
 	out.recs[k], out.shift[k] = rec, sh
-	out.norms[k] = norm(delta)
+	out.norms[k] = num.Norm(delta)
 	return nil
 }
 
@@ -562,7 +563,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf fu
 		for _, t := range ts {
 			sh += math.Abs(outs[0].F[p.io.index(1, gr.T, 0, t.f.T, t.f.H)] - t.fx)
 		}
-		shift[k] = ratio(sh, float64(len(ts)))
+		shift[k] = num.Ratio(sh, float64(len(ts)))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -58,7 +59,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 	}
 	// jd returns (f(theta + e delta) - f(theta - e delta)) / 2e on group gr.
 	jd := func(gr *group, delta []float64) []float64 {
-		e := 1e-4 / math.Max(norm(delta), 1e-12)
+		e := 1e-4 / math.Max(num.Norm(delta), 1e-12)
 		th := make([]float64, len(delta))
 		out := make([][]float64, 2)
 		for s, sign := range []float64{1, -1} {
@@ -473,12 +474,12 @@ func TestBlockPassReduced(t *testing.T) {
 				d := delta.RawVector().Data
 				ud := make([]float64, k)
 				for r := range ud {
-					ud[r] = dotv(f.U[r*P:(r+1)*P], d)
+					ud[r] = num.Dot(f.U[r*P:(r+1)*P], d)
 				}
 				close(fmt.Sprintf("block %d record", kb), got.recs[kb].A, ud)
 				close(fmt.Sprintf("block %d residuals", kb), got.recs[kb].Res, wantRes)
-				close(fmt.Sprintf("block %d norm", kb), []float64{got.norms[kb]}, []float64{norm(d)})
-				close(fmt.Sprintf("block %d gradient norm", kb), []float64{got.gnorm[kb]}, []float64{norm(grads[kb])})
+				close(fmt.Sprintf("block %d norm", kb), []float64{got.norms[kb]}, []float64{num.Norm(d)})
+				close(fmt.Sprintf("block %d gradient norm", kb), []float64{got.gnorm[kb]}, []float64{num.Norm(grads[kb])})
 			}
 			if tc.newton && (bounded == 0 || newtonSteps == 0) {
 				t.Fatal("every block unbounded: the Newton step went untested")

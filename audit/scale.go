@@ -48,7 +48,9 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // ShiftBasis is the low-dimensional space of the scalable path (see the
@@ -96,7 +98,7 @@ func (s *ShiftBasis) project(v []float64) (top, rest []float64) {
 	if ks > 0 {
 		perp := append([]float64(nil), v...)
 		for i, c := range top {
-			addTo(perp, s.U[i*P:(i+1)*P], -c)
+			num.AddScaled(perp, -c, s.U[i*P:(i+1)*P])
 		}
 		graph.MatMul(false, false, ks, 1, P, s.Sketch, perp, rest)
 	}
@@ -368,7 +370,7 @@ func finalizeFull(alpha float64, alphas []float64, t *BlockTable, pts []PointRec
 			countCovered(alphas, p.Y, vm, vp, out.Covered)
 			out.Labelled++
 		}
-		out.Lo[i], out.Up[i] = jackknifePlus(alpha, vm, vp)
+		out.Lo[i], out.Up[i] = interval.JackknifePlus(alpha, vm, vp)
 		out.M[i] = len(vp)
 	}
 	return out, nil

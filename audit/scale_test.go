@@ -14,8 +14,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -67,7 +69,7 @@ func newDenseProblem(t *testing.T, P, m, nb, nx int, lambda float64, seed uint64
 		d.jx = append(d.jx, row)
 		sh := make([]float64, nb)
 		for b := range sh {
-			sh[b] = dotv(row, d.delta[b])
+			sh[b] = num.Dot(row, d.delta[b])
 		}
 		d.shift = append(d.shift, sh)
 	}
@@ -162,9 +164,9 @@ func TestScaleShiftsMatchDense(t *testing.T) {
 		a, _ := top.project(v)
 		w := append([]float64(nil), v...)
 		for i, c := range a {
-			addTo(w, top.U[i*P:(i+1)*P], -c)
+			num.AddScaled(w, -c, top.U[i*P:(i+1)*P])
 		}
-		return norm(w)
+		return num.Norm(w)
 	}
 	gauss := &ShiftBasis{P: P, U: top.U, Sketch: gaussianSketch(P, ks, 3)}
 	check("Gaussian sketch", d.reconstruct(t, gauss), func(i, b int) float64 {
@@ -251,19 +253,19 @@ func TestFinalizeLimitsStreamsExactly(t *testing.T) {
 				if math.IsNaN(res) {
 					continue
 				}
-				sh := dotv(p.G, rec.A) + dotv(p.H, rec.S)
+				sh := num.Dot(p.G, rec.A) + num.Dot(p.H, rec.S)
 				vm, vp = append(vm, p.F+sh-res), append(vp, p.F+sh+res)
 			}
 			if p.Labelled {
 				wantLabelled++
 				for a, al := range alphas {
-					l, u := jackknifePlus(al, slices.Clone(vm), slices.Clone(vp))
+					l, u := interval.JackknifePlus(al, slices.Clone(vm), slices.Clone(vp))
 					if l <= p.Y && p.Y <= u {
 						wantCovered[a]++
 					}
 				}
 			}
-			wl, wu := jackknifePlus(alpha, vm, vp)
+			wl, wu := interval.JackknifePlus(alpha, vm, vp)
 			if gl[i-lo] != wl || gu[i-lo] != wu || gm[i-lo] != len(vp) {
 				t.Errorf("point %d: limits [%v, %v] from %d blocks, all at once [%v, %v] from %d", i, gl[i-lo], gu[i-lo], gm[i-lo], wl, wu, len(vp))
 			}
@@ -394,7 +396,7 @@ func newtonSteps(A inverse, grads, jrows [][]float64, f, y []float64, newton boo
 		u := delta[b]
 		v := make([]float64, T)
 		for a := range v {
-			v[a] = dotv(jb[a], u)
+			v[a] = num.Dot(jb[a], u)
 		}
 		jd := append([]float64(nil), v...)
 		if newton {
@@ -403,7 +405,7 @@ func newtonSteps(A inverse, grads, jrows [][]float64, f, y []float64, newton boo
 			s := mat.NewSymDense(T, nil)
 			for a := 0; a < T; a++ {
 				for c := a; c < T; c++ {
-					s.SetSym(a, c, 2*(dotv(jb[a], ajb[c])+dotv(jb[c], ajb[a]))/2)
+					s.SetSym(a, c, 2*(num.Dot(jb[a], ajb[c])+num.Dot(jb[c], ajb[a]))/2)
 				}
 			}
 			for a := 0; a < T; a++ {
@@ -429,11 +431,11 @@ func newtonSteps(A inverse, grads, jrows [][]float64, f, y []float64, newton boo
 			z := zv.RawVector().Data
 			d := append([]float64(nil), u...)
 			for c := 0; c < T; c++ {
-				addTo(d, ajb[c], z[c])
+				num.AddScaled(d, z[c], ajb[c])
 			}
 			delta[b] = d
 			for a := range jd {
-				jd[a] = dotv(jb[a], d)
+				jd[a] = num.Dot(jb[a], d)
 			}
 		}
 		res[b] = make([]float64, T)
@@ -630,24 +632,24 @@ func TestScaleMeasurePaper(t *testing.T) {
 			probe [][]float64
 		}{{"gradient", grads[:16]}, {"Jacobian-row", jtr[:160]}} {
 			top := &ShiftBasis{P: P, U: f.U}
-			num, den := 0.0, 0.0
+			nu, den := 0.0, 0.0
 			sol := make([][]float64, len(pr.probe))
 			perp := make([][]float64, len(pr.probe))
 			for j, b := range pr.probe {
 				a, _ := top.project(b)
 				w := append([]float64(nil), b...)
 				for i, c := range a {
-					addTo(w, f.U[i*P:(i+1)*P], -c)
+					num.AddScaled(w, -c, f.U[i*P:(i+1)*P])
 				}
 				perp[j] = w
 			}
 			exact(sol, perp)
 			for j := range perp {
-				num += dotv(perp[j], perp[j])
-				den += dotv(perp[j], sol[j])
+				nu += num.Dot(perp[j], perp[j])
+				den += num.Dot(perp[j], sol[j])
 			}
 			h := *f
-			h.Complement = num/den - h.Lambda
+			h.Complement = nu/den - h.Lambda
 			hs := func(x, b [][]float64) {
 				if err := h.SolveAll(ctx, x, b); err != nil {
 					t.Fatal(err)
@@ -698,7 +700,7 @@ func testSubspace(u []float64, jx [][]float64, P, ks int) []float64 {
 		a, _ := top.project(row)
 		w := append([]float64(nil), row...)
 		for i, c := range a {
-			addTo(w, u[i*P:(i+1)*P], -c)
+			num.AddScaled(w, -c, u[i*P:(i+1)*P])
 		}
 		m.SymRankOne(m, 1, mat.NewVecDense(P, w))
 	}

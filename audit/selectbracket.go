@@ -4,6 +4,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Banded selection of the jackknife+ order statistics.
@@ -113,7 +116,7 @@ func (s *predSpread) add(pred []float64) {
 // usable reports whether point j's predictions are all finite (where one
 // is not, the point takes the plain path).
 func (s *predSpread) usable(j int) bool {
-	return !s.nan[j] && finite(s.fmin[j]) && finite(s.fmax[j])
+	return !s.nan[j] && num.Finite(s.fmin[j]) && num.Finite(s.fmax[j])
 }
 
 // merge sets s.spread to the spread of the parts' blocks together.
@@ -156,7 +159,7 @@ func newSelector(pts []point, entries *residualSets, self bool, workers int) *se
 func sortEntries(es []entry) *sortedEntries {
 	idx := make([]int, len(es))
 	for i, e := range es {
-		if !finite(e.r) {
+		if !num.Finite(e.r) {
 			return nil
 		}
 		idx[i] = i
@@ -214,7 +217,7 @@ func (sc *selectScratch) banded(alpha float64, s *sortedEntries, m predMatrix, c
 		return f + rs[i]
 	}
 	lo, up = math.Inf(-1), math.Inf(1)
-	if k := lowerRank(alpha, n); k >= 1 && k <= n {
+	if k := interval.LowerRank(alpha, n); k >= 1 && k <= n {
 		// V-: both ends fall with the position.
 		blo, bhi := fmin-rs[n-k], fmax-rs[n-k]
 		i0 := sort.Search(n, func(i int) bool { return fmin-rs[i] <= bhi })
@@ -225,7 +228,7 @@ func (sc *selectScratch) banded(alpha float64, s *sortedEntries, m predMatrix, c
 		}
 		lo = v
 	}
-	if k := upperRank(alpha, n); k >= 1 && k <= n {
+	if k := interval.UpperRank(alpha, n); k >= 1 && k <= n {
 		// V+: both ends rise with the position.
 		blo, bhi := fmin+rs[k-1], fmax+rs[k-1]
 		j0 := sort.Search(n, func(i int) bool { return fmax+rs[i] >= blo })
@@ -278,6 +281,6 @@ func (sc *selectScratch) kth(k, below, i0, i1 int, neg bool, blo, bhi float64, v
 	if k < 1 || k > len(c) {
 		return 0, false
 	}
-	v := kthSmallest(c, k)
+	v := interval.KthSmallest(c, k)
 	return v, v != 0
 }

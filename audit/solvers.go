@@ -11,6 +11,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // solver is one way of running the influence phase: what Options.Solver
@@ -296,7 +297,7 @@ func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64,
 		s := make([]float64, P)
 		for _, c := range cells {
 			if c != nil {
-				addTo(s, c[i], 1)
+				num.AddScaled(s, 1, c[i])
 			}
 		}
 		return s
@@ -305,7 +306,7 @@ func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64,
 	for j, c := range cells {
 		intGrad[j] = make([]float64, P)
 		for i := 0; i < n && c != nil; i++ {
-			addTo(intGrad[j], c[i], 1)
+			num.AddScaled(intGrad[j], 1, c[i])
 		}
 	}
 	for k, b := range bl {
@@ -314,38 +315,12 @@ func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64,
 			out[k] = slices.Clone(intGrad[b.Interval])
 		case blocks.Nested:
 			g := seqGrad(b.Seq)
-			addTo(g, intGrad[b.Interval], 1)
-			addTo(g, cells[b.Interval][b.Seq], -1)
+			num.AddScaled(g, 1, intGrad[b.Interval])
+			num.AddScaled(g, -1, cells[b.Interval][b.Seq])
 			out[k] = g
 		default:
 			out[k] = seqGrad(b.Seq)
 		}
 	}
 	return out, nil
-}
-
-func addTo(dst, src []float64, a float64) {
-	for i, v := range src {
-		dst[i] += a * v
-	}
-}
-
-func norm(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x * x
-	}
-	return math.Sqrt(s)
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // paperBatch returns the paper-size model (vanilla RNN, 20 hidden units,
 // one input, linear head) and a batch of n sequences of T steps.
 func paperBatch(tb testing.TB, n, T int) (*graph.Graph, []*graph.Tensor) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,16 +12,6 @@ import (
 // reduction, and Pad and Tile are a single index map. Any number of
 // spatial axes is accepted (1-D and 2-D are what recurrent front ends use).
 
-var convOps = map[string]lowerFunc{
-	"Conv":              lowerConv,
-	"AveragePool":       lowerPool(false),
-	"MaxPool":           lowerPool(true),
-	"GlobalAveragePool": lowerGlobalPool(false),
-	"GlobalMaxPool":     lowerGlobalPool(true),
-	"Pad":               lowerPad,
-	"Tile":              lowerTile,
-}
-
 // mapFill is an index map whose entries -1 take the value fill. near is
 // the same map with every -1 replaced by the input element an edge-padded
 // map takes there (each coordinate clamped into range): an element of the

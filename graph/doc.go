@@ -22,12 +22,12 @@
 // straight-line list of primitive kernels over numbered slots: six for the
 // recurrent core (data movement through index maps, concatenation,
 // broadcasting arithmetic, elementwise functions, matrix products and
-// softmax) and five more for the operator families around it
-// (optable.go): reductions, binary functions (Pow, PRelu, Max, Min),
-// comparisons, selection (Where) and index maps with padding. Most
-// operators are compositions of these: Conv is an index map and a matrix
-// product, LayerNormalization reductions and arithmetic. A Program is
-// read-only and shared; a State
+// softmax) and five more for the operator families around it: reductions,
+// binary functions (Pow, PRelu, Max, Min), comparisons, selection (Where)
+// and index maps with padding. Most operators are compositions of these:
+// Conv is an index map and a matrix product, LayerNormalization reductions
+// and arithmetic. The operator table (optable.go) lists every operator with
+// its family and its lowering. A Program is read-only and shared; a State
 // holds one evaluation's buffers, so repeated runs allocate nothing.
 //
 // # Derivatives

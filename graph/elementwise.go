@@ -19,40 +19,6 @@ import (
 // their linear range. Comparisons, Sign and the condition of Where have
 // derivative 0.
 
-// elementwiseOps are the operators of this file.
-var elementwiseOps = map[string]lowerFunc{
-	"Abs":            lowerUnary(actAbs),
-	"Sqrt":           lowerUnary(actSqrt),
-	"Erf":            lowerUnary(actErf),
-	"Sin":            lowerUnary(actSin),
-	"Cos":            lowerUnary(actCos),
-	"Reciprocal":     lowerUnary(actReciprocal),
-	"Sign":           lowerUnary(actSign),
-	"Softplus":       lowerUnary(actSoftplus),
-	"Softsign":       lowerUnary(actSoftsign),
-	"Mish":           lowerUnary(actMish),
-	"HardSwish":      lowerUnary(actHardSwish),
-	"Elu":            lowerElu,
-	"Selu":           lowerSelu,
-	"Celu":           lowerCelu,
-	"HardSigmoid":    lowerHardSigmoid,
-	"Gelu":           lowerGelu,
-	"Clip":           lowerClip,
-	"Pow":            lowerPow,
-	"PRelu":          lowerPRelu,
-	"Max":            lowerVariadic(fnMax),
-	"Min":            lowerVariadic(fnMin),
-	"Sum":            lowerSum(false),
-	"Mean":           lowerSum(true),
-	"Where":          lowerWhere,
-	"Equal":          lowerCompare(cmpEq),
-	"Greater":        lowerCompare(cmpGt),
-	"GreaterOrEqual": lowerCompare(cmpGe),
-	"Less":           lowerCompare(cmpLt),
-	"LessOrEqual":    lowerCompare(cmpLe),
-	"Not":            lowerNot,
-}
-
 const (
 	invSqrt2  = 1 / math.Sqrt2
 	invSqrtPi = 0.5641895835477563 // 1/sqrt(pi)

@@ -11,12 +11,6 @@ import "fmt"
 // constants by rule (constantInput), never parameters, even when they are
 // float initializers. Its scale and bias stay parameters.
 
-var normOps = map[string]lowerFunc{
-	"LayerNormalization":    lowerLayerNorm,
-	"BatchNormalization":    lowerBatchNorm,
-	"InstanceNormalization": lowerInstanceNorm,
-}
-
 // constantInput reports whether input i of n is a constant by rule: an
 // initializer feeding it is not a parameter (collectParams).
 func constantInput(n *Node, i int) bool {

@@ -10,7 +10,7 @@ import (
 )
 
 // moreOpCases are the derivative cases of the operator families beyond the
-// recurrent core (graph/optable.go), checked by TestOperatorDerivatives.
+// recurrent core (the families of graph/optable.go), checked by TestOperatorDerivatives.
 func moreOpCases() []opCase {
 	unary := func(typ string, pos bool, attrs map[string]graph.Attr) opCase {
 		c := opCase{name: typ, params: map[string][]int{"a": {2, 5}},

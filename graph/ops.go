@@ -3,116 +3,12 @@ package graph
 import (
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 )
 
 // A lowerFunc turns one ONNX node into builder calls. in[i] is nil for an
 // absent optional input; the result has one value per node output (nil for
 // outputs the operator does not compute when they are not requested).
 type lowerFunc func(c *compiler, n *Node, in []*value) ([]*value, error)
-
-// supportedOps lists every operator type the graph implements, in the
-// default ONNX domain.
-var supportedOps = []string{
-	"Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Dropout", "Exp",
-	"Expand", "Flatten", "GRU", "Gather", "Gemm", "Identity", "LSTM", "LeakyRelu", "Log",
-	"LogSoftmax", "MatMul", "Mul", "Neg", "RNN", "Range", "ReduceProd", "Relu", "Reshape",
-	"ScatterElements", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub",
-	"Tanh", "TopK", "Transpose", "Unsqueeze",
-}
-
-// SupportedOps returns the operator types the graph implements, sorted.
-func SupportedOps() []string {
-	ops := append(allOps(), controlFlowOps...)
-	slices.Sort(ops)
-	return ops
-}
-
-func lowererFor(op string) (lowerFunc, bool) {
-	if f, ok := controlFlowLowerer(op); ok {
-		return f, true
-	}
-	switch op {
-	case "Identity":
-		return lowerIdentity, true
-	case "Dropout":
-		return lowerDropout, true
-	case "Constant":
-		return lowerConstant, true
-	case "ConstantOfShape":
-		return lowerConstantOfShape, true
-	case "Shape":
-		return lowerShape, true
-	case "Cast":
-		return lowerCast, true
-	case "Add":
-		return lowerBinary(opAdd), true
-	case "Sub":
-		return lowerBinary(opSub), true
-	case "Mul":
-		return lowerBinary(opMul), true
-	case "Div":
-		return lowerBinary(opDiv), true
-	case "Neg":
-		return lowerUnary(actNeg), true
-	case "Tanh":
-		return lowerUnary(actTanh), true
-	case "Sigmoid":
-		return lowerUnary(actSigmoid), true
-	case "Relu":
-		return lowerUnary(actRelu), true
-	case "Exp":
-		return lowerUnary(actExp), true
-	case "Log":
-		return lowerUnary(actLog), true
-	case "LeakyRelu":
-		return lowerLeakyRelu, true
-	case "Softmax":
-		return lowerSoftmax(false), true
-	case "LogSoftmax":
-		return lowerSoftmax(true), true
-	case "MatMul":
-		return lowerMatMul, true
-	case "Gemm":
-		return lowerGemm, true
-	case "Transpose":
-		return lowerTranspose, true
-	case "Squeeze":
-		return lowerSqueeze, true
-	case "Unsqueeze":
-		return lowerUnsqueeze, true
-	case "Reshape":
-		return lowerReshape, true
-	case "Flatten":
-		return lowerFlatten, true
-	case "Concat":
-		return lowerConcat, true
-	case "Split":
-		return lowerSplit, true
-	case "Slice":
-		return lowerSlice, true
-	case "Gather":
-		return lowerGather, true
-	case "Expand":
-		return lowerExpand, true
-	case "RNN":
-		return lowerRNN, true
-	case "LSTM":
-		return lowerLSTM, true
-	case "GRU":
-		return lowerGRU, true
-	case "TopK":
-		return lowerTopK, true
-	case "ReduceProd":
-		return lowerReduceProd, true
-	case "Range":
-		return lowerRange, true
-	case "ScatterElements":
-		return lowerScatterElements, true
-	}
-	return familyLowerer(op)
-}
 
 // checkNode reports what can be known about a node without input shapes:
 // an operator or domain we do not implement. Subgraphs are checked by
@@ -121,7 +17,7 @@ func checkNode(n *Node, opset int) error {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return fmt.Errorf("%w: operator domain %q is not supported (only the default ONNX domain)", ErrUnsupportedOp, n.Domain)
 	}
-	if _, ok := lowererFor(n.OpType); !ok {
+	if _, ok := operators[n.OpType]; !ok {
 		return ErrUnsupportedOp
 	}
 	return nil
@@ -132,6 +28,20 @@ func need(in []*value, i int, what string) (*value, error) {
 		return nil, fmt.Errorf("%w: required input %d (%s) is missing", ErrInput, i, what)
 	}
 	return in[i], nil
+}
+
+// needAll returns the node's first len(names) inputs, all required; names
+// are the inputs' names in the operator's specification, for the error.
+func needAll(in []*value, names ...string) ([]*value, error) {
+	vs := make([]*value, len(names))
+	for i, name := range names {
+		v, err := need(in, i, name)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
 }
 
 // inputAt returns input i, or nil when the node has fewer inputs (for the
@@ -938,10 +848,4 @@ func lowerExpand(c *compiler, n *Node, in []*value) ([]*value, error) {
 		return nil, shapeErr("cannot expand shape %v to %v", x.dims(), s)
 	}
 	return []*value{c.expand(x, shape)}, nil
-}
-
-func init() {
-	if !sort.StringsAreSorted(supportedOps) {
-		panic("graph: supportedOps must be sorted")
-	}
 }

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // practitionerModels loads every fixture of testdata/practitioners with its
 // graph and inputs.
-func practitionerModels(t *testing.T) (names []string, fxs []*graphtest.Fixture, gs []*graph.Graph, ins [][]*graph.Tensor) {
+func practitionerModels(t *testing.T) (names []string, fxs []*onnxtest.Fixture, gs []*graph.Graph, ins [][]*graph.Tensor) {
 	dir := filepath.Join("testdata", "practitioners")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
@@ -30,7 +30,7 @@ func practitionerModels(t *testing.T) (names []string, fxs []*graphtest.Fixture,
 		if err != nil {
 			t.Fatal(err)
 		}
-		fx := &graphtest.Fixture{Name: name, Dir: dir}
+		fx := &onnxtest.Fixture{Name: name, Dir: dir}
 		if err := json.Unmarshal(b, fx); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

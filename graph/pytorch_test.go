@@ -3,8 +3,8 @@ package graph_test
 import (
 	"testing"
 
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // TestPyTorchModels runs every exported model on its inputs and compares
@@ -12,7 +12,7 @@ import (
 // same float32 weights, so agreement is far tighter than the 1e-5 the
 // operator suites allow.
 func TestPyTorchModels(t *testing.T) {
-	fixtures, err := graphtest.PyTorch()
+	fixtures, err := onnxtest.PyTorch()
 	if err != nil {
 		t.Fatal(err)
 	}

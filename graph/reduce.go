@@ -326,15 +326,3 @@ func lowerReduceLogSumExp(c *compiler, n *Node, in []*value) ([]*value, error) {
 	}
 	return []*value{y}, nil
 }
-
-var reduceOps = map[string]lowerFunc{
-	"ReduceSum":       lowerReduce(reduceSum, 13, nil, nil),
-	"ReduceMean":      lowerReduce(reduceSum, 18, nil, lowerReduceMean),
-	"ReduceMax":       lowerReduce(reduceMax, 18, nil, nil),
-	"ReduceMin":       lowerReduce(reduceMin, 18, nil, nil),
-	"ReduceSumSquare": lowerReduce(reduceSum, 18, square, nil),
-	"ReduceL1":        lowerReduce(reduceSum, 18, func(c *compiler, x *value) *value { return c.unary(actAbs, x) }, nil),
-	"ReduceL2":        lowerReduce(reduceSum, 18, square, func(c *compiler, _, r *value, _ []bool) *value { return c.unary(actSqrt, r) }),
-	"ReduceLogSum":    lowerReduce(reduceSum, 18, nil, func(c *compiler, _, r *value, _ []bool) *value { return c.unary(actLog, r) }),
-	"ReduceLogSumExp": lowerReduceLogSumExp,
-}

@@ -22,49 +22,6 @@ type Subgraph struct {
 	Init  map[string]*Tensor
 }
 
-// controlFlowOps are the operators of this file and controlflow.go, which
-// SupportedOps lists with the others.
-var controlFlowOps = []string{
-	"ConcatFromSequence", "If", "Loop", "Scan", "SequenceAt", "SequenceConstruct",
-	"SequenceEmpty", "SequenceInsert", "SequenceLength",
-}
-
-// controlFlowLowerer returns the lowering of a control-flow or sequence
-// operator.
-func controlFlowLowerer(op string) (lowerFunc, bool) {
-	switch op {
-	case "Loop":
-		return lowerLoop, true
-	case "Scan":
-		return lowerScan, true
-	case "If":
-		return lowerIf, true
-	case "SequenceEmpty":
-		return lowerSequenceEmpty, true
-	case "SequenceConstruct":
-		return lowerSequenceConstruct, true
-	case "SequenceInsert":
-		return lowerSequenceInsert, true
-	case "SequenceAt":
-		return lowerSequenceAt, true
-	case "SequenceLength":
-		return lowerSequenceLength, true
-	case "ConcatFromSequence":
-		return lowerConcatFromSequence, true
-	}
-	return nil, false
-}
-
-// takesSequences reports whether op accepts sequence values as inputs.
-func takesSequences(op string) bool {
-	switch op {
-	case "Loop", "Scan", "If", "SequenceInsert", "SequenceAt", "SequenceLength",
-		"ConcatFromSequence", "Identity":
-		return true
-	}
-	return false
-}
-
 // subgraphs returns the node's graph attributes, sorted by name.
 func subgraphs(n *Node) []*Subgraph {
 	names := make([]string, 0, len(n.Attrs))

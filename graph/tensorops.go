@@ -11,13 +11,6 @@ import (
 // batched matrix product), GatherElements (an index map) and OneHot
 // (evaluated at compile time).
 
-var tensorOps = map[string]lowerFunc{
-	"CumSum":         lowerCumSum,
-	"Einsum":         lowerEinsum,
-	"GatherElements": lowerGatherElements,
-	"OneHot":         lowerOneHot,
-}
-
 // lowerCumSum sums along axis: the axis is moved last and the result is a
 // product with the constant matrix T[i][j] = 1 when input position i
 // counts towards output position j (i <= j; i < j when exclusive; the

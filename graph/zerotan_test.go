@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // TestHessianColumnsOneState forms every column of the Hessian of
@@ -20,7 +20,7 @@ import (
 // an earlier direction, or a container read with a stale part, shows
 // here as a wrong column.
 func TestHessianColumnsOneState(t *testing.T) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // paperData builds the paper-size problem: the vanilla RNN with 20 hidden
 // units (481 parameters) and n sequences of T = 10 steps from the paper's
 // AR process, as one batch (whole) and as one batch per sequence (parts).
 func paperData(b testing.TB, n int) (whole, parts *hvp.Objective, theta []float64) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,8 +2,10 @@ package hvp
 
 import (
 	"context"
-	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // cgMethod is CG: Krylov solves with curvature-vector products,
@@ -71,7 +73,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 	for j, b := range rhs {
 		var x []float64
 		ap := make([]float64, P)
-		bn := norm(b)
+		bn := num.Norm(b)
 		it := 0
 		if f.c == Hessian {
 			// The Hessian may be indefinite: MINRES, not CG.
@@ -84,12 +86,12 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 		}
 		r := append([]float64(nil), b...)
 		p := append([]float64(nil), b...)
-		rr := dot(r, r)
+		rr := num.Dot(r, r)
 		for ; f.c != Hessian && it < maxIter && math.Sqrt(rr) > tol*bn; it++ {
 			if err := apply(p, ap); err != nil {
 				return err
 			}
-			pap := dot(p, ap)
+			pap := num.Dot(p, ap)
 			if pap <= 0 {
 				return errs.Fix([]Option{OptCurvature, OptDamping}, "%w: conjugate gradients met non-positive curvature (p·(C+λI)p = %.4g) on right-hand side %d at iteration %d", ErrIndefinite, pap, j, it)
 			}
@@ -98,7 +100,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 				x[i] += alpha * p[i]
 				r[i] -= alpha * ap[i]
 			}
-			rr2 := dot(r, r)
+			rr2 := num.Dot(r, r)
 			beta := rr2 / rr
 			rr = rr2
 			for i := range p {
@@ -124,7 +126,7 @@ func (f *cgFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *Repo
 			ap[i] -= b[i]
 		}
 		rep.Iterations[j] = it
-		rep.Residuals[j] = norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
+		rep.Residuals[j] = num.Norm(ap) / math.Max(bn, math.SmallestNonzeroFloat64)
 		if it >= maxIter && rep.Residuals[j] > tol {
 			rep.Unconverged++
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // This file: curvature-vector products, C v for the Hessian or the
@@ -170,7 +172,7 @@ func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z,
 	}
 	var sum, sumsq float64
 	for k, z := range zs {
-		q := dot(z, czs[k])
+		q := num.Dot(z, czs[k])
 		sum += q
 		sumsq += q * q
 	}
@@ -180,16 +182,3 @@ func hutchinson(P, n int, r *rand.Rand, project func(z []float64), apply func(z,
 	}
 	return mean, stderr, nil
 }
-
-// dot is the inner product of a and b, summed in index order (the
-// solvers' results depend on that order).
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// norm is the Euclidean norm of a.
-func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }

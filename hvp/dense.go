@@ -6,9 +6,10 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/par"
-	"gonum.org/v1/gonum/mat"
 )
 
 // This file: the dense P×P curvature matrix, formed column by column.

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // dualData is n sequences of T = 10 steps for the paper's RNN (481
@@ -23,7 +23,7 @@ import (
 // are small (outputs well inside (0, 1)) and the targets are 0 or 1.
 func dualData(t *testing.T, n int, loss hvp.Loss, ridge float64, axes bool) (*hvp.Objective, []float64) {
 	t.Helper()
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}

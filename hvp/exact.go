@@ -12,6 +12,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // exactMethod is Exact: the dense curvature C, its eigenvalues (for the
@@ -271,6 +272,6 @@ func (f *exactFactor) solveRows(xt, bt, r []float64, rhs [][]float64, rep *Repor
 			d := v + f.lam*xt[j*P+i] - b[i]
 			res += d * d
 		}
-		rep.Residuals[at+j] = math.Sqrt(res) / math.Max(norm(b), math.SmallestNonzeroFloat64)
+		rep.Residuals[at+j] = math.Sqrt(res) / math.Max(num.Norm(b), math.SmallestNonzeroFloat64)
 	}
 }

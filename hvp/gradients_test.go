@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // exampleChunks returns the sequences of whole (one batch of n sequences of T
 // steps) as batches of c sequences that say where their examples are.
 func exampleChunks(t testing.TB, whole *hvp.Objective, c, T int) *hvp.Objective {
 	t.Helper()
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "paper_rnn.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "paper_rnn.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}

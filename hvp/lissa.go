@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -27,14 +28,14 @@ func powerMaxEig(ctx context.Context, o *Objective, c Curvature, theta []float64
 	cv := make([]float64, P)
 	ev := 0.0
 	for k := 0; k < iters; k++ {
-		n := norm(v)
+		n := num.Norm(v)
 		for i := range v {
 			v[i] /= n
 		}
 		if err := o.Apply(ctx, c, theta, v, cv); err != nil {
 			return 0, err
 		}
-		ev = dot(v, cv)
+		ev = num.Dot(v, cv)
 		copy(v, cv)
 	}
 	return ev, nil
@@ -112,7 +113,7 @@ func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *R
 	err := par.For(ctx, len(rhs), nw, func(wi, j int) error {
 		w, hv := ws[wi], hvs[wi]
 		b := rhs[j]
-		bn := norm(b)
+		bn := num.Norm(b)
 		x := make([]float64, P)
 		for rpt := 0; rpt < repeats; rpt++ {
 			r := rand.New(rand.NewPCG(opt.Seed+uint64(rpt), uint64(j)))
@@ -132,7 +133,7 @@ func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *R
 				for i := range h {
 					h[i] = b[i] + (1-lam0)*h[i] - hv[i]/sigma
 				}
-				if hn := norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
+				if hn := num.Norm(h); math.IsNaN(hn) || hn > 1e8*math.Max(bn, 1e-300)*float64(depth) {
 					return errs.Fix([]Option{OptScale, OptDamping}, "%w on right-hand side %d at step %d (|h| = %.3g, |b| = %.3g): the scale sigma = %.4g is below the largest eigenvalue of the sampled curvature", ErrDiverged, j, s, hn, bn, sigma)
 				}
 				if s > depth-tail {
@@ -170,7 +171,7 @@ func (f *lissaFactor) solveAll(ctx context.Context, out, rhs [][]float64, rep *R
 		for i := range cx {
 			cx[i] += f.lam*x[i] - rhs[j][i]
 		}
-		rep.Residuals[j] = norm(cx) / math.Max(norm(rhs[j]), math.SmallestNonzeroFloat64)
+		rep.Residuals[j] = num.Norm(cx) / math.Max(num.Norm(rhs[j]), math.SmallestNonzeroFloat64)
 	}
 	return nil
 }

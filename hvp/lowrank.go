@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // LowRankOptions configure NewLowRank. Nil gives a rank-100 Gauss-Newton
@@ -194,7 +195,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 		if err := product(qj, w); err != nil {
 			return nil, err
 		}
-		alpha[j] = dot(qj, w)
+		alpha[j] = num.Dot(qj, w)
 		if j+1 == k {
 			break
 		}
@@ -204,7 +205,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 			orthogonalise(w, q[:(j+1)*P], P)
 		}
 		next := q[(j+1)*P : (j+2)*P]
-		beta[j] = norm(w)
+		beta[j] = num.Norm(w)
 		// The scale of T so far: a breakdown is judged against it, not
 		// against alpha[j] alone, which is itself rounding noise once the
 		// Krylov space has exhausted C's range (a Gauss-Newton matrix of
@@ -256,7 +257,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 	}
 	f.Complement = f.Rest
 	if np > 0 {
-		var num, den float64
+		var numer, den float64
 		bp := make([][]float64, np)
 		cb := make([][]float64, np)
 		for j, b := range opt.Probe {
@@ -270,11 +271,11 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 			return nil, err
 		}
 		for j := range bp {
-			num += dot(bp[j], cb[j])
-			den += dot(bp[j], bp[j])
+			numer += num.Dot(bp[j], cb[j])
+			den += num.Dot(bp[j], bp[j])
 		}
-		if den > 0 && num > 0 {
-			f.Complement = num / den
+		if den > 0 && numer > 0 {
+			f.Complement = numer / den
 		}
 	}
 	f.Trace = float64(P-k) * f.Rest
@@ -321,7 +322,7 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 	// over the data.
 	z := make([][]float64, n)
 	x := make([][]float64, n)
-	var num, den float64
+	var numer, den float64
 	for s := range z {
 		z[s], x[s] = make([]float64, P), make([]float64, P)
 		for _, b := range probes {
@@ -329,13 +330,13 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 		}
 		orthogonalise(z[s], f.U, P)
 		orthogonalise(z[s], f.U, P)
-		num += dot(z[s], z[s])
+		numer += num.Dot(z[s], z[s])
 	}
 	// The forms z^T x: each stops when an iteration changes it by less
 	// than inverseTol of itself.
 	form := make([]float64, n)
 	_, err := f.pcg(ctx, product, x, z, inverseMaxIter, func(s int, x, _ []float64) bool {
-		next := dot(z[s], x)
+		next := num.Dot(z[s], x)
 		done := math.Abs(next-form[s]) <= inverseTol*math.Abs(next)
 		form[s] = next
 		return done
@@ -346,10 +347,10 @@ func (f *LowRank) inverseComplement(ctx context.Context, probes [][]float64, n i
 	for _, v := range form {
 		den += v
 	}
-	if den <= 0 || num <= 0 {
+	if den <= 0 || numer <= 0 {
 		return f.Complement, nil
 	}
-	return math.Max(num/den-f.Lambda, 0), nil
+	return math.Max(numer/den-f.Lambda, 0), nil
 }
 
 // pcg runs conjugate gradients on (C + lambda I) x[j] = b[j] from x[j] =
@@ -386,7 +387,7 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out [][]float64) erro
 	active := make([]int, 0, nb)
 	for j := range b {
 		dir[j] = slices.Clone(pz[j])
-		rz[j] = dot(res[j], pz[j])
+		rz[j] = num.Dot(res[j], pz[j])
 		if rz[j] > 0 {
 			active = append(active, j)
 		}
@@ -404,7 +405,7 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out [][]float64) erro
 		products += len(active)
 		for _, j := range active {
 			addScaled(ad[j], dir[j], f.Lambda)
-			alpha := rz[j] / dot(dir[j], ad[j])
+			alpha := rz[j] / num.Dot(dir[j], ad[j])
 			addScaled(x[j], dir[j], alpha)
 			addScaled(res[j], ad[j], -alpha)
 			if !done(j, x[j], res[j]) {
@@ -425,7 +426,7 @@ func (f *LowRank) pcg(ctx context.Context, product func(v, out [][]float64) erro
 		}
 		next = active[:0:0]
 		for _, j := range active {
-			rzNew := dot(res[j], pz[j])
+			rzNew := num.Dot(res[j], pz[j])
 			beta := rzNew / rz[j]
 			rz[j] = rzNew
 			for i := range dir[j] {
@@ -501,14 +502,14 @@ func (f *LowRank) SolvePCGMany(ctx context.Context, apply ProductMany, x, b [][]
 	rel := make([]float64, len(b))
 	for j := range b {
 		sol[j] = make([]float64, f.P)
-		bn[j] = norm(b[j])
+		bn[j] = num.Norm(b[j])
 		rel[j] = 1
 		if bn[j] == 0 {
 			rel[j] = 0
 		}
 	}
 	products, err = f.pcg(ctx, func(v, out [][]float64) error { return apply(ctx, v, out) }, sol, b, maxIter, func(j int, _, r []float64) bool {
-		rel[j] = norm(r) / bn[j]
+		rel[j] = num.Norm(r) / bn[j]
 		return rel[j] <= tol
 	})
 	if err != nil {
@@ -597,7 +598,7 @@ func randomUnit(r *rand.Rand, v, q []float64) {
 		}
 		orthogonalise(v, q, len(v))
 		orthogonalise(v, q, len(v))
-		if n := norm(v); n > 1e-8 {
+		if n := num.Norm(v); n > 1e-8 {
 			for i := range v {
 				v[i] /= n
 			}

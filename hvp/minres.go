@@ -1,6 +1,10 @@
 package hvp
 
-import "math"
+import (
+	"math"
+
+	"github.com/rnnaudit/rnnaudit/internal/num"
+)
 
 // reorthMax bounds the storage for MINRES's Lanczos vectors, in float64s
 // (64 MB).
@@ -17,7 +21,7 @@ const reorthMax = 8 << 20
 func minres(apply func(v, out []float64) error, b []float64, tol float64, maxIter int) ([]float64, int, error) {
 	n := len(b)
 	x := make([]float64, n)
-	beta1 := norm(b)
+	beta1 := num.Norm(b)
 	if beta1 == 0 {
 		return x, 0, nil
 	}
@@ -52,13 +56,13 @@ func minres(apply func(v, out []float64) error, b []float64, tol float64, maxIte
 				y[i] -= f * r1[i]
 			}
 		}
-		alfa := dot(v, y)
+		alfa := num.Dot(v, y)
 		f := alfa / beta
 		for i := range y {
 			y[i] -= f * r2[i]
 		}
 		for _, q := range basis {
-			c := dot(q, y)
+			c := num.Dot(q, y)
 			for i := range y {
 				y[i] -= c * q[i]
 			}
@@ -66,7 +70,7 @@ func minres(apply func(v, out []float64) error, b []float64, tol float64, maxIte
 		r1, r2 = r2, r1
 		copy(r2, y)
 		oldb = beta
-		beta = norm(r2)
+		beta = num.Norm(r2)
 		// Apply the previous rotation, then make the next one.
 		oldeps := epsln
 		delta := cs*dbar + sn*alfa

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // This file: the objective itself, the weighted loss over batches, with
@@ -69,7 +70,7 @@ func (o *Objective) Value(ctx context.Context, theta []float64) (float64, error)
 		return loss, err
 	})
 	if o.Ridge != 0 {
-		v += o.Ridge / 2 * dot(theta, theta)
+		v += o.Ridge / 2 * num.Dot(theta, theta)
 	}
 	return v, err
 }
@@ -91,7 +92,7 @@ func (o *Objective) Gradient(ctx context.Context, theta, grad []float64) (float6
 		for i, t := range theta {
 			grad[i] += o.Ridge * t
 		}
-		v += o.Ridge / 2 * dot(theta, theta)
+		v += o.Ridge / 2 * num.Dot(theta, theta)
 	}
 	return v, err
 }

@@ -6,14 +6,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // fixtureObjective builds a one-batch objective on a PyTorch fixture: its
 // inputs, targets = PyTorch outputs + noise (so the model is not at a
 // minimum), and weights that are mostly 1 with some 0 and some 2.
-func fixtureObjective(t *testing.T, fx *graphtest.Fixture, loss hvp.Loss, seed uint64) (*hvp.Objective, []float64) {
+func fixtureObjective(t *testing.T, fx *onnxtest.Fixture, loss hvp.Loss, seed uint64) (*hvp.Objective, []float64) {
 	t.Helper()
 	g, err := fx.Load()
 	if err != nil {
@@ -94,7 +94,7 @@ func relErr(a, b []float64, floor float64) float64 {
 // directions, relative error <= 1e-6), the symmetry u.Hv = v.Hu and that
 // the Gauss-Newton product is symmetric and positive semi-definite.
 func TestDerivativesFiniteDifferences(t *testing.T) {
-	fixtures, err := graphtest.PyTorch()
+	fixtures, err := onnxtest.PyTorch()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func batchOutputs(t *testing.T, b hvp.Batch, theta []float64) []float64 {
 // TestGaussNewtonMatchesJacobian checks G v against J^T D (J v) with J v
 // from central differences of the outputs, for squared error (D = 2 w).
 func TestGaussNewtonMatchesJacobian(t *testing.T) {
-	fixtures, err := graphtest.PyTorch()
+	fixtures, err := onnxtest.PyTorch()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,22 +10,22 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 	"gonum.org/v1/gonum/mat"
 )
 
 // reference is one case of testdata/ (see its README.md): derivatives of a
 // weighted loss computed by torch.autograd on the ONNX parameterisation.
 type reference struct {
-	Case    string             `json:"case"`
-	Model   string             `json:"model"`
-	Fixture string             `json:"fixture"`
-	Loss    string             `json:"loss"`
-	Inputs  []graphtest.Tensor `json:"inputs"`
-	Target  []float64          `json:"target"`
-	Weight  []float64          `json:"weight"`
+	Case    string            `json:"case"`
+	Model   string            `json:"model"`
+	Fixture string            `json:"fixture"`
+	Loss    string            `json:"loss"`
+	Inputs  []onnxtest.Tensor `json:"inputs"`
+	Target  []float64         `json:"target"`
+	Weight  []float64         `json:"weight"`
 	Params  []struct {
 		Name   string `json:"name"`
 		Offset int    `json:"offset"`
@@ -158,7 +158,7 @@ func TestAgainstPyTorch(t *testing.T) {
 			// Per-sequence gradients from one batch per sequence.
 			fx := fixtureByName(t, strings.TrimSuffix(filepath.Base(ref.Fixture), ".json"))
 			if ref.Loss == "bce_logits" {
-				fx = &graphtest.Fixture{Name: fx.Name, Layout: fx.Layout, Outputs: fx.Outputs}
+				fx = &onnxtest.Fixture{Name: fx.Name, Layout: fx.Layout, Outputs: fx.Outputs}
 			}
 			parts := perSequenceOf(t, g, fx.Layout, in, o, ref.Target, ref.Weight, p)
 			jobs := make([]hvp.Job, len(parts.Batches))

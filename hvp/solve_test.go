@@ -10,13 +10,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
-func fixtureByName(t *testing.T, name string) *graphtest.Fixture {
+func fixtureByName(t *testing.T, name string) *onnxtest.Fixture {
 	t.Helper()
-	fixtures, err := graphtest.PyTorch()
+	fixtures, err := onnxtest.PyTorch()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func sliceFloats(data []float64, shape []int, ax, b int) []float64 {
 
 // perSequence splits a one-batch objective on a fixture into one batch per
 // sequence.
-func perSequence(t *testing.T, fx *graphtest.Fixture, whole *hvp.Objective) *hvp.Objective {
+func perSequence(t *testing.T, fx *onnxtest.Fixture, whole *hvp.Objective) *hvp.Objective {
 	t.Helper()
 	wb := whole.Batches[0]
 	return perSequenceOf(t, wb.Program.Graph(), fx.Layout, wb.Inputs, whole, wb.Target, wb.Weight, wb.Program)

@@ -4,14 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rnnaudit/rnnaudit/graph/graphtest"
 	"github.com/rnnaudit/rnnaudit/onnx"
+	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
 // The exporter's parameter names get the role PyTorch's export gave them
 // (lstm_packed_bf.onnx: export.py names the LSTM weights onnx::LSTM_...).
 func TestParamRole(t *testing.T) {
-	g, err := onnx.Load(filepath.Join(graphtest.PyTorchDir(), "lstm_packed_bf.onnx"))
+	g, err := onnx.Load(filepath.Join(onnxtest.PyTorchDir(), "lstm_packed_bf.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ For every model this script
      time axes, do_constant_folding=True) to <name>.onnx,
   4. runs a float64 copy (the float32 weights widened exactly) on the first
      4 test sequences of equal length and writes the inputs and outputs to
-     <name>.json in the format of graph/graphtest (model, layout, inputs,
+     <name>.json in the format of onnx/onnxtest (model, layout, inputs,
      outputs).
 
 The script is deterministic on one machine.

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+// pathKeys are the config keys that name files; relative paths in a
+// config file are relative to the file's directory.
+var pathKeys = map[string]bool{"model": true, "data": true, "test": true, "calibration": true, "out": true, "json": true}
+
+// applyConfig sets, from the YAML file at path, every flag of fs that the
+// command line did not set. The file is a mapping whose keys are flag
+// names without the dashes; a list gives several values to a flag that
+// takes several (features, out). Problems with the file's contents are
+// usage errors that name the file and line.
+func applyConfig(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config %s: %w", path, unwrapPath(err))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return usagef("--config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return usagef("%s:%d: the config file must be a mapping of flag names to values, such as \"alpha: 0.1\"", path, root.Line)
+	}
+	dir := filepath.Dir(path)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		name := k.Value
+		at := fmt.Sprintf("%s:%d", path, k.Line)
+		f := fs.Lookup(name)
+		if f == nil || name == "config" {
+			return usagef("%s: unknown key %q%s", at, name, suggest(fs, name))
+		}
+		if seen[name] {
+			return usagef("%s: key %q is given twice", at, name)
+		}
+		seen[name] = true
+		if fs.Changed(name) {
+			continue // the command line wins
+		}
+		var vals []string
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if v.Tag == "!!null" {
+				continue
+			}
+			vals = []string{v.Value}
+		case yaml.SequenceNode:
+			if !multi(f) {
+				return usagef("%s: %s takes one value, not a list", at, name)
+			}
+			for _, item := range v.Content {
+				if item.Kind != yaml.ScalarNode {
+					return usagef("%s:%d: the items of %s must be plain values", path, item.Line, name)
+				}
+				vals = append(vals, item.Value)
+			}
+		default:
+			return usagef("%s: %s must be a value or a list of values, not a mapping", at, name)
+		}
+		for _, s := range vals {
+			if pathKeys[name] && s != "" && !filepath.IsAbs(s) {
+				s = filepath.Join(dir, s)
+			}
+			if f.Value.Type() == "stringSlice" && v.Kind == yaml.SequenceNode && strings.ContainsAny(s, ",\"") {
+				// pflag splits slice values as CSV: quote a list item,
+				// which is one value. A plain value ("features: a,b")
+				// is split like the flag.
+				s = `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+			}
+			if err := fs.Set(name, s); err != nil {
+				return usagef("%s: %s: invalid value %q: %v", at, name, s, stripPflag(err))
+			}
+		}
+	}
+	return nil
+}
+
+// stripPflag shortens pflag's messages ("invalid argument ... for ...
+// flag: strconv.ParseFloat: parsing "x": invalid syntax").
+func stripPflag(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "strconv.") {
+		return "not a number (" + msg[i+2:] + ")"
+	}
+	return msg
+}
+
+// multi reports whether a flag takes several values.
+func multi(f *pflag.Flag) bool {
+	switch f.Value.Type() {
+	case "stringSlice", "stringArray":
+		return true
+	}
+	return false
+}
+
+// suggest names the flag a mistyped key probably meant.
+func suggest(fs *pflag.FlagSet, name string) string {
+	norm := strings.ToLower(strings.NewReplacer("_", "-", " ", "-").Replace(strings.TrimLeft(name, "-")))
+	if f := fs.Lookup(norm); f != nil && norm != "config" {
+		return fmt.Sprintf(": did you mean %q?", norm)
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "config" {
+			names = append(names, f.Name)
+		}
+	})
+	sort.Strings(names)
+	return " (the keys are the flag names: " + strings.Join(names, ", ") + ")"
+}

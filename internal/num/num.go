@@ -1,0 +1,84 @@
+// Package num holds the small numeric helpers over float64 values and
+// slices that several of rnnaudit's packages use: dot products, norms,
+// scaled sums, medians and the guards on non-finite figures. Each is
+// written out in plain loops in a fixed order, so that results are the
+// same bit for bit wherever they are used (gonum's floats runs some of
+// these on assembly kernels whose summation order differs).
+package num
+
+import (
+	"math"
+	"slices"
+)
+
+// Dot returns the dot product of a and b, summed in index order. b must
+// be at least as long as a.
+func Dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// AddScaled adds a times src to dst element by element: dst[i] += a*src[i].
+// dst must be at least as long as src.
+func AddScaled(dst []float64, a float64, src []float64) {
+	for i, v := range src {
+		dst[i] += a * v
+	}
+}
+
+// Scale multiplies every element of v by a in place.
+func Scale(v []float64, a float64) {
+	for i := range v {
+		v[i] *= a
+	}
+}
+
+// Norm returns the Euclidean norm of v, without guarding against
+// overflow (the vectors here are gradients and steps of moderate size).
+func Norm(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}
+
+// Median returns the median of v (the mean of the two middle values for
+// an even count), or 0 for an empty v. v is not modified.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Finite reports whether v is neither infinite nor NaN.
+func Finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// Ratio returns a/b, or NaN when b is 0: a figure that has no value
+// rather than an infinite one.
+func Ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// Count returns the number of true values in v.
+func Count(v []bool) int {
+	n := 0
+	for _, b := range v {
+		if b {
+			n++
+		}
+	}
+	return n
+}
