@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // TestQuantileAt checks the conformal quantile at a working level on
@@ -71,7 +73,7 @@ func TestNexCPQuantile(t *testing.T) {
 		alpha := []float64{0.05, 0.1, 0.2, 0.5}[trial%4]
 		var got float64
 		got, buf = nexcpQuantile(alpha, 1, v, buf)
-		if want := upperQuantile(alpha, v); got != want {
+		if want := interval.UpperQuantile(alpha, v); got != want {
 			t.Fatalf("trial %d: rho 1 gives %g, split conformal %g (scores %v, alpha %g)", trial, got, want, v, alpha)
 		}
 	}
