@@ -242,7 +242,7 @@ type Diagnostics struct {
 	// trained model absorbs. Nil for the infinitesimal estimator.
 	LeveragePerStep []float64
 	// UnboundedBlocks counts the blocks the model almost interpolates
-	// (a leverage eigenvalue within LeverageLimit of 1): their own
+	// (a leverage eigenvalue within leverageLimit of 1): their own
 	// leave-out residuals are unbounded (+Inf), never clipped.
 	UnboundedBlocks int
 	// UnboundedLabels are the labels of those blocks.

@@ -45,7 +45,7 @@ type SchemeAdvice struct {
 	// is the number of consecutive pairs it rests on.
 	Lag1  float64
 	Pairs int
-	// Correlated says that |Lag1| is beyond both MinCorrelation and two
+	// Correlated says that |Lag1| is beyond both minCorrelation and two
 	// standard errors under independence, 2/sqrt(Pairs).
 	Correlated bool
 	// Used and UsedLength are the scheme in use (blocks.Kind.String) and
@@ -80,16 +80,6 @@ const (
 	ShapeOne SchemeShape = "one-sequence"
 )
 
-// MinCorrelation is the smallest |lag-1 autocorrelation| of the training
-// residuals that counts as serial correlation however many pairs there
-// are: below it an interval leaves out data whose errors are at most
-// weakly tied to their neighbours'.
-const MinCorrelation = 0.1
-
-// DependenceLevel is the autocorrelation, under an AR(1)-like decay,
-// that a block length should reach down to (SchemeAdvice).
-const DependenceLevel = 0.05
-
 // ManySequences is the fewest training sequences for which sequence
 // blocks are advised at level alpha: twice the ceil(1/alpha) - 1
 // residuals a forecast needs for a finite jackknife+ limit, and at least
@@ -123,7 +113,7 @@ func adviseScheme(ctx context.Context, p *problem, fx trainOutputs) (*SchemeAdvi
 		return nil, err
 	}
 	a.Lag1, a.Pairs = lag1Runs(residualRuns(p, fx))
-	a.Correlated = a.Pairs > 0 && math.Abs(a.Lag1) > MinCorrelation && math.Abs(a.Lag1) > 2/math.Sqrt(float64(a.Pairs))
+	a.Correlated = a.Pairs > 0 && math.Abs(a.Lag1) > minCorrelation && math.Abs(a.Lag1) > 2/math.Sqrt(float64(a.Pairs))
 	a.decide(p.opt.Alpha)
 	return a, nil
 }
