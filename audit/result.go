@@ -1,6 +1,9 @@
 package audit
 
-import "github.com/rnnaudit/rnnaudit/audit/interval"
+import (
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
+)
 
 // Result is everything an audit found, in one value that the reports
 // render. Limits are float64 and may be ±Inf (DESIGN section 5: infinite
@@ -124,7 +127,7 @@ type Summary struct {
 	// OverTime is the coverage along time: the dependence-aware
 	// tolerance, rolling and per-sequence coverage, drift and serial
 	// correlation (nil without labelled values).
-	OverTime *OverTime
+	OverTime *adaptive.OverTime
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.

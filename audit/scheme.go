@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // SchemeAdvice is the audit's advice on the block scheme (issue 23): which
@@ -174,40 +175,12 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 	}
 }
 
-// lag1 returns the lag-1 autocorrelation of the runs in series, pooled:
-// sum over runs of (r_t - m)(r_t+1 - m) / sum of (r_t - m)², m the mean of
-// every value, and the number of pairs (NaN and 0 without a pair).
-func lag1(series [][]float64) (float64, int) { return lag1Runs(slices.Values(series)) }
+// lag1 is num.Lag1 of the runs in series.
+func lag1(series [][]float64) (float64, int) { return num.Lag1(slices.Values(series)) }
 
-// lag1Runs is lag1 of the runs runs yields (twice: the mean, then the
-// sums; each run is read before the next is asked for).
-func lag1Runs(runs iter.Seq[[]float64]) (float64, int) {
-	n, sum, pairs := 0, 0.0, 0
-	for r := range runs {
-		for _, v := range r {
-			sum += v
-			n++
-		}
-		pairs += max(len(r)-1, 0)
-	}
-	if pairs == 0 {
-		return math.NaN(), 0
-	}
-	m := sum / float64(n)
-	var num, den float64
-	for r := range runs {
-		for t, v := range r {
-			den += (v - m) * (v - m)
-			if t+1 < len(r) {
-				num += (v - m) * (r[t+1] - m)
-			}
-		}
-	}
-	if den == 0 {
-		return 0, pairs
-	}
-	return num / den, pairs
-}
+// lag1Runs is num.Lag1: the pooled lag-1 autocorrelation of the runs
+// runs yields.
+func lag1Runs(runs iter.Seq[[]float64]) (float64, int) { return num.Lag1(runs) }
 
 // decide sets the advised scheme, its block length and whether the
 // scheme in use fits, from the shape and correlation a holds.
