@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"slices"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // The jackknife+ base of ACI and AgACI (DESIGN sections 5 and 9). Gibbs
@@ -43,7 +45,7 @@ func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (
 	sets := func(i int) ([]float64, []float64) {
 		es, skip := entries.at(pts[i], p.self)
 		vm, vp := jackknifeValues(es, preds.point(i, buf), skip, nil, nil, nil)
-		infForNaN(vm, vp)
+		interval.InfForNaN(vm, vp)
 		slices.Sort(vm)
 		slices.Sort(vp)
 		return vm, vp
@@ -79,10 +81,10 @@ func jackknifeLevel(pred, a float64, vm, vp []float64) (lo, up float64, empty bo
 	}
 	m := len(vp)
 	lo, up = math.Inf(-1), math.Inf(1)
-	if k := upperRank(a, m); k >= 1 && k <= m {
+	if k := interval.UpperRank(a, m); k >= 1 && k <= m {
 		up = vp[k-1]
 	}
-	if k := lowerRank(a, m); k >= 1 && k <= m {
+	if k := interval.LowerRank(a, m); k >= 1 && k <= m {
 		lo = vm[k-1]
 	}
 	if lo > up {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -54,7 +55,7 @@ func TestJackknifeLevel(t *testing.T) {
 	// At the audit's own level it is jackknifePlus's interval.
 	for _, a := range []float64{0.1, 0.2, 0.3} {
 		lo, up, _ := jackknifeLevel(0, a, vm, vp)
-		wlo, wup := jackknifePlus(a, slices.Clone(vm), slices.Clone(vp))
+		wlo, wup := interval.JackknifePlus(a, slices.Clone(vm), slices.Clone(vp))
 		if lo != wlo || up != wup {
 			t.Errorf("a = %g: [%g, %g], jackknifePlus [%g, %g]", a, lo, up, wlo, wup)
 		}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // The online pieces of the intervals that adapt along time (DESIGN
@@ -38,7 +40,7 @@ func quantileAt(a float64, sorted []float64) float64 {
 	case !(a > 0):
 		return math.Inf(1)
 	}
-	k := upperRank(a, len(sorted))
+	k := interval.UpperRank(a, len(sorted))
 	if k > len(sorted) {
 		return math.Inf(1)
 	}

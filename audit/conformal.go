@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
@@ -207,8 +208,8 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		keys[pt.f] = true
 	}
 	for _, f := range sortedForecasts(keys) {
-		c.half[f] = upperQuantile(alpha, c.res[f])
-		c.scale[f] = upperQuantile(alpha, scores[f])
+		c.half[f] = interval.UpperQuantile(alpha, c.res[f])
+		c.scale[f] = interval.UpperQuantile(alpha, scores[f])
 		m := len(c.res[f])
 		c.forecasts = append(c.forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
@@ -249,7 +250,7 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 		k := bonKey{pt.f, max(1, L[pt.seq])}
 		b, ok := bon[k]
 		if !ok {
-			b = upperQuantile(alpha/float64(k.L), c.res[pt.f])
+			b = interval.UpperQuantile(alpha/float64(k.L), c.res[pt.f])
 			bon[k] = b
 		}
 		if math.IsInf(b, 1) {
@@ -311,7 +312,7 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 // alpha is finite: ceil((1-alpha)(m+1)) <= m.
 func minCalibration(alpha float64) int {
 	m := int(math.Max(0, math.Floor(1/alpha-2)))
-	for upperRank(alpha, m) > m {
+	for interval.UpperRank(alpha, m) > m {
 		m++
 	}
 	return m

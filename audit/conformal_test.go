@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -32,7 +33,7 @@ func conformalRef(num, den int, scores []float64) float64 {
 	return best
 }
 
-// TestConformalQuantileBruteForce: upperQuantile, the conformal quantile
+// TestConformalQuantileBruteForce: interval.UpperQuantile, the conformal quantile
 // of split conformal, of the conformalized jackknife+ and (at alpha / L)
 // of Bonferroni, agrees with the definition on random scores with and
 // without ties, at levels whose products (1 - alpha)(m + 1) are often
@@ -56,11 +57,11 @@ func TestConformalQuantileBruteForce(t *testing.T) {
 		alpha := float64(lv[0]) / float64(lv[1]) / float64(L)
 		want := conformalRef(num, den, scores)
 		before := slices.Clone(scores)
-		if got := upperQuantile(alpha, scores); got != want {
+		if got := interval.UpperQuantile(alpha, scores); got != want {
 			t.Fatalf("alpha %d/%d m %d: got %g, want %g (scores %v)", num, den, m, got, want, scores)
 		}
 		if !slices.Equal(before, scores) {
-			t.Fatal("upperQuantile reordered its argument")
+			t.Fatal("interval.UpperQuantile reordered its argument")
 		}
 	}
 	// minCalibration is the smallest m with a finite quantile.
@@ -232,11 +233,11 @@ func TestConformalCoverage(t *testing.T) {
 	const alpha, z = 0.1, 4.5
 	naive := func(alpha float64, v []float64) float64 {
 		k := int(math.Ceil((1 - alpha) * float64(len(v))))
-		return kthSmallest(slices.Clone(v), max(k, 1))
+		return interval.KthSmallest(slices.Clone(v), max(k, 1))
 	}
 	for _, m := range []int{24, 99, 9} {
-		mean, se := coverageStudy(uint64(m), m, 100, 6000, alpha, upperQuantile)
-		exact := float64(upperRank(alpha, m)) / float64(m+1)
+		mean, se := coverageStudy(uint64(m), m, 100, 6000, alpha, interval.UpperQuantile)
+		exact := float64(interval.UpperRank(alpha, m)) / float64(m+1)
 		for k, name := range []string{"split conformal", "conformalized jackknife+"} {
 			lo, hi := 1-alpha, 1-alpha+1/float64(m+1)
 			t.Logf("m %d %s: mean coverage %.4f ± %.4f (exact expectation %.4f, range [%.4f, %.4f])", m, name, mean[k], se[k], exact, lo, hi)

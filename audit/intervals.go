@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
@@ -33,7 +34,7 @@ type limits struct {
 // scratch space, returned for reuse.
 func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
 	vm, vp = jackknifeValues(es, pred, skipRule{seq: skipSeq, blk: -1}, keep, vm, vp)
-	lo, up = jackknifePlus(alpha, vm, vp)
+	lo, up = interval.JackknifePlus(alpha, vm, vp)
 	return lo, up, len(vp), vm, vp
 }
 
@@ -147,7 +148,7 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 				// maps NaN to infinities.
 				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
 			}
-			l.lo[p], l.up[p] = jackknifePlus(alpha, s.vm, s.vp)
+			l.lo[p], l.up[p] = interval.JackknifePlus(alpha, s.vm, s.vp)
 			l.m[p] = len(s.vp)
 		}
 		counts[c] = hits
@@ -187,7 +188,7 @@ func naiveLimits(alpha float64, naive map[forecast][]float64, key func(forecast)
 	}
 	halfw := map[forecast]float64{}
 	for f, v := range naive {
-		halfw[f] = upperQuantile(alpha, v)
+		halfw[f] = interval.UpperQuantile(alpha, v)
 	}
 	l.nlo, l.nup, l.nq = make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
 	for p, pt := range pts {
@@ -551,7 +552,7 @@ func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
 // and notAbove of V- not exceeding it, covers y (countCovered).
 func coveredFromCounts(alphas []float64, m, below, notAbove int, hits []int) {
 	for a, alpha := range alphas {
-		if below < upperRank(alpha, m) && notAbove >= lowerRank(alpha, m) {
+		if below < interval.UpperRank(alpha, m) && notAbove >= interval.LowerRank(alpha, m) {
 			hits[a]++
 		}
 	}

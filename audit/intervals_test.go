@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // The interval and metric arithmetic on plain slices, against figures
@@ -332,7 +334,7 @@ func TestLimitsAndCurve(t *testing.T) {
 			vm = append(vm, preds[e.blk][p]-e.r)
 			vp = append(vp, preds[e.blk][p]+e.r)
 		}
-		lo, up = jackknifePlus(alpha, vm, vp)
+		lo, up = interval.JackknifePlus(alpha, vm, vp)
 		return lo, up, len(vp)
 	}
 	for _, self := range []bool{false, true} {

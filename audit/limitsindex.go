@@ -42,6 +42,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
@@ -130,7 +131,7 @@ func sampledLimitsIndex(t *BlockTable, workers, sample int) *limitsIndex {
 				}
 				ix.tau[j] = 0
 				if len(col) > cs {
-					ix.tau[j] = kthSmallest(col, len(col)-cs)
+					ix.tau[j] = interval.KthSmallest(col, len(col)-cs)
 				}
 			}
 		})
@@ -452,9 +453,9 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 		// The limits: the lower is the k-th smallest of V-, the upper of
 		// V+ (NaN counting as unbounded on its side, as in jackknifePlus).
 		for _, neg := range []bool{true, false} {
-			k, o := lowerRank(alpha, m), outLo
+			k, o := interval.LowerRank(alpha, m), outLo
 			if !neg {
-				k, o = upperRank(alpha, m), outHi
+				k, o = interval.UpperRank(alpha, m), outHi
 			}
 			if k < 1 || k > m {
 				continue
@@ -540,7 +541,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 				// the full computation is the answer anyway.
 				return ChunkLimits{}, -1, nil
 			}
-			v := kthSmallest(tk.cands, kk)
+			v := interval.KthSmallest(tk.cands, kk)
 			if tk.sd.neg {
 				out.Lo[i] = v
 			} else {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // indexedCase is a block table and points on which the bounds of
@@ -100,10 +102,10 @@ func bruteLimits(t *testing.T, alpha float64, tab *BlockTable, pts []PointRecord
 		slices.Sort(vm)
 		slices.Sort(vp)
 		l, u := math.Inf(-1), math.Inf(1)
-		if k := lowerRank(alpha, len(vm)); k >= 1 && k <= len(vm) {
+		if k := interval.LowerRank(alpha, len(vm)); k >= 1 && k <= len(vm) {
 			l = vm[k-1]
 		}
-		if k := upperRank(alpha, len(vp)); k >= 1 && k <= len(vp) {
+		if k := interval.UpperRank(alpha, len(vp)); k >= 1 && k <= len(vp) {
 			u = vp[k-1]
 		}
 		lo, up, m = append(lo, l), append(up, u), append(m, len(vp))

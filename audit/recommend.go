@@ -26,23 +26,15 @@ type Shortfall struct {
 	Coverage float64
 }
 
-// StepZ is how many standard errors a step's coverage may fall below the
-// target before a kind counts as failing there: 3, since every step of
-// every kind is tested (two, CoverageTolerance, for pooled coverage).
-const StepZ = 3
-
-// minStepValues is the fewest labelled values at a step for its coverage
-// to be judged: below 20 one miss moves it by 5 points.
-const minStepValues = 20
-
 // Hold reports whether kind k's measured coverage reaches the target
 // 1-alpha: pooled within sampling error (CoverageTolerance), and at every
-// step with at least 20 values within StepZ standard errors. For the
-// calibrated kinds a step's standard error also counts the calibration
-// set's own sampling: their coverage given the calibration set varies
-// around its mean with variance about p(1-p)/(m+1), m the calibration
-// values at the step. The Bonferroni kind is judged on joint coverage.
-// When the coverage does not hold it says where.
+// step with at least minStepValues values within stepZ standard errors
+// (and at least stepFloor). For the calibrated kinds a step's standard
+// error also counts the calibration set's own sampling: their coverage
+// given the calibration set varies around its mean with variance about
+// p(1-p)/(m+1), m the calibration values at the step. The Bonferroni
+// kind is judged on joint coverage. When the coverage does not hold it
+// says where.
 func Hold(k *KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	p := 1 - s.Alpha
 	if k.Kind == KindBonferroni {
@@ -69,7 +61,7 @@ func Hold(k *KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 				v += 1 / float64(m+1)
 			}
 		}
-		if cov < p-math.Max(0.01, StepZ*math.Sqrt(p*(1-p)*v)) {
+		if cov < p-math.Max(stepFloor, stepZ*math.Sqrt(p*(1-p)*v)) {
 			return false, Shortfall{Step: t, Coverage: cov}
 		}
 	}

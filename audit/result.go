@@ -1,5 +1,7 @@
 package audit
 
+import "github.com/rnnaudit/rnnaudit/audit/adaptive"
+
 // Result is everything an audit found, in one value that the reports
 // render. Limits are float64 and may be ±Inf (DESIGN section 5: infinite
 // limits are reported, never clipped); renderers decide how to show them.
@@ -122,7 +124,7 @@ type Summary struct {
 	// OverTime is the coverage along time: the dependence-aware
 	// tolerance, rolling and per-sequence coverage, drift and serial
 	// correlation (nil without labelled values).
-	OverTime *OverTime
+	OverTime *adaptive.OverTime
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.
@@ -240,7 +242,7 @@ type Diagnostics struct {
 	// trained model absorbs. Nil for the infinitesimal estimator.
 	LeveragePerStep []float64
 	// UnboundedBlocks counts the blocks the model almost interpolates
-	// (a leverage eigenvalue within LeverageLimit of 1): their own
+	// (a leverage eigenvalue within leverageLimit of 1): their own
 	// leave-out residuals are unbounded (+Inf), never clipped.
 	UnboundedBlocks int
 	// UnboundedLabels are the labels of those blocks.

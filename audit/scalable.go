@@ -64,12 +64,6 @@ const (
 	// constant (hvp.LowRankOptions.InverseProbe) and estimate the mean own
 	// leverage.
 	probeSeqs = 16
-	// lowLeverage is the probes' mean own leverage below which the
-	// block pass skips the per-block Jacobian rows: the steps are the
-	// infinitesimal ones, A g_b, and the own residuals the in-sample
-	// ones |y - f(x; theta_hat)|, which the leave-out ones exceed by a
-	// factor of about 1/(1 - leverage), within 1%.
-	lowLeverage = 0.01
 	// streamBatch is the number of sequences per chunk of the streaming
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.

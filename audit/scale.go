@@ -48,6 +48,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
@@ -369,7 +370,7 @@ func finalizeFull(alpha float64, alphas []float64, t *BlockTable, pts []PointRec
 			countCovered(alphas, p.Y, vm, vp, out.Covered)
 			out.Labelled++
 		}
-		out.Lo[i], out.Up[i] = jackknifePlus(alpha, vm, vp)
+		out.Lo[i], out.Up[i] = interval.JackknifePlus(alpha, vm, vp)
 		out.M[i] = len(vp)
 	}
 	return out, nil

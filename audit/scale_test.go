@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/num"
@@ -258,13 +259,13 @@ func TestFinalizeLimitsStreamsExactly(t *testing.T) {
 			if p.Labelled {
 				wantLabelled++
 				for a, al := range alphas {
-					l, u := jackknifePlus(al, slices.Clone(vm), slices.Clone(vp))
+					l, u := interval.JackknifePlus(al, slices.Clone(vm), slices.Clone(vp))
 					if l <= p.Y && p.Y <= u {
 						wantCovered[a]++
 					}
 				}
 			}
-			wl, wu := jackknifePlus(alpha, vm, vp)
+			wl, wu := interval.JackknifePlus(alpha, vm, vp)
 			if gl[i-lo] != wl || gu[i-lo] != wu || gm[i-lo] != len(vp) {
 				t.Errorf("point %d: limits [%v, %v] from %d blocks, all at once [%v, %v] from %d", i, gl[i-lo], gu[i-lo], gm[i-lo], wl, wu, len(vp))
 			}

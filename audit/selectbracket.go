@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -216,7 +217,7 @@ func (sc *selectScratch) banded(alpha float64, s *sortedEntries, m predMatrix, c
 		return f + rs[i]
 	}
 	lo, up = math.Inf(-1), math.Inf(1)
-	if k := lowerRank(alpha, n); k >= 1 && k <= n {
+	if k := interval.LowerRank(alpha, n); k >= 1 && k <= n {
 		// V-: both ends fall with the position.
 		blo, bhi := fmin-rs[n-k], fmax-rs[n-k]
 		i0 := sort.Search(n, func(i int) bool { return fmin-rs[i] <= bhi })
@@ -227,7 +228,7 @@ func (sc *selectScratch) banded(alpha float64, s *sortedEntries, m predMatrix, c
 		}
 		lo = v
 	}
-	if k := upperRank(alpha, n); k >= 1 && k <= n {
+	if k := interval.UpperRank(alpha, n); k >= 1 && k <= n {
 		// V+: both ends rise with the position.
 		blo, bhi := fmin+rs[k-1], fmax+rs[k-1]
 		j0 := sort.Search(n, func(i int) bool { return fmax+rs[i] >= blo })
@@ -280,6 +281,6 @@ func (sc *selectScratch) kth(k, below, i0, i1 int, neg bool, blo, bhi float64, v
 	if k < 1 || k > len(c) {
 		return 0, false
 	}
-	v := kthSmallest(c, k)
+	v := interval.KthSmallest(c, k)
 	return v, v != 0
 }

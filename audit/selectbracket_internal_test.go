@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // sortedRank is the k-th smallest (1-based) of v by a full sort, NaN
@@ -111,16 +113,16 @@ func TestBandedLimits(t *testing.T) {
 			}
 			m := len(vp)
 			lo, up := math.Inf(-1), math.Inf(1)
-			if k := lowerRank(alpha, m); k >= 1 && k <= m {
+			if k := interval.LowerRank(alpha, m); k >= 1 && k <= m {
 				lo = sortedRank(vm, k, true)
 			}
-			if k := upperRank(alpha, m); k >= 1 && k <= m {
+			if k := interval.UpperRank(alpha, m); k >= 1 && k <= m {
 				up = sortedRank(vp, k, false)
 			}
 			if got.m[p] != m || got.lo[p] != lo || got.up[p] != up {
 				t.Fatalf("%s: point %d: [%v, %v] of %d, want [%v, %v] of %d", name, p, got.lo[p], got.up[p], got.m[p], lo, up, m)
 			}
-			plo, pup := jackknifePlus(alpha, vm, vp)
+			plo, pup := interval.JackknifePlus(alpha, vm, vp)
 			if math.Float64bits(got.lo[p]) != math.Float64bits(plo) || math.Float64bits(got.up[p]) != math.Float64bits(pup) {
 				t.Fatalf("%s: point %d: [%v, %v], the plain path [%v, %v]", name, p, got.lo[p], got.up[p], plo, pup)
 			}
@@ -158,7 +160,7 @@ func TestBandedLimitsTakesBand(t *testing.T) {
 		t.Errorf("%d candidates of %d", len(sc.cand), nb)
 	}
 	vm, vp := jackknifeValues(es, preds.point(0, make([]float64, nb)), noSkip, nil, nil, nil)
-	wlo, wup := sortedRank(vm, lowerRank(0.1, nb), true), sortedRank(vp, upperRank(0.1, nb), false)
+	wlo, wup := sortedRank(vm, interval.LowerRank(0.1, nb), true), sortedRank(vp, interval.UpperRank(0.1, nb), false)
 	if lo != wlo || up != wup || m != nb {
 		t.Errorf("[%v, %v] of %d, want [%v, %v] of %d", lo, up, m, wlo, wup, nb)
 	}

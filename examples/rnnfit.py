@@ -1,6 +1,6 @@
 """Shared helpers for the example training scripts (not a script itself).
 
-- read_long_csv: the long CSV format of shared/DESIGN.md section 1 into padded
+- read_long_csv: the long CSV format of docs/data.md into padded
   float64 arrays plus a mask of observed targets;
 - PerStep: a recurrent layer plus a linear head at every step, with optional
   fixed (non-trainable) input/output scaling written into the graph as

@@ -410,7 +410,7 @@ func stepCoverageText(ws []audit.Warning) string {
 		lo, hi = math.Min(lo, w.Ratio), math.Max(hi, w.Ratio)
 	}
 	out := fmt.Sprintf("Coverage at some steps is below %s, the level the jackknife+ guarantees when every leave-one-out model is re-trained exactly, by more than sampling error (%s). Here the leave-one-out models are estimated from the trained model, so that guarantee does not hold as such. Treat the intervals at these steps as too narrow.", pct0(ws[0].Bound), strings.Join(parts, "; "))
-	if lo >= 1.2 {
+	if lo >= audit.OverfitRatio {
 		times := fmt.Sprintf("%.2g", lo)
 		if h := fmt.Sprintf("%.2g", hi); h != times {
 			times += " to " + h

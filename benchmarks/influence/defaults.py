@@ -1,7 +1,7 @@
 """The default audit (the binary's own estimator, curvature and damping)
 on every model of the influence zoo, without re-training: pooled coverage,
 worst step and mean width against the test-set oracle, the figures of the
-README's influence table. A quick check, for every change to the numerics,
+default column of the influence table in docs/method.md. A quick check, for every change to the numerics,
 that the audit still holds on models trained the way users train them
 (run.sh runs the whole estimator x curvature grid with exact re-fits).
 

@@ -1,6 +1,6 @@
 """pip install of the package without PyPI: the build backend
 (setuptools, with wheel) must come from the environment, as on a machine
-without network access (README "Installing the command")."""
+without network access (docs/install.md, "Installing the command")."""
 
 import importlib.util
 import os

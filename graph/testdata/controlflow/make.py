@@ -4,7 +4,9 @@ Run with Debian's python3-onnx 1.12 from this directory:
     /usr/bin/python3 make.py
 
 test_loop11, test_scan_sum (opset-8 Scan) and test_if are copied unchanged
-from ../../../../shared/onnx-operators (ONNX commit 6be0677f, Apache-2.0).
+from the ONNX project's backend node tests (github.com/onnx/onnx, commit
+6be0677f, onnx/backend/test/data/node/, Apache-2.0); this script does not
+write them.
 The two others are not in that folder; this script makes them from the ONNX
 package's own case definitions (onnx/backend/test/case/node/scan.py and
 loop.py), with the expected outputs those definitions compute in numpy.

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"container/list"
@@ -149,13 +149,13 @@ type streamInfo struct {
 	Labelled int    `json:"labelled"`
 }
 
-func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	body, release, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
 	defer release()
-	rr := &requestReader{h: s.head, lim: s.cfg.lim, stream: true}
+	rr := &requestReader{h: s.head, lim: s.limits(), stream: true}
 	if _, err := rr.read(body); err != nil {
 		var re *requestError
 		errors.As(err, &re)

@@ -1,4 +1,4 @@
-package audit
+package interval
 
 import (
 	"math"
@@ -11,21 +11,21 @@ import (
 // that is below 1). A tolerance of 1e-9 keeps products such as 0.9 × 10
 // from landing on the wrong integer through rounding.
 
-// upperRank is ceil((1-alpha)(m+1)), 1-based.
-func upperRank(alpha float64, m int) int {
+// UpperRank is ceil((1-alpha)(m+1)), 1-based.
+func UpperRank(alpha float64, m int) int {
 	return int(math.Ceil((1-alpha)*float64(m+1) - 1e-9))
 }
 
-// lowerRank is floor(alpha(m+1)), 1-based.
-func lowerRank(alpha float64, m int) int {
+// LowerRank is floor(alpha(m+1)), 1-based.
+func LowerRank(alpha float64, m int) int {
 	return int(math.Floor(alpha*float64(m+1) + 1e-9))
 }
 
-// kthSmallest returns the k-th smallest (1-based) of v, reordering v. It
+// KthSmallest returns the k-th smallest (1-based) of v, reordering v. It
 // is a quickselect whose partition has no data-dependent branches: on fresh
 // data a branching partition mispredicts about every other comparison,
 // which made selection several times slower than the arithmetic.
-func kthSmallest(v []float64, k int) float64 {
+func KthSmallest(v []float64, k int) float64 {
 	k--
 	lo, hi := 0, len(v)
 	for hi-lo > 16 {
@@ -42,7 +42,7 @@ func kthSmallest(v []float64, k int) float64 {
 		}
 		p := b
 		// v[lo:j] < p <= v[j:hi]
-		j := lo + partitionLess(v[lo:hi], p)
+		j := lo + PartitionLess(v[lo:hi], p)
 		switch {
 		case k < j:
 			hi = j
@@ -54,7 +54,7 @@ func kthSmallest(v []float64, k int) float64 {
 			// j2 == lo only when p is +Inf (every value left is +Inf:
 			// the nextafter bound cannot exceed it) or NaN; either way p
 			// is the answer, and the loop would otherwise not shrink.
-			j2 := lo + partitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
+			j2 := lo + PartitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
 			if k < j2 || j2 == lo {
 				return p
 			}
@@ -70,9 +70,9 @@ func kthSmallest(v []float64, k int) float64 {
 	return v[k]
 }
 
-// partitionLess moves the values of v below p to the front, branch-free,
+// PartitionLess moves the values of v below p to the front, branch-free,
 // and returns how many there are.
-func partitionLess(v []float64, p float64) int {
+func PartitionLess(v []float64, p float64) int {
 	j := 0
 	for i, x := range v {
 		v[i] = v[j]
@@ -86,28 +86,28 @@ func partitionLess(v []float64, p float64) int {
 	return j
 }
 
-// jackknifePlus returns the limits from V- (lower) and V+ (upper), each
+// JackknifePlus returns the limits from V- (lower) and V+ (upper), each
 // of m values; both slices are reordered. A NaN value (a perturbed model
 // whose prediction or residual is not a number, as from a blown-up
 // influence step) counts as unbounded on its side (-Inf in V-, +Inf in
 // V+): it says nothing about where the limit is, and selection must not
 // meet a NaN, which no ordering places.
-func jackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64) {
-	infForNaN(vminus, vplus)
+func JackknifePlus(alpha float64, vminus, vplus []float64) (lower, upper float64) {
+	InfForNaN(vminus, vplus)
 	m := len(vplus)
 	lower, upper = math.Inf(-1), math.Inf(1)
-	if k := upperRank(alpha, m); k >= 1 && k <= m {
-		upper = kthSmallest(vplus, k)
+	if k := UpperRank(alpha, m); k >= 1 && k <= m {
+		upper = KthSmallest(vplus, k)
 	}
-	if k := lowerRank(alpha, m); k >= 1 && k <= m {
-		lower = kthSmallest(vminus, k)
+	if k := LowerRank(alpha, m); k >= 1 && k <= m {
+		lower = KthSmallest(vminus, k)
 	}
 	return lower, upper
 }
 
-// infForNaN maps NaN (a block whose prediction is not estimated) to -Inf
+// InfForNaN maps NaN (a block whose prediction is not estimated) to -Inf
 // in V- and +Inf in V+, so that such a block widens the interval.
-func infForNaN(vminus, vplus []float64) {
+func InfForNaN(vminus, vplus []float64) {
 	for i, v := range vminus {
 		if v != v {
 			vminus[i] = math.Inf(-1)
@@ -120,13 +120,13 @@ func infForNaN(vminus, vplus []float64) {
 	}
 }
 
-// upperQuantile is the ceil((1-alpha)(m+1))-th smallest of v (+Inf when
+// UpperQuantile is the ceil((1-alpha)(m+1))-th smallest of v (+Inf when
 // beyond m): the half-width of the naive in-sample interval.
-func upperQuantile(alpha float64, v []float64) float64 {
-	k := upperRank(alpha, len(v))
+func UpperQuantile(alpha float64, v []float64) float64 {
+	k := UpperRank(alpha, len(v))
 	if k < 1 || k > len(v) {
 		return math.Inf(1)
 	}
 	w := slices.Clone(v)
-	return kthSmallest(w, k)
+	return KthSmallest(w, k)
 }

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
-// The request of POST /v1/predict (documented in serveUsage and the README):
+// The request of POST /v1/predict (documented in the audit serve command's usage and the README):
 //
 //	{"sequences": [{"id": "p1", "rows": [{"t": 1, "features": [0.5, 1.2], "target": 3.1}, ...]}, ...]}
 //
@@ -458,4 +458,12 @@ func lineCol(b []byte, off int64) (int, int) {
 
 func (rr *requestReader) err() error {
 	return &requestError{status: 400, problems: rr.problems}
+}
+
+// plural returns "1 value", "5 values".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,4 +1,4 @@
-package audit
+package interval
 
 import (
 	"math"
@@ -28,17 +28,17 @@ func TestQuantileRules(t *testing.T) {
 		{0.25, 3, 3, 1, 1, 3},
 		{0.2, 4, 4, 1, 1, 4},
 	} {
-		if got := upperRank(tc.alpha, tc.m); got != tc.upRank {
+		if got := UpperRank(tc.alpha, tc.m); got != tc.upRank {
 			t.Errorf("alpha %g m %d: upper rank %d, want %d", tc.alpha, tc.m, got, tc.upRank)
 		}
-		if got := lowerRank(tc.alpha, tc.m); got != tc.lowRank {
+		if got := LowerRank(tc.alpha, tc.m); got != tc.lowRank {
 			t.Errorf("alpha %g m %d: lower rank %d, want %d", tc.alpha, tc.m, got, tc.lowRank)
 		}
 		v := make([]float64, tc.m)
 		for i := range v {
 			v[i] = float64(tc.m - i) // reversed, so the selection must sort
 		}
-		lo, up := jackknifePlus(tc.alpha, slices.Clone(v), slices.Clone(v))
+		lo, up := JackknifePlus(tc.alpha, slices.Clone(v), slices.Clone(v))
 		if lo != tc.lower || up != tc.upp {
 			t.Errorf("alpha %g m %d: limits [%g, %g], want [%g, %g]", tc.alpha, tc.m, lo, up, tc.lower, tc.upp)
 		}
@@ -46,11 +46,11 @@ func TestQuantileRules(t *testing.T) {
 	// Ties: the k-th smallest with repeated values.
 	v := []float64{3, 1, 2, 2, 2, 5, 1}
 	for k, want := range []float64{1, 1, 2, 2, 2, 3, 5} {
-		if got := kthSmallest(slices.Clone(v), k+1); got != want {
+		if got := KthSmallest(slices.Clone(v), k+1); got != want {
 			t.Errorf("ties: %d-th smallest %g, want %g", k+1, got, want)
 		}
 	}
-	// kthSmallest agrees with sorting on random data with many ties.
+	// KthSmallest agrees with sorting on random data with many ties.
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 200; trial++ {
 		n := 1 + r.IntN(60)
@@ -60,7 +60,7 @@ func TestQuantileRules(t *testing.T) {
 		}
 		s := slices.Sorted(slices.Values(v))
 		k := 1 + r.IntN(n)
-		if got := kthSmallest(slices.Clone(v), k); got != s[k-1] {
+		if got := KthSmallest(slices.Clone(v), k); got != s[k-1] {
 			t.Fatalf("%v: %d-th smallest %g, want %g", v, k, got, s[k-1])
 		}
 	}
@@ -83,7 +83,7 @@ func BenchmarkKthSmallest(b *testing.B) {
 	for b.Loop() {
 		copy(w, data[i%N])
 		i++
-		kthSmallest(w, 901)
+		KthSmallest(w, 901)
 	}
 }
 
@@ -103,7 +103,7 @@ func TestKthSmallestAgainstSort(t *testing.T) {
 		}
 		s := slices.Sorted(slices.Values(v))
 		k := 1 + r.IntN(n)
-		if got := kthSmallest(slices.Clone(v), k); got != s[k-1] {
+		if got := KthSmallest(slices.Clone(v), k); got != s[k-1] {
 			t.Fatalf("n=%d k=%d: got %g want %g", n, k, got, s[k-1])
 		}
 	}
@@ -115,7 +115,7 @@ func TestJackknifePlusNaN(t *testing.T) {
 	nan := math.NaN()
 	vm := []float64{1, nan, 2, 3, nan, 0, 4, 5, 6, 7}
 	vp := []float64{3, nan, 4, 5, 10, 2, 6, 7, 8, 9}
-	lo, up := jackknifePlus(0.2, vm, vp)
+	lo, up := JackknifePlus(0.2, vm, vp)
 	// m = 10, alpha 0.2: upper is the 9th smallest of V+ (one +Inf among
 	// ten: 10), lower the 2nd smallest of V- (two -Inf: -Inf).
 	if !math.IsInf(lo, -1) || up != 10 {
@@ -132,10 +132,10 @@ func TestKthSmallestInfinite(t *testing.T) {
 		v[i] = math.Inf(1)
 	}
 	v[3], v[17] = 1, 2
-	if got := kthSmallest(slices.Clone(v), 2); got != 2 {
+	if got := KthSmallest(slices.Clone(v), 2); got != 2 {
 		t.Errorf("2nd smallest %g, want 2", got)
 	}
-	if got := kthSmallest(slices.Clone(v), 30); !math.IsInf(got, 1) {
+	if got := KthSmallest(slices.Clone(v), 30); !math.IsInf(got, 1) {
 		t.Errorf("30th smallest %g, want +Inf", got)
 	}
 }
