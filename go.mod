@@ -5,7 +5,7 @@ go 1.26.8
 require (
 	github.com/owulveryck/onnx-go v0.5.0
 	github.com/schollz/progressbar/v3 v3.19.1
-	github.com/spf13/pflag v1.0.5
+	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	gonum.org/v1/gonum v0.17.0

@@ -3,8 +3,11 @@ package audit
 import (
 	"cmp"
 	"fmt"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"math"
 	"slices"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Intervals that adapt along time (DESIGN section 9). When the test data
@@ -224,7 +227,7 @@ type Adaptive struct {
 // AdaptiveKind are one kind's metrics on the labelled test values, with
 // coverage over time.
 type AdaptiveKind struct {
-	KindSummary
+	interval.KindSummary
 	// WorstWindow is the lowest coverage of Adaptive.RollingWindow
 	// consecutive labelled forecasts of one series (NaN when no series has
 	// that many); Windows counts the series that have.
@@ -243,7 +246,7 @@ type AdaptiveKind struct {
 	Guarantee string
 	// Under are the series on which the kind under-covers (when there
 	// are 2 to MaxSequenceTable series).
-	Under []SeriesUnder
+	Under []adaptive.SeriesUnder
 }
 
 // StepAdaptive are the adaptive limits of one test forecast; limits may
@@ -276,7 +279,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 	case math.IsInf(q, -1):
 		return fm.pred, fm.pred, true
 	case fm.jk:
-		lo, up = cjLimits(fm.pred, fm.lo, fm.up, q)
+		lo, up = interval.CJLimits(fm.pred, fm.lo, fm.up, q)
 		return lo, up, false
 	}
 	return fm.pred - q, fm.pred + q, false
@@ -285,7 +288,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 // score is the smallest q whose member covers y.
 func (fm family) score(y float64) float64 {
 	if fm.jk {
-		return cjScore(fm.pred, fm.lo, fm.up, y)
+		return interval.CJScore(fm.pred, fm.lo, fm.up, y)
 	}
 	return math.Abs(y - fm.pred)
 }
@@ -486,13 +489,13 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 	}
 }
 
-// adaptive computes the adaptive intervals of the test points pts (whose
+// adaptiveResult computes the adaptive intervals of the test points pts (whose
 // jackknife+ and in-sample limits are jk, calibrated limits conf, nil
 // without a calibration set cf) and attaches them to the steps of seqs,
 // which sequences laid out from pts. sets (testLimits) gives the
 // points' jackknife+ sets on the jackknife base, nil otherwise; note, when
 // not empty, says why the base is scaled instead.
-func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
+func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
 	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}
@@ -580,8 +583,8 @@ func adaptive(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConfor
 	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
 		k := AdaptiveKind{KindSummary: kindSummary(kind, lv, pts, lo, up, nil), Guarantee: guarantee, Bound: bound}
 		k.WorstWindow, k.Windows = worstWindow(pts, chains, lo, up, empty, o.RollingWindow)
-		if len(chains) > 1 && len(chains) <= MaxSequenceTable {
-			k.Under = underCovering(names, seriesHits(pts, chains, lo, up, empty), 1-alpha, p.opt.timeLag())
+		if len(chains) > 1 && len(chains) <= adaptive.MaxSequenceTable {
+			k.Under = adaptive.UnderCovering(names, seriesHits(pts, chains, lo, up, empty), 1-alpha, p.opt.timeLag())
 		}
 		for i, e := range empty {
 			if e && pts[i].has {

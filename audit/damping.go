@@ -47,10 +47,6 @@ type DampedFigures struct {
 	Infinite   int
 }
 
-// SensitivityFactor is the factor the damping is multiplied and divided
-// by for DampingSensitivity.
-const SensitivityFactor = 10
-
 // sensitivityMaxDim bounds the size of the factorisation (P for the exact
 // solver, the loss terms for the dual one) for which the sensitivity is
 // computed: two more factorisations of that size, a few seconds at 2000.

@@ -19,7 +19,7 @@
 // figures), Conformal.Recommendation (the kind of interval to use), the
 // column and ridge check (Diagnostics.Fit, a FitCheck) and the damping sensitivity
 // (Diagnostics.DampingSensitivity); every threshold of that judgement is
-// a constant of this package, given once with its justification. The model must take one float input of features over
+// a constant in policy.go, given once with its justification. The model must take one float input of features over
 // time (batch-first or time-first) and optionally one integer input of
 // sequence lengths, and give one forecast per step (possibly several
 // horizons) or one per sequence.

@@ -359,7 +359,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
 	if p.opt.Adaptive != nil {
-		res.Adaptive = adaptive(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
+		res.Adaptive = adaptiveResult(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil

@@ -70,14 +70,14 @@ func (f *FitCheck) BestAlternative() *Alternative {
 }
 
 // RidgeMismatch reports whether another ridge explains the training
-// gradient much better than the given one (RidgeGain) and differs from
-// it by more than a factor of 2.
+// gradient much better than the given one (ridgeGain) and differs from
+// it by more than a factor of ridgeApart.
 func (f *FitCheck) RidgeMismatch() bool {
 	if math.IsNaN(f.FittedGradNorm) || !(f.GradNorm > 0) {
 		return false
 	}
 	lo, hi := math.Min(f.Ridge, f.FittedRidge), math.Max(f.Ridge, f.FittedRidge)
-	return f.FittedGradNorm < RidgeGain*f.GradNorm && hi > 2*lo
+	return f.FittedGradNorm < ridgeGain*f.GradNorm && hi > ridgeApart*lo
 }
 
 // fitSequences bounds the training sequences the column check runs on:

@@ -14,19 +14,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
-// LeverageLimit is how close to 1 a block's largest leverage eigenvalue
-// may come before its own leave-out residuals are declared unbounded:
-// (I - S)^-1 would multiply them by more than 1/LeverageLimit = 1000,
-// which says that the model (almost) interpolates the block and that the
-// linearised leave-out fit cannot be trusted there.
-const LeverageLimit = 1e-3
-
-// HighLeverageBound is the mean own leverage above which a step's
-// intervals, built from models started at the trained one, are expected
-// to under-cover (measured on the synthetic study with 100 sequences: the
-// steps below the 1 - 2 alpha guarantee are those above about 0.2).
-const HighLeverageBound = 0.2
-
 // newtonMaxFloats bounds the memory of the Newton estimator's output
 // Jacobians (J and (C + lambda I)^-1 J^T, 8 bytes a float): 2 GB.
 const newtonMaxFloats = 1 << 28
@@ -251,7 +238,7 @@ func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]i
 // point the limits' error against exact re-fits is 0.115 against 0.110
 // (interval) and 0.138 against 0.115 (nested) of the exact width, forward
 // against linearised. A block with a leverage eigenvalue within
-// LeverageLimit of 1 keeps the infinitesimal step and gets unbounded own
+// leverageLimit of 1 keeps the infinitesimal step and gets unbounded own
 // residuals. It sets inf's delta, own, lev and levMax, its leverage
 // diagnostics and warnings, or its estimator and a note when it falls
 // back; mark is called as its sub-phases (output Jacobians, leverage)
@@ -374,7 +361,7 @@ type blockStep struct {
 	res, shift []float64
 	// lev is the diagonal of S (nil when S overflowed), levMax its
 	// largest eigenvalue; unbounded says that a leverage eigenvalue came
-	// within LeverageLimit of 1.
+	// within leverageLimit of 1.
 	lev       []float64
 	levMax    float64
 	unbounded bool
@@ -468,7 +455,7 @@ func newtonReduced(loss hvp.Loss, ts []ownTerm, K *mat.SymDense, v []float64) (b
 	}
 	s := eig.Values(nil)
 	st.levMax = s[m-1]
-	if s[m-1] > 1-LeverageLimit || math.IsNaN(s[m-1]) {
+	if s[m-1] > 1-leverageLimit || math.IsNaN(s[m-1]) {
 		return unbounded()
 	}
 	var V mat.Dense
@@ -533,7 +520,7 @@ func (inf *influence) leverageDiagnostics(lev [][]float64, termsOf func(k int) [
 		}
 	}
 	if d.UnboundedBlocks > 0 {
-		inf.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: LeverageLimit, Count: d.UnboundedBlocks})
+		inf.warn(Warning{Code: UnboundedBlocks, Step: -1, Figure: worst, Bound: leverageLimit, Count: d.UnboundedBlocks})
 	}
 	for t, v := range d.LeveragePerStep {
 		if v > HighLeverageBound {

@@ -199,7 +199,7 @@ func TestNewtonAgainstDense(t *testing.T) {
 // TestNewtonUnboundedBlock: a block that alone determines some
 // parameters (the RNN's input weights, the only parameters audited, with
 // every other training sequence's inputs zero) is interpolated by the
-// model: its leverage is within LeverageLimit of 1, its own residuals are
+// model: its leverage is within leverageLimit of 1, its own residuals are
 // +Inf and counted, a warning says so, and every other number stays
 // finite.
 func TestNewtonUnboundedBlock(t *testing.T) {
@@ -221,7 +221,7 @@ func TestNewtonUnboundedBlock(t *testing.T) {
 	}
 	found := false
 	for _, w := range d.Warnings {
-		if w.Code == UnboundedBlocks && w.Count == 1 && w.Figure > 1-LeverageLimit && w.Figure < 1 {
+		if w.Code == UnboundedBlocks && w.Count == 1 && w.Figure > 1-leverageLimit && w.Figure < 1 {
 			found = true
 		}
 	}

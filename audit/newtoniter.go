@@ -54,7 +54,7 @@ import (
 // value pass (the Armijo line search) over the training data. The
 // audit's diagnostics report each block's steps, whether it converged,
 // the passes and the wall time (NewtonIteration). Unbounded blocks
-// (leverage within LeverageLimit of 1) keep their infinitesimal step and
+// (leverage within leverageLimit of 1) keep their infinitesimal step and
 // are not iterated. Each iterated block takes its own residuals from a
 // forward pass at its final theta_-b, as interval and nested blocks
 // always do: the linearised residuals belong to the first step. The

@@ -31,7 +31,7 @@ import (
 //
 //   - the unbounded-block test: the largest Ritz value of T_k never
 //     exceeds S's largest eigenvalue (interlacing), so a Ritz value above
-//     1 - LeverageLimit proves the block unbounded; when the largest Ritz
+//     1 - leverageLimit proves the block unbounded; when the largest Ritz
 //     pair has converged (its residual below krylovEigTol) and stays
 //     below, the block is bounded;
 //   - the step: y = (I - S)^-1 b from the Galerkin solution |b| Q_k (I -
@@ -207,7 +207,7 @@ func newtonKrylov(loss hvp.Loss, ts []ownTerm, J, AJ [][]float64, u []float64) b
 		}
 		top := vals[n-1]
 		st.levMax = top
-		if top > 1-LeverageLimit || math.IsNaN(top) {
+		if top > 1-leverageLimit || math.IsNaN(top) {
 			st.unbounded = true
 			for a := range st.res {
 				st.res[a] = math.Inf(1)

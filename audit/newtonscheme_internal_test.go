@@ -142,7 +142,7 @@ func TestNewtonEverySchemeAgainstDense(t *testing.T) {
 // (newtonReduced's eigendecomposition) to 1e-8, on random blocks: more
 // terms than parameters (S singular: the Krylov space closes and
 // restarts), fewer, and one with a leverage eigenvalue within
-// LeverageLimit of 1, which both paths call unbounded.
+// leverageLimit of 1, which both paths call unbounded.
 func TestNewtonKrylovMatchesDense(t *testing.T) {
 	for _, tc := range []struct {
 		m, P      int
@@ -472,7 +472,7 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 // sequence blocks (TestNewtonUnboundedBlock) for interval blocks. Only
 // the RNN's input weights are audited and every input is zero outside
 // the last interval, so only that interval's terms depend on them: the
-// model interpolates the block, its leverage comes within LeverageLimit
+// model interpolates the block, its leverage comes within leverageLimit
 // of 1, its residuals are unbounded and a warning names it, and the other
 // block stays bounded.
 func TestNewtonUnboundedIntervalBlock(t *testing.T) {
@@ -495,7 +495,7 @@ func TestNewtonUnboundedIntervalBlock(t *testing.T) {
 	}
 	found := false
 	for _, w := range d.Warnings {
-		found = found || (w.Code == UnboundedBlocks && w.Count == 1 && w.Figure > 1-LeverageLimit && w.Figure < 1)
+		found = found || (w.Code == UnboundedBlocks && w.Count == 1 && w.Figure > 1-leverageLimit && w.Figure < 1)
 	}
 	if !found {
 		t.Errorf("no unbounded-blocks warning for one block: %+v", d.Warnings)

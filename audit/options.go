@@ -70,10 +70,6 @@ const (
 	ReasonLargeModel SolverReason = "large-model"
 )
 
-// AutoExactMax is the largest parameter count for which Auto chooses the
-// exact (dense curvature and inverse) solver.
-const AutoExactMax = 3000
-
 // Estimator names how the leave-one-block-out parameters theta_-b are
 // estimated from the trained model.
 type Estimator string

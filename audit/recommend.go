@@ -2,6 +2,8 @@ package audit
 
 import (
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Recommendation is the kind of interval an audit with a calibration set
@@ -26,32 +28,24 @@ type Shortfall struct {
 	Coverage float64
 }
 
-// StepZ is how many standard errors a step's coverage may fall below the
-// target before a kind counts as failing there: 3, since every step of
-// every kind is tested (two, CoverageTolerance, for pooled coverage).
-const StepZ = 3
-
-// minStepValues is the fewest labelled values at a step for its coverage
-// to be judged: below 20 one miss moves it by 5 points.
-const minStepValues = 20
-
 // Hold reports whether kind k's measured coverage reaches the target
-// 1-alpha: pooled within sampling error (CoverageTolerance), and at every
-// step with at least 20 values within StepZ standard errors. For the
-// calibrated kinds a step's standard error also counts the calibration
-// set's own sampling: their coverage given the calibration set varies
-// around its mean with variance about p(1-p)/(m+1), m the calibration
-// values at the step. The Bonferroni kind is judged on joint coverage.
-// When the coverage does not hold it says where.
-func Hold(k *KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
+// 1-alpha: pooled within sampling error (interval.CoverageTolerance), and at every
+// step with at least minStepValues values within stepZ standard errors
+// (and at least stepFloor). For the calibrated kinds a step's standard
+// error also counts the calibration set's own sampling: their coverage
+// given the calibration set varies around its mean with variance about
+// p(1-p)/(m+1), m the calibration values at the step. The Bonferroni
+// kind is judged on joint coverage. When the coverage does not hold it
+// says where.
+func Hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	p := 1 - s.Alpha
 	if k.Kind == KindBonferroni {
-		if k.JointCoverage < p-CoverageTolerance(p, k.Sequences) {
+		if k.JointCoverage < p-interval.CoverageTolerance(p, k.Sequences) {
 			return false, Shortfall{Step: -1, Joint: true, Coverage: k.JointCoverage}
 		}
 		return true, Shortfall{}
 	}
-	if k.Coverage < p-CoverageTolerance(p, s.Points) {
+	if k.Coverage < p-interval.CoverageTolerance(p, s.Points) {
 		return false, Shortfall{Step: -1, Coverage: k.Coverage}
 	}
 	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife
@@ -69,7 +63,7 @@ func Hold(k *KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 				v += 1 / float64(m+1)
 			}
 		}
-		if cov < p-math.Max(0.01, StepZ*math.Sqrt(p*(1-p)*v)) {
+		if cov < p-math.Max(stepFloor, stepZ*math.Sqrt(p*(1-p)*v)) {
 			return false, Shortfall{Step: t, Coverage: cov}
 		}
 	}
@@ -93,13 +87,13 @@ func calibrationValues(c *Conformal, t int) int {
 // residual intervals (shown for comparison only: nothing guarantees
 // their coverage on new data), and not a kind whose every interval is
 // unbounded.
-func Eligible(k *KindSummary, s *Summary) bool {
+func Eligible(k *interval.KindSummary, s *Summary) bool {
 	return k.Kind != KindBonferroni && k.Kind != KindInSample && k.Infinite < s.Points
 }
 
 // narrower orders kinds by width: fewer unbounded intervals first, then
 // the smaller mean width.
-func narrower(a, b *KindSummary) bool {
+func narrower(a, b *interval.KindSummary) bool {
 	if a.Infinite != b.Infinite {
 		return a.Infinite < b.Infinite
 	}
@@ -114,7 +108,7 @@ func Recommend(c *Conformal, s *Summary) *Recommendation {
 		return nil
 	}
 	r := &Recommendation{Holds: make([]bool, len(c.Kinds)), Short: make([]Shortfall, len(c.Kinds))}
-	var best *KindSummary
+	var best *interval.KindSummary
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
 		r.Holds[i], r.Short[i] = Hold(k, s, c)

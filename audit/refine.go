@@ -27,15 +27,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
-// RefineLeverage is the largest leverage eigenvalue of a block's
-// low-rank leverage matrix above which the LowRank solver re-solves the
-// block's Newton step by conjugate gradients. Measured on rnn100s of
-// benchmarks/influence (rank 120 of 481): refining the blocks above 0.5
-// (92 of 100) leaves the limits within 0.8% (mean) of the interval width
-// of the exact solver's; above 0.9 (48) 1.6%, only the unbounded ones
-// (31) 6.2%.
-const RefineLeverage = 0.5
-
 const (
 	// refineTol is the relative residual of the refinement's CG solves,
 	// refineMaxIter their most iterations per vector. On rnn100s the

@@ -128,7 +128,7 @@ func TestRefineBlocks(t *testing.T) {
 	}
 	exactUnbounded := 0
 	for k := range wantMax {
-		if wantMax[k] > 1-LeverageLimit {
+		if wantMax[k] > 1-leverageLimit {
 			exactUnbounded++
 		}
 	}

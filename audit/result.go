@@ -1,5 +1,10 @@
 package audit
 
+import (
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
+)
+
 // Result is everything an audit found, in one value that the reports
 // render. Limits are float64 and may be ±Inf (DESIGN section 5: infinite
 // limits are reported, never clipped); renderers decide how to show them.
@@ -19,7 +24,7 @@ type Result struct {
 	SelfAudit bool
 	// Calibration is coverage against nominal level for alpha from 0.05
 	// to 0.5, from the same residuals (nil without labels).
-	Calibration []CalibrationPoint
+	Calibration []interval.CalibrationPoint
 	// Retrain compares influence with exact re-training (nil unless
 	// asked for).
 	Retrain *RetrainResult
@@ -102,7 +107,7 @@ type Summary struct {
 	RMSEPerStep     []float64
 	IntervalScore   float64 // Winkler score at alpha, mean over finite intervals
 	Alpha           float64
-	Audit           Audit
+	Audit           interval.Audit
 	// Naive is the same set of metrics for the in-sample-residual
 	// intervals (prediction ± the per-step quantile of training
 	// residuals), and Gap how much wider (+) or narrower the jackknife+
@@ -122,7 +127,7 @@ type Summary struct {
 	// OverTime is the coverage along time: the dependence-aware
 	// tolerance, rolling and per-sequence coverage, drift and serial
 	// correlation (nil without labelled values).
-	OverTime *OverTime
+	OverTime *adaptive.OverTime
 }
 
 // NaiveSummary are the metrics of the in-sample-residual intervals.
@@ -131,32 +136,6 @@ type NaiveSummary struct {
 	CoveragePerStep []float64
 	MeanLength      float64
 	LengthPerStep   []float64
-}
-
-// Audit holds precision and recall of the risk flags.
-type Audit struct {
-	Low  *Threshold
-	High *Threshold
-}
-
-// Threshold is the audit of one risk threshold (DESIGN section 6): a
-// value is flagged when its interval reaches beyond the threshold (lower <
-// low, or upper > high); precision is the fraction of flags that are
-// real, recall the fraction of real cases flagged.
-type Threshold struct {
-	Threshold float64
-	Precision float64 // NaN when nothing is flagged
-	Recall    float64 // NaN when no real case
-	Flagged   int
-	True      int
-	Actual    int // values actually beyond the threshold
-}
-
-// CalibrationPoint is one point of the calibration curve.
-type CalibrationPoint struct {
-	Alpha    float64
-	Nominal  float64
-	Coverage float64
 }
 
 // SequenceResult holds the intervals of one evaluated sequence.
@@ -240,7 +219,7 @@ type Diagnostics struct {
 	// trained model absorbs. Nil for the infinitesimal estimator.
 	LeveragePerStep []float64
 	// UnboundedBlocks counts the blocks the model almost interpolates
-	// (a leverage eigenvalue within LeverageLimit of 1): their own
+	// (a leverage eigenvalue within leverageLimit of 1): their own
 	// leave-out residuals are unbounded (+Inf), never clipped.
 	UnboundedBlocks int
 	// UnboundedLabels are the labels of those blocks.

@@ -232,8 +232,8 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	le := jackknifeLimits(ctx, p.workers, p.opt.Alpha, ev.test, 0, fullExact, p.sets(looExact.entries), p.self, keep)
 	rr.InfluenceCoverage, rr.InfluenceLength = coverOf(ev.test, li)
 	rr.ExactCoverage, rr.ExactLength = coverOf(ev.test, le)
-	if rr.MeanCosine < 0.9 {
-		warns = append(warns, Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: 0.9, Count: n, Ratio: rr.PredCorrelation})
+	if rr.MeanCosine < minAgreement {
+		warns = append(warns, Warning{Code: PoorAgreement, Step: -1, Figure: rr.MeanCosine, Bound: minAgreement, Count: n, Ratio: rr.PredCorrelation})
 	}
 	return rr, warns, nil
 }

@@ -40,8 +40,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/table"
-
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -66,12 +66,6 @@ const (
 	// constant (hvp.LowRankOptions.InverseProbe) and estimate the mean own
 	// leverage.
 	probeSeqs = 16
-	// lowLeverage is the probes' mean own leverage below which the
-	// block pass skips the per-block Jacobian rows: the steps are the
-	// infinitesimal ones, A g_b, and the own residuals the in-sample
-	// ones |y - f(x; theta_hat)|, which the leave-out ones exceed by a
-	// factor of about 1/(1 - leverage), within 1%.
-	lowLeverage = 0.01
 	// streamBatch is the number of sequences per chunk of the streaming
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
@@ -737,7 +731,7 @@ func (r *tableRep) residuals(context.Context, *problem, func(string)) (*looResid
 	return &looResiduals{shift: r.shift}, nil
 }
 
-func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
+func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []interval.CalibrationPoint, error) {
 	pts, alphas := r.test, calibrationAlphas
 	if cal {
 		pts, alphas = r.cal, nil

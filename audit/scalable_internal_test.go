@@ -435,7 +435,7 @@ func TestBlockPassReduced(t *testing.T) {
 						}
 						close(fmt.Sprintf("block %d largest leverage", kb), []float64{got.levMax[kb]}, []float64{levMax})
 						close(fmt.Sprintf("block %d leverage", kb), got.lev[kb], lev)
-						if got.unbounded[kb] != (levMax > 1-LeverageLimit) {
+						if got.unbounded[kb] != (levMax > 1-leverageLimit) {
 							t.Fatalf("block %d: unbounded %v, largest leverage %g", kb, got.unbounded[kb], levMax)
 						}
 						if !got.unbounded[kb] {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // SchemeAdvice is the audit's advice on the block scheme (issue 23): which
@@ -44,7 +45,7 @@ type SchemeAdvice struct {
 	// is the number of consecutive pairs it rests on.
 	Lag1  float64
 	Pairs int
-	// Correlated says that |Lag1| is beyond both MinCorrelation and two
+	// Correlated says that |Lag1| is beyond both minCorrelation and two
 	// standard errors under independence, 2/sqrt(Pairs).
 	Correlated bool
 	// Used and UsedLength are the scheme in use (blocks.Kind.String) and
@@ -79,16 +80,6 @@ const (
 	ShapeOne SchemeShape = "one-sequence"
 )
 
-// MinCorrelation is the smallest |lag-1 autocorrelation| of the training
-// residuals that counts as serial correlation however many pairs there
-// are: below it an interval leaves out data whose errors are at most
-// weakly tied to their neighbours'.
-const MinCorrelation = 0.1
-
-// DependenceLevel is the autocorrelation, under an AR(1)-like decay,
-// that a block length should reach down to (SchemeAdvice).
-const DependenceLevel = 0.05
-
 // ManySequences is the fewest training sequences for which sequence
 // blocks are advised at level alpha: twice the ceil(1/alpha) - 1
 // residuals a forecast needs for a finite jackknife+ limit, and at least
@@ -122,7 +113,7 @@ func adviseScheme(ctx context.Context, p *problem, fx trainOutputs) (*SchemeAdvi
 		return nil, err
 	}
 	a.Lag1, a.Pairs = lag1Runs(residualRuns(p, fx))
-	a.Correlated = a.Pairs > 0 && math.Abs(a.Lag1) > MinCorrelation && math.Abs(a.Lag1) > 2/math.Sqrt(float64(a.Pairs))
+	a.Correlated = a.Pairs > 0 && math.Abs(a.Lag1) > minCorrelation && math.Abs(a.Lag1) > 2/math.Sqrt(float64(a.Pairs))
 	a.decide(p.opt.Alpha)
 	return a, nil
 }
@@ -184,40 +175,12 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 	}
 }
 
-// lag1 returns the lag-1 autocorrelation of the runs in series, pooled:
-// sum over runs of (r_t - m)(r_t+1 - m) / sum of (r_t - m)², m the mean of
-// every value, and the number of pairs (NaN and 0 without a pair).
-func lag1(series [][]float64) (float64, int) { return lag1Runs(slices.Values(series)) }
+// lag1 is num.Lag1 of the runs in series.
+func lag1(series [][]float64) (float64, int) { return num.Lag1(slices.Values(series)) }
 
-// lag1Runs is lag1 of the runs runs yields (twice: the mean, then the
-// sums; each run is read before the next is asked for).
-func lag1Runs(runs iter.Seq[[]float64]) (float64, int) {
-	n, sum, pairs := 0, 0.0, 0
-	for r := range runs {
-		for _, v := range r {
-			sum += v
-			n++
-		}
-		pairs += max(len(r)-1, 0)
-	}
-	if pairs == 0 {
-		return math.NaN(), 0
-	}
-	m := sum / float64(n)
-	var num, den float64
-	for r := range runs {
-		for t, v := range r {
-			den += (v - m) * (v - m)
-			if t+1 < len(r) {
-				num += (v - m) * (r[t+1] - m)
-			}
-		}
-	}
-	if den == 0 {
-		return 0, pairs
-	}
-	return num / den, pairs
-}
+// lag1Runs is num.Lag1: the pooled lag-1 autocorrelation of the runs
+// runs yields.
+func lag1Runs(runs iter.Seq[[]float64]) (float64, int) { return num.Lag1(runs) }
 
 // decide sets the advised scheme, its block length and whether the
 // scheme in use fits, from the shape and correlation a holds.

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // This file holds the audit's judgement: how good its intervals are (the
-// verdict, with its reasons) and every threshold the judgement uses, once,
+// verdict, with its reasons). Its thresholds are in policy.go, each once
 // with its justification. The reports only put these values into words.
 
 // Level grades an audit's intervals, from best to worst: Good, Fair,
@@ -66,18 +68,18 @@ const (
 	// split conformal on a calibration set), above WideBound (Fair).
 	Wide ReasonCode = "too-wide"
 	// ManyUnbounded: a share Figure of the intervals is unbounded, above
-	// Bound (UnboundedPoor): they cover by construction and say nothing
+	// Bound (unboundedPoor): they cover by construction and say nothing
 	// (Poor). Count is the number of unbounded intervals.
 	ManyUnbounded ReasonCode = "many-unbounded"
-	// SomeUnbounded: a share Figure above Bound (UnboundedFair) (Fair).
+	// SomeUnbounded: a share Figure above Bound (unboundedFair) (Fair).
 	SomeUnbounded ReasonCode = "some-unbounded"
 	// WrongColumns: the model fits its training data better under another
 	// column mapping (FitCheck.BestAlternative): training RMSE Ratio against Figure under
-	// the given one, below Bound (MappingGain) times it (Poor).
+	// the given one, below Bound (mappingGain) times it (Poor).
 	WrongColumns ReasonCode = "wrong-columns"
 	// RidgeMismatch: the training gradient is explained better by the
 	// ridge Ratio than by the given one, Bound: with it the gradient is
-	// Figure times as large (below RidgeGain) (Fair).
+	// Figure times as large (below ridgeGain) (Fair).
 	RidgeMismatch ReasonCode = "ridge-mismatch"
 	// DampingSensitive: multiplying or dividing the damping by 10 moves
 	// the mean width by a share Figure, above Bound (DampingShare): the
@@ -113,57 +115,6 @@ type Verdict struct {
 	Level   Level
 	Reasons []Reason
 }
-
-// Thresholds of the verdict. Each is a judgement, given once, with what
-// it rests on.
-const (
-	// UnboundedPoor and UnboundedFair are the shares of unbounded
-	// intervals above which the verdict is poor, or at most fair: an
-	// unbounded interval covers by construction, so coverage alone would
-	// call a run whose intervals are all infinite good (the Newton
-	// estimator with the Hessian on the packed LSTM of
-	// benchmarks/influence had 6,558 of 10,000 infinite, covered 100% and
-	// was called good).
-	UnboundedPoor = 0.5
-	UnboundedFair = 0.05
-
-	// StationarityBound is the ratio of the total training gradient to
-	// the median block gradient (Diagnostics.Stationarity) above which the
-	// model is said not to be at a stationary point of its training loss
-	// (Warning NotStationary): below it the leftover gradient is a fifth
-	// of one block's, which the leave-one-out steps can ignore. The ratio
-	// alone does not tell a mistake from an ordinary model:
-	// benchmarks/trust measured 47 to 111 on correctly audited mini-batch
-	// Adam GRUs, 104 to 194 with swapped features or a forgotten shift;
-	// the column check (FitCheck) does.
-	StationarityBound = 0.2
-
-	// MappingGain: another column mapping whose training RMSE is below
-	// MappingGain times the given mapping's means the given one is wrong.
-	// In benchmarks/trust the right mapping fits 2.3 to 12.8 times better
-	// than the wrong ones (swapped features, a forgotten or extra shift),
-	// on three GRUs: a wrong mapping's best alternative is at 0.08 to 0.42
-	// of its RMSE, a right one's never below 2.3 times it.
-	MappingGain = 0.8
-
-	// RidgeGain: when the ridge that best explains the training gradient
-	// leaves a gradient below RidgeGain times the one with the given
-	// ridge, the given ridge does not match the training. This can only
-	// work for a model trained to a stationary point of its penalised
-	// loss: on a mini-batch model the optimiser's leftover gradient
-	// dwarfs R theta (benchmarks/trust: the best-fitting ridge removes at
-	// most 3% of the gradient, even against a ridge 100 times too large),
-	// so there the check stays silent and the
-	// damping sensitivity is what shows the ridge's effect.
-	RidgeGain = 0.5
-
-	// DampingShare is the share by which the mean width may move when
-	// the damping is multiplied or divided by 10 before the verdict says
-	// the intervals depend on the damping: benchmarks/trust measured up
-	// to 21% (at rho / 10) on ordinarily trained GRUs at the default
-	// damping, and 78% on one given swapped features.
-	DampingShare = 0.25
-)
 
 // Judge forms the verdict of a finished audit from its summary,
 // warnings, column check and damping sensitivity. Run and Predict store it
@@ -218,15 +169,15 @@ func Judge(res *Result) Verdict {
 	if s != nil && s.Points > 0 && s.Infinite > 0 {
 		share := float64(s.Infinite) / float64(s.Points)
 		switch {
-		case share > UnboundedPoor:
-			add(Reason{Code: ManyUnbounded, Level: Poor, Figure: share, Bound: UnboundedPoor, Count: s.Infinite})
-		case share > UnboundedFair:
-			add(Reason{Code: SomeUnbounded, Level: Fair, Figure: share, Bound: UnboundedFair, Count: s.Infinite})
+		case share > unboundedPoor:
+			add(Reason{Code: ManyUnbounded, Level: Poor, Figure: share, Bound: unboundedPoor, Count: s.Infinite})
+		case share > unboundedFair:
+			add(Reason{Code: SomeUnbounded, Level: Fair, Figure: share, Bound: unboundedFair, Count: s.Infinite})
 		}
 	}
 	if f := res.Diag.Fit; f != nil {
-		if b := f.BestAlternative(); b != nil && b.RMSE < MappingGain*f.RMSE {
-			add(Reason{Code: WrongColumns, Level: Poor, Figure: f.RMSE, Ratio: b.RMSE, Bound: MappingGain})
+		if b := f.BestAlternative(); b != nil && b.RMSE < mappingGain*f.RMSE {
+			add(Reason{Code: WrongColumns, Level: Poor, Figure: f.RMSE, Ratio: b.RMSE, Bound: mappingGain})
 		} else if f.RidgeMismatch() {
 			add(Reason{Code: RidgeMismatch, Level: Fair, Figure: f.FittedGradNorm / f.GradNorm, Bound: f.Ridge, Ratio: f.FittedRidge})
 		}
@@ -252,7 +203,7 @@ func stepsNearBound(s *Summary) (Reason, bool) {
 		if t < len(s.PointsPerStep) {
 			n = s.PointsPerStep[t]
 		}
-		tol := CoverageTolerance(floor, n)
+		tol := interval.CoverageTolerance(floor, n)
 		if n < minStepValues || !(c < floor) || c < floor-tol {
 			continue
 		}
@@ -270,7 +221,7 @@ func stepsNearBound(s *Summary) (Reason, bool) {
 // sampling error.
 func coverageReason(s *Summary) Reason {
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
-	tol := CoverageTolerance(nominal, s.Points)
+	tol := interval.CoverageTolerance(nominal, s.Points)
 	if o := s.OverTime; o != nil && o.Long {
 		// Serially dependent values: fewer effective ones (Newey-West).
 		tol = math.Max(tol, o.Tolerance)

@@ -27,7 +27,7 @@ const (
 	// StepCoverage: coverage at row Step is Figure over Count labelled
 	// values, below the jackknife+ guarantee Bound by more than sampling
 	// error. Ratio, when positive, is the model's test RMSE over its
-	// training RMSE at that step (1.2 or more: it fits training noise
+	// training RMSE at that step (OverfitRatio or more: it fits training noise
 	// there).
 	StepCoverage WarningCode = "step-coverage"
 	// FullRefitMoved: re-training on all the data moved the parameters by
@@ -39,7 +39,7 @@ const (
 	// Ratio is the correlation of their prediction changes.
 	PoorAgreement WarningCode = "poor-agreement"
 	// UnboundedBlocks: Count training blocks are (almost) interpolated by
-	// the model, a leverage eigenvalue within Bound (LeverageLimit) of 1:
+	// the model, a leverage eigenvalue within Bound (leverageLimit) of 1:
 	// their own leave-out residuals are unbounded (+Inf), never clipped.
 	// Figure is the largest leverage eigenvalue met.
 	UnboundedBlocks WarningCode = "unbounded-blocks"
@@ -91,15 +91,6 @@ const (
 	// guaranteed: Figure times wider, above Bound.
 	WiderThanCalibrated WarningCode = "wider-than-calibrated"
 )
-
-// WideBound is how many times wider than a reference (the in-sample
-// residual intervals, or split conformal on a calibration set) the
-// jackknife+ intervals may be before the audit warns that they are too
-// wide to be informative. On the influence benchmark's models the
-// defaults stay within 1.5 times the test-set oracle width while the
-// in-sample intervals are 0.9-1.0 times it; the blow-ups this catches were
-// 2 to 270 times.
-const WideBound = 2.0
 
 // Warning is one finding of an audit, as figures: what was measured
 // (Figure), the bound it crossed (Bound), and where. Step is the row

@@ -20,41 +20,24 @@
 #
 # For information only, each round also times our default audit
 # (BenchmarkAuditPaper: the Newton step on the leave-one-out objective
-# with the Gauss-Newton curvature and the leverage correction, DESIGN
-# section 8). torch_audit.py does not implement it: that line is ours
+# with the Gauss-Newton curvature and the leverage correction, see
+# docs/design.md, section 4.5). torch_audit.py does not implement it: that line is ours
 # alone, not a comparison.
 #
 # Needs Debian's python3-torch and python3-onnx (/usr/bin/python3). Run on
 # a quiet machine.
 #
-# Results at the final commit of issue 19 (473eee8, 2026-11-24 21:43 UTC,
-# the machine otherwise idle; load average 2.0-2.7 before the rounds):
-#   Go 0.562, 0.621, 0.527 s; PyTorch 16.90, 18.85, 17.52 s; median 31.2x
-#   (per round 30.1x, 30.4x, 33.2x); limits 4.17e-14; Newton-GN+leverage
-#   0.97, 0.84, 0.84 s. A second session on the same code (22:03 UTC):
-#   Go 0.677, 0.670, 0.587 s; PyTorch 27.26, 18.07, 19.24 s; median 28.7x.
-#   PyTorch's time varies 13.5-27.3 s between rounds here: over both
-#   sessions 30.6x; two sessions on c535323 gave medians 34.0x and 27.6x
-#   (benchmarks/scale/RESULTS.md, "Paper scale, last measurement").
-#
-# Earlier results (2026-11-24, the shared 2-core machine, never idle during the
-# runs; load average before each round):
-#   load 16.2, 9.1, 6.5: Go 20.4, 5.03, 2.92 s; PyTorch 264, 158, 274 s;
-#     median 52.5x; limits max |go - torch| / width 3.6e-14 every round;
-#     Newton-GN+leverage (ours only) 5.02, 5.13, 6.54 s.
-#   load 4.4, 7.0, 5.5: Go 2.31, 2.00, 2.13 s; PyTorch 132, 69.9, 87.7 s;
-#     median 41.1x (per round 57x, 35x, 41x); limits 3.6e-14;
-#     Newton-GN+leverage 3.02, 2.59, 2.98 s.
-#   load 2.2, 2.4, 2.4 (the quietest): Go 1.01, 1.07, 1.00 s; PyTorch 16.9,
-#     18.8, 20.5 s; median 18.7x; limits 3.6e-14; Newton-GN+leverage 1.51,
-#     1.75, 1.25 s. The 30x target is not reached.
-# PyTorch's dense Hessian slows far more under load than our audit (17.7 s
-# idle for the whole of torch_audit.py), so these ratios overstate the idle
-# one. The only idle measurement of the same algorithm, before the exact
-# solver stopped computing eigenvectors, was 0.81 s against 17.7 s (22x).
+# Writes what it prints to benchmarks/RESULTS-audit.md (results.sh); the
+# measurements recorded by hand before it did are in
+# benchmarks/RESULTS-audit-history.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/results.sh
 ROUNDS=${ROUNDS:-3}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+results_begin
+run() {
 bin=$(mktemp /tmp/audit.bench.XXXXXX)
 data=$(mktemp -d /tmp/audit.bench.data.XXXXXX)
 trap 'rm -rf "$bin" "$data"' EXIT
@@ -90,3 +73,7 @@ echo "go_infinitesimal_s $g   (rounds: ${gos[*]})"
 echo "torch_infinitesimal_s $t   (rounds: ${torchs[*]})"
 awk -v g="$g" -v t="$t" 'BEGIN {printf "go_over_torch %.3f  (torch/go = %.1fx)\n", g / t, t / g}'
 echo "go_newton_gn_leverage_s $n   (rounds: ${news[*]}; ours only, no PyTorch counterpart)"
+}
+run | tee "$log"
+results_write benchmarks/RESULTS-audit.md "The whole audit at the paper's scale, against PyTorch" \
+	"ROUNDS=$ROUNDS bash benchmarks/audit.sh" "$log"

@@ -8,10 +8,17 @@
 # batched program, graph.Program.Examples). The two alternate ROUNDS
 # times; medians are reported with our time over PyTorch's.
 #
+# Writes what it prints to benchmarks/RESULTS-derivatives.md (results.sh).
+#
 # Needs Debian's python3-torch (/usr/bin/python3). Run on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/results.sh
 ROUNDS=${ROUNDS:-3}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+results_begin
+run() {
 go test -c -o /tmp/hvp.bench ./hvp/ >/dev/null
 declare -A go torch
 for ((r = 0; r < ROUNDS; r++)); do
@@ -35,3 +42,7 @@ for name in GradientPaper HVPPaper PerSequenceGradientsPaper DenseHessianPaper; 
 done
 g=$(median "${go[HVPPaper]}"); gg=$(median "${go[GradientPaper]}")
 awk -v h="$g" -v g="$gg" 'BEGIN {printf "go HVP / gradient time: %.2f\n", h / g}'
+}
+run | tee "$log"
+results_write benchmarks/RESULTS-derivatives.md "Derivatives at the paper's scale, against PyTorch" \
+	"ROUNDS=$ROUNDS bash benchmarks/derivatives.sh" "$log"

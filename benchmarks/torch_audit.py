@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Time a batched PyTorch implementation of the whole blockwise-jackknife+
-audit at the paper's scale (the procedure of docs/design.md and of
+audit at the paper's scale (the procedure of docs/design.md sections 4-5 and of
 audit/testdata/make_reference.py, exact solver, Hessian curvature, one block
 per training sequence): the infinitesimal jackknife, for comparison with
 BenchmarkAuditPaperInfinitesimal, the same algorithm (benchmarks/audit.sh).

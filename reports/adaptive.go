@@ -44,7 +44,7 @@ type jsonAdaptiveKind struct {
 	UnderCovering []jsonSeriesUnder `json:"under_covering"`
 }
 
-// jsonSeriesUnder mirrors audit.SeriesUnder.
+// jsonSeriesUnder mirrors adaptive.SeriesUnder.
 type jsonSeriesUnder struct {
 	ID        string `json:"id"`
 	Points    int    `json:"points"`

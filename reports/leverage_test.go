@@ -18,7 +18,7 @@ func TestLeverageReported(t *testing.T) {
 	r.Diag.UnboundedBlocks, r.Diag.UnboundedLabels = 1, []string{"sequence 3 (id P003)"}
 	r.Diag.Warnings = []audit.Warning{
 		{Code: audit.HighLeverage, Step: 4, Figure: 0.3, Bound: audit.HighLeverageBound},
-		{Code: audit.UnboundedBlocks, Step: -1, Figure: 0.9995, Bound: audit.LeverageLimit, Count: 1},
+		{Code: audit.UnboundedBlocks, Step: -1, Figure: 0.9995, Bound: 1e-3, Count: 1}, // the audit's leverage limit
 		{Code: audit.HighLeverage, Step: 5, Figure: 0.45, Bound: audit.HighLeverageBound},
 		{Code: audit.RefitNotConverged, Step: -1, Figure: 10, Bound: 120, Count: 2, Ratio: 200},
 	}

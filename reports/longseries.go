@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
 // tooFewResiduals says why intervals are unbounded for lack of
@@ -137,7 +138,7 @@ func rollingChart(r *audit.Result) *chart {
 }
 
 // rollingXY are a rolling coverage's points.
-func rollingXY(ps []audit.RollingPoint) plotter.XYs {
+func rollingXY(ps []adaptive.RollingPoint) plotter.XYs {
 	out := make(plotter.XYs, len(ps))
 	for i, q := range ps {
 		out[i] = plotter.XY{X: q.Step, Y: q.Coverage}
@@ -177,7 +178,7 @@ func timeWarningText(r *audit.Result, w audit.Warning) string {
 	return ""
 }
 
-// jsonOverTime is audit.OverTime in the JSON.
+// jsonOverTime is adaptive.OverTime in the JSON.
 type jsonOverTime struct {
 	Window          int               `json:"window"`
 	Lag             int               `json:"lag"`
@@ -215,7 +216,7 @@ type jsonSeqCoverage struct {
 	Rolling   []jsonRolling `json:"rolling"`
 }
 
-func jsonRollingOf(ps []audit.RollingPoint) []jsonRolling {
+func jsonRollingOf(ps []adaptive.RollingPoint) []jsonRolling {
 	out := make([]jsonRolling, len(ps))
 	for i, p := range ps {
 		out[i] = jsonRolling{Step: fnum(p.Step), Coverage: fnum(p.Coverage)}
@@ -223,7 +224,7 @@ func jsonRollingOf(ps []audit.RollingPoint) []jsonRolling {
 	return out
 }
 
-func jsonOverTimeOf(o *audit.OverTime) *jsonOverTime {
+func jsonOverTimeOf(o *adaptive.OverTime) *jsonOverTime {
 	if o == nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
 // TestOverTimeWords: a result whose coverage drifts over long series
@@ -16,12 +17,12 @@ import (
 // step covered" figure.
 func TestOverTimeWords(t *testing.T) {
 	r := fixture()
-	o := &audit.OverTime{Window: 10, Lag: 5, Long: true, Inflation: 2.5, EffectivePoints: 6.4, Tolerance: 0.237,
-		Pooled: []audit.RollingPoint{{Step: 10, Coverage: 0.9}, {Step: 11, Coverage: 0.7}}, Worst: 0.7,
+	o := &adaptive.OverTime{Window: 10, Lag: 5, Long: true, Inflation: 2.5, EffectivePoints: 6.4, Tolerance: 0.237,
+		Pooled: []adaptive.RollingPoint{{Step: 10, Coverage: 0.9}, {Step: 11, Coverage: 0.7}}, Worst: 0.7,
 		Early: 0.95, Late: 0.6, EarlyPoints: 40, LatePoints: 40, DriftTolerance: 0.15, Autocorrelation: 0.4, AutocorrPairs: 100,
-		Sequences: []audit.SequenceCoverage{
-			{ID: "DAX", Points: 60, Coverage: 0.92, Worst: 0.8, Tolerance: 0.1, Rolling: []audit.RollingPoint{{Step: 10, Coverage: 0.9}, {Step: 11, Coverage: 0.8}}},
-			{ID: "FTSE", Points: 60, Coverage: 0.55, Worst: 0.3, Tolerance: 0.1, Under: true, Early: 0.8, Late: 0.3, Drift: true, Rolling: []audit.RollingPoint{{Step: 10, Coverage: 0.6}, {Step: 11, Coverage: 0.3}}},
+		Sequences: []adaptive.SequenceCoverage{
+			{ID: "DAX", Points: 60, Coverage: 0.92, Worst: 0.8, Tolerance: 0.1, Rolling: []adaptive.RollingPoint{{Step: 10, Coverage: 0.9}, {Step: 11, Coverage: 0.8}}},
+			{ID: "FTSE", Points: 60, Coverage: 0.55, Worst: 0.3, Tolerance: 0.1, Under: true, Early: 0.8, Late: 0.3, Drift: true, Rolling: []adaptive.RollingPoint{{Step: 10, Coverage: 0.6}, {Step: 11, Coverage: 0.3}}},
 		}}
 	r.Summary.OverTime = o
 	r.Diag.Warnings = append(r.Diag.Warnings, audit.Warning{Code: audit.CoverageDrift, Step: -1, Figure: 0.6, Bound: 0.95, Ratio: 0.15, Count: 80})

@@ -10,7 +10,7 @@
     grad L_b(theta), C the Hessian or the Gauss-Newton matrix 2 J^T J of the
     sum loss, lambda = 1e-6 x mean eigenvalue (the audit's damping rule),
     evaluated through the network;
-  - the leave-block-out Newton step with Gauss-Newton curvature (docs/design.md),
+  - the leave-block-out Newton step with Gauss-Newton curvature (docs/design.md, section 4.5),
     linearised: r_b -> (I - J_b (J^T J + lambda/2 I)^-1 J_b^T)^-1 r_b.
 
 Reported per block: the RMS of the block's own residuals y - f(x) under

@@ -12,10 +12,12 @@
 # and the influence benchmark's zoo (Adam-trained, not at a minimum, an MLP
 # head, a packed LSTM with lengths 3 to 10, 100 to 1000 sequences).
 #
-#   benchmarks/scale/accuracy.sh            # all; writes out/accuracy.md
+#   benchmarks/scale/accuracy.sh            # all; writes out/accuracy.md and RESULTS-accuracy.md
 #   RANK=40 benchmarks/scale/accuracy.sh    # another rank for lowrank
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benchmarks/results.sh
+results_begin
 HERE=benchmarks/scale
 OUT=$HERE/out/accuracy
 mkdir -p "$OUT"
@@ -80,3 +82,5 @@ text = "\n".join(lines) + "\n"
 open("%s/accuracy.md" % out, "w").write(text)
 print(text)
 EOF
+results_write $HERE/RESULTS-accuracy.md "Accuracy of the low-rank path against the exact one" \
+	"${RANK:+RANK=$RANK }benchmarks/scale/accuracy.sh" "" "$OUT/accuracy.md"

@@ -14,8 +14,11 @@
 # lstm64 on 100,000 sequences takes minutes even with the low-rank solver
 # (Auto's choice above 3000 parameters, whose memory does not grow with
 # blocks x parameters): it runs only with ALLOW_HUGE=1.
+#
+# Writes what it prints to benchmarks/scale/RESULTS-run.md (results.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benchmarks/results.sh
 HERE=benchmarks/scale
 TIMEOUT=${TIMEOUT:-300}
 OUT=$HERE/out
@@ -30,6 +33,8 @@ go build -o "$OUT/audit" ./cmd/audit
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(paper:1000 rnn64:100 rnn64:100:exact lstm64:1000 lstm64:10000)
 
+results_begin
+run() {
 for c in "${cases[@]}"; do
 	IFS=: read -r model n solver <<<"$c"
 	solver=${solver:-auto}
@@ -65,3 +70,7 @@ for p in d["timings"]["phases"]:
 		tail -n 3 "$OUT/$tag.stderr" | sed 's/^/    /'
 	fi
 done
+}
+run | tee "$OUT/run.log"
+results_write $HERE/RESULTS-run.md "Scale benchmark: the latest run" \
+	"$(env | grep -E '^(ALLOW_HUGE|TIMEOUT)=' | sort | tr '\n' ' ')benchmarks/scale/run.sh ${cases[*]}" "$OUT/run.log"

@@ -8,8 +8,13 @@
 # live data, about 7 GB here.
 #
 #   benchmarks/scale/run1m.sh
+#
+# Writes what it prints, and the W-worker table, to
+# benchmarks/scale/RESULTS-1m.md (results.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benchmarks/results.sh
+results_begin
 HERE=benchmarks/scale
 OUT=$HERE/out
 mkdir -p "$OUT"
@@ -30,6 +35,8 @@ GOMEMLIMIT=${GOMEMLIMIT:-3800MiB} /usr/bin/time -v -o "$OUT/1m.time" \
 	--test $HERE/data/test_1000.csv --json "$OUT/1m.json" --timings >"$OUT/1m.stdout" 2>"$OUT/1m.stderr"
 status=$?
 set -e
+rm -f "$OUT/1m.workers.md"
+report() {
 grep -E 'Elapsed|User time|System time|Maximum resident' "$OUT/1m.time"
 echo "exit $status"
 if [ -s "$OUT/1m.json" ]; then
@@ -41,3 +48,7 @@ for p in d["timings"]["phases"]:
 	/usr/bin/python3 $HERE/workers.py --json "$OUT/1m.json" --time "$OUT/1m.time" >"$OUT/1m.workers.md" &&
 		echo "W-worker model: $OUT/1m.workers.md"
 fi
+}
+report | tee "$OUT/1m.report"
+results_write $HERE/RESULTS-1m.md "A million sequences on one machine" \
+	"${GOMEMLIMIT:+GOMEMLIMIT=$GOMEMLIMIT }benchmarks/scale/run1m.sh" "$OUT/1m.report" "$OUT/1m.workers.md"

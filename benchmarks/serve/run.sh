@@ -8,8 +8,12 @@
 # Every run is bounded by REQUESTS and DURATION.
 #
 #   bash benchmarks/serve/run.sh            # REQUESTS=2000 DURATION=60s
+#
+# Writes what it prints to benchmarks/serve/RESULTS.md (results.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benchmarks/results.sh
+results_begin
 REQUESTS=${REQUESTS:-2000}
 DURATION=${DURATION:-60s}
 CLIENTS=${CLIENTS:-$(nproc)}
@@ -34,13 +38,19 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [[ -n "$url" ]] || { cat "$tmp/serve.log"; echo "the server did not start" >&2; exit 1; }
-echo "# $(nproc) CPUs, $(uname -m), $(go version | cut -d' ' -f3); server $url (--concurrency $(nproc))"
-for run in "$CLIENTS 1" "$CLIENTS 20" "$((2 * CLIENTS)) 1"; do
-	set -- $run
-	"$tmp/load" --url "$url" --data $ex/test_small.csv --requests "$REQUESTS" --duration "$DURATION" \
-		--clients "$1" --sequences "$2"
-done
+measure() {
+	echo "# $(nproc) CPUs, $(uname -m), $(go version | cut -d' ' -f3); server $url (--concurrency $(nproc))"
+	for run in "$CLIENTS 1" "$CLIENTS 20" "$((2 * CLIENTS)) 1"; do
+		set -- $run
+		"$tmp/load" --url "$url" --data $ex/test_small.csv --requests "$REQUESTS" --duration "$DURATION" \
+			--clients "$1" --sequences "$2"
+	done
+}
+measure | tee "$tmp/out"
 kill -TERM "$server"
 wait "$server"
 server=""
-echo "# server log: $(grep -c ' POST /v1/predict ' "$tmp/serve.log") requests logged; last line: $(tail -1 "$tmp/serve.log")"
+echo "# server log: $(grep -c ' POST /v1/predict ' "$tmp/serve.log") requests logged; last line: $(tail -1 "$tmp/serve.log")" |
+	tee -a "$tmp/out"
+results_write benchmarks/serve/RESULTS.md "Load test of audit serve" \
+	"REQUESTS=$REQUESTS DURATION=$DURATION CLIENTS=$CLIENTS bash benchmarks/serve/run.sh" "$tmp/out"

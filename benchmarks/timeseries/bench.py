@@ -338,7 +338,7 @@ def write(a, rows):
             "(Gibbs and Candès and Zaffran et al. take the plain empirical quantile): at alpha_t = alpha it is split conformal's "
             "interval, and the long-run and window bounds hold for either.",
             "- 'jackknife+ at alpha_t': ACI and AgACI recompute the jackknife+ interval at their working level from the sequence "
-            "blocks' leave-one-block-out sets (120 per forecast), the ranks of docs/design.md; they need no calibration scores.",
+            "blocks' leave-one-block-out sets (120 per forecast), the ranks of docs/design.md, section 5.3; they need no calibration scores.",
             "- goog has 400 test forecasts, so its worst window is the lowest of 151 windows of 250. Its jackknife+ with "
             "sequence blocks (26 training windows) is 20 times wider than the others: the influence estimate of this "
             "Adam-trained GRU is poor there, which the audit's own warnings say; the interval blocks are narrow and under-cover.",

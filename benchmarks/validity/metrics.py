@@ -18,7 +18,7 @@ def measure(seq, step, lower, upper, target, pred, low, high, oracle=None):
     width: mean upper - lower over finite intervals (infinite ones counted
     apart), per step, and against the oracle width per row (`oracle`, an
     array indexed by row, or None). Audit flags (docs/design.md,
-    the threshold flags): a point is flagged low when lower < low (high: upper > high);
+    section 8.5): a point is flagged low when lower < low (high: upper > high);
     precision = flagged points whose target is beyond the threshold /
     flagged, recall = the same / points whose target is beyond it."""
     seq, step = np.asarray(seq), np.asarray(step)

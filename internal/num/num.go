@@ -7,6 +7,7 @@
 package num
 
 import (
+	"iter"
 	"math"
 	"slices"
 )
@@ -81,4 +82,38 @@ func Count(v []bool) int {
 		}
 	}
 	return n
+}
+
+// Lag1 returns the lag-1 autocorrelation of the runs runs yields, pooled:
+// the sum over runs of (r_t - m)(r_{t+1} - m) over the sum of (r_t - m)²,
+// m the mean of every value, and the number of pairs (NaN and 0 without
+// a pair; 0 when every value is m). runs is ranged twice (the mean, then
+// the sums), and each run is read before the next is asked for, so a
+// caller may hand out one reused buffer.
+func Lag1(runs iter.Seq[[]float64]) (float64, int) {
+	n, sum, pairs := 0, 0.0, 0
+	for r := range runs {
+		for _, v := range r {
+			sum += v
+			n++
+		}
+		pairs += max(len(r)-1, 0)
+	}
+	if pairs == 0 {
+		return math.NaN(), 0
+	}
+	m := sum / float64(n)
+	var num, den float64
+	for r := range runs {
+		for t, v := range r {
+			den += (v - m) * (v - m)
+			if t+1 < len(r) {
+				num += (v - m) * (r[t+1] - m)
+			}
+		}
+	}
+	if den == 0 {
+		return 0, pairs
+	}
+	return num / den, pairs
 }
