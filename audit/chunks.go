@@ -6,7 +6,6 @@ package audit
 // package documentation, "Distributed form".
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -133,7 +133,7 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*blockPassOut, error) {
 				}
 				st, z, err := newtonReduced(loss, ts, K, v)
 				if err != nil {
-					return nil, fmt.Errorf("audit: block %s: %w", in.labels[b], err)
+					return nil, errs.Wrapf(err, "audit: block %s: ", in.labels[b])
 				}
 				res, shift = st.res, st.shift
 				out.lev[b], out.levMax[b], out.unbounded[b] = st.lev, st.levMax, st.unbounded

@@ -38,6 +38,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // StageKind names one of the three stages an Executor runs.
@@ -520,7 +521,7 @@ func execute(ctx context.Context, e Executor, kind StageKind, shared encoder, ch
 			return fmt.Errorf("audit: the executor gave chunk %d of the %s stage twice", c, kind)
 		}
 		if err := decode(c, out); err != nil {
-			return fmt.Errorf("audit: %s stage, chunk %d: %w", kind, c, err)
+			return errs.Wrapf(err, "audit: %s stage, chunk %d: ", kind, c)
 		}
 		return nil
 	})
