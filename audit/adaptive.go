@@ -3,9 +3,12 @@ package audit
 import (
 	"cmp"
 	"fmt"
-	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"math"
 	"slices"
+
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Intervals that adapt along time (DESIGN section 9). When the test data
@@ -225,7 +228,7 @@ type Adaptive struct {
 // AdaptiveKind are one kind's metrics on the labelled test values, with
 // coverage over time.
 type AdaptiveKind struct {
-	KindSummary
+	interval.KindSummary
 	// WorstWindow is the lowest coverage of Adaptive.RollingWindow
 	// consecutive labelled forecasts of one series (NaN when no series has
 	// that many); Windows counts the series that have.
@@ -277,7 +280,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 	case math.IsInf(q, -1):
 		return fm.pred, fm.pred, true
 	case fm.jk:
-		lo, up = cjLimits(fm.pred, fm.lo, fm.up, q)
+		lo, up = interval.CJLimits(fm.pred, fm.lo, fm.up, q)
 		return lo, up, false
 	}
 	return fm.pred - q, fm.pred + q, false
@@ -286,7 +289,7 @@ func (fm family) at(q float64) (lo, up float64, empty bool) {
 // score is the smallest q whose member covers y.
 func (fm family) score(y float64) float64 {
 	if fm.jk {
-		return cjScore(fm.pred, fm.lo, fm.up, y)
+		return interval.CJScore(fm.pred, fm.lo, fm.up, y)
 	}
 	return math.Abs(y - fm.pred)
 }
@@ -493,7 +496,7 @@ func runChain(o AdaptiveOptions, alpha float64, pts []point, ch chain, fam func(
 // which sequences laid out from pts. sets (testLimits) gives the
 // points' jackknife+ sets on the jackknife base, nil otherwise; note, when
 // not empty, says why the base is scaled instead.
-func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
+func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*interval.StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
 	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}

@@ -19,7 +19,7 @@ import (
 //
 //	q = the ceil((1 - alpha)(m + 1))-th smallest of m scores (+Inf when that exceeds m),
 //
-// which is upperQuantile (the rank of the jackknife+ upper limit).
+// which is interval.UpperQuantile (the rank of the jackknife+ upper limit).
 //
 //   - Split conformal: the score is |y - f(x; theta_hat)|; the interval is
 //     prediction ± q.
@@ -34,8 +34,8 @@ import (
 //     models disagree). A side whose jackknife+ limit lies on the wrong
 //     side of f counts as width 0; an unbounded side stays unbounded in
 //     every member; I(+Inf) is the whole line. A calibration value's score
-//     is the smallest s with y in I(s) (cjScore); the test interval is
-//     I(q) (cjLimits).
+//     is the smallest s with y in I(s) (interval.CJScore); the test
+//     interval is I(q) (interval.CJLimits).
 //
 // The guarantee (the standard split-conformal argument): the model and
 // its leave-one-block-out models depend on the training data only, so the
@@ -70,99 +70,16 @@ type Conformal struct {
 	Values    int // labelled calibration values
 	// Forecasts are the calibrated quantities per forecast (row,
 	// horizon), by row then horizon.
-	Forecasts []ConformalForecast
+	Forecasts []interval.ConformalForecast
 	// Kinds compares every kind of interval on the labelled test values
 	// (nil without them), in the order jackknife+, conformalized
 	// jackknife+, split conformal, Bonferroni, in-sample.
-	Kinds []KindSummary
+	Kinds []interval.KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
 	// Recommendation is the kind of interval the audit recommends (nil
 	// without labelled test values).
 	Recommendation *Recommendation
-}
-
-// ConformalForecast is the calibration of one forecast (row, horizon).
-type ConformalForecast struct {
-	Row     int
-	Horizon int
-	M       int // calibration values
-	// HalfWidth is the split-conformal half-width: the conformal quantile
-	// of the calibration |residuals| (+Inf when m < 1/alpha - 1).
-	HalfWidth float64
-	// Scale is the conformalized jackknife+ scale s: 1 keeps the
-	// jackknife+ interval, above 1 widens it (+Inf: unbounded).
-	Scale float64
-	// JackknifeCoverage is the fraction of the calibration values inside
-	// their (unscaled) jackknife+ interval: held-out evidence on the
-	// jackknife+ itself.
-	JackknifeCoverage float64
-}
-
-// StepConformal are the calibrated limits of one test forecast; limits
-// may be ±Inf.
-type StepConformal struct {
-	SplitLower      float64
-	SplitUpper      float64
-	BonferroniLower float64
-	BonferroniUpper float64
-	JackknifeLower  float64
-	JackknifeUpper  float64
-	M               int // calibration values at this forecast
-}
-
-// KindSummary are the metrics of DESIGN section 6 for one kind of
-// interval, on the labelled test values. Per-step arrays are indexed by
-// row, like Summary's.
-type KindSummary struct {
-	Kind            string // one of the Kind constants
-	Coverage        float64
-	CoveragePerStep []float64
-	JointCoverage   float64
-	Sequences       int     // labelled test sequences, for joint coverage
-	MeanLength      float64 // over finite intervals
-	LengthPerStep   []float64
-	Infinite        int
-	IntervalScore   float64 // Winkler score at alpha, over finite intervals
-	Audit           Audit
-}
-
-// cjScore is the score of a calibration value y for the conformalized
-// jackknife+: the smallest s >= 0 with y in I(s) = [f - s (f - lower),
-// f + s (upper - f)]; 0 when an unbounded side reaches y, +Inf when the
-// side towards y has width 0 (no member covers y).
-func cjScore(f, lower, upper, y float64) float64 {
-	var dist, width float64
-	switch {
-	case y == f:
-		return 0
-	case y > f:
-		dist, width = y-f, upper-f
-	default:
-		dist, width = f-y, f-lower
-	}
-	switch {
-	case math.IsInf(width, 1):
-		return 0
-	case !(width > 0):
-		return math.Inf(1)
-	}
-	return dist / width
-}
-
-// cjLimits is the member I(s) of the conformalized jackknife+ family of
-// the interval [lower, upper] about the prediction f (see cjScore).
-func cjLimits(f, lower, upper, s float64) (lo, up float64) {
-	if math.IsInf(s, 1) {
-		return math.Inf(-1), math.Inf(1)
-	}
-	side := func(limit float64, sign float64) float64 {
-		if math.IsInf(limit, 0) {
-			return limit
-		}
-		return f + sign*s*math.Max(sign*(limit-f), 0)
-	}
-	return side(lower, -1), side(upper, 1)
 }
 
 // calibration is what a calibration set fixes per forecast (row,
@@ -176,7 +93,7 @@ type calibration struct {
 	// forecast of the calibration or test points); few the rows with
 	// calibration values too few for finite limits; values the labelled
 	// calibration values.
-	forecasts []ConformalForecast
+	forecasts []interval.ConformalForecast
 	few       []int
 	values    int
 }
@@ -185,7 +102,7 @@ type calibration struct {
 // cal, whose jackknife+ limits are cl, for the forecasts of cal and test:
 // per forecast, the conformal quantile at alpha of the |residuals| (the
 // split-conformal half-width) and of the conformalized jackknife+ scores
-// (cjScore), and the fraction of calibration values inside their
+// (interval.CJScore), and the fraction of calibration values inside their
 // jackknife+ interval.
 func calibrate(alpha float64, cal []point, cl limits, test []point) calibration {
 	c := calibration{res: map[forecast][]float64{}, half: map[forecast]float64{}, scale: map[forecast]float64{}}
@@ -199,7 +116,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		c.values++
 		keys[pt.f] = true
 		c.res[pt.f] = append(c.res[pt.f], math.Abs(pt.y-pt.pred))
-		scores[pt.f] = append(scores[pt.f], cjScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
+		scores[pt.f] = append(scores[pt.f], interval.CJScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
 		if cl.lo[k] <= pt.y && pt.y <= cl.up[k] {
 			inJK[pt.f]++
 		}
@@ -211,7 +128,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		c.half[f] = interval.UpperQuantile(alpha, c.res[f])
 		c.scale[f] = interval.UpperQuantile(alpha, scores[f])
 		m := len(c.res[f])
-		c.forecasts = append(c.forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
+		c.forecasts = append(c.forecasts, interval.ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
 		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
 			c.few = append(c.few, f.T)
@@ -232,7 +149,7 @@ type calibrated struct {
 // pts, whose jackknife+ limits are jk, from the calibration c: split
 // conformal pred ± half, Bonferroni pred ± the quantile at alpha / L
 // (L[seq] the forecasts of a point's sequence whose target row lies inside
-// it), conformalized jackknife+ cjLimits with the forecast's scale.
+// it), conformalized jackknife+ interval.CJLimits with the forecast's scale.
 func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk limits) calibrated {
 	type bonKey struct {
 		f forecast
@@ -257,7 +174,7 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 			out.bonInf++
 		}
 		out.bonf.lo[p], out.bonf.up[p], out.bonf.nq[p] = pt.pred-b, pt.pred+b, b
-		out.cj.lo[p], out.cj.up[p] = cjLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
+		out.cj.lo[p], out.cj.up[p] = interval.CJLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
 	}
 	return out
 }
@@ -268,13 +185,13 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 // every test point's calibrated limits. jk holds the test points'
 // jackknife+ and in-sample limits; with labelled test points the kinds of
 // interval are compared.
-func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*StepConformal) {
+func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*interval.StepConformal) {
 	lv := p.level()
 	alpha := lv.alpha
 	cb := calibrate(alpha, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts}
 	if len(cb.few) > 0 {
-		need := minCalibration(alpha)
+		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
 			need, rowList(cb.few), pct(1-alpha), need))
 	}
@@ -286,18 +203,18 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	cd := calibratedLimits(alpha, test, L, cb, jk)
-	steps := make([]*StepConformal, len(test))
+	steps := make([]*interval.StepConformal, len(test))
 	for i, pt := range test {
-		steps[i] = &StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
+		steps[i] = &interval.StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
 			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], M: len(cb.res[pt.f])}
 	}
 	if n := len(test); cd.bonInf > 0 && len(cb.few) == 0 {
 		longest := slices.Max(L)
 		c.Notes = append(c.Notes, fmt.Sprintf("%d of %d Bonferroni intervals are unbounded: joint %s coverage of a sequence of %d forecasts needs at least %d calibration values per step.",
-			cd.bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
+			cd.bonInf, n, pct(1-alpha), longest, interval.MinValues(alpha/float64(longest))))
 	}
 	if labelled {
-		c.Kinds = []KindSummary{
+		c.Kinds = []interval.KindSummary{
 			kindSummary(KindJackknife, lv, test, jk.lo, jk.up, nil),
 			kindSummary(KindConformalJackknife, lv, test, cd.cj.lo, cd.cj.up, nil),
 			kindSummary(KindSplit, lv, test, cd.split.lo, cd.split.up, cd.split.nq),
@@ -306,16 +223,6 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	return c, steps
-}
-
-// minCalibration is the smallest m for which the conformal quantile at
-// alpha is finite: ceil((1-alpha)(m+1)) <= m.
-func minCalibration(alpha float64) int {
-	m := int(math.Max(0, math.Floor(1/alpha-2)))
-	for interval.UpperRank(alpha, m) > m {
-		m++
-	}
-	return m
 }
 
 // rowList names rows (0-based) as 1-based steps, runs as ranges: "step

@@ -7,8 +7,10 @@ import (
 
 	"bytes"
 	"encoding/csv"
-	"github.com/rnnaudit/rnnaudit/audit"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // TestCSVNeutralisesFormulas: ids that a spreadsheet would evaluate (the
@@ -65,13 +67,13 @@ func TestCSVColumns(t *testing.T) {
 	t.Parallel()
 	plain := fixture()
 	cal := fixture()
-	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []audit.KindSummary{{Kind: audit.KindSplit}},
+	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []interval.KindSummary{{Kind: audit.KindSplit}},
 		Recommendation: &audit.Recommendation{Kind: audit.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1)}}
 	for i := range cal.Sequences {
 		for k := range cal.Sequences[i].Steps {
 			st := &cal.Sequences[i].Steps[k]
 			f := st.Prediction
-			st.Conformal = &audit.StepConformal{SplitLower: f - 1 - 0.01*float64(k), SplitUpper: f + 1.25, BonferroniLower: f - 2, BonferroniUpper: math.Inf(1),
+			st.Conformal = &interval.StepConformal{SplitLower: f - 1 - 0.01*float64(k), SplitUpper: f + 1.25, BonferroniLower: f - 2, BonferroniUpper: math.Inf(1),
 				JackknifeLower: f - 1.5, JackknifeUpper: f + 1.75 + 0.1*float64(i), M: 40 + k}
 		}
 	}

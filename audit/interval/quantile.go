@@ -5,10 +5,10 @@ import (
 	"slices"
 )
 
-// Quantile rules of DESIGN section 5. With m values, the upper limit is
-// the ceil((1-alpha)(m+1))-th smallest of V+ (+Inf when that exceeds m)
-// and the lower limit the floor(alpha(m+1))-th smallest of V- (-Inf when
-// that is below 1). A tolerance of 1e-9 keeps products such as 0.9 × 10
+// Quantile rules (docs/design.md, section 5.3). With m values, the upper
+// limit is the ceil((1-alpha)(m+1))-th smallest of V+ (+Inf when that
+// exceeds m) and the lower limit the floor(alpha(m+1))-th smallest of V-
+// (-Inf when that is below 1). A tolerance of 1e-9 keeps products such as 0.9 × 10
 // from landing on the wrong integer through rounding.
 
 // UpperRank is ceil((1-alpha)(m+1)), 1-based.
@@ -42,7 +42,7 @@ func KthSmallest(v []float64, k int) float64 {
 		}
 		p := b
 		// v[lo:j] < p <= v[j:hi]
-		j := lo + PartitionLess(v[lo:hi], p)
+		j := lo + partitionLess(v[lo:hi], p)
 		switch {
 		case k < j:
 			hi = j
@@ -54,7 +54,7 @@ func KthSmallest(v []float64, k int) float64 {
 			// j2 == lo only when p is +Inf (every value left is +Inf:
 			// the nextafter bound cannot exceed it) or NaN; either way p
 			// is the answer, and the loop would otherwise not shrink.
-			j2 := lo + PartitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
+			j2 := lo + partitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
 			if k < j2 || j2 == lo {
 				return p
 			}
@@ -70,9 +70,9 @@ func KthSmallest(v []float64, k int) float64 {
 	return v[k]
 }
 
-// PartitionLess moves the values of v below p to the front, branch-free,
+// partitionLess moves the values of v below p to the front, branch-free,
 // and returns how many there are.
-func PartitionLess(v []float64, p float64) int {
+func partitionLess(v []float64, p float64) int {
 	j := 0
 	for i, x := range v {
 		v[i] = v[j]
