@@ -16,6 +16,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // FormatVersion is the version of the fitted-audit artifact that Save
@@ -357,7 +358,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if o.Params != "" {
 		keep, err := graph.ParamPattern(o.Params)
 		if err != nil {
-			return nil, fmt.Errorf("audit: load: %w", err)
+			return nil, errs.Wrapf(err, "audit: load: ")
 		}
 		if g, err = g.Restrict(keep); err != nil {
 			return nil, fmt.Errorf("audit: load: parameter pattern %q: %w", o.Params, err)
@@ -371,7 +372,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		return nil, fmt.Errorf("audit: load: the artifact was fitted on %d parameters, the model has %d: load the model with the output the fit used (%q)", h.Parameters, len(f.theta), h.Output)
 	}
 	if f.io, err = newModelIO(g, &o, h.Features); err != nil {
-		return nil, fmt.Errorf("audit: load: %w", err)
+		return nil, errs.Wrapf(err, "audit: load: ")
 	}
 	f.inf = &influence{estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
 	switch h.Representation {

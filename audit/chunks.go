@@ -6,7 +6,6 @@ package audit
 // package documentation, "Distributed form".
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -133,7 +133,7 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*table.BlockChunkOut, error) {
 				}
 				st, z, err := newtonReduced(loss, ts, K, v)
 				if err != nil {
-					return nil, fmt.Errorf("audit: block %s: %w", in.labels[b], err)
+					return nil, errs.Wrapf(err, "audit: block %s: ", in.labels[b])
 				}
 				res, shift = st.res, st.shift
 				out.Lev[b], out.LevMax[b], out.Unbounded[b] = st.lev, st.levMax, st.unbounded

@@ -22,6 +22,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Worker runs chunks of an audit's stages: it holds the audit's problem
@@ -359,7 +360,7 @@ func execute(ctx context.Context, e table.Executor, kind table.StageKind, shared
 			return fmt.Errorf("audit: the executor gave chunk %d of the %s stage twice", c, kind)
 		}
 		if err := decode(c, out); err != nil {
-			return fmt.Errorf("audit: %s stage, chunk %d: %w", kind, c, err)
+			return errs.Wrapf(err, "audit: %s stage, chunk %d: ", kind, c)
 		}
 		return nil
 	})
