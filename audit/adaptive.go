@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Intervals that adapt along time (docs/design.md, section 7): package
@@ -53,7 +54,7 @@ type Adaptive struct {
 // AdaptiveKind are one kind's metrics on the labelled test values, with
 // coverage over time.
 type AdaptiveKind struct {
-	KindSummary
+	interval.KindSummary
 	// WorstWindow is the lowest coverage of Adaptive.RollingWindow
 	// consecutive labelled forecasts of one series (NaN when no series has
 	// that many); Windows counts the series that have.
@@ -77,7 +78,7 @@ type AdaptiveKind struct {
 
 // scaledFamily is the conformalized jackknife+ family of the test points
 // pts with jackknife+ limits l: point i's interval scaled by q about its
-// prediction (cjLimits, score cjScore), the base family of NexCP and
+// prediction (interval.CJLimits, score interval.CJScore), the base family of NexCP and
 // Rolling on the jackknife base.
 type scaledFamily struct {
 	pts []point
@@ -86,12 +87,12 @@ type scaledFamily struct {
 
 // Member implements adaptive.Family.
 func (s scaledFamily) Member(i int, q float64) (lo, up float64) {
-	return cjLimits(s.pts[i].pred, s.l.lo[i], s.l.up[i], q)
+	return interval.CJLimits(s.pts[i].pred, s.l.lo[i], s.l.up[i], q)
 }
 
 // Score implements adaptive.Family.
 func (s scaledFamily) Score(i int, y float64) float64 {
-	return cjScore(s.pts[i].pred, s.l.lo[i], s.l.up[i], y)
+	return interval.CJScore(s.pts[i].pred, s.l.lo[i], s.l.up[i], y)
 }
 
 // adaptiveChains groups the points by series: per sequence and horizon, or per
@@ -175,7 +176,7 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*Step
 			}
 			s := math.Abs(c.y - c.pred)
 			if jackknife {
-				s = cjScore(c.pred, cf.lim.lo[k], cf.lim.up[k], c.y)
+				s = interval.CJScore(c.pred, cf.lim.lo[k], cf.lim.up[k], c.y)
 			}
 			scores[c.f] = append(scores[c.f], s)
 		}

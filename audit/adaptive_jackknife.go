@@ -23,14 +23,14 @@ type jackknifeSets func(i int) (vm, vp []float64)
 // sets of the test points beside their limits (the dense solvers'
 // stepsRep; the low-rank table keeps its sets in chunks and does not).
 type setsRep interface {
-	limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []CalibrationPoint, jackknifeSets, error)
+	limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []interval.CalibrationPoint, jackknifeSets, error)
 }
 
 // limitsAndSets is limits for the test points pts and their sets, built
 // when asked for, per point, from the same forward passes at every
 // block's model: the adaptive kinds on the jackknife base do not run the
 // intervals phase a second time.
-func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []CalibrationPoint, jackknifeSets, error) {
+func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (limits, []interval.CalibrationPoint, jackknifeSets, error) {
 	preds, err := perturbedPredictions(ctx, p, &evaluation{test: pts}, "intervals", r.inf.delta, nil)
 	if err != nil {
 		return limits{}, nil, nil, err
@@ -53,7 +53,7 @@ func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (
 // adaptive kinds run on the jackknife base, the points' jackknife+ sets
 // (nil otherwise, and with a note when rep keeps no sets: the scaled
 // interval is used instead).
-func testLimits(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (limits, []CalibrationPoint, jackknifeSets, string, error) {
+func testLimits(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (limits, []interval.CalibrationPoint, jackknifeSets, string, error) {
 	if a := p.opt.Adaptive; a == nil || a.Base != adaptive.BaseJackknife {
 		l, curve, err := rep.limits(ctx, p, ev, false)
 		return l, curve, nil, "", err

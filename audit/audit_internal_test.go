@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -598,7 +599,7 @@ func TestWidthWarning(t *testing.T) {
 		s := &Summary{MeanLength: c.jack, Naive: NaiveSummary{MeanLength: c.naive}}
 		var conf *Conformal
 		if c.split > 0 {
-			conf = &Conformal{Kinds: []KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
+			conf = &Conformal{Kinds: []interval.KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
 		}
 		var got []WarningCode
 		for _, w := range widthWarnings(s, conf) {

@@ -19,7 +19,7 @@ import (
 //
 //	q = the ceil((1 - alpha)(m + 1))-th smallest of m scores (+Inf when that exceeds m),
 //
-// which is upperQuantile (the rank of the jackknife+ upper limit).
+// which is interval.UpperQuantile (the rank of the jackknife+ upper limit).
 //
 //   - Split conformal: the score is |y - f(x; theta_hat)|; the interval is
 //     prediction ± q.
@@ -34,8 +34,8 @@ import (
 //     models disagree). A side whose jackknife+ limit lies on the wrong
 //     side of f counts as width 0; an unbounded side stays unbounded in
 //     every member; I(+Inf) is the whole line. A calibration value's score
-//     is the smallest s with y in I(s) (cjScore); the test interval is
-//     I(q) (cjLimits).
+//     is the smallest s with y in I(s) (interval.CJScore); the test
+//     interval is I(q) (interval.CJLimits).
 //
 // The guarantee (the standard split-conformal argument): the model and
 // its leave-one-block-out models depend on the training data only, so the
@@ -74,7 +74,7 @@ type Conformal struct {
 	// Kinds compares every kind of interval on the labelled test values
 	// (nil without them), in the order jackknife+, conformalized
 	// jackknife+, split conformal, Bonferroni, in-sample.
-	Kinds []KindSummary
+	Kinds []interval.KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
 	// Recommendation is the kind of interval the audit recommends (nil
@@ -111,60 +111,6 @@ type StepConformal struct {
 	M               int // calibration values at this forecast
 }
 
-// KindSummary are the metrics of DESIGN section 6 for one kind of
-// interval, on the labelled test values. Per-step arrays are indexed by
-// row, like Summary's.
-type KindSummary struct {
-	Kind            string // one of the Kind constants
-	Coverage        float64
-	CoveragePerStep []float64
-	JointCoverage   float64
-	Sequences       int     // labelled test sequences, for joint coverage
-	MeanLength      float64 // over finite intervals
-	LengthPerStep   []float64
-	Infinite        int
-	IntervalScore   float64 // Winkler score at alpha, over finite intervals
-	Audit           Audit
-}
-
-// cjScore is the score of a calibration value y for the conformalized
-// jackknife+: the smallest s >= 0 with y in I(s) = [f - s (f - lower),
-// f + s (upper - f)]; 0 when an unbounded side reaches y, +Inf when the
-// side towards y has width 0 (no member covers y).
-func cjScore(f, lower, upper, y float64) float64 {
-	var dist, width float64
-	switch {
-	case y == f:
-		return 0
-	case y > f:
-		dist, width = y-f, upper-f
-	default:
-		dist, width = f-y, f-lower
-	}
-	switch {
-	case math.IsInf(width, 1):
-		return 0
-	case !(width > 0):
-		return math.Inf(1)
-	}
-	return dist / width
-}
-
-// cjLimits is the member I(s) of the conformalized jackknife+ family of
-// the interval [lower, upper] about the prediction f (see cjScore).
-func cjLimits(f, lower, upper, s float64) (lo, up float64) {
-	if math.IsInf(s, 1) {
-		return math.Inf(-1), math.Inf(1)
-	}
-	side := func(limit float64, sign float64) float64 {
-		if math.IsInf(limit, 0) {
-			return limit
-		}
-		return f + sign*s*math.Max(sign*(limit-f), 0)
-	}
-	return side(lower, -1), side(upper, 1)
-}
-
 // calibration is what a calibration set fixes per forecast (row,
 // horizon): the calibration |residuals| res, the split-conformal
 // half-width half and the conformalized jackknife+ scale scale.
@@ -185,7 +131,7 @@ type calibration struct {
 // cal, whose jackknife+ limits are cl, for the forecasts of cal and test:
 // per forecast, the conformal quantile at alpha of the |residuals| (the
 // split-conformal half-width) and of the conformalized jackknife+ scores
-// (cjScore), and the fraction of calibration values inside their
+// (interval.CJScore), and the fraction of calibration values inside their
 // jackknife+ interval.
 func calibrate(alpha float64, cal []point, cl limits, test []point) calibration {
 	c := calibration{res: map[forecast][]float64{}, half: map[forecast]float64{}, scale: map[forecast]float64{}}
@@ -199,7 +145,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		c.values++
 		keys[pt.f] = true
 		c.res[pt.f] = append(c.res[pt.f], math.Abs(pt.y-pt.pred))
-		scores[pt.f] = append(scores[pt.f], cjScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
+		scores[pt.f] = append(scores[pt.f], interval.CJScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
 		if cl.lo[k] <= pt.y && pt.y <= cl.up[k] {
 			inJK[pt.f]++
 		}
@@ -232,7 +178,7 @@ type calibrated struct {
 // pts, whose jackknife+ limits are jk, from the calibration c: split
 // conformal pred ± half, Bonferroni pred ± the quantile at alpha / L
 // (L[seq] the forecasts of a point's sequence whose target row lies inside
-// it), conformalized jackknife+ cjLimits with the forecast's scale.
+// it), conformalized jackknife+ interval.CJLimits with the forecast's scale.
 func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk limits) calibrated {
 	type bonKey struct {
 		f forecast
@@ -257,7 +203,7 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 			out.bonInf++
 		}
 		out.bonf.lo[p], out.bonf.up[p], out.bonf.nq[p] = pt.pred-b, pt.pred+b, b
-		out.cj.lo[p], out.cj.up[p] = cjLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
+		out.cj.lo[p], out.cj.up[p] = interval.CJLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
 	}
 	return out
 }
@@ -274,7 +220,7 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	cb := calibrate(alpha, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts}
 	if len(cb.few) > 0 {
-		need := minCalibration(alpha)
+		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
 			need, rowList(cb.few), pct(1-alpha), need))
 	}
@@ -294,10 +240,10 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	if n := len(test); cd.bonInf > 0 && len(cb.few) == 0 {
 		longest := slices.Max(L)
 		c.Notes = append(c.Notes, fmt.Sprintf("%d of %d Bonferroni intervals are unbounded: joint %s coverage of a sequence of %d forecasts needs at least %d calibration values per step.",
-			cd.bonInf, n, pct(1-alpha), longest, minCalibration(alpha/float64(longest))))
+			cd.bonInf, n, pct(1-alpha), longest, interval.MinValues(alpha/float64(longest))))
 	}
 	if labelled {
-		c.Kinds = []KindSummary{
+		c.Kinds = []interval.KindSummary{
 			kindSummary(KindJackknife, lv, test, jk.lo, jk.up, nil),
 			kindSummary(KindConformalJackknife, lv, test, cd.cj.lo, cd.cj.up, nil),
 			kindSummary(KindSplit, lv, test, cd.split.lo, cd.split.up, cd.split.nq),
@@ -306,16 +252,6 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	return c, steps
-}
-
-// minCalibration is the smallest m for which the conformal quantile at
-// alpha is finite: ceil((1-alpha)(m+1)) <= m.
-func minCalibration(alpha float64) int {
-	m := int(math.Max(0, math.Floor(1/alpha-2)))
-	for interval.UpperRank(alpha, m) > m {
-		m++
-	}
-	return m
 }
 
 // rowList names rows (0-based) as 1-based steps, runs as ranges: "step

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/num"
@@ -79,7 +80,7 @@ type influenceRep interface {
 	// (cal true; no curve): their jackknife+ limits at p's alpha, a
 	// self-audit leaving out each point's own sequence. It follows
 	// residuals.
-	limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error)
+	limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []interval.CalibrationPoint, error)
 }
 
 // estimate is the influence phase: from the block gradients it factorises

@@ -24,22 +24,13 @@ type limits struct {
 	m        []int
 }
 
-// jackknifeAt is the jackknife+ interval at one point (DESIGN section 5):
-// over the m residual entries es of the point's forecast, leaving out
-// those of training sequence skipSeq (-1: none) and those of blocks keep
-// rejects (keep nil: none), with pred[b] the prediction of block b's model
-// at the point, V- = {pred[b] - r} and V+ = {pred[b] + r}; lo is the
-// floor(alpha(m+1))-th smallest of V- (-Inf below 1), up the
-// ceil((1-alpha)(m+1))-th smallest of V+ (+Inf above m). vm and vp are
-// scratch space, returned for reuse.
-func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
-	vm, vp = jackknifeValues(es, pred, skipRule{seq: skipSeq, blk: -1}, keep, vm, vp)
-	lo, up = interval.JackknifePlus(alpha, vm, vp)
-	return lo, up, len(vp), vm, vp
-}
-
-// jackknifeValues returns the sets V- and V+ of jackknifeAt, leaving out
-// the entries skip drops, in vm and vp (scratch space, reused).
+// jackknifeValues returns the sets V- = {pred[b] - r} and V+ = {pred[b] +
+// r} of the point whose residual entries are es and whose perturbed
+// predictions are pred (pred[b] the prediction of block b's model),
+// leaving out the entries skip drops and those of blocks keep rejects
+// (keep nil: none), in vm and vp (scratch space, reused). They are the
+// values interval.JackknifePlus takes the limits of (docs/design.md,
+// section 5.4).
 func jackknifeValues(es []entry, pred []float64, skip skipRule, keep func(blk int) bool, vm, vp []float64) ([]float64, []float64) {
 	vm, vp = vm[:0], vp[:0]
 	for _, e := range es {
@@ -53,7 +44,8 @@ func jackknifeValues(es []entry, pred []float64, skip skipRule, keep func(blk in
 	return vm, vp
 }
 
-// jackknifeLimits computes the jackknife+ limits (jackknifeAt) of the
+// jackknifeLimits computes the jackknife+ limits (jackknifeValues and
+// interval.JackknifePlus) of the
 // points pts, whose perturbed predictions are preds.point(off+p), from the
 // residual sets; self leaves out a point's own training sequence, or
 // with pooled residuals its own block (a self-audit; residualSets.at),
@@ -67,13 +59,13 @@ func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []poin
 // calibrationCurve of the points pts in one pass: each point's perturbed
 // predictions are read once for both, where the two functions read them
 // twice.
-func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries *residualSets, self bool) (limits, []CalibrationPoint) {
+func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries *residualSets, self bool) (limits, []interval.CalibrationPoint) {
 	return scanLimits(ctx, workers, alpha, pts, 0, preds, entries, self, nil, true)
 }
 
 // scanLimits is jackknifeLimits and, with curve, the calibration curve
 // of the labelled points (nil without curve).
-func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, []CalibrationPoint) {
+func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool) (limits, []interval.CalibrationPoint) {
 	l, counts := scanCounts(ctx, workers, alpha, pts, off, preds, entries, self, keep, curve, nil)
 	if !curve {
 		return l, nil
@@ -146,7 +138,7 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 			if h != nil {
 				// Before jackknifePlus, which reorders the values and
 				// maps NaN to infinities.
-				countCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
+				interval.CountCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
 			}
 			l.lo[p], l.up[p] = interval.JackknifePlus(alpha, s.vm, s.vp)
 			l.m[p] = len(s.vp)
@@ -162,18 +154,8 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 
 // curveOf is the calibration curve over calibrationAlphas from per-chunk
 // coverage counts over total labelled points.
-func curveOf(counts [][]int, total int) []CalibrationPoint {
-	hits := make([]float64, len(calibrationAlphas))
-	for _, h := range counts {
-		for a, v := range h {
-			hits[a] += float64(v)
-		}
-	}
-	out := make([]CalibrationPoint, len(calibrationAlphas))
-	for a, alpha := range calibrationAlphas {
-		out[a] = CalibrationPoint{Alpha: alpha, Nominal: 1 - alpha, Coverage: num.Ratio(hits[a], float64(total))}
-	}
-	return out
+func curveOf(counts [][]int, total int) []interval.CalibrationPoint {
+	return interval.Curve(calibrationAlphas, counts, total)
 }
 
 // naiveLimits fills l's in-sample intervals of the points pts: prediction
@@ -259,16 +241,9 @@ func widthWarnings(s *Summary, c *Conformal) []Warning {
 	return out
 }
 
-// CoverageTolerance is the sampling error allowed when n values' coverage
-// is compared with a level p: two binomial standard errors, at least one
-// percentage point.
-func CoverageTolerance(p float64, n int) float64 {
-	return math.Max(0.01, 2*math.Sqrt(p*(1-p)/float64(max(1, n))))
-}
-
 // stepCoverageWarnings warns about the steps whose coverage in s falls
 // below the 1 - 2 alpha the jackknife+ guarantees by more than sampling
-// error (CoverageTolerance; steps with at least 20 values), and says when
+// error (interval.CoverageTolerance; steps with at least 20 values), and says when
 // the model's test errors at those steps are much larger than its
 // training errors (the in-sample residuals naive; not in a self-audit):
 // the sign that it fits training noise there, which leave-one-out models
@@ -278,7 +253,7 @@ func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) [
 	var low []int
 	for t, c := range s.CoveragePerStep {
 		n := s.PointsPerStep[t]
-		if n >= 20 && c < floor-CoverageTolerance(floor, n) {
+		if n >= 20 && c < floor-interval.CoverageTolerance(floor, n) {
 			low = append(low, t)
 		}
 	}
@@ -360,96 +335,30 @@ func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 }
 
 // kindSummary computes the metrics of one kind of interval (limits lo,
-// up per point) over the labelled points pts: coverage (overall, per row,
-// joint per sequence), mean width of the finite intervals (overall, per
-// row), the number of unbounded ones, the Winkler score at lv.alpha
-// (width + 2/alpha times the miss, over finite intervals) and precision
-// and recall of the threshold flags (lower < low, upper > high). With
-// half-widths q (intervals symmetric about the prediction) a value is
-// covered when |y - prediction| <= q, which the float limits could
+// up per point) over the labelled points pts at lv (interval.Metrics).
+// With half-widths q (intervals symmetric about the prediction) a value
+// is covered when |y - prediction| <= q, which the float limits could
 // misjudge on the boundary.
-func kindSummary(kind string, lv level, pts []point, lo, up, q []float64) KindSummary {
-	alpha := lv.alpha
+func kindSummary(kind string, lv level, pts []point, lo, up, q []float64) interval.KindSummary {
 	nrow := 0
 	for _, pt := range pts {
 		if pt.has {
 			nrow = max(nrow, pt.f.T+1)
 		}
 	}
-	k := KindSummary{Kind: kind, CoveragePerStep: make([]float64, nrow), LengthPerStep: make([]float64, nrow)}
-	cov, cnt, lens, lcnt := make([]float64, nrow), make([]float64, nrow), make([]float64, nrow), make([]float64, nrow)
-	seqOK := map[int]bool{}
-	var covered, n, lenSum, lenN, score float64
-	var tl, th Threshold
+	m := interval.NewMetrics(lv.alpha, lv.low, lv.high, nrow)
 	for p, pt := range pts {
 		if !pt.has {
 			continue
 		}
-		y, a, b, t := pt.y, lo[p], up[p], pt.f.T
+		y, a, b := pt.y, lo[p], up[p]
 		in := a <= y && y <= b
 		if q != nil {
 			in = math.Abs(y-pt.pred) <= q[p]
 		}
-		if _, seen := seqOK[pt.seq]; !seen {
-			seqOK[pt.seq] = true
-		}
-		n++
-		cnt[t]++
-		if in {
-			covered++
-			cov[t]++
-		} else {
-			seqOK[pt.seq] = false
-		}
-		if math.IsInf(a, 0) || math.IsInf(b, 0) {
-			k.Infinite++
-		} else {
-			w := b - a
-			lenSum += w
-			lenN++
-			lens[t] += w
-			lcnt[t]++
-			if y < a {
-				w += 2 / alpha * (a - y)
-			}
-			if y > b {
-				w += 2 / alpha * (y - b)
-			}
-			score += w
-		}
-		if lv.low != nil {
-			tally(&tl, a < *lv.low, y < *lv.low)
-		}
-		if lv.high != nil {
-			tally(&th, b > *lv.high, y > *lv.high)
-		}
+		m.Add(pt.seq, pt.f.T, y, a, b, in)
 	}
-	k.Coverage = num.Ratio(covered, n)
-	k.MeanLength = num.Ratio(lenSum, lenN)
-	k.IntervalScore = num.Ratio(score, lenN)
-	joint := 0
-	for _, ok := range seqOK {
-		if ok {
-			joint++
-		}
-	}
-	k.JointCoverage = num.Ratio(float64(joint), float64(len(seqOK)))
-	k.Sequences = len(seqOK)
-	for t := range nrow {
-		k.CoveragePerStep[t] = num.Ratio(cov[t], cnt[t])
-		k.LengthPerStep[t] = num.Ratio(lens[t], lcnt[t])
-	}
-	if lv.low != nil {
-		tl.Threshold = *lv.low
-		finish(&tl)
-		k.Audit.Low = &tl
-	}
-	if lv.high != nil {
-		th.Threshold = *lv.high
-		finish(&th)
-		k.Audit.High = &th
-	}
-	return k
+	return m.Summary(kind)
 }
 
 // perHorizon returns the coverage, the mean width of the finite intervals
@@ -499,96 +408,5 @@ func coverOf(pts []point, l limits) (cov, length float64) {
 	return num.Ratio(c, n), num.Ratio(s, m)
 }
 
-func tally(t *Threshold, flag, real bool) {
-	if flag {
-		t.Flagged++
-		if real {
-			t.True++
-		}
-	}
-	if real {
-		t.Actual++
-	}
-}
-
-func finish(t *Threshold) {
-	t.Precision = num.Ratio(float64(t.True), float64(t.Flagged))
-	t.Recall = num.Ratio(float64(t.True), float64(t.Actual))
-}
-
 // calibrationAlphas is the grid of the calibration curve.
 var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
-
-// coveredAt adds to hits[a] one for every level alphas[a] whose
-// jackknife+ interval at a point (entries es, block predictions pred,
-// leaving out training sequence skipSeq) covers y (countCovered).
-func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skip skipRule, hits []int) {
-	vm, vp := jackknifeValues(es, pred, skip, nil, nil, nil)
-	countCovered(alphas, y, vm, vp, hits)
-}
-
-// countCovered adds to hits[a] one for every level alphas[a] whose
-// jackknife+ interval from V- = vm and V+ = vp covers y. The k-th
-// smallest of V+ is at least y exactly when fewer than k values of V+ lie
-// below y, and the k-th smallest of V- is at most y when at least k
-// values of V- do not exceed it: two counts decide the coverage at every
-// level. It reads the values before jackknifePlus, which maps NaN to
-// infinities: a NaN value counts on neither side.
-func countCovered(alphas []float64, y float64, vm, vp []float64, hits []int) {
-	m, below, notAbove := len(vp), 0, 0
-	for i, hi := range vp {
-		if hi < y {
-			below++
-		}
-		if vm[i] <= y {
-			notAbove++
-		}
-	}
-	coveredFromCounts(alphas, m, below, notAbove, hits)
-}
-
-// coveredFromCounts adds to hits[a] one for every level alphas[a] at
-// which the jackknife+ interval from m values, below of V+ lying below y
-// and notAbove of V- not exceeding it, covers y (countCovered).
-func coveredFromCounts(alphas []float64, m, below, notAbove int, hits []int) {
-	for a, alpha := range alphas {
-		if below < interval.UpperRank(alpha, m) && notAbove >= interval.LowerRank(alpha, m) {
-			hits[a]++
-		}
-	}
-}
-
-// calibrationCurve computes coverage against nominal level over the alpha
-// grid from the residual entries and the perturbed predictions, over
-// every labelled point: a subsample of every k-th point would alias with
-// the sequence length (k a multiple of it picks one step only), and the
-// two counts per point (coveredAt) cost no more than the intervals
-// themselves.
-func calibrationCurve(ctx context.Context, workers int, pts []point, preds perturbed, entries *residualSets, self bool) []CalibrationPoint {
-	var chosen []int
-	for p, pt := range pts {
-		if pt.has {
-			chosen = append(chosen, p)
-		}
-	}
-	// Counts per chunk of points, added afterwards: integers, so the
-	// result does not depend on the order.
-	const chunk = 64
-	nchunks := (len(chosen) + chunk - 1) / chunk
-	counts := make([][]int, nchunks)
-	bufs := make([][]float64, workers)
-	_ = par.For(ctx, nchunks, workers, func(w, c int) error {
-		if bufs[w] == nil {
-			bufs[w] = make([]float64, preds.blocks())
-		}
-		hits := make([]int, len(calibrationAlphas))
-		for _, p := range chosen[c*chunk : min(len(chosen), (c+1)*chunk)] {
-			pt := pts[p]
-			es, skip := entries.at(pt, self)
-			coveredAt(calibrationAlphas, pt.y, es, preds.point(p, bufs[w]), skip, hits)
-		}
-		counts[c] = hits
-		return nil
-	})
-	return curveOf(counts, len(chosen))
-}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
 	"github.com/rnnaudit/rnnaudit/internal/par"
@@ -36,7 +37,7 @@ type seqChunk struct {
 // perturbedPredictions); for each chunk every block's model theta_hat +
 // deltas[b] runs once and the chunk's limits are taken before the next.
 // budget bounds the bytes of predictions held at once (chunkBytes).
-func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []CalibrationPoint, error) {
+func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []interval.CalibrationPoint, error) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	chunks, maxPts, err := p.seqChunks(d, groups, pts, len(deltas), budget)

@@ -555,7 +555,7 @@ func indexedLimits(alpha float64, alphas []float64, t *BlockTable, ix *limitsInd
 	}
 	for i, p := range pts {
 		if p.Labelled && len(alphas) > 0 {
-			coveredFromCounts(alphas, out.M[i], counts[i][0], counts[i][1], out.Covered)
+			interval.CoveredFromCounts(alphas, out.M[i], counts[i][0], counts[i][1], out.Covered)
 			out.Labelled++
 		}
 	}

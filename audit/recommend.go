@@ -2,6 +2,8 @@ package audit
 
 import (
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Recommendation is the kind of interval an audit with a calibration set
@@ -27,7 +29,7 @@ type Shortfall struct {
 }
 
 // Hold reports whether kind k's measured coverage reaches the target
-// 1-alpha: pooled within sampling error (CoverageTolerance), and at every
+// 1-alpha: pooled within sampling error (interval.CoverageTolerance), and at every
 // step with at least minStepValues values within stepZ standard errors
 // (and at least stepFloor). For the calibrated kinds a step's standard
 // error also counts the calibration set's own sampling: their coverage
@@ -35,15 +37,15 @@ type Shortfall struct {
 // p(1-p)/(m+1), m the calibration values at the step. The Bonferroni
 // kind is judged on joint coverage. When the coverage does not hold it
 // says where.
-func Hold(k *KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
+func Hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	p := 1 - s.Alpha
 	if k.Kind == KindBonferroni {
-		if k.JointCoverage < p-CoverageTolerance(p, k.Sequences) {
+		if k.JointCoverage < p-interval.CoverageTolerance(p, k.Sequences) {
 			return false, Shortfall{Step: -1, Joint: true, Coverage: k.JointCoverage}
 		}
 		return true, Shortfall{}
 	}
-	if k.Coverage < p-CoverageTolerance(p, s.Points) {
+	if k.Coverage < p-interval.CoverageTolerance(p, s.Points) {
 		return false, Shortfall{Step: -1, Coverage: k.Coverage}
 	}
 	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife
@@ -85,13 +87,13 @@ func calibrationValues(c *Conformal, t int) int {
 // residual intervals (shown for comparison only: nothing guarantees
 // their coverage on new data), and not a kind whose every interval is
 // unbounded.
-func Eligible(k *KindSummary, s *Summary) bool {
+func Eligible(k *interval.KindSummary, s *Summary) bool {
 	return k.Kind != KindBonferroni && k.Kind != KindInSample && k.Infinite < s.Points
 }
 
 // narrower orders kinds by width: fewer unbounded intervals first, then
 // the smaller mean width.
-func narrower(a, b *KindSummary) bool {
+func narrower(a, b *interval.KindSummary) bool {
 	if a.Infinite != b.Infinite {
 		return a.Infinite < b.Infinite
 	}
@@ -106,7 +108,7 @@ func Recommend(c *Conformal, s *Summary) *Recommendation {
 		return nil
 	}
 	r := &Recommendation{Holds: make([]bool, len(c.Kinds)), Short: make([]Shortfall, len(c.Kinds))}
-	var best *KindSummary
+	var best *interval.KindSummary
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
 		r.Holds[i], r.Short[i] = Hold(k, s, c)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/par"
@@ -394,7 +395,7 @@ func (r *stepsRep) residuals(ctx context.Context, p *problem, mark func(string))
 	return loo, err
 }
 
-func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
+func (r *stepsRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []interval.CalibrationPoint, error) {
 	// Only the points asked for are evaluated: the calibration points'
 	// limits belong to the fit, the test points' to every prediction.
 	// Chunks of sequences at a time (chunkedLimits): the limits need no

@@ -1,6 +1,9 @@
 package audit
 
-import "github.com/rnnaudit/rnnaudit/audit/adaptive"
+import (
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
+)
 
 // Result is everything an audit found, in one value that the reports
 // render. Limits are float64 and may be ±Inf (DESIGN section 5: infinite
@@ -21,7 +24,7 @@ type Result struct {
 	SelfAudit bool
 	// Calibration is coverage against nominal level for alpha from 0.05
 	// to 0.5, from the same residuals (nil without labels).
-	Calibration []CalibrationPoint
+	Calibration []interval.CalibrationPoint
 	// Retrain compares influence with exact re-training (nil unless
 	// asked for).
 	Retrain *RetrainResult
@@ -104,7 +107,7 @@ type Summary struct {
 	RMSEPerStep     []float64
 	IntervalScore   float64 // Winkler score at alpha, mean over finite intervals
 	Alpha           float64
-	Audit           Audit
+	Audit           interval.Audit
 	// Naive is the same set of metrics for the in-sample-residual
 	// intervals (prediction ± the per-step quantile of training
 	// residuals), and Gap how much wider (+) or narrower the jackknife+
@@ -133,32 +136,6 @@ type NaiveSummary struct {
 	CoveragePerStep []float64
 	MeanLength      float64
 	LengthPerStep   []float64
-}
-
-// Audit holds precision and recall of the risk flags.
-type Audit struct {
-	Low  *Threshold
-	High *Threshold
-}
-
-// Threshold is the audit of one risk threshold (DESIGN section 6): a
-// value is flagged when its interval reaches beyond the threshold (lower <
-// low, or upper > high); precision is the fraction of flags that are
-// real, recall the fraction of real cases flagged.
-type Threshold struct {
-	Threshold float64
-	Precision float64 // NaN when nothing is flagged
-	Recall    float64 // NaN when no real case
-	Flagged   int
-	True      int
-	Actual    int // values actually beyond the threshold
-}
-
-// CalibrationPoint is one point of the calibration curve.
-type CalibrationPoint struct {
-	Alpha    float64
-	Nominal  float64
-	Coverage float64
 }
 
 // SequenceResult holds the intervals of one evaluated sequence.

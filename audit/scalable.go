@@ -40,6 +40,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -725,7 +726,7 @@ func (r *tableRep) residuals(context.Context, *problem, func(string)) (*looResid
 	return &looResiduals{shift: r.shift}, nil
 }
 
-func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []CalibrationPoint, error) {
+func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal bool) (limits, []interval.CalibrationPoint, error) {
 	pts, alphas := r.test, calibrationAlphas
 	if cal {
 		pts, alphas = r.cal, nil

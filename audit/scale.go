@@ -367,7 +367,7 @@ func finalizeFull(alpha float64, alphas []float64, t *BlockTable, pts []PointRec
 			}
 		}
 		if p.Labelled && len(alphas) > 0 {
-			countCovered(alphas, p.Y, vm, vp, out.Covered)
+			interval.CountCovered(alphas, p.Y, vm, vp, out.Covered)
 			out.Labelled++
 		}
 		out.Lo[i], out.Up[i] = interval.JackknifePlus(alpha, vm, vp)

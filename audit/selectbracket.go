@@ -257,7 +257,7 @@ func (sc *selectScratch) banded(alpha float64, s *sortedEntries, m predMatrix, c
 				notAbove += b2i(value(i, true) <= y)
 			}
 		}
-		coveredFromCounts(calibrationAlphas, n, below, notAbove, hits)
+		interval.CoveredFromCounts(calibrationAlphas, n, below, notAbove, hits)
 	}
 	return lo, up, n, true
 }

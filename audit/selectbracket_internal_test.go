@@ -109,7 +109,7 @@ func TestBandedLimits(t *testing.T) {
 			es, skip := entries.at(pt, self)
 			vm, vp := jackknifeValues(es, preds.point(p, pred), skip, nil, nil, nil)
 			if pt.has {
-				countCovered(calibrationAlphas, pt.y, vm, vp, want)
+				interval.CountCovered(calibrationAlphas, pt.y, vm, vp, want)
 			}
 			m := len(vp)
 			lo, up := math.Inf(-1), math.Inf(1)

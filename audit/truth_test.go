@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
@@ -22,7 +23,7 @@ const exampleRidge = 10.0
 
 // TestKnownTruth audits the trained RNN of the paper's synthetic study on
 // 2000 fresh sequences of the same AR process (noise sd 0.1 t) and checks
-// properties, each with binomial slack (audit.CoverageTolerance: two
+// properties, each with binomial slack (interval.CoverageTolerance: two
 // standard errors) rather than measured numbers:
 //
 //   - overall coverage within 5 points of the nominal 1 - alpha = 90%, so
@@ -75,7 +76,7 @@ func TestKnownTruth(t *testing.T) {
 		t.Fatalf("%d points, want 20000", s.Points)
 	}
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
-	if tol := audit.CoverageTolerance(nominal, s.Points); s.Coverage < nominal-0.05-tol || s.Coverage > nominal+0.05+tol {
+	if tol := interval.CoverageTolerance(nominal, s.Points); s.Coverage < nominal-0.05-tol || s.Coverage > nominal+0.05+tol {
 		t.Errorf("coverage %.4f: want within 5 points of the nominal %.2f (± %.3f sampling error)", s.Coverage, nominal, tol)
 	}
 	if s.Coverage <= s.Naive.Coverage {
@@ -88,14 +89,14 @@ func TestKnownTruth(t *testing.T) {
 		if n != 2000 {
 			t.Errorf("step %d: %d values, want 2000", i+1, n)
 		}
-		tol := audit.CoverageTolerance(c, n)
+		tol := interval.CoverageTolerance(c, n)
 		if c < 0.7-tol {
 			t.Errorf("step %d: coverage %.3f, want at least 0.7 (± %.3f)", i+1, c, tol)
 		}
 		if nc := s.Naive.CoveragePerStep[i]; c < nc-tol {
 			t.Errorf("step %d: jackknife+ coverage %.3f below the in-sample intervals' %.3f", i+1, c, nc)
 		}
-		if c < floor-audit.CoverageTolerance(floor, n) {
+		if c < floor-interval.CoverageTolerance(floor, n) {
 			low = append(low, i+1)
 		}
 		if c < s.CoveragePerStep[lowest] {

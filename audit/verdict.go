@@ -2,6 +2,8 @@ package audit
 
 import (
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // This file holds the audit's judgement: how good its intervals are (the
@@ -201,7 +203,7 @@ func stepsNearBound(s *Summary) (Reason, bool) {
 		if t < len(s.PointsPerStep) {
 			n = s.PointsPerStep[t]
 		}
-		tol := CoverageTolerance(floor, n)
+		tol := interval.CoverageTolerance(floor, n)
 		if n < minStepValues || !(c < floor) || c < floor-tol {
 			continue
 		}
@@ -219,7 +221,7 @@ func stepsNearBound(s *Summary) (Reason, bool) {
 // sampling error.
 func coverageReason(s *Summary) Reason {
 	nominal, floor := 1-s.Alpha, 1-2*s.Alpha
-	tol := CoverageTolerance(nominal, s.Points)
+	tol := interval.CoverageTolerance(nominal, s.Points)
 	if o := s.OverTime; o != nil && o.Long {
 		// Serially dependent values: fewer effective ones (Newey-West).
 		tol = math.Max(tol, o.Tolerance)

@@ -3,10 +3,55 @@ package graph
 import (
 	"math"
 	"strings"
+
+	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
 )
 
 // The scalar functions of the elementwise operators and of the recurrent
-// operators' activations, each with its first and second derivative.
+// operators' activations, each with its first and second derivative: an
+// activation value holds all of one function's rules, which the unary
+// kernel (unaryK in kernels.go and kernels_diff.go) applies elementwise.
+
+// activation is a scalar function y = f(x) with its first and second
+// derivatives, all as functions of the input x. The unary kernel's rules
+// are built from them: the tangent dy = f'(x) dx, the cotangent
+// gx += f'(x) g and its tangent dgx += f'(x) dg + f”(x) dx g, which gives
+// Hessian-vector products.
+type activation struct {
+	name     string
+	f, d, dd func(x float64) float64
+	// dy and ddy, when set, give the same derivatives from the output
+	// y = f(x), which is much cheaper for tanh, sigmoid and exp (no
+	// exponential to recompute); the derivative rules then use them.
+	dy, ddy func(y float64) float64
+	// vec, when set, computes the unary kernel's forward and derivative
+	// rules over whole slices on the assembly kernels of internal/asm/f64;
+	// the kernel then uses it instead of the scalar functions.
+	vec *sliceRules
+}
+
+// derivs returns functions of (x, y) for the first and second derivative.
+func (a *activation) derivs() (d, dd func(x, y float64) float64) {
+	if a.dy != nil {
+		return func(_, y float64) float64 { return a.dy(y) }, func(_, y float64) float64 { return a.ddy(y) }
+	}
+	return func(x, _ float64) float64 { return a.d(x) }, func(x, _ float64) float64 { return a.dd(x) }
+}
+
+// sliceRules are an activation's unary-kernel rules over slices, the
+// derivatives taken from the output y. Every slice is read at the
+// positions of the first one.
+type sliceRules struct {
+	// f sets y = f(x).
+	f func(y, x []float64)
+	// jvp sets dy = f'(x) dx.
+	jvp func(dy, y, dx []float64)
+	// vjp adds f'(x) g to gx.
+	vjp func(gx, y, g []float64)
+	// vjpTangent adds f'(x) dg + f''(x) dx g to dgx; vjpTangentSet sets
+	// dgx to it.
+	vjpTangent, vjpTangentSet func(dgx, y, g, dg, dx []float64)
+}
 
 func sigmoid(x float64) float64 {
 	if x >= 0 {
@@ -17,12 +62,22 @@ func sigmoid(x float64) float64 {
 }
 
 var (
+	// actTanh: tanh' = 1 - tanh², tanh'' = -2 tanh (1 - tanh²). On slices
+	// (the recurrent cells' hot path) the same rules run on the AVX-512 and
+	// AVX2 kernels of internal/asm/f64.
 	actTanh = &activation{name: "Tanh",
 		f:   math.Tanh,
 		d:   func(x float64) float64 { t := math.Tanh(x); return 1 - t*t },
 		dd:  func(x float64) float64 { t := math.Tanh(x); return -2 * t * (1 - t*t) },
 		dy:  func(t float64) float64 { return 1 - t*t },
 		ddy: func(t float64) float64 { return -2 * t * (1 - t*t) },
+		vec: &sliceRules{
+			f:             f64.Tanh,
+			jvp:           f64.TanhJVP,
+			vjp:           f64.TanhVJP,
+			vjpTangent:    f64.TanhVJPTangent,
+			vjpTangentSet: f64.TanhVJPTangentSet,
+		},
 	}
 	actSigmoid = &activation{name: "Sigmoid",
 		f:   sigmoid,

@@ -186,26 +186,8 @@ func at(idx []int32, i int) int {
 	return int(idx[i])
 }
 
-// activation is a scalar function with its first and second derivatives,
-// all as functions of the input x. When dy and ddy are set they give the
-// same derivatives from the output y = f(x), which is much cheaper for
-// tanh, sigmoid and exp (no exponential to recompute); the derivative
-// rules then use them.
-type activation struct {
-	name     string
-	f, d, dd func(x float64) float64
-	dy, ddy  func(y float64) float64
-}
-
-// derivs returns functions of (x, y) for the first and second derivative.
-func (a *activation) derivs() (d, dd func(x, y float64) float64) {
-	if a.dy != nil {
-		return func(_, y float64) float64 { return a.dy(y) }, func(_, y float64) float64 { return a.ddy(y) }
-	}
-	return func(x, _ float64) float64 { return a.d(x) }, func(x, _ float64) float64 { return a.dd(x) }
-}
-
-// unaryK applies an activation elementwise.
+// unaryK applies an activation elementwise: its function, derivatives and
+// slice rules are in activations.go.
 type unaryK struct{ a *activation }
 
 func (k *unaryK) keepsInt() bool { return false }
@@ -213,12 +195,15 @@ func (k *unaryK) keepsInt() bool { return false }
 func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
 	f := k.a.f
 	src, dst := in[0].F, out.F
-	if k.a == actTanh {
+	if v := k.a.vec; v != nil {
 		if ex.inline(len(dst)) {
-			f64.Tanh(dst, src) // no closure: an allocation per call
+			v.f(dst, src) // no closure: an allocation per call
 			return
 		}
-		ex.parallelFor(len(dst), func(lo, hi int) { f64.Tanh(dst[lo:hi], src[lo:hi]) })
+		// The closures of the slice rules capture tensors rather than
+		// slices: a smaller allocation.
+		x := in[0]
+		ex.parallelFor(len(dst), func(lo, hi int) { v.f(out.F[lo:hi], x.F[lo:hi]) })
 		return
 	}
 	ex.parallelFor(len(dst), func(lo, hi int) {

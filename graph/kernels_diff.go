@@ -216,7 +216,7 @@ func (k *binK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor)
 	}
 }
 
-// --- unaryK: y = f(x) ---
+// --- unaryK: y = f(x), f and its derivatives an activation (activations.go) ---
 
 // jvp: dy = f'(x) dx
 func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
@@ -225,12 +225,13 @@ func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
 		return
 	}
 	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
-	if k.a == actTanh {
+	if v := k.a.vec; v != nil {
 		if ex.inline(len(dy)) {
-			f64.TanhJVP(dy, y, dx)
+			v.jvp(dy, y, dx)
 			return
 		}
-		ex.parallelFor(len(dy), func(lo, hi int) { f64.TanhJVP(dy[lo:hi], y[lo:hi], dx[lo:hi]) })
+		tx := din[0] // the closure captures tensors: a smaller allocation than slices
+		ex.parallelFor(len(dy), func(lo, hi int) { v.jvp(dout.F[lo:hi], out.F[lo:hi], tx.F[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -247,8 +248,9 @@ func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
 		return
 	}
 	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
-	if k.a == actTanh {
-		ex.parallelFor(len(gv), func(lo, hi int) { f64.TanhVJP(gx[lo:hi], y[lo:hi], gv[lo:hi]) })
+	if v := k.a.vec; v != nil {
+		tgx := gin[0] // the closure captures tensors: a smaller allocation than slices
+		ex.parallelFor(len(gv), func(lo, hi int) { v.vjp(tgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi]) })
 		return
 	}
 	d, _ := k.a.derivs()
@@ -269,24 +271,26 @@ func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tenso
 	if din[0] != nil {
 		dx = din[0].F
 	}
+	v := k.a.vec
 	if ex.freshIn(0) {
-		if k.a == actTanh && dx != nil && ex.inline(len(gv)) {
-			f64.TanhVJPTangentSet(dgx, y, gv, dgv, dx)
+		if v != nil && dx != nil && ex.inline(len(gv)) {
+			v.vjpTangentSet(dgx, y, gv, dgv, dx)
 			return
 		}
 		clear(dgx) // the other forms add
 	}
-	if k.a == actTanh && dx == nil && ex.inline(len(gv)) {
-		f64.TanhVJP(dgx, y, dgv) // f' dg: the tangent of x is zero
+	if v != nil && dx == nil && ex.inline(len(gv)) {
+		v.vjp(dgx, y, dgv) // f' dg: the tangent of x is zero
 		return
 	}
-	if k.a == actTanh && dx != nil {
+	if v != nil && dx != nil {
 		if ex.inline(len(gv)) {
-			f64.TanhVJPTangent(dgx, y, gv, dgv, dx)
+			v.vjpTangent(dgx, y, gv, dgv, dx)
 			return
 		}
+		tdgx, tdx := dgin[0], din[0] // the closure captures tensors: a smaller allocation than slices
 		ex.parallelFor(len(gv), func(lo, hi int) {
-			f64.TanhVJPTangent(dgx[lo:hi], y[lo:hi], gv[lo:hi], dgv[lo:hi], dx[lo:hi])
+			v.vjpTangent(tdgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi], dg.F[lo:hi], tdx.F[lo:hi])
 		})
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // This file renders what a held-out calibration set adds (audit.Conformal):
@@ -87,8 +88,8 @@ func recommendation(r *audit.Result) (kind, text string) {
 		return "", ""
 	}
 	rec := c.Recommendation
-	var best *audit.KindSummary
-	var fail, good []*audit.KindSummary
+	var best *interval.KindSummary
+	var fail, good []*interval.KindSummary
 	var why, unbounded []string
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
@@ -162,7 +163,7 @@ func recommendation(r *audit.Result) (kind, text string) {
 }
 
 // widthText is the mean width, with the count of unbounded intervals.
-func widthText(k *audit.KindSummary) string {
+func widthText(k *interval.KindSummary) string {
 	if math.IsNaN(k.MeanLength) && k.Infinite > 0 {
 		return "unbounded"
 	}
@@ -185,7 +186,7 @@ func kindRows(r *audit.Result) []kindRow {
 		return nil
 	}
 	rec, _ := recommendation(r)
-	prec := func(t *audit.Threshold) (string, string) {
+	prec := func(t *interval.Threshold) (string, string) {
 		if t == nil {
 			return "–", "–"
 		}

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // kindOf is a kind with the same coverage at each of 10 steps (steps
 // overrides some), 200 sequences.
-func kindOf(kind string, cov, width float64, steps map[int]float64) audit.KindSummary {
-	k := audit.KindSummary{Kind: kind, Coverage: cov, JointCoverage: 0.3, Sequences: 200, MeanLength: width,
+func kindOf(kind string, cov, width float64, steps map[int]float64) interval.KindSummary {
+	k := interval.KindSummary{Kind: kind, Coverage: cov, JointCoverage: 0.3, Sequences: 200, MeanLength: width,
 		CoveragePerStep: slices.Repeat([]float64{cov}, 10), LengthPerStep: slices.Repeat([]float64{width}, 10), IntervalScore: width + 1}
 	for t, c := range steps {
 		k.CoveragePerStep[t] = c
@@ -25,7 +26,7 @@ func kindOf(kind string, cov, width float64, steps map[int]float64) audit.KindSu
 // calibrated is a result of 2,000 test values in 200 sequences of 10
 // steps, with 200 calibration values per step, and the audit's
 // recommendation among kinds.
-func calibrated(kinds ...audit.KindSummary) *audit.Result {
+func calibrated(kinds ...interval.KindSummary) *audit.Result {
 	r := &audit.Result{
 		Setting: audit.Setting{Alpha: 0.1, NominalCover: 0.9, GuaranteedMin: 0.8},
 		Summary: &audit.Summary{Alpha: 0.1, Points: 2000, PointsPerStep: slices.Repeat([]int{200}, 10),
@@ -53,23 +54,23 @@ func TestRecommendation(t *testing.T) {
 	ins := kindOf(audit.KindInSample, 0.91, 1.5, nil) // narrowest and covering, but not eligible
 	for _, tc := range []struct {
 		name  string
-		kinds []audit.KindSummary
+		kinds []interval.KindSummary
 		want  string
 		text  []string
 	}{
-		{"split fails at a step", []audit.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.80}), bon, ins},
+		{"split fails at a step", []interval.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.80}), bon, ins},
 			audit.KindConformalJackknife, []string{"Use conformalized jackknife+: its coverage holds (90.0% of 2,000 test values",
 				"Short of the target: jackknife+ (coverage 85.0%); split conformal (coverage 80.0% at step 3).",
 				"use the Bonferroni intervals: joint coverage 93.0%"}},
-		{"split within its step tolerance", []audit.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.82}), bon, ins},
+		{"split within its step tolerance", []interval.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.82}), bon, ins},
 			audit.KindSplit, []string{"Use split conformal", "narrowest of the kinds whose coverage holds (conformalized jackknife+ 2)"}},
-		{"jackknife+ fails at a step", []audit.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.83}), cj, bon, ins},
+		{"jackknife+ fails at a step", []interval.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.83}), cj, bon, ins},
 			audit.KindConformalJackknife, []string{"jackknife+ (coverage 83.0% at step 10)"}},
-		{"jackknife+ within its step tolerance", []audit.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.84}), cj, bon, ins},
+		{"jackknife+ within its step tolerance", []interval.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.84}), cj, bon, ins},
 			audit.KindJackknife, []string{"Use jackknife+", "guaranteed at least 80% with exact re-training"}},
-		{"pooled just short", []audit.KindSummary{kindOf(audit.KindJackknife, 0.886, 1.8, nil), cj},
+		{"pooled just short", []interval.KindSummary{kindOf(audit.KindJackknife, 0.886, 1.8, nil), cj},
 			audit.KindConformalJackknife, []string{"jackknife+ (coverage 88.6%)"}},
-		{"none holds", []audit.KindSummary{jk, kindOf(audit.KindSplit, 0.87, 1.9, nil), ins},
+		{"none holds", []interval.KindSummary{jk, kindOf(audit.KindSplit, 0.87, 1.9, nil), ins},
 			"", []string{"No kind of interval reaches the 90% target on the test data; the closest is split conformal (coverage 87.0%)"}},
 	} {
 		r := calibrated(tc.kinds...)
@@ -106,7 +107,7 @@ func TestConformalReports(t *testing.T) {
 	r := fixture()
 	inf := math.Inf(1)
 	r.Conformal = &audit.Conformal{File: "cal<b>.csv", Sequences: 4, Values: 20,
-		Kinds: []audit.KindSummary{kindOf(audit.KindJackknife, 0.875, 3.25, nil), kindOf(audit.KindSplit, 0.9, 3, nil)},
+		Kinds: []interval.KindSummary{kindOf(audit.KindJackknife, 0.875, 3.25, nil), kindOf(audit.KindSplit, 0.9, 3, nil)},
 		Notes: []string{"few values"}}
 	for t := range 6 {
 		r.Conformal.Forecasts = append(r.Conformal.Forecasts, audit.ConformalForecast{Row: t, M: 4, HalfWidth: inf, Scale: inf, JackknifeCoverage: 0.75})

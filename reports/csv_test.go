@@ -7,8 +7,10 @@ import (
 
 	"bytes"
 	"encoding/csv"
-	"github.com/rnnaudit/rnnaudit/audit"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // TestCSVNeutralisesFormulas: ids that a spreadsheet would evaluate (the
@@ -65,7 +67,7 @@ func TestCSVColumns(t *testing.T) {
 	t.Parallel()
 	plain := fixture()
 	cal := fixture()
-	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []audit.KindSummary{{Kind: audit.KindSplit}},
+	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []interval.KindSummary{{Kind: audit.KindSplit}},
 		Recommendation: &audit.Recommendation{Kind: audit.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1)}}
 	for i := range cal.Sequences {
 		for k := range cal.Sequences[i].Steps {

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
 
@@ -26,7 +27,7 @@ func ExampleWriteSummary() {
 		Setting: audit.Setting{Alpha: 0.1, NominalCover: 0.9, GuaranteedMin: 0.8, Low: &low},
 		Summary: &audit.Summary{Alpha: 0.1, Coverage: 0.893, Points: 10000, MeanLength: 2.5, RMSE: 1.1,
 			JointCoverage: 0.41, Naive: audit.NaiveSummary{Coverage: 0.84, MeanLength: 2.1},
-			Audit: audit.Audit{Low: &audit.Threshold{Threshold: 4, Precision: 0.81, Recall: 0.9, Flagged: 100, True: 81, Actual: 90}}},
+			Audit: interval.Audit{Low: &interval.Threshold{Threshold: 4, Precision: 0.81, Recall: 0.9, Flagged: 100, True: 81, Actual: 90}}},
 	}
 	r.Verdict = audit.Judge(r) // audit.Run judges the Results it makes
 	reports.WriteSummary(os.Stdout, r)

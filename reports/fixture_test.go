@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -33,9 +34,9 @@ func fixture() *audit.Result {
 			PointsPerStep: []int{3, 3, 3, 3, 4, 0}, RMSEPerStep: []float64{0.5, 1, 1.5, 1, 1.75, nan},
 			JointCoverage: 0.3333333333333333, MeanLength: 3.25, LengthPerStep: []float64{2, 2.5, 3, 3.5, 4, nan},
 			Infinite: 2, Points: 16, RMSE: 1.2345678, IntervalScore: 4.5, Alpha: 0.1,
-			Audit: audit.Audit{
-				Low:  &audit.Threshold{Threshold: 4, Precision: nan, Recall: 0, Flagged: 0, True: 0, Actual: 1},
-				High: &audit.Threshold{Threshold: 10, Precision: 0.75, Recall: 1, Flagged: 4, True: 3, Actual: 3},
+			Audit: interval.Audit{
+				Low:  &interval.Threshold{Threshold: 4, Precision: nan, Recall: 0, Flagged: 0, True: 0, Actual: 1},
+				High: &interval.Threshold{Threshold: 10, Precision: 0.75, Recall: 1, Flagged: 4, True: 3, Actual: 3},
 			},
 			Naive: audit.NaiveSummary{Coverage: 0.75, CoveragePerStep: []float64{1, 0.6666666666666666, 0.6666666666666666, 1, 0.5, nan},
 				MeanLength: 2.5, LengthPerStep: []float64{1.5, 2, 2.5, 3, 3.5, nan}},
@@ -51,7 +52,7 @@ func fixture() *audit.Result {
 			Warnings: []audit.Warning{{Code: audit.Indefinite, Step: -1, Figure: -0.001, Bound: -0.0002, Count: 1}},
 			Phases:   []audit.Phase{{Name: "prepare", Seconds: 0.004}, {Name: "block gradients", Seconds: 0.25}, {Name: "intervals", Seconds: 1.5}},
 		},
-		Calibration: []audit.CalibrationPoint{},
+		Calibration: []interval.CalibrationPoint{},
 		Retrain: &audit.RetrainResult{Blocks: []string{"sequence 2 (id P002)", "sequence 9 (id P009)"},
 			Cosine: []float64{0.98, 0.91}, MeanCosine: 0.945, MinCosine: 0.91, NormRatio: []float64{1.02, 0.95},
 			PredCorrelation: 0.97, ExactCoverage: 0.86, InfluenceCoverage: 0.875, ExactLength: 3.3, InfluenceLength: 3.25,
@@ -59,7 +60,7 @@ func fixture() *audit.Result {
 	}
 	for k := 0; k < 10; k++ {
 		a := 0.05 * float64(k+1)
-		r.Calibration = append(r.Calibration, audit.CalibrationPoint{Alpha: a, Nominal: 1 - a, Coverage: math.Max(0, 1-1.2*a)})
+		r.Calibration = append(r.Calibration, interval.CalibrationPoint{Alpha: a, Nominal: 1 - a, Coverage: math.Max(0, 1-1.2*a)})
 	}
 	ids := []string{"P101", "P102", "P103"}
 	for i, id := range ids {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 //go:embed templates/report.html.tmpl
@@ -131,7 +132,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 			card{"RMSE", num(s.RMSE), "of the point predictions", ""},
 		)
 		for _, a := range []struct {
-			t   *audit.Threshold
+			t   *interval.Threshold
 			low bool
 		}{{s.Audit.Low, true}, {s.Audit.High, false}} {
 			if a.t != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // FormatName and FormatVersion identify the JSON format; the version
@@ -283,7 +284,7 @@ type jsonNaive struct {
 	LengthPerStep   []fnum `json:"length_per_step"`
 }
 
-func jsonThresholdOf(t *audit.Threshold) *jsonThreshold {
+func jsonThresholdOf(t *interval.Threshold) *jsonThreshold {
 	if t == nil {
 		return nil
 	}
@@ -321,7 +322,7 @@ type jsonCalibPoint struct {
 	Coverage fnum `json:"coverage"`
 }
 
-func jsonCalibrationOf(c []audit.CalibrationPoint) []jsonCalibPoint {
+func jsonCalibrationOf(c []interval.CalibrationPoint) []jsonCalibPoint {
 	out := make([]jsonCalibPoint, len(c))
 	for i, p := range c {
 		out[i] = jsonCalibPoint{fnum(p.Alpha), fnum(p.Nominal), fnum(p.Coverage)}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // This file holds the plain-language text and the number formats that the
@@ -123,7 +124,7 @@ func evaluated(r *audit.Result) string {
 }
 
 // thresholdName is "below 4" or "above 10".
-func thresholdName(t *audit.Threshold, low bool) string {
+func thresholdName(t *interval.Threshold, low bool) string {
 	if low {
 		return "below " + num(t.Threshold)
 	}
@@ -146,7 +147,7 @@ func headline(r *audit.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s intervals covered %s of %s %s values", pct0(1-s.Alpha), pct(s.Coverage), count(s.Points), evaluated(r))
 	for _, a := range []struct {
-		t   *audit.Threshold
+		t   *interval.Threshold
 		low bool
 	}{{s.Audit.Low, true}, {s.Audit.High, false}} {
 		if a.t == nil {
@@ -405,7 +406,7 @@ func stepCoverageText(ws []audit.Warning) string {
 		if i == 5 {
 			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-5))
 		} else if i < 5 {
-			parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values, sampling tolerance ±%.1f points", w.Step+1, 100*w.Figure, w.Count, 100*audit.CoverageTolerance(w.Bound, w.Count)))
+			parts = append(parts, fmt.Sprintf("step %d: %.1f%% of %d values, sampling tolerance ±%.1f points", w.Step+1, 100*w.Figure, w.Count, 100*interval.CoverageTolerance(w.Bound, w.Count)))
 		}
 		lo, hi = math.Min(lo, w.Ratio), math.Max(hi, w.Ratio)
 	}
@@ -596,7 +597,7 @@ func auditRows(r *audit.Result) []auditRow {
 		return nil
 	}
 	var out []auditRow
-	add := func(t *audit.Threshold, low bool) {
+	add := func(t *interval.Threshold, low bool) {
 		if t == nil {
 			return
 		}

@@ -1,7 +1,18 @@
 // Package interval is the arithmetic of prediction intervals over plain
-// values: the quantile rules that turn m residuals into limits (the
-// ranks ceil((1-alpha)(m+1)) and floor(alpha(m+1))), jackknife+ limits
-// from the perturbed predictions' residual sets, and a selection that does
-// not sort. It knows nothing of models, data sets or the audit's options:
-// the audit package gathers the values and calls it.
+// values: from residuals, perturbed predictions and calibration scores
+// to limits, and from limits and observed values to the figures that
+// judge them. It holds the quantile rules (the ranks
+// ceil((1-alpha)(m+1)) and floor(alpha(m+1)), and a selection that does
+// not sort); jackknife+ limits from the sets V- and V+ (JackknifePlus);
+// the conformal quantile of split conformal and, at alpha / L, of
+// Bonferroni (UpperQuantile); the conformalized jackknife+ score and
+// limits (CJScore, CJLimits); the calibration curve's coverage counts
+// (CountCovered, Curve); and the metrics of a set of intervals (Metrics:
+// coverage, width, Winkler score, precision and recall of threshold
+// flags) with the sampling tolerance of a coverage (CoverageTolerance).
+// The method is in docs/design.md, sections 5, 6 and 8.
+//
+// It knows nothing of models, data sets, the audit's options or its
+// judgement: package audit gathers the values, calls it, and decides what
+// the figures mean.
 package interval

@@ -5,10 +5,10 @@ import (
 	"slices"
 )
 
-// Quantile rules of DESIGN section 5. With m values, the upper limit is
-// the ceil((1-alpha)(m+1))-th smallest of V+ (+Inf when that exceeds m)
-// and the lower limit the floor(alpha(m+1))-th smallest of V- (-Inf when
-// that is below 1). A tolerance of 1e-9 keeps products such as 0.9 × 10
+// Quantile rules (docs/design.md, section 5.3). With m values, the upper
+// limit is the ceil((1-alpha)(m+1))-th smallest of V+ (+Inf when that
+// exceeds m) and the lower limit the floor(alpha(m+1))-th smallest of V-
+// (-Inf when that is below 1). A tolerance of 1e-9 keeps products such as 0.9 × 10
 // from landing on the wrong integer through rounding.
 
 // UpperRank is ceil((1-alpha)(m+1)), 1-based.

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestQuantileRules pins the ranks of DESIGN section 5 at the edges: m too
-// small for a finite limit, exact products such as 0.9 × 10, and ties.
+// TestQuantileRules pins the ranks of docs/design.md, section 5.3, at the
+// edges: m too small for a finite limit, exact products such as 0.9 × 10,
+// and ties.
 func TestQuantileRules(t *testing.T) {
 	inf := math.Inf(1)
 	for _, tc := range []struct {

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -336,7 +335,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, audit.ErrFixedLength) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
-		if ne := (*graph.NodeError)(nil); errors.As(err, &ne) && !strings.Contains(err.Error(), p.f.model) {
+		// A node's error names the node, not the model, which the
+		// audit's errors do not name either: the command names it.
+		if ne := (*graph.NodeError)(nil); errors.As(err, &ne) {
 			return &contextError{p.f.model, err}
 		}
 		return err
@@ -708,42 +709,41 @@ func commandLine(args []string) string {
 	return strings.Join(parts, " ")
 }
 
-var badNumber = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (strconv\.Parse\w+: .*|.*)$`)
-
-// tidyFlagError rewrites pflag's messages in the command's words:
-// "--alpha "abc": not a number" for a bad value, and a suggestion for a
-// mistyped flag.
+// tidyFlagError rewrites pflag's errors in the command's words, from
+// their fields: "--alpha "abc": not a number" for a bad value, and a
+// suggestion for a mistyped flag.
 func tidyFlagError(fs *pflag.FlagSet, err error) string {
-	msg := err.Error()
-	if m := badNumber.FindStringSubmatch(msg); m != nil {
-		why := m[3]
-		if strings.HasPrefix(why, "strconv.") {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		why := errors.Unwrap(iv).Error()
+		if ne := (*strconv.NumError)(nil); errors.As(iv, &ne) {
 			why = "not a number"
-			if t := fs.Lookup(strings.TrimLeft(strings.Fields(m[2])[0], "-")); t != nil && strings.Contains(t.Value.Type(), "int") {
+			if strings.Contains(iv.GetFlag().Value.Type(), "int") {
 				why = "not a whole number"
 			}
 		}
-		return fmt.Sprintf("%s %q: %s", strings.Fields(m[2])[0], m[1], why)
+		return fmt.Sprintf("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), why)
 	}
-	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
-		if s := closest(fs, name); s != "" {
-			return fmt.Sprintf("%s: did you mean --%s?", msg, s)
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) && ne.GetSpecifiedShortnames() == "" {
+		if s := closest(fs, ne.GetSpecifiedName()); s != "" {
+			return fmt.Sprintf("unknown flag: --%s: did you mean --%s?", ne.GetSpecifiedName(), s)
 		}
 	}
-	return msg
+	return err.Error()
 }
 
 // singleDash returns a hint for a long flag written with one dash, which
-// pflag reads as a row of one-letter flags and reports as "unknown
-// shorthand flag: 'm' in -model": "-model: flags take two dashes: did you
+// pflag reads as a row of one-letter flags and reports as an unknown
+// shorthand flag ('m' in -model): "-model: flags take two dashes: did you
 // mean --model?". It returns "" for any other error.
 func singleDash(fs *pflag.FlagSet, err error) string {
-	_, arg, ok := strings.Cut(err.Error(), "unknown shorthand flag: ")
-	if !ok {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
 		return ""
 	}
-	_, arg, ok = strings.Cut(arg, " in -")
-	if !ok || arg == "" || arg[0] == '-' {
+	arg := ne.GetSpecifiedShortnames()
+	if arg == "" || arg[0] == '-' {
 		return ""
 	}
 	name, val, hasVal := strings.Cut(arg, "=")

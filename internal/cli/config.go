@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -91,14 +93,14 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 	return nil
 }
 
-// stripPflag shortens pflag's messages ("invalid argument ... for ...
-// flag: strconv.ParseFloat: parsing "x": invalid syntax").
+// stripPflag shortens pflag's error for a value that is not a number
+// ("invalid argument ... for ... flag: strconv.ParseFloat: parsing "x":
+// invalid syntax") to "not a number (invalid syntax)".
 func stripPflag(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "strconv.") {
-		return "not a number (" + msg[i+2:] + ")"
+	if ne := (*strconv.NumError)(nil); errors.As(err, &ne) {
+		return "not a number (" + ne.Err.Error() + ")"
 	}
-	return msg
+	return err.Error()
 }
 
 // multi reports whether a flag takes several values.

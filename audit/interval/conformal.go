@@ -1,0 +1,54 @@
+package interval
+
+import "math"
+
+// The conformalized jackknife+ family: I(s) = [f - s (f - lower), f + s
+// (upper - f)], s >= 0, scales a point's jackknife+ interval [lower,
+// upper] about its prediction f, so that calibration keeps the
+// jackknife+ shape (wider where the leave-one-out models disagree). A
+// side whose limit lies on the wrong side of f counts as width 0; an
+// unbounded side stays unbounded in every member; I(+Inf) is the whole
+// line. A calibration value's score is the smallest s with y in I(s)
+// (CJScore); the calibrated interval is I(q), q the conformal quantile of
+// the scores (UpperQuantile), (CJLimits).
+
+// CJScore is the conformalized jackknife+ score of a value y at a point
+// with prediction f and jackknife+ interval [lower, upper]: the smallest
+// s >= 0 with y in I(s); 0 when an unbounded side reaches y, +Inf when
+// the side towards y has width 0 (no member covers y). Its conformal
+// quantile over calibration values is the scale that makes the
+// jackknife+ intervals cover at the nominal level.
+func CJScore(f, lower, upper, y float64) float64 {
+	var dist, width float64
+	switch {
+	case y == f:
+		return 0
+	case y > f:
+		dist, width = y-f, upper-f
+	default:
+		dist, width = f-y, f-lower
+	}
+	switch {
+	case math.IsInf(width, 1):
+		return 0
+	case !(width > 0):
+		return math.Inf(1)
+	}
+	return dist / width
+}
+
+// CJLimits is the member I(s) of the conformalized jackknife+ family of
+// the interval [lower, upper] about the prediction f: the calibrated
+// interval when s is the conformal quantile of the CJScore scores.
+func CJLimits(f, lower, upper, s float64) (lo, up float64) {
+	if math.IsInf(s, 1) {
+		return math.Inf(-1), math.Inf(1)
+	}
+	side := func(limit float64, sign float64) float64 {
+		if math.IsInf(limit, 0) {
+			return limit
+		}
+		return f + sign*s*math.Max(sign*(limit-f), 0)
+	}
+	return side(lower, -1), side(upper, 1)
+}
