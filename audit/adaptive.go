@@ -150,7 +150,7 @@ func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []adaptive.
 // which sequences laid out from pts. sets (testLimits) gives the
 // points' jackknife+ sets on the jackknife base, nil otherwise; note, when
 // not empty, says why the base is scaled instead.
-func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
+func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*interval.StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
 	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}

@@ -70,7 +70,7 @@ type Conformal struct {
 	Values    int // labelled calibration values
 	// Forecasts are the calibrated quantities per forecast (row,
 	// horizon), by row then horizon.
-	Forecasts []ConformalForecast
+	Forecasts []interval.ConformalForecast
 	// Kinds compares every kind of interval on the labelled test values
 	// (nil without them), in the order jackknife+, conformalized
 	// jackknife+, split conformal, Bonferroni, in-sample.
@@ -80,35 +80,6 @@ type Conformal struct {
 	// Recommendation is the kind of interval the audit recommends (nil
 	// without labelled test values).
 	Recommendation *Recommendation
-}
-
-// ConformalForecast is the calibration of one forecast (row, horizon).
-type ConformalForecast struct {
-	Row     int
-	Horizon int
-	M       int // calibration values
-	// HalfWidth is the split-conformal half-width: the conformal quantile
-	// of the calibration |residuals| (+Inf when m < 1/alpha - 1).
-	HalfWidth float64
-	// Scale is the conformalized jackknife+ scale s: 1 keeps the
-	// jackknife+ interval, above 1 widens it (+Inf: unbounded).
-	Scale float64
-	// JackknifeCoverage is the fraction of the calibration values inside
-	// their (unscaled) jackknife+ interval: held-out evidence on the
-	// jackknife+ itself.
-	JackknifeCoverage float64
-}
-
-// StepConformal are the calibrated limits of one test forecast; limits
-// may be ±Inf.
-type StepConformal struct {
-	SplitLower      float64
-	SplitUpper      float64
-	BonferroniLower float64
-	BonferroniUpper float64
-	JackknifeLower  float64
-	JackknifeUpper  float64
-	M               int // calibration values at this forecast
 }
 
 // calibration is what a calibration set fixes per forecast (row,
@@ -122,7 +93,7 @@ type calibration struct {
 	// forecast of the calibration or test points); few the rows with
 	// calibration values too few for finite limits; values the labelled
 	// calibration values.
-	forecasts []ConformalForecast
+	forecasts []interval.ConformalForecast
 	few       []int
 	values    int
 }
@@ -157,7 +128,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		c.half[f] = interval.UpperQuantile(alpha, c.res[f])
 		c.scale[f] = interval.UpperQuantile(alpha, scores[f])
 		m := len(c.res[f])
-		c.forecasts = append(c.forecasts, ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
+		c.forecasts = append(c.forecasts, interval.ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
 		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
 			c.few = append(c.few, f.T)
@@ -214,7 +185,7 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 // every test point's calibrated limits. jk holds the test points'
 // jackknife+ and in-sample limits; with labelled test points the kinds of
 // interval are compared.
-func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*StepConformal) {
+func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*interval.StepConformal) {
 	lv := p.level()
 	alpha := lv.alpha
 	cb := calibrate(alpha, cf.points, cf.lim, test)
@@ -232,9 +203,9 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	cd := calibratedLimits(alpha, test, L, cb, jk)
-	steps := make([]*StepConformal, len(test))
+	steps := make([]*interval.StepConformal, len(test))
 	for i, pt := range test {
-		steps[i] = &StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
+		steps[i] = &interval.StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
 			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], M: len(cb.res[pt.f])}
 	}
 	if n := len(test); cd.bonInf > 0 && len(cb.few) == 0 {

@@ -3,10 +3,12 @@ package audit
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -353,7 +355,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 		res.Summary.OverTime = overTime(p.eval, pooled, l, p.opt.Alpha, p.opt.timeLag())
 		warns = append(warns, timeWarnings(res.Summary.OverTime)...)
 	}
-	var conf []*StepConformal
+	var conf []*interval.StepConformal
 	if f.cal != nil {
 		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
 	}
@@ -363,6 +365,65 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
+}
+
+// widthWarnings warns when the jackknife+ intervals (summary s) are more
+// than WideBound times wider than the in-sample residual intervals, or
+// than split conformal on a calibration set (c, nil without one; DESIGN
+// section 8): coverage alone would call such intervals good.
+func widthWarnings(s *Summary, c *Conformal) []Warning {
+	if s == nil || !(s.MeanLength > 0) {
+		return nil
+	}
+	var out []Warning
+	if ref := s.Naive.MeanLength; ref > 0 && s.MeanLength > WideBound*ref {
+		out = append(out, Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
+	}
+	if c != nil {
+		for _, k := range c.Kinds {
+			if k.Kind == KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
+				out = append(out, Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
+			}
+		}
+	}
+	return out
+}
+
+// stepCoverageWarnings warns about the steps whose coverage in s falls
+// below the 1 - 2 alpha the jackknife+ guarantees by more than sampling
+// error (interval.ShortSteps, steps with at least minStepValues values),
+// and gives the ratio of the model's test to training errors at those
+// steps (the in-sample residuals naive; not in a self-audit), from which
+// the judgement tells a model that fits training noise there (OverfitRatio),
+// which leave-one-out models started from the trained model keep in part.
+func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) []Warning {
+	floor := 1 - 2*s.Alpha
+	low := interval.ShortSteps(s.CoveragePerStep, s.PointsPerStep, floor, minStepValues)
+	if len(low) == 0 {
+		return nil
+	}
+	// In-sample residual RMS per row.
+	ss := make([]float64, len(s.CoveragePerStep))
+	cnt := make([]float64, len(ss))
+	for f, res := range naive {
+		if f.T < len(ss) {
+			for _, e := range res {
+				ss[f.T] += e * e
+				cnt[f.T]++
+			}
+		}
+	}
+	var out []Warning
+	for _, t := range low {
+		w := Warning{Code: StepCoverage, Step: t, Figure: s.CoveragePerStep[t], Bound: floor, Count: s.PointsPerStep[t]}
+		if cnt[t] > 0 && !self {
+			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
+				w.Ratio = s.RMSEPerStep[t] / in
+			}
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // pointsRep is the influence representation rep of a fit made ready

@@ -10,9 +10,11 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
-// The limits and summary phases: plain functions of the evaluation
-// points, the perturbed predictions and the residual entries, without a
-// model.
+// The limits and summary phases' glue: it gathers, from the evaluation
+// points, the perturbed predictions and the residual sets (with their
+// skip rules), the plain values that package interval turns into limits
+// and figures, and lays the figures out as the Result's. The warnings on
+// the figures are built by the phase (Fitted.predict).
 
 // limits are the intervals of every evaluated point: jackknife+ (lo, up,
 // from m residuals) and, when filled by naiveLimits, in-sample (nlo, nup,
@@ -184,7 +186,7 @@ func naiveLimits(alpha float64, naive map[forecast][]float64, key func(forecast)
 
 // sequences lays out the points' intervals by evaluated sequence of d
 // (conf, when not nil, holds each point's calibrated limits).
-func sequences(d *blocks.Dataset, pts []point, l limits, conf []*StepConformal) []SequenceResult {
+func sequences(d *blocks.Dataset, pts []point, l limits, conf []*interval.StepConformal) []SequenceResult {
 	seqs := make([]SequenceResult, d.Len())
 	for i, s := range d.Seqs {
 		seqs[i].ID = s.ID
@@ -217,71 +219,6 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*StepConformal) 
 		seqs[pt.seq].Steps = append(seqs[pt.seq].Steps, st)
 	}
 	return seqs
-}
-
-// widthWarnings warns when the jackknife+ intervals (summary s) are more
-// than WideBound times wider than the in-sample residual intervals, or
-// than split conformal on a calibration set (c, nil without one; DESIGN
-// section 8): coverage alone would call such intervals good.
-func widthWarnings(s *Summary, c *Conformal) []Warning {
-	if s == nil || !(s.MeanLength > 0) {
-		return nil
-	}
-	var out []Warning
-	if ref := s.Naive.MeanLength; ref > 0 && s.MeanLength > WideBound*ref {
-		out = append(out, Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
-	}
-	if c != nil {
-		for _, k := range c.Kinds {
-			if k.Kind == KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
-				out = append(out, Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
-			}
-		}
-	}
-	return out
-}
-
-// stepCoverageWarnings warns about the steps whose coverage in s falls
-// below the 1 - 2 alpha the jackknife+ guarantees by more than sampling
-// error (interval.CoverageTolerance; steps with at least 20 values), and says when
-// the model's test errors at those steps are much larger than its
-// training errors (the in-sample residuals naive; not in a self-audit):
-// the sign that it fits training noise there, which leave-one-out models
-// started from the trained model keep in part.
-func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) []Warning {
-	floor := 1 - 2*s.Alpha
-	var low []int
-	for t, c := range s.CoveragePerStep {
-		n := s.PointsPerStep[t]
-		if n >= 20 && c < floor-interval.CoverageTolerance(floor, n) {
-			low = append(low, t)
-		}
-	}
-	if len(low) == 0 {
-		return nil
-	}
-	// In-sample residual RMS per row.
-	ss := make([]float64, len(s.CoveragePerStep))
-	cnt := make([]float64, len(ss))
-	for f, res := range naive {
-		if f.T < len(ss) {
-			for _, e := range res {
-				ss[f.T] += e * e
-				cnt[f.T]++
-			}
-		}
-	}
-	var out []Warning
-	for _, t := range low {
-		w := Warning{Code: StepCoverage, Step: t, Figure: s.CoveragePerStep[t], Bound: floor, Count: s.PointsPerStep[t]}
-		if cnt[t] > 0 && !self {
-			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
-				w.Ratio = s.RMSEPerStep[t] / in
-			}
-		}
-		out = append(out, w)
-	}
-	return out
 }
 
 // summarize computes the metrics of DESIGN section 6 over the labelled

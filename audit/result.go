@@ -159,7 +159,7 @@ type StepResult struct {
 	M          int // number of leave-one-block-out residuals used
 	// Conformal holds the limits calibrated on the held-out set (nil
 	// without one).
-	Conformal *StepConformal
+	Conformal *interval.StepConformal
 	// Adaptive holds the limits that adapt along time (nil without
 	// Options.Adaptive).
 	Adaptive *adaptive.Step

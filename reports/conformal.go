@@ -244,7 +244,7 @@ func kindStepTable(r *audit.Result) (head []string, rows [][]string) {
 	for _, k := range c.Kinds {
 		head = append(head, kindShort(k.Kind)+" coverage", kindShort(k.Kind)+" width")
 	}
-	byRow := map[int]audit.ConformalForecast{}
+	byRow := map[int]interval.ConformalForecast{}
 	for _, f := range c.Forecasts {
 		if f.Horizon == 0 {
 			byRow[f.Row] = f
@@ -388,7 +388,7 @@ type jsonStepConformal struct {
 	M               *int  `json:"m_calibration,omitempty"`
 }
 
-func jsonStepConformalOf(c *audit.StepConformal) jsonStepConformal {
+func jsonStepConformalOf(c *interval.StepConformal) jsonStepConformal {
 	if c == nil {
 		return jsonStepConformal{}
 	}

@@ -34,7 +34,7 @@ func calibrated(kinds ...interval.KindSummary) *audit.Result {
 		Conformal: &audit.Conformal{File: "cal.csv", Sequences: 200, Values: 2000, Kinds: kinds},
 	}
 	for t := range 10 {
-		r.Conformal.Forecasts = append(r.Conformal.Forecasts, audit.ConformalForecast{Row: t, M: 200, HalfWidth: 1, Scale: 1.1})
+		r.Conformal.Forecasts = append(r.Conformal.Forecasts, interval.ConformalForecast{Row: t, M: 200, HalfWidth: 1, Scale: 1.1})
 	}
 	r.Conformal.Recommendation = audit.Recommend(r.Conformal, r.Summary) // as audit.Run does
 	return r
@@ -110,13 +110,13 @@ func TestConformalReports(t *testing.T) {
 		Kinds: []interval.KindSummary{kindOf(audit.KindJackknife, 0.875, 3.25, nil), kindOf(audit.KindSplit, 0.9, 3, nil)},
 		Notes: []string{"few values"}}
 	for t := range 6 {
-		r.Conformal.Forecasts = append(r.Conformal.Forecasts, audit.ConformalForecast{Row: t, M: 4, HalfWidth: inf, Scale: inf, JackknifeCoverage: 0.75})
+		r.Conformal.Forecasts = append(r.Conformal.Forecasts, interval.ConformalForecast{Row: t, M: 4, HalfWidth: inf, Scale: inf, JackknifeCoverage: 0.75})
 	}
 	r.Conformal.Recommendation = audit.Recommend(r.Conformal, r.Summary)
 	for i := range r.Sequences {
 		for k := range r.Sequences[i].Steps {
 			st := &r.Sequences[i].Steps[k]
-			st.Conformal = &audit.StepConformal{SplitLower: st.Prediction - 1, SplitUpper: st.Prediction + 1,
+			st.Conformal = &interval.StepConformal{SplitLower: st.Prediction - 1, SplitUpper: st.Prediction + 1,
 				BonferroniLower: math.Inf(-1), BonferroniUpper: inf, JackknifeLower: st.Lower, JackknifeUpper: st.Upper, M: 4}
 		}
 	}

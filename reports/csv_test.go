@@ -73,7 +73,7 @@ func TestCSVColumns(t *testing.T) {
 		for k := range cal.Sequences[i].Steps {
 			st := &cal.Sequences[i].Steps[k]
 			f := st.Prediction
-			st.Conformal = &audit.StepConformal{SplitLower: f - 1 - 0.01*float64(k), SplitUpper: f + 1.25, BonferroniLower: f - 2, BonferroniUpper: math.Inf(1),
+			st.Conformal = &interval.StepConformal{SplitLower: f - 1 - 0.01*float64(k), SplitUpper: f + 1.25, BonferroniLower: f - 2, BonferroniUpper: math.Inf(1),
 				JackknifeLower: f - 1.5, JackknifeUpper: f + 1.75 + 0.1*float64(i), M: 40 + k}
 		}
 	}

@@ -52,3 +52,37 @@ func CJLimits(f, lower, upper, s float64) (lo, up float64) {
 	}
 	return side(lower, -1), side(upper, 1)
 }
+
+// ConformalForecast is what a calibration set fixes at one forecast (row,
+// horizon) of a recurrent model: the quantities every calibrated interval
+// of that forecast is built from, reported so that a reader can see
+// where calibration values are too few.
+type ConformalForecast struct {
+	Row     int
+	Horizon int
+	M       int // calibration values
+	// HalfWidth is the split-conformal half-width: the conformal quantile
+	// (UpperQuantile) of the calibration |residuals| (+Inf when m <
+	// 1/alpha - 1).
+	HalfWidth float64
+	// Scale is the conformalized jackknife+ scale s: 1 keeps the
+	// jackknife+ interval, above 1 widens it (+Inf: unbounded).
+	Scale float64
+	// JackknifeCoverage is the fraction of the calibration values inside
+	// their (unscaled) jackknife+ interval: held-out evidence on the
+	// jackknife+ itself.
+	JackknifeCoverage float64
+}
+
+// StepConformal are the calibrated limits of one test forecast, one pair
+// per kind of calibrated interval, so that each forecast carries every
+// interval a report compares; limits may be ±Inf.
+type StepConformal struct {
+	SplitLower      float64 // prediction - HalfWidth
+	SplitUpper      float64 // prediction + HalfWidth
+	BonferroniLower float64 // prediction - the conformal quantile at alpha / L
+	BonferroniUpper float64 // prediction + the conformal quantile at alpha / L
+	JackknifeLower  float64 // CJLimits with the forecast's Scale
+	JackknifeUpper  float64
+	M               int // calibration values at this forecast
+}

@@ -87,3 +87,19 @@ func MinValues(alpha float64) int {
 	}
 	return m
 }
+
+// ShortSteps returns the rows whose coverage falls below floor by more
+// than sampling error (CoverageTolerance at floor over the row's values),
+// among the rows with at least minValues values, in row order; coverage
+// and n are per row. A row's coverage below its guarantee within
+// sampling error is not evidence against the intervals; with few values
+// one miss moves it too far to say anything.
+func ShortSteps(coverage []float64, n []int, floor float64, minValues int) []int {
+	var short []int
+	for t, c := range coverage {
+		if n[t] >= minValues && c < floor-CoverageTolerance(floor, n[t]) {
+			short = append(short, t)
+		}
+	}
+	return short
+}

@@ -74,3 +74,17 @@ func TestCoverageTolerance(t *testing.T) {
 		t.Errorf("no values: %v, want 2·sqrt(0.25) = 1", got)
 	}
 }
+
+// TestShortSteps: at floor 0.8 over 100 values the tolerance is 0.08, so
+// 0.71 is short and 0.73 is not; rows with fewer than minValues values
+// are not judged however low.
+func TestShortSteps(t *testing.T) {
+	cov := []float64{0.71, 0.73, 0.1, 0.5, 0.9}
+	n := []int{100, 100, 19, 20, 100}
+	if got := ShortSteps(cov, n, 0.8, 20); !slices.Equal(got, []int{0, 3}) {
+		t.Errorf("short steps %v, want [0 3]", got)
+	}
+	if got := ShortSteps(cov, n, 0.5, 20); got != nil {
+		t.Errorf("short steps at floor 0.5: %v, want none", got)
+	}
+}

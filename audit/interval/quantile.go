@@ -42,7 +42,7 @@ func KthSmallest(v []float64, k int) float64 {
 		}
 		p := b
 		// v[lo:j] < p <= v[j:hi]
-		j := lo + PartitionLess(v[lo:hi], p)
+		j := lo + partitionLess(v[lo:hi], p)
 		switch {
 		case k < j:
 			hi = j
@@ -54,7 +54,7 @@ func KthSmallest(v []float64, k int) float64 {
 			// j2 == lo only when p is +Inf (every value left is +Inf:
 			// the nextafter bound cannot exceed it) or NaN; either way p
 			// is the answer, and the loop would otherwise not shrink.
-			j2 := lo + PartitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
+			j2 := lo + partitionLess(v[lo:hi], math.Nextafter(p, math.Inf(1)))
 			if k < j2 || j2 == lo {
 				return p
 			}
@@ -70,9 +70,9 @@ func KthSmallest(v []float64, k int) float64 {
 	return v[k]
 }
 
-// PartitionLess moves the values of v below p to the front, branch-free,
+// partitionLess moves the values of v below p to the front, branch-free,
 // and returns how many there are.
-func PartitionLess(v []float64, p float64) int {
+func partitionLess(v []float64, p float64) int {
 	j := 0
 	for i, x := range v {
 		v[i] = v[j]
