@@ -12,8 +12,11 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/table"
+
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // FormatVersion is the version of the fitted-audit artifact that Save
@@ -355,7 +358,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if o.Params != "" {
 		keep, err := graph.ParamPattern(o.Params)
 		if err != nil {
-			return nil, fmt.Errorf("audit: load: %w", err)
+			return nil, errs.Wrapf(err, "audit: load: ")
 		}
 		if g, err = g.Restrict(keep); err != nil {
 			return nil, fmt.Errorf("audit: load: parameter pattern %q: %w", o.Params, err)
@@ -369,7 +372,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		return nil, fmt.Errorf("audit: load: the artifact was fitted on %d parameters, the model has %d: load the model with the output the fit used (%q)", h.Parameters, len(f.theta), h.Output)
 	}
 	if f.io, err = newModelIO(g, &o, h.Features); err != nil {
-		return nil, fmt.Errorf("audit: load: %w", err)
+		return nil, errs.Wrapf(err, "audit: load: ")
 	}
 	f.inf = &influence{estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
 	switch h.Representation {
@@ -441,7 +444,7 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 	if ft == nil {
 		return errors.New("audit: load: a low-rank artifact without its table: the file is damaged")
 	}
-	t := &BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
+	t := &table.BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
 	if t.N != h.Blocks || t.K != h.Rank || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
 		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N {
 		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters: the file is damaged", h.Blocks, h.Rank, P)
@@ -451,6 +454,6 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 		slots[forecast{sl.T, sl.H}] = i
 	}
 	f.loo = &looResiduals{shift: b.Shift}
-	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &ShiftBasis{P: P, U: b.Basis}, slots: slots}
+	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &table.ShiftBasis{P: P, U: b.Basis}, slots: slots}
 	return nil
 }

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
@@ -20,10 +23,27 @@ import (
 // then each chunk's map step (mapBlockChunk) under the in-sample rule, as
 // lowRankPass.blockPass runs them.
 type blockChunkBench struct {
-	p    *problem
-	spec *FactorSpec
-	s    *rowStream
-	chs  []*BlockChunk
+	p     *problem
+	spec  *blockSpec
+	s     *rowStream
+	chs   []*table.BlockChunk
+	terms [][][]ownTerm // per chunk, its sequences' terms
+}
+
+// benchK is the scale benchmark's rank (table's benchmarks use the same).
+const benchK = 200
+
+// cpuTime is the process's user and system CPU time (processCPU): on a
+// machine shared with other work the benchmark reports it per sequence
+// beside the wall time.
+func cpuTime() time.Duration { return time.Duration(processCPU() * 1e9) }
+
+func randVec(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	return v
 }
 
 func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
@@ -53,8 +73,8 @@ func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
 		red.D[i] = 1 / float64(i+1)
 	}
 	U := randVec(r, benchK*P)
-	spec := newFactorSpec(p, U, red, forecastSlots(p), false, false)
-	if err := spec.init(); err != nil {
+	spec, err := blockSpecOf(newFactorSpec(p, U, red, forecastSlots(p), false, false))
+	if err != nil {
 		tb.Fatal(err)
 	}
 	fx, err := p.trainOutputs(context.Background())
@@ -66,21 +86,23 @@ func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	chs := make([]*BlockChunk, len(gs))
+	chs := make([]*table.BlockChunk, len(gs))
+	ts := make([][][]ownTerm, len(gs))
 	for c, gr := range gs {
-		ch := &BlockChunk{seqs: gr.seqs, blocks: make([]int, len(gr.seqs)), labels: make([]string, len(gr.seqs)), terms: make([][]ownTerm, len(gr.seqs))}
+		ch := &table.BlockChunk{Seqs: gr.seqs, Blocks: make([]int, len(gr.seqs)), Labels: make([]string, len(gr.seqs))}
+		ts[c] = make([][]ownTerm, len(gr.seqs))
 		for b, i := range gr.seqs {
-			ch.blocks[b], ch.labels[b], ch.terms[b] = i, fmt.Sprint(i), terms.of(i)
+			ch.Blocks[b], ch.Labels[b], ts[c][b] = i, fmt.Sprint(i), terms.of(i)
 		}
 		chs[c] = ch
 	}
-	return &blockChunkBench{p: p, spec: spec, s: newGroupStream(p, gs), chs: chs}
+	return &blockChunkBench{p: p, spec: spec, s: newGroupStream(p, gs), chs: chs, terms: ts}
 }
 
 // run runs the pass once, handing every chunk's output to keep.
-func (bb *blockChunkBench) run(ctx context.Context, keep func(c int, out *BlockChunkOut)) error {
+func (bb *blockChunkBench) run(ctx context.Context, keep func(c int, out *table.BlockChunkOut)) error {
 	return bb.s.run(ctx, true, false, func(c int, _ *group, grads, rows [][][]float64) error {
-		out, err := bb.spec.cachedBlocks.mapChunk(bb.chs[c], grads, rows)
+		out, err := bb.spec.mapChunk(bb.chs[c], bb.terms[c], grads, rows)
 		if err != nil {
 			return err
 		}
@@ -96,13 +118,13 @@ func (bb *blockChunkBench) run(ctx context.Context, keep func(c int, out *BlockC
 func BenchmarkBlockChunk(b *testing.B) {
 	const n = 640
 	bb := newBlockChunkBench(b, n)
-	if err := bb.run(b.Context(), func(int, *BlockChunkOut) {}); err != nil { // the example analysis, once per pass
+	if err := bb.run(b.Context(), func(int, *table.BlockChunkOut) {}); err != nil { // the example analysis, once per pass
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	c0 := cpuTime()
 	for range b.N {
-		if err := bb.run(b.Context(), func(int, *BlockChunkOut) {}); err != nil {
+		if err := bb.run(b.Context(), func(int, *table.BlockChunkOut) {}); err != nil {
 			b.Fatal(err)
 		}
 	}

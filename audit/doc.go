@@ -87,13 +87,14 @@
 // the in-process path calls exactly these, so that an executor (Apache
 // Beam's Go SDK on Flink, Spark or Dataflow: cmd/audit-beam, a module of
 // its own; Options.Executor) can run them elsewhere when one machine is
-// not enough. engine.go is the seam, with no engine imported: an audit
-// with an executor is three pipeline runs (Stage), each a map over
-// chunks (one batch of at most streamBatch sequences of equal length)
-// whose inputs, shared value and outputs are raw little-endian encodings
-// (wire.go):
+// not enough. Package table holds the seam, with no engine imported:
+// the block table, the stages (table.Stage, table.Executor) and their
+// values' raw little-endian encodings. An audit with an executor is
+// three pipeline runs, each a map over chunks (one batch of at most
+// streamBatch sequences of equal length); engine.go is the worker's
+// half (Worker, ChunkRunner):
 //
-//	blocks    Worker.BlockChunk per chunk of training sequences: the
+//	blocks    a block chunk per batch of training sequences: the
 //	          sequences' gradients (and Jacobian rows) computed on the
 //	          worker, then mapBlockChunk (chunks.go; the in-process block
 //	          pass calls it on the streamed rows): per block a BlockRecord
@@ -101,7 +102,7 @@
 //	          leverage), and the chunk's gradient sum. Shared: FactorSpec
 //	          (the factor's U and hvp.Reduced, the loss, the forecast
 //	          slots, the rule, the problem's digest).
-//	points    Worker.PointChunk per chunk of evaluated sequences: their
+//	points    a point chunk per batch of evaluated sequences: their
 //	          output-Jacobian rows, then MapPoints; PointRecords of k + 2
 //	          numbers out, with Skip (the block a self-audited point leaves
 //	          out) and the target when labelled. Shared: FactorSpec.
@@ -119,7 +120,7 @@
 // coverage counts summed as integers) and the summary, so that the
 // result does not depend on the order the chunks run in. A worker builds
 // the problem itself (NewWorker, from the driver's model, data and
-// options, named by a WorkerSpec) and checks it against the driver's
+// options, named by a table.WorkerSpec) and checks it against the driver's
 // digest.
 //
 // Conventions the package fixes where DESIGN leaves room:

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/reports"
@@ -25,12 +26,12 @@ type workerExecutor struct {
 	w         *audit.Worker
 	err       error
 	// chunks counts the chunks run per stage.
-	chunks map[audit.StageKind]int
+	chunks map[table.StageKind]int
 	// drop leaves out the last output of that stage; garble truncates it.
-	drop, garble audit.StageKind
+	drop, garble table.StageKind
 }
 
-func (e *workerExecutor) Execute(ctx context.Context, s *audit.Stage, emit func(int, []byte) error) error {
+func (e *workerExecutor) Execute(ctx context.Context, s *table.Stage, emit func(int, []byte) error) error {
 	e.once.Do(func() { e.w, e.err = e.newWorker() })
 	if e.err != nil {
 		return e.err
@@ -40,7 +41,7 @@ func (e *workerExecutor) Execute(ctx context.Context, s *audit.Stage, emit func(
 		return err
 	}
 	if e.chunks == nil {
-		e.chunks = map[audit.StageKind]int{}
+		e.chunks = map[table.StageKind]int{}
 	}
 	for c := len(s.Chunks) - 1; c >= 0; c-- {
 		if e.drop == s.Kind && c == len(s.Chunks)-1 {
@@ -86,7 +87,7 @@ func TestExecutorSameJSON(t *testing.T) {
 			opts := func() *audit.Options {
 				return &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge, Solver: audit.LowRank, Calibration: tc.cal}
 			}
-			run := func(e audit.Executor) []byte {
+			run := func(e table.Executor) []byte {
 				o := opts()
 				o.Executor = e
 				res, err := audit.Run(context.Background(), g, train, tc.test, o)
@@ -102,7 +103,7 @@ func TestExecutorSameJSON(t *testing.T) {
 			want := run(nil)
 			e := &workerExecutor{newWorker: func() (*audit.Worker, error) { return audit.NewWorker(g, train, tc.test, opts()) }}
 			got := run(e)
-			for _, k := range []audit.StageKind{audit.StageBlocks, audit.StagePoints, audit.StageFinalize} {
+			for _, k := range []table.StageKind{table.StageBlocks, table.StagePoints, table.StageFinalize} {
 				if e.chunks[k] < 2 {
 					t.Errorf("the executor ran %d chunks of the %s stage, want several", e.chunks[k], k)
 				}
@@ -126,10 +127,10 @@ func TestExecutorFaults(t *testing.T) {
 		e    *workerExecutor
 		want string
 	}{
-		{"lost block chunk", &workerExecutor{newWorker: same, drop: audit.StageBlocks}, "gave no output of chunk 1 of the blocks stage"},
-		{"lost point chunk", &workerExecutor{newWorker: same, drop: audit.StagePoints}, "of the points stage"},
-		{"garbled finalize chunk", &workerExecutor{newWorker: same, garble: audit.StageFinalize}, "finalize stage"},
-		{"garbled block chunk", &workerExecutor{newWorker: same, garble: audit.StageBlocks}, "decoding a block chunk"},
+		{"lost block chunk", &workerExecutor{newWorker: same, drop: table.StageBlocks}, "gave no output of chunk 1 of the blocks stage"},
+		{"lost point chunk", &workerExecutor{newWorker: same, drop: table.StagePoints}, "of the points stage"},
+		{"garbled finalize chunk", &workerExecutor{newWorker: same, garble: table.StageFinalize}, "finalize stage"},
+		{"garbled block chunk", &workerExecutor{newWorker: same, garble: table.StageBlocks}, "decoding a block chunk"},
 		{"worker on other data", &workerExecutor{newWorker: func() (*audit.Worker, error) { return audit.NewWorker(g, test, nil, opts) }}, "differ from the driver"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,4 +153,4 @@ func TestExecutorFaults(t *testing.T) {
 
 type failing struct{ err error }
 
-func (f failing) Execute(context.Context, *audit.Stage, func(int, []byte) error) error { return f.err }
+func (f failing) Execute(context.Context, *table.Stage, func(int, []byte) error) error { return f.err }

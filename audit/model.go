@@ -143,7 +143,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		}
 		outs, err := g.Run(nil, in)
 		if err != nil {
-			return nil, fmt.Errorf("audit: the model does not run on a batch of 2 sequences of %d steps (inputs %s): %w", T, m.inputList(), err)
+			return nil, errs.Wrapf(err, "audit: the model does not run on a batch of 2 sequences of %d steps (inputs %s): ", T, m.inputList())
 		}
 		shapes[i] = outs[0].Shape
 	}
@@ -520,7 +520,7 @@ func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []
 	}
 	p, err := m.g.Compile(in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("audit: compiling the model for %d sequences of %d steps: %w", B, n, err)
+		return nil, nil, errs.Wrapf(err, "audit: compiling the model for %d sequences of %d steps: ", B, n)
 	}
 	m.progs[key] = p
 	return p, in, nil

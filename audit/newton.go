@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
@@ -298,7 +299,7 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 		ts, Jb, AJb := blockRows(k)
 		st, err := newtonStep(loss, ts, Jb, AJb, inf.delta[k])
 		if err != nil {
-			return fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
+			return errs.Wrapf(err, "audit: block %s: ", bl[k].Label)
 		}
 		ob := &ownBlock{}
 		var lk []float64

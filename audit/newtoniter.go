@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -155,7 +156,7 @@ func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence
 			}
 			st, err := newtonStep(p.opt.Loss, ts, J, AJ, u[0])
 			if err != nil {
-				return nil, fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
+				return nil, errs.Wrapf(err, "audit: block %s: ", bl[k].Label)
 			}
 			return st.delta, nil
 		}
@@ -176,7 +177,7 @@ func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence
 		}
 		delta, steps, conv, err := quasiNewton(value, grad, precond, inf.delta[k], maxSteps)
 		if err != nil {
-			return nil, fmt.Errorf("audit: block %s: Newton iteration: %w", bl[k].Label, err)
+			return nil, errs.Wrapf(err, "audit: block %s: Newton iteration: ", bl[k].Label)
 		}
 		inf.delta[k] = delta
 		it.Steps[k], it.Converged[k] = steps, conv

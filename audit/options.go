@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/table"
+
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -194,7 +196,7 @@ type Options struct {
 	// Executor, when set, runs the LowRank solver's block pass, test
 	// pass and limits elsewhere (engine.go; e.g. on Apache Beam); nil
 	// runs them in process. The result is the same byte for byte.
-	Executor Executor `json:"-"`
+	Executor table.Executor `json:"-"`
 
 	// ownForward takes the Newton estimator's own-block residuals from a
 	// forward pass at theta_-b instead of the linearised model (for the

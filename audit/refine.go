@@ -25,6 +25,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 const (
@@ -135,7 +136,7 @@ func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPas
 			rf.residual = math.Max(rf.residual, res)
 			st, err := newtonStep(loss, ts, J, x[1:], x[0])
 			if err != nil {
-				return rf, fmt.Errorf("audit: block %s: %w", bl[k].Label, err)
+				return rf, errs.Wrapf(err, "audit: block %s: ", bl[k].Label)
 			}
 			if err := lr.keep(out, k, ts, st.delta, st.res, st.shift); err != nil {
 				return rf, err

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/table"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -41,7 +43,7 @@ func TestRefineBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	basis := &ShiftBasis{P: P, U: f.U}
+	basis := &table.ShiftBasis{P: P, U: f.U}
 	lr := &lowRankPass{p: p, f: f, basis: basis, terms: terms, slots: forecastSlots(p)}
 	bp, err := lr.blockPass(ctx, true, true)
 	if err != nil {
@@ -166,7 +168,7 @@ func TestRefineBlocks(t *testing.T) {
 			}
 		}
 		// The step itself is not kept: its norm and its record.
-		want, err := MapBlock(basis, wantDelta[k], nil)
+		want, err := table.MapBlock(basis, wantDelta[k], nil)
 		if err != nil {
 			t.Fatal(err)
 		}

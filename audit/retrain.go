@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -417,7 +418,7 @@ func (rf *refitting) lbfgs(ctx context.Context, obj *refitObjective, deadline ti
 		return nil, 0, 0, ferr
 	}
 	if err != nil && res == nil {
-		return nil, 0, 0, fmt.Errorf("audit: exact re-training: %w", err)
+		return nil, 0, 0, errs.Wrapf(err, "audit: exact re-training: ")
 	}
 	if _, err := obj.Gradient(ctx, res.X, grad); err != nil {
 		return nil, 0, 0, err

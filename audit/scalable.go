@@ -41,6 +41,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -127,7 +128,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 
 	mark("block pass")
-	lr := &lowRankPass{p: p, f: f, basis: &ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
 	if withRows {
 		// The per-block rule's refinement and diagnostics index every
 		// sequence's terms.
@@ -143,8 +144,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 			return nil, err
 		}
 	}
-	table := bp.table
-	if err := table.fill(bp.recs); err != nil { // the refined blocks' records
+	tab := bp.table
+	if err := tab.Fill(bp.recs); err != nil { // the refined blocks' records
 		return nil, err
 	}
 	bp.recs = nil
@@ -162,7 +163,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	inf.rep = &tableRep{table: table, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
+	inf.rep = &tableRep{table: tab, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
 
@@ -301,7 +302,7 @@ func leverageRule(ctx context.Context, p *problem, f *hvp.LowRank, pr probes, in
 type lowRankPass struct {
 	p       *problem
 	f       *hvp.LowRank
-	basis   *ShiftBasis
+	basis   *table.ShiftBasis
 	termsOf func(int) []ownTerm
 	terms   [][]ownTerm
 	slots   map[forecast]int
@@ -349,7 +350,7 @@ func forecastSlots(p *problem) map[forecast]int {
 // and the gradient: of the block pass the total gradient of the training
 // objective, of a chunk the sum of its sequences' gradients.
 type blockPassOut struct {
-	recs      []BlockRecord
+	recs      []table.BlockRecord
 	gnorm     []float64
 	norms     []float64
 	shift     []float64
@@ -359,13 +360,13 @@ type blockPassOut struct {
 	total     []float64
 	// table holds the records of the block pass (recs are views of its
 	// rows), nil in a chunk's output.
-	table *BlockTable
+	table *table.BlockTable
 }
 
 // newBlockPassOut allocates the figures of n blocks (with leverage when
 // withRows).
 func newBlockPassOut(n int, withRows bool) *blockPassOut {
-	out := &blockPassOut{recs: make([]BlockRecord, n), gnorm: make([]float64, n), norms: make([]float64, n), shift: make([]float64, n)}
+	out := &blockPassOut{recs: make([]table.BlockRecord, n), gnorm: make([]float64, n), norms: make([]float64, n), shift: make([]float64, n)}
 	if withRows {
 		out.lev, out.levMax, out.unbounded = make([][]float64, n), make([]float64, n), make([]bool, n)
 	}
@@ -397,19 +398,19 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		blockOf[b.Seq] = k
 	}
 	out := newBlockPassOut(nb, withRows)
-	out.table = newBlockTable(nb, f.Rank(), 0, len(lr.slots))
+	out.table = table.NewBlockTable(nb, f.Rank(), 0, len(lr.slots))
 	P := len(p.theta)
 	gs, err := p.makeGroups(p.train, streamBatch)
 	if err != nil {
 		return nil, err
 	}
-	chunks := make([]*BlockChunk, len(gs))
+	chunks := make([]*table.BlockChunk, len(gs))
 	for c, gr := range gs {
-		ch := &BlockChunk{seqs: gr.seqs, blocks: make([]int, len(gr.seqs)), labels: make([]string, len(gr.seqs))}
+		ch := &table.BlockChunk{Seqs: gr.seqs, Blocks: make([]int, len(gr.seqs)), Labels: make([]string, len(gr.seqs))}
 		for b, i := range gr.seqs {
-			ch.blocks[b] = blockOf[i]
+			ch.Blocks[b] = blockOf[i]
 			if k := blockOf[i]; k >= 0 {
-				ch.labels[b] = bl[k].Label
+				ch.Labels[b] = bl[k].Label
 			}
 		}
 		chunks[c] = ch
@@ -417,7 +418,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	// The total gradient: the chunks' gradient sums added exactly, so
 	// that it does not depend on the order they come in, nor on an
 	// engine's summing them on its workers (GradientSum).
-	sum := NewGradientSum(P)
+	sum := table.NewGradientSum(P)
 	if p.opt.Ridge != 0 {
 		r := make([]float64, P)
 		num.AddScaled(r, p.opt.Ridge, p.theta)
@@ -426,53 +427,59 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	done := 0
 	var mu sync.Mutex
 	spec := newFactorSpec(p, f.U, red, lr.slots, withRows, newton)
-	if err := spec.init(); err != nil {
+	bs, err := blockSpecOf(spec)
+	if err != nil {
 		return nil, err
 	}
-	gather := func(c int, res *BlockChunkOut) error {
+	gather := func(c int, res *table.BlockChunkOut) error {
 		in := chunks[c]
-		if err := res.check(len(in.seqs), P, withRows); err != nil {
+		if err := checkChunkOut(res, len(in.Seqs), P, withRows); err != nil {
 			return err
 		}
-		for b, k := range in.blocks {
+		for b, k := range in.Blocks {
 			if k < 0 {
 				continue
 			}
-			rec, err := out.table.put(k, res.recs[b])
+			rec, err := out.table.Put(k, res.Recs[b])
 			if err != nil {
 				return err
 			}
-			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = rec, res.gnorm[b], res.norms[b], res.shift[b]
+			out.recs[k], out.gnorm[k], out.norms[k], out.shift[k] = rec, res.GNorm[b], res.Norms[b], res.Shift[b]
 			if withRows {
-				out.lev[k], out.levMax[k], out.unbounded[k] = res.lev[b], res.levMax[b], res.unbounded[b]
+				out.lev[k], out.levMax[k], out.unbounded[k] = res.Lev[b], res.LevMax[b], res.Unbounded[b]
 			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if err := sum.Add(res.total); err != nil {
+		if err := sum.Add(res.Total); err != nil {
 			return err
 		}
-		done += len(in.seqs)
+		done += len(in.Seqs)
 		p.opt.progress("block pass", done, p.train.Len())
 		return nil
 	}
 	// A chunk's terms are made when it is mapped (in process) and
 	// dropped after: all of them at once were 0.56 GB at a million
 	// sequences.
-	withTerms := func(ch *BlockChunk) {
-		ch.terms = make([][]ownTerm, len(ch.seqs))
-		for b, i := range ch.seqs {
-			ch.terms[b] = lr.termsFor(i)
+	termsOf := func(ch *table.BlockChunk) [][]ownTerm {
+		terms := make([][]ownTerm, len(ch.Seqs))
+		for b, i := range ch.Seqs {
+			terms[b] = lr.termsFor(i)
 		}
+		return terms
 	}
 	if e := p.opt.Executor; e != nil {
 		encs := make([]encoder, len(chunks))
 		for c, ch := range chunks {
-			withTerms(ch)
+			terms := termsOf(ch)
+			ch.Terms = make([][]table.Term, len(terms))
+			for b, ts := range terms {
+				ch.Terms[b] = wireTerms(ts)
+			}
 			encs[c] = ch
 		}
-		err = execute(ctx, e, StageBlocks, spec, encs, func(c int, b []byte) error {
-			res := &BlockChunkOut{}
+		err = execute(ctx, e, table.StageBlocks, spec, encs, func(c int, b []byte) error {
+			res := &table.BlockChunkOut{}
 			if err := res.UnmarshalBinary(b); err != nil {
 				return err
 			}
@@ -480,9 +487,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 		})
 	} else {
 		err = newGroupStream(p, gs).run(ctx, true, withRows, func(c int, _ *group, grads, rows [][][]float64) error {
-			withTerms(chunks[c])
-			res, err := spec.cachedBlocks.mapChunk(chunks[c], grads, rows)
-			chunks[c].terms = nil
+			res, err := bs.mapChunk(chunks[c], termsOf(chunks[c]), grads, rows)
 			if err != nil {
 				return err
 			}
@@ -501,7 +506,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 // |delta| and the mean shift.
 func (lr *lowRankPass) keep(out *blockPassOut, k int, ts []ownTerm, delta, res, shift []float64) error {
 	byPos, sh := ownBySlot(lr.slots, ts, res, shift)
-	rec, err := MapBlock(lr.basis, delta, byPos)
+	rec, err := table.MapBlock(lr.basis, delta, byPos)
 	if err != nil {
 		return err
 	}
@@ -574,7 +579,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf fu
 // their PointRecords (MapPoints), in the order of ev. A test point of a
 // self-audit leaves out its own sequence's block; the labelled test
 // points carry their targets (the calibration curve).
-func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, cal []PointRecord, err error) {
+func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, cal []table.PointRecord, err error) {
 	p := lr.p
 	total := len(ev.test) + len(ev.cal)
 	done := 0
@@ -594,7 +599,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 	}
 	// The executor's points stage ships the factor's spec; a fit's
 	// Predict (lr.f nil: the factor is not kept) maps in process.
-	var spec *FactorSpec
+	var spec *table.FactorSpec
 	exec := p.opt.Executor
 	if lr.f == nil {
 		exec = nil
@@ -605,11 +610,11 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			return nil, nil, err
 		}
 		spec = newFactorSpec(p, lr.basis.U, red, lr.slots, false, false)
-		if err := spec.init(); err != nil {
+		if _, err := blockSpecOf(spec); err != nil {
 			return nil, nil, err
 		}
 	}
-	records := func(cal bool, pts []point, labels bool) ([]PointRecord, error) {
+	records := func(cal bool, pts []point, labels bool) ([]table.PointRecord, error) {
 		if len(pts) == 0 {
 			return nil, nil // a fit (Fit) evaluates no test points
 		}
@@ -617,7 +622,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		if cal {
 			d = p.cal
 		}
-		out := make([]PointRecord, len(pts))
+		out := make([]table.PointRecord, len(pts))
 		// The points of each (sequence, forecast).
 		type key struct {
 			seq int
@@ -632,10 +637,10 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			return nil, err
 		}
 		// Per chunk (a batch of gs), its points and their indices in pts.
-		chunks := make([]*PointChunk, len(gs))
+		chunks := make([]*table.PointChunk, len(gs))
 		idx := make([][]int, len(gs))
 		for c, gr := range gs {
-			ch := &PointChunk{cal: cal, seqs: gr.seqs}
+			ch := &table.PointChunk{Cal: cal, Seqs: gr.seqs}
 			for b, i := range gr.seqs {
 				for k, fc := range p.io.forecasts(gr.T) {
 					j, ok := at[key{i, fc}]
@@ -647,17 +652,17 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 						sl = -1
 					}
 					pt := pts[j]
-					cp := chunkPoint{b: b, k: k, f: pt.pred, slot: sl, skip: skip(pt)}
+					cp := table.ChunkPoint{Seq: b, Forecast: k, F: pt.pred, Slot: sl, Skip: skip(pt)}
 					if labels && pt.has {
-						cp.y, cp.labelled = pt.y, true
+						cp.Y, cp.Labelled = pt.y, true
 					}
-					ch.points = append(ch.points, cp)
+					ch.Points = append(ch.Points, cp)
 					idx[c] = append(idx[c], j)
 				}
 			}
 			chunks[c] = ch
 		}
-		gather := func(c int, recs []PointRecord) error {
+		gather := func(c int, recs []table.PointRecord) error {
 			if len(recs) != len(idx[c]) {
 				return fmt.Errorf("audit: a point chunk's output of %d records, want %d", len(recs), len(idx[c]))
 			}
@@ -675,8 +680,8 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			for c, ch := range chunks {
 				encs[c] = ch
 			}
-			err = execute(ctx, e, StagePoints, spec, encs, func(c int, b []byte) error {
-				recs, err := DecodePoints(b)
+			err = execute(ctx, e, table.StagePoints, spec, encs, func(c int, b []byte) error {
+				recs, err := table.DecodePoints(b)
 				if err != nil {
 					return err
 				}
@@ -713,12 +718,12 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 // (BlockTable.Shifts), is formed for a chunk of points at a time and
 // blocks × points never exist at once.
 type tableRep struct {
-	table     *BlockTable
-	test, cal []PointRecord
+	table     *table.BlockTable
+	test, cal []table.PointRecord
 	shift     []float64
 	// basis and slots map new evaluation points (forPoints): the
 	// factor's rows and the forecast slots of the table's residuals.
-	basis *ShiftBasis
+	basis *table.ShiftBasis
 	slots map[forecast]int
 }
 
@@ -737,7 +742,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 	chunks := (n + chunk - 1) / chunk
 	counts := make([][]int, chunks)
 	labelled := make([]int, chunks)
-	gather := func(c int, out ChunkLimits) error {
+	gather := func(c int, out table.ChunkLimits) error {
 		lo := c * chunk
 		hi := min(n, lo+chunk)
 		if len(out.Lo) != hi-lo || len(out.Up) != hi-lo || len(out.M) != hi-lo || len(out.Covered) != len(alphas) {
@@ -749,15 +754,15 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		counts[c], labelled[c] = out.Covered, out.Labelled
 		return nil
 	}
-	spec := &TableSpec{Alpha: p.opt.Alpha, Alphas: alphas, Table: *r.table}
+	spec := &table.TableSpec{Alpha: p.opt.Alpha, Alphas: alphas, Table: *r.table}
 	var err error
 	if e := p.opt.Executor; e != nil {
 		encs := make([]encoder, chunks)
 		for c := range encs {
-			encs[c] = &FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]}
+			encs[c] = &table.FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]}
 		}
-		err = execute(ctx, e, StageFinalize, spec, encs, func(c int, b []byte) error {
-			var out ChunkLimits
+		err = execute(ctx, e, table.StageFinalize, spec, encs, func(c int, b []byte) error {
+			var out table.ChunkLimits
 			if err := out.UnmarshalBinary(b); err != nil {
 				return err
 			}
@@ -765,7 +770,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		})
 	} else {
 		err = par.For(ctx, chunks, p.workers, func(_, c int) error {
-			out, err := spec.Finalize(&FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]})
+			out, err := spec.Finalize(&table.FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]})
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,11 @@ import (
 // an independent reference for the banded selection.
 func sortedRank(v []float64, k int, neg bool) float64 {
 	w := slices.Clone(v)
-	infForNaNSide(w, neg)
+	if neg {
+		interval.InfForNaN(w, nil)
+	} else {
+		interval.InfForNaN(nil, w)
+	}
 	slices.Sort(w)
 	return w[k-1]
 }

@@ -2,13 +2,13 @@ package hvp
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -166,11 +166,11 @@ func (dw *denseWorker) columns(ctx context.Context, o *Objective, c Curvature, t
 		b := &o.Batches[i]
 		pb, err := dw.prepare(o, c, theta, i)
 		if err != nil {
-			return fmt.Errorf("hvp: batch %d: %w", i, err)
+			return errs.Wrapf(err, "hvp: batch %d: ", i)
 		}
 		for j := lo; j < hi; j++ {
 			if err := dw.batchColumn(o, c, b, pb, j, cols[j*P:(j+1)*P]); err != nil {
-				return fmt.Errorf("hvp: batch %d: %w", i, err)
+				return errs.Wrapf(err, "hvp: batch %d: ", i)
 			}
 		}
 		batchDone()

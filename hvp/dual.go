@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // The dual (Woodbury) form of the damped Gauss-Newton matrix.
@@ -312,7 +313,7 @@ func (f *dualFactor) kernelSolve(a []float64, nb int) ([]float64, error) {
 	if err := f.chol.SolveTo(&y, mat.NewDense(f.N, nb, a)); err != nil {
 		var c mat.Condition
 		if !errors.As(err, &c) {
-			return nil, fmt.Errorf("hvp: dual kernel solve: %w", err)
+			return nil, errs.Wrapf(err, "hvp: dual kernel solve: ")
 		}
 		// An ill-conditioned kernel still gives its solution; the
 		// residuals in the report say how good it is.
@@ -372,7 +373,7 @@ func (o *Objective) gaussNewtonRows(ctx context.Context, theta []float64, progre
 		b := &o.Batches[i]
 		outs, err := w.state(b.Program).Forward(theta, b.Inputs)
 		if err != nil {
-			return fmt.Errorf("batch %d: %w", i, err)
+			return errs.Wrapf(err, "batch %d: ", i)
 		}
 		f := outs[b.Output].F
 		if len(b.Target) != len(f) || len(b.Weight) != len(f) {
@@ -409,7 +410,7 @@ func (o *Objective) gaussNewtonRows(ctx context.Context, theta []float64, progre
 		N += len(terms)
 		ids, nex, err := o.termExamples(b)
 		if err != nil {
-			return nil, 0, fmt.Errorf("hvp: batch %d: %w", i, err)
+			return nil, 0, errs.Wrapf(err, "hvp: batch %d: ", i)
 		}
 		if ids == nil {
 			for t, e := range terms {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -54,7 +55,7 @@ func (o *Objective) Gradients(ctx context.Context, theta []float64, jobs []Job, 
 		}
 		loss, err := o.batchGradient(w, b, theta, wt, out[i], j.Outputs)
 		if err != nil {
-			return fmt.Errorf("batch %d: %w", j.Batch, err)
+			return errs.Wrapf(err, "batch %d: ", j.Batch)
 		}
 		if losses != nil {
 			losses[i] = loss
@@ -123,7 +124,7 @@ func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.PerExample, 
 	}
 	st, outs, g, _, err := o.lossSeeds(w, b, theta, wt, j.Outputs)
 	if err != nil {
-		return fmt.Errorf("batch %d: %w", j.Batch, err)
+		return errs.Wrapf(err, "batch %d: ", j.Batch)
 	}
 	if losses != nil {
 		clear(losses)
@@ -139,7 +140,7 @@ func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.PerExample, 
 		}
 	}
 	if err := st.BackwardPerExample(x, g, out); err != nil {
-		return fmt.Errorf("batch %d: %w", j.Batch, err)
+		return errs.Wrapf(err, "batch %d: ", j.Batch)
 	}
 	return nil
 }
@@ -154,7 +155,7 @@ func (o *Objective) jobExamples(jobs []Job) ([]*graph.PerExample, error) {
 		}
 		x, err := o.examplesOf(&o.Batches[j.Batch])
 		if err != nil {
-			return nil, fmt.Errorf("hvp: batch %d: %w", j.Batch, err)
+			return nil, errs.Wrapf(err, "hvp: batch %d: ", j.Batch)
 		}
 		xs[i] = x
 	}
@@ -231,10 +232,10 @@ func (o *Objective) StreamPerExampleGradients(ctx context.Context, theta []float
 	return par.For(ctx, len(jobs), nw, func(wi, i int) error {
 		grads, losses := bufs[wi].get(xs[i].NumExamples(), p)
 		if err := o.exampleJob(ws[wi], theta, xs[i], jobs[i], nw == 1, grads, losses); err != nil {
-			return fmt.Errorf("hvp: job %d: %w", i, err)
+			return errs.Wrapf(err, "hvp: job %d: ", i)
 		}
 		if err := f(wi, i, grads, losses); err != nil {
-			return fmt.Errorf("hvp: job %d: %w", i, err)
+			return errs.Wrapf(err, "hvp: job %d: ", i)
 		}
 		return nil
 	})

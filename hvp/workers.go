@@ -2,10 +2,10 @@ package hvp
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -104,7 +104,7 @@ func (o *Objective) reduce(ctx context.Context, dst []float64, f func(w *worker,
 		for i := lo; i < hi; i++ {
 			v, err := f(ws[wi], &o.Batches[i], acc[c])
 			if err != nil {
-				return fmt.Errorf("hvp: batch %d: %w", i, err)
+				return errs.Wrapf(err, "hvp: batch %d: ", i)
 			}
 			vals[c] += v
 		}
@@ -135,7 +135,7 @@ func (o *Objective) eachJob(ctx context.Context, n int, f func(w *worker, i int)
 	}
 	return par.For(ctx, n, nw, func(wi, i int) error {
 		if err := f(ws[wi], i); err != nil {
-			return fmt.Errorf("hvp: job %d: %w", i, err)
+			return errs.Wrapf(err, "hvp: job %d: ", i)
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Load reads and decodes the ONNX model in the file at path. Its errors are
@@ -24,11 +25,11 @@ func load(path string, keep *pruning) (*graph.Graph, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("onnx: %s: %w", path, err)
+		return nil, errs.Wrapf(err, "onnx: %s: ", path)
 	}
 	g, err := decode(data, keep)
 	if err != nil {
-		return nil, fmt.Errorf("onnx: %s: %w", path, err)
+		return nil, errs.Wrapf(err, "onnx: %s: ", path)
 	}
 	return g, nil
 }

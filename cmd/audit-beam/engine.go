@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/cmd/audit-beam/beamexec"
 	"github.com/rnnaudit/rnnaudit/internal/cli"
 )
@@ -36,7 +37,7 @@ func (e *engine) Flags(fs *pflag.FlagSet) {
 // Executor returns the Beam executor of the audit a, or nil (in process)
 // without --runner. Beam's pipeline options are Go flags of the standard
 // flag set, which --beam-opt sets.
-func (e *engine) Executor(ctx context.Context, a *cli.Audit) (audit.Executor, func(), error) {
+func (e *engine) Executor(ctx context.Context, a *cli.Audit) (table.Executor, func(), error) {
 	if e.runner == "" {
 		return nil, func() {}, nil
 	}
@@ -62,7 +63,7 @@ func (e *engine) Executor(ctx context.Context, a *cli.Audit) (audit.Executor, fu
 	progress := a.Options.Progress
 	x, err := beamexec.New(ctx, beamexec.Config{Runner: e.runner, Endpoint: e.endpoint, EnvironmentType: e.envType, EnvironmentConfig: e.envConfig,
 		WorkerBinary: e.workerBinary, Staging: e.staging, LogLevel: e.logLevel, Spec: spec,
-		Progress: func(k audit.StageKind, done, total int) {
+		Progress: func(k table.StageKind, done, total int) {
 			if progress != nil {
 				progress(audit.Progress{Phase: fmt.Sprintf("beam %s stage", k), Done: done, Total: total})
 			}

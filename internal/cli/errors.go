@@ -15,19 +15,23 @@ import (
 
 // This file: how an error reaches the user. The libraries return values
 // (internal/errs): a list of problems is an errs.List (graph.ErrorList,
-// blocks.ErrorList), and a problem that an option fixes names the option
-// as a value (*blocks.DataError, *audit.OptionError); here those options
-// become this command's flags.
+// blocks.ErrorList), a problem that an option fixes names the option as a
+// value (*blocks.DataError, *audit.OptionError: errs.Fixer), and the
+// context an error happened in is an *errs.Context in front of it. Here
+// the message is written from those values, level by level down the
+// chain: the options become this command's flags and a list is written
+// one problem a line, with the context in front as it is. No message is
+// taken apart.
 
 // maxProblems is the number of problems of a list printed before the rest
 // are counted.
 const maxProblems = 20
 
 // printError writes err to w as "audit: message". An error that holds a
-// list of problems (an errs.List of two or more anywhere in its chain) is
-// printed whole: its first line, then one line per problem, up to
-// maxProblems and a count of the rest. Of any other error only the first
-// line is printed, leaving out such things as stack traces.
+// list of problems (an errs.List of two or more) is printed whole: its
+// first line, then one line per problem, up to maxProblems and a count of
+// the rest. Of any other error only the first line is printed, leaving
+// out such things as stack traces.
 func printError(w io.Writer, err error) {
 	msg := terminalSafe(errorText(err))
 	if !strings.HasPrefix(msg, "audit: ") {
@@ -39,27 +43,53 @@ func printError(w io.Writer, err error) {
 // errorText is the message printError writes for err, without the
 // program name.
 func errorText(err error) string {
-	var list errs.List
-	if !errors.As(err, &list) || len(list) < 2 {
-		return firstLine(render(err))
+	msg, list := words(err)
+	if list {
+		return msg
 	}
-	// The context the chain puts in front of the list, as in
-	// fmt.Errorf("onnx: %s: %w", path, list).
-	prefix := ""
-	if full, own := err.Error(), list.Error(); strings.HasSuffix(full, own) {
-		prefix = full[:len(full)-len(own)]
-	}
-	var b strings.Builder
-	b.WriteString(prefix + list.Header())
-	for i, p := range list {
-		if i == maxProblems {
-			fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(list)-maxProblems, len(list))
-			break
+	return firstLine(msg)
+}
+
+// words is err's message in this command's words, and whether it is a
+// list of problems written one a line. It follows the chain through the
+// errors whose parts it knows: a context (*errs.Context, the command's
+// *contextError) is written in front of the rest, a list of two or more
+// as its header and one problem a line, and an errs.Fixer with the
+// options that fix it as flags (advice). Any other error is its message:
+// whole when it holds a list (the problems, one a line, in the library's
+// words), else as it is.
+func words(err error) (msg string, list bool) {
+	switch e := err.(type) {
+	case *errs.Context:
+		msg, list = words(e.Err)
+		return e.Prefix + msg, list
+	case *contextError:
+		msg, list = words(e.err)
+		return e.context + ": " + strings.TrimPrefix(msg, "audit: "), list
+	case errs.List:
+		switch len(e) {
+		case 0:
+			return e.Error(), false
+		case 1:
+			return words(e[0])
 		}
-		b.WriteString("\n\t")
-		b.WriteString(firstLine(render(p)))
+		var b strings.Builder
+		b.WriteString(e.Header())
+		for i, p := range e {
+			if i == maxProblems {
+				fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(e)-maxProblems, len(e))
+				break
+			}
+			msg, _ := words(p)
+			b.WriteString("\n\t")
+			b.WriteString(firstLine(msg))
+		}
+		return b.String(), true
+	case errs.Fixer:
+		return e.Text(advice), false
 	}
-	return b.String()
+	var l errs.List
+	return err.Error(), errors.As(err, &l) && len(l) >= 2
 }
 
 // firstLine is s up to its first newline.
@@ -76,32 +106,11 @@ type contextError struct {
 }
 
 func (e *contextError) Error() string {
-	return e.context + ": " + strings.TrimPrefix(e.err.Error(), "audit: ")
+	msg, _ := words(e)
+	return msg
 }
 
 func (e *contextError) Unwrap() error { return e.err }
-
-// render is err's message with the options that fix it, which the
-// library names by their Go names at the end of an errs.Fixer's message
-// (a *blocks.DataError, an *audit.OptionError), written as this command's
-// flags (advice). Only that end is replaced: the context the chain puts in
-// front stays as it is.
-func render(err error) string {
-	msg := err.Error()
-	var f errs.Fixer
-	if !errors.As(err, &f) {
-		return msg
-	}
-	body := f.Text(func([]errs.Option) string { return "" }) // the message without its options
-	goNames, ours := f.Error(), f.Text(advice)
-	if !strings.HasPrefix(goNames, body) || !strings.HasPrefix(ours, body) {
-		return msg
-	}
-	if tail := goNames[len(body):]; tail != "" && strings.HasSuffix(msg, tail) {
-		return msg[:len(msg)-len(tail)] + ours[len(body):]
-	}
-	return msg
-}
 
 // advice writes the options that fix a problem as this command's flags,
 // leaving out those no flag sets; a non-positive-definite Hessian is fixed

@@ -47,19 +47,19 @@ func TestErrorText(t *testing.T) {
 		err  error
 		want []string // the lines
 	}{
-		{"graph list wrapped", fmt.Errorf("onnx: m.onnx: %w", graph.ErrorList{errors.New("a"), errors.New("b")}),
+		{"graph list wrapped", errs.Wrapf(graph.ErrorList{errors.New("a"), errors.New("b")}, "onnx: m.onnx: "),
 			[]string{"onnx: m.onnx: 2 problems:", "\ta", "\tb"}},
 		{"blocks list", blocks.ErrorList{&blocks.DataError{File: "d.csv", Line: 2, Err: errors.New("x")}, &blocks.DataError{File: "d.csv", Line: 3, Column: "c", Err: errors.New("y")}},
 			[]string{"2 problems:", "\td.csv:2: x", "\td.csv:3: column \"c\": y"}},
-		{"blocks options as flags", fmt.Errorf("reading: %w", blocks.ErrorList{
+		{"blocks options as flags", errs.Wrapf(blocks.ErrorList{
 			&blocks.DataError{File: "d.csv", Line: 1, Column: "a", Err: errors.New("no such column: name the id column"), Options: []blocks.Option{blocks.OptIDCol}},
-			&blocks.DataError{File: "d.csv", Line: 1, Err: errors.New("x and y: name them"), Options: []blocks.Option{blocks.OptFeatures, blocks.OptShift}}}),
+			&blocks.DataError{File: "d.csv", Line: 1, Err: errors.New("x and y: name them"), Options: []blocks.Option{blocks.OptFeatures, blocks.OptShift}}}, "reading: "),
 			[]string{"reading: 2 problems:", "\td.csv:1: column \"a\": no such column: name the id column (--id-col)", "\td.csv:1: x and y: name them (--features, --shift)"}},
 		{"cut list", blocks.ErrorList{&blocks.DataError{File: "d.csv", Line: 2, Err: errors.New("x")}, &blocks.DataError{File: "d.csv", Line: 3, Err: fmt.Errorf("stopped: %w", blocks.ErrTooMany)}},
 			[]string{"1 problems, and more:", "\td.csv:2: x", "\td.csv:3: stopped: too many problems"}},
-		{"one blocks error, wrapped", fmt.Errorf("ctx: %w", &blocks.DataError{File: "d.csv", Err: errors.New("choose the feature columns"), Options: []blocks.Option{blocks.OptFeatures}}),
+		{"one blocks error, wrapped", errs.Wrapf(&blocks.DataError{File: "d.csv", Err: errors.New("choose the feature columns"), Options: []blocks.Option{blocks.OptFeatures}}, "ctx: "),
 			[]string{"ctx: d.csv: choose the feature columns (--features)"}},
-		{"hvp options as flags", fmt.Errorf("audit: %w", errs.Fix([]hvp.Option{hvp.OptCurvature, hvp.OptDamping}, "%w: non-positive curvature", hvp.ErrIndefinite)),
+		{"hvp options as flags", errs.Wrapf(errs.Fix([]hvp.Option{hvp.OptCurvature, hvp.OptDamping}, "%w: non-positive curvature", hvp.ErrIndefinite), "audit: "),
 			[]string{"audit: hvp: the damped curvature is not positive definite: non-positive curvature (--curvature gauss-newton, or more --damping)"}},
 		{"hvp damping as flag", errs.Fix([]hvp.Option{hvp.OptDamping}, "%w: eigenvalue 0 + lambda is exactly 0", hvp.ErrIndefinite),
 			[]string{"hvp: the damped curvature is not positive definite: eigenvalue 0 + lambda is exactly 0 (--damping)"}},
@@ -71,8 +71,16 @@ func TestErrorText(t *testing.T) {
 			[]string{"audit: the model's input layout is not known: batch-first or time-first (--layout)"}},
 		{"blocks option named by audit", &contextError{"m.onnx", errs.Fix([]audit.Option{blocks.OptFeatures}, "audit: the model takes 3 features")},
 			[]string{"m.onnx: the model takes 3 features (--features)"}},
-		{"a list of option errors", fmt.Errorf("ctx: %w", errs.List{errs.Fix([]audit.Option{audit.OptRank}, "bad rank"), errs.Fix([]audit.Option{audit.OptSolver, audit.OptRetrain}, "no steps")}),
+		{"a list of option errors", errs.Wrapf(errs.List{errs.Fix([]audit.Option{audit.OptRank}, "bad rank"), errs.Fix([]audit.Option{audit.OptSolver, audit.OptRetrain}, "no steps")}, "ctx: "),
 			[]string{"ctx: 2 problems:", "\tbad rank (--rank)", "\tno steps (--solver, --retrain)"}},
+		{"contexts in a row", errs.Wrapf(errs.Wrapf(errs.Fix([]hvp.Option{hvp.OptDamping}, "%w: eigenvalue 0 + lambda is exactly 0", hvp.ErrIndefinite), "hvp: job 2: "), "audit: block 3: "),
+			[]string{"audit: block 3: hvp: job 2: hvp: the damped curvature is not positive definite: eigenvalue 0 + lambda is exactly 0 (--damping)"}},
+		{"a list of one is its problem", errs.Wrapf(errs.List{errs.Fix([]audit.Option{audit.OptRank}, "bad rank")}, "ctx: "),
+			[]string{"ctx: bad rank (--rank)"}},
+		{"a message is not taken apart: fmt.Errorf's context is not errs.Context", fmt.Errorf("ctx: %w", errs.Fix([]audit.Option{audit.OptRank}, "bad rank")),
+			[]string{"ctx: bad rank (audit.Options.Rank)"}},
+		{"a list below fmt.Errorf is its message, whole", fmt.Errorf("ctx: %w", graph.ErrorList{errors.New("a"), errors.New("b")}),
+			[]string{"ctx: 2 problems:", "\ta", "\tb"}},
 		{"option names in a plain message are not rewritten", errors.New("hvp: eigenvalue 0 (Options.Damping)"),
 			[]string{"hvp: eigenvalue 0 (Options.Damping)"}},
 		{"errors.Join is not a list of the module", fmt.Errorf("reading: %w", errors.Join(errors.New("one"), errors.New("two\ndetail"))),
@@ -89,7 +97,7 @@ func TestErrorText(t *testing.T) {
 	}
 
 	// A long list is capped, with a count of the rest.
-	got := strings.Split(errorText(fmt.Errorf("ctx: %w", graph.ErrorList(many))), "\n")
+	got := strings.Split(errorText(errs.Wrapf(graph.ErrorList(many), "ctx: ")), "\n")
 	if len(got) != 1+maxProblems+1 || got[0] != "ctx: 25 problems:" || got[maxProblems] != "\tproblem 20" ||
 		got[maxProblems+1] != "\t… and 5 more (25 problems in all)" {
 		t.Errorf("capped list: %q", got)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -21,7 +22,7 @@ type Engine interface {
 	// files read, or nil to run in process; and a function that
 	// releases what it holds, called when the audit ends. An error of
 	// how the command was called is a *UsageError (exit status 2).
-	Executor(ctx context.Context, a *Audit) (audit.Executor, func(), error)
+	Executor(ctx context.Context, a *Audit) (table.Executor, func(), error)
 }
 
 // Audit is what an Engine is told of the audit it runs: the files of the

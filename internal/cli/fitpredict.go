@@ -18,6 +18,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
 	"github.com/spf13/pflag"
@@ -276,7 +277,7 @@ func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *
 	defer art.Close()
 	f, err := audit.Load(art, g, sum)
 	if err != nil {
-		return nil, h, nil, fmt.Errorf("--load %s with --model %s: %w", load, model, err)
+		return nil, h, nil, errs.Wrapf(err, "--load %s with --model %s: ", load, model)
 	}
 	return f, h, g, nil
 }
@@ -287,7 +288,7 @@ func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *
 func loadFitModel(path string, h audit.ArtifactHeader) (*graph.Graph, [32]byte, error) {
 	name, _, err := audit.ParseOutput(h.Output)
 	if err != nil {
-		return nil, [32]byte{}, fmt.Errorf("the artifact's output %q: %w", h.Output, err)
+		return nil, [32]byte{}, errs.Wrapf(err, "the artifact's output %q: ", h.Output)
 	}
 	sum, err := fileSHA256(path)
 	if err != nil {

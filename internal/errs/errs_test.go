@@ -56,3 +56,16 @@ func TestOptionError(t *testing.T) {
 		t.Errorf("Local %q", got)
 	}
 }
+
+func TestContext(t *testing.T) {
+	list := List{errors.New("a"), errors.New("b")}
+	err := Wrapf(list, "onnx: %s: ", "m.onnx")
+	if got, want := err.Error(), fmt.Errorf("onnx: %s: %w", "m.onnx", list).Error(); got != want {
+		t.Errorf("Error() = %q, want fmt.Errorf's %q", got, want)
+	}
+	var l List
+	var c *Context
+	if !errors.As(err, &l) || len(l) != 2 || !errors.As(err, &c) || c.Prefix != "onnx: m.onnx: " {
+		t.Errorf("errors.As does not find the list and the context in %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
@@ -41,7 +42,7 @@ func options() *audit.Options {
 
 // auditJSON runs the audit of the small study with executor e (nil: in
 // process) and returns its JSON result (no timings).
-func auditJSON(t *testing.T, e audit.Executor) []byte {
+func auditJSON(t *testing.T, e table.Executor) []byte {
 	t.Helper()
 	g, err := onnx.Load(model)
 	if err != nil {
@@ -72,7 +73,7 @@ func auditJSON(t *testing.T, e audit.Executor) []byte {
 	return b.Bytes()
 }
 
-func spec(t *testing.T) audit.WorkerSpec {
+func spec(t *testing.T) table.WorkerSpec {
 	t.Helper()
 	s, err := NewSpec(model, train, test, cal, ReadSpec{}, options())
 	if err != nil {
@@ -87,7 +88,7 @@ type countingExecutor struct {
 	stages, chunks int
 }
 
-func (c *countingExecutor) Execute(ctx context.Context, s *audit.Stage, emit func(int, []byte) error) error {
+func (c *countingExecutor) Execute(ctx context.Context, s *table.Stage, emit func(int, []byte) error) error {
 	c.stages++
 	c.chunks += len(s.Chunks)
 	return c.Executor.Execute(ctx, s, emit)
@@ -158,7 +159,7 @@ func TestDataflowDryRun(t *testing.T) {
 	defer e.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = e.Execute(ctx, &audit.Stage{Kind: audit.StageFinalize, Shared: []byte("x"), Chunks: [][]byte{[]byte("a"), []byte("b")}}, func(int, []byte) error {
+	err = e.Execute(ctx, &table.Stage{Kind: table.StageFinalize, Shared: []byte("x"), Chunks: [][]byte{[]byte("a"), []byte("b")}}, func(int, []byte) error {
 		t.Error("a dry run gave an output")
 		return nil
 	})
@@ -193,7 +194,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
 	start := time.Now()
-	err = e.Execute(ctx, &audit.Stage{Kind: audit.StageBlocks, Shared: []byte("x"), Chunks: [][]byte{[]byte("a")}}, func(int, []byte) error {
+	err = e.Execute(ctx, &table.Stage{Kind: table.StageBlocks, Shared: []byte("x"), Chunks: [][]byte{[]byte("a")}}, func(int, []byte) error {
 		t.Error("a cancelled stage gave an output")
 		return nil
 	})

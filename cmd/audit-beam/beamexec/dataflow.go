@@ -14,7 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow/dataflowlib"
 	df "google.golang.org/api/dataflow/v1b3"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 )
 
 // runDataflow runs a stage's pipeline on Dataflow. The SDK's own wait
@@ -23,7 +23,7 @@ import (
 // and paying for its workers. So the job is submitted asynchronously and
 // watched here (watchDataflow), which cancels it through the Dataflow
 // jobs API, with the SDK's client and credentials, when ctx ends.
-func (e *Executor) runDataflow(ctx context.Context, p *beam.Pipeline, kind audit.StageKind, total int) error {
+func (e *Executor) runDataflow(ctx context.Context, p *beam.Pipeline, kind table.StageKind, total int) error {
 	dry := false
 	if f := flag.Lookup("dry_run"); f != nil && f.Value.String() == "true" {
 		dry = true

@@ -1,4 +1,4 @@
-// Package beamexec runs the LowRank audit's stages (audit.Executor) as
+// Package beamexec runs the LowRank audit's stages (table.Executor) as
 // Apache Beam pipelines, on prism in process, on any portable runner
 // through its job service (Flink, Spark), or on Dataflow. It lives in a
 // module of its own (cmd/audit-beam) so that the audit module does not
@@ -8,7 +8,7 @@
 // writes the stage's shared value and its chunks to the staging
 // location, the pipeline runs each chunk on a worker (audit.Worker,
 // built once per worker process from the files and options the
-// audit.WorkerSpec names) and writes each output to a file of its own,
+// table.WorkerSpec names) and writes each output to a file of its own,
 // and the driver reads the outputs back and gives them to the audit,
 // which folds them in chunk order.
 package beamexec
@@ -42,7 +42,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 )
 
 // Config configures an Executor.
@@ -69,10 +69,10 @@ type Config struct {
 	// spec names are copied there when Staging is a URI.
 	Staging string
 	// Spec names the audit's files and options (NewSpec).
-	Spec audit.WorkerSpec
+	Spec table.WorkerSpec
 	// Progress, when set, is given the chunks done of each stage, from
 	// the job's metrics, while it runs.
-	Progress func(stage audit.StageKind, done, total int)
+	Progress func(stage table.StageKind, done, total int)
 	// Reverse lists every stage's chunks in reverse order (the result
 	// must not change).
 	Reverse bool
@@ -107,7 +107,7 @@ func LogLevel(s string) (string, error) {
 // translated and printed, not submitted.
 var ErrDryRun = errors.New("beamexec: dry run: the job was translated, not submitted")
 
-// Executor is an audit.Executor over Beam. Close removes what it staged.
+// Executor is an table.Executor over Beam. Close removes what it staged.
 type Executor struct {
 	cfg    Config
 	run    string // the staging directory of this executor
@@ -117,7 +117,7 @@ type Executor struct {
 	stages int
 }
 
-var _ audit.Executor = (*Executor)(nil)
+var _ table.Executor = (*Executor)(nil)
 
 // New returns an Executor: it sets Beam's flags from cfg (Beam keeps
 // its options in the standard flag package), initialises Beam, and
@@ -238,7 +238,7 @@ func (e *Executor) Close() error {
 // chunk's output. Cancelling ctx cancels the job through the job
 // service (Dataflow: its jobs API) and returns ctx's error once the job
 // has stopped (Dataflow: is cancelling).
-func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, []byte) error) error {
+func (e *Executor) Execute(ctx context.Context, s *table.Stage, emit func(int, []byte) error) error {
 	e.mu.Lock()
 	e.stages++
 	dir := fmt.Sprintf("%s/stage-%03d-%s", e.run, e.stages, s.Kind)
@@ -260,7 +260,7 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 	elems = beam.Reshuffle(root, elems)
 	grads := beam.ParDo(root, &runFn{Spec: e.spec, Kind: int(s.Kind), Shared: dir + "/shared.bin", Out: dir + "/out"}, elems)
 	gradName := dir + "/gradient.bin"
-	if s.Kind == audit.StageBlocks {
+	if s.Kind == table.StageBlocks {
 		beam.ParDo0(root, &writeFn{Name: gradName}, beam.Combine(root, &gradSumFn{}, grads))
 	}
 	if err := e.runJob(ctx, p, s.Kind, len(s.Chunks)); err != nil {
@@ -276,12 +276,12 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 	// audit adds every output's gradient vectors exactly, so only their
 	// sum matters).
 	var grad []float64
-	if s.Kind == audit.StageBlocks {
+	if s.Kind == table.StageBlocks {
 		b, err := filesystem.Read(ctx, fs, gradName)
 		if err != nil {
 			return fmt.Errorf("beamexec: the %s stage's job ended without its gradient sum (%s): %w", s.Kind, gradName, err)
 		}
-		sum := &audit.GradientSum{}
+		sum := &table.GradientSum{}
 		if err := sum.UnmarshalBinary(b); err != nil {
 			return fmt.Errorf("beamexec: %s: %w", gradName, err)
 		}
@@ -293,8 +293,8 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 		if err != nil {
 			return fmt.Errorf("beamexec: the %s stage's job ended without the output of chunk %d (%s): %w", s.Kind, c, name, err)
 		}
-		if c == 0 && s.Kind == audit.StageBlocks {
-			if b, err = audit.PutBlockGradient(b, grad); err != nil {
+		if c == 0 && s.Kind == table.StageBlocks {
+			if b, err = table.PutBlockGradient(b, grad); err != nil {
 				return fmt.Errorf("beamexec: %s: %w", name, err)
 			}
 		}
@@ -306,7 +306,7 @@ func (e *Executor) Execute(ctx context.Context, s *audit.Stage, emit func(int, [
 }
 
 // runJob runs the pipeline of a stage on the configured runner.
-func (e *Executor) runJob(ctx context.Context, p *beam.Pipeline, kind audit.StageKind, total int) error {
+func (e *Executor) runJob(ctx context.Context, p *beam.Pipeline, kind table.StageKind, total int) error {
 	var r [4]byte
 	rand.Read(r[:])
 	name := fmt.Sprintf("rnnaudit-%s-%s", kind, hex.EncodeToString(r[:]))
@@ -386,7 +386,7 @@ func (e *Executor) runJob(ctx context.Context, p *beam.Pipeline, kind audit.Stag
 	}
 }
 
-func (e *Executor) progress(kind audit.StageKind, done, total int) {
+func (e *Executor) progress(kind table.StageKind, done, total int) {
 	if e.cfg.Progress != nil {
 		e.cfg.Progress(kind, min(done, total), total)
 	}

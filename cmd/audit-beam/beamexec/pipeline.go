@@ -11,7 +11,7 @@ package beamexec
 // instead of one vector per chunk (15,625 × 138 KB = 2.15 GB at a million
 // sequences of the 64-unit LSTM):
 //
-//	runFn -> gradSumFn (exact sums: audit.GradientSum) -> writeFn (gradient.bin)
+//	runFn -> gradSumFn (exact sums: table.GradientSum) -> writeFn (gradient.bin)
 //
 // The chunks travel as elements (kilobytes each); what they all read
 // (the factor, the block table: megabytes) is a file that each worker
@@ -33,10 +33,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 )
 
 // chunkElem is one chunk of a stage in the pipeline: its index and its
-// encoded input (audit.Stage.Chunks). Its coder is raw: the index as 8
+// encoded input (table.Stage.Chunks). Its coder is raw: the index as 8
 // little-endian bytes, then the input's bytes.
 type chunkElem struct {
 	Index int
@@ -104,7 +105,7 @@ func (f *listFn) ProcessElement(ctx context.Context, _ []byte, emit func(chunkEl
 // a file of that name is always a whole output (a retried bundle writes
 // the same bytes again).
 type runFn struct {
-	// Spec is the audit.WorkerSpec, JSON.
+	// Spec is the table.WorkerSpec, JSON.
 	Spec   []byte
 	Kind   int
 	Shared string
@@ -112,9 +113,9 @@ type runFn struct {
 }
 
 // In the block stage it emits the chunk's gradient sum (an encoded
-// audit.GradientSum) apart from the output, which keeps none.
+// table.GradientSum) apart from the output, which keeps none.
 func (f *runFn) ProcessElement(ctx context.Context, e chunkElem, grad func([]byte)) error {
-	kind := audit.StageKind(f.Kind)
+	kind := table.StageKind(f.Kind)
 	r, err := runners.get(ctx, f.Spec, kind, f.Shared)
 	if err != nil {
 		return err
@@ -124,9 +125,9 @@ func (f *runFn) ProcessElement(ctx context.Context, e chunkElem, grad func([]byt
 		return fmt.Errorf("beamexec: %s stage, chunk %d: %w", kind, e.Index, err)
 	}
 	var sum []byte
-	if kind == audit.StageBlocks {
+	if kind == table.StageBlocks {
 		var g []float64
-		if out, g, err = audit.TakeBlockGradient(out); err != nil {
+		if out, g, err = table.TakeBlockGradient(out); err != nil {
 			return fmt.Errorf("beamexec: %s stage, chunk %d: %w", kind, e.Index, err)
 		}
 		if sum, err = gradientSum(g); err != nil {
@@ -143,10 +144,10 @@ func (f *runFn) ProcessElement(ctx context.Context, e chunkElem, grad func([]byt
 	return nil
 }
 
-// gradientSum is the encoded audit.GradientSum of the vectors g (one
+// gradientSum is the encoded table.GradientSum of the vectors g (one
 // vector here: a chunk's gradient sum).
 func gradientSum(g []float64) ([]byte, error) {
-	s := audit.NewGradientSum(len(g))
+	s := table.NewGradientSum(len(g))
 	if err := s.Add(g); err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (gradSumFn) MergeAccumulators(a, b []byte) ([]byte, error) {
 	if len(b) == 0 {
 		return a, nil
 	}
-	sa, sb := &audit.GradientSum{}, &audit.GradientSum{}
+	sa, sb := &table.GradientSum{}, &table.GradientSum{}
 	if err := sa.UnmarshalBinary(a); err != nil {
 		return nil, err
 	}
@@ -288,7 +289,7 @@ var runners = &runnerCache{workers: map[string]*workerEntry{}, runners: map[stri
 
 // get returns the runner of a stage of kind whose shared value is in
 // the file shared, for the audit that spec describes.
-func (c *runnerCache) get(ctx context.Context, spec []byte, kind audit.StageKind, shared string) (*audit.ChunkRunner, error) {
+func (c *runnerCache) get(ctx context.Context, spec []byte, kind table.StageKind, shared string) (*audit.ChunkRunner, error) {
 	key := fmt.Sprintf("%d\x00%s\x00%s", kind, shared, spec)
 	c.mu.Lock()
 	re, ok := c.runners[key]
@@ -299,7 +300,7 @@ func (c *runnerCache) get(ctx context.Context, spec []byte, kind audit.StageKind
 	c.mu.Unlock()
 	re.once.Do(func() {
 		var w *audit.Worker
-		if kind != audit.StageFinalize {
+		if kind != table.StageFinalize {
 			if w, re.err = c.worker(ctx, spec); re.err != nil {
 				return
 			}
@@ -324,7 +325,7 @@ func (c *runnerCache) worker(ctx context.Context, spec []byte) (*audit.Worker, e
 	}
 	c.mu.Unlock()
 	we.once.Do(func() {
-		var s audit.WorkerSpec
+		var s table.WorkerSpec
 		if err := json.Unmarshal(spec, &s); err != nil {
 			we.err = fmt.Errorf("beamexec: the worker spec: %w", err)
 			return

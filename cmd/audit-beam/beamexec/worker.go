@@ -14,11 +14,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/util/grpcx"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// ReadSpec is audit.WorkerSpec.Read: how the driver read its files.
+// ReadSpec is table.WorkerSpec.Read: how the driver read its files.
 type ReadSpec struct {
 	// Output is the forecast output (onnx.LoadOutput; "" the first).
 	Output string
@@ -31,22 +32,22 @@ type ReadSpec struct {
 // NewSpec returns the worker spec of an audit of the model and files
 // (test and cal may be empty) read with rs, with options opt (their
 // calibration set, progress and executor are not part of it).
-func NewSpec(model, train, test, cal string, rs ReadSpec, opt *audit.Options) (audit.WorkerSpec, error) {
+func NewSpec(model, train, test, cal string, rs ReadSpec, opt *audit.Options) (table.WorkerSpec, error) {
 	r, err := json.Marshal(rs)
 	if err != nil {
-		return audit.WorkerSpec{}, fmt.Errorf("beamexec: the read options: %w", err)
+		return table.WorkerSpec{}, fmt.Errorf("beamexec: the read options: %w", err)
 	}
 	o, err := json.Marshal(opt)
 	if err != nil {
-		return audit.WorkerSpec{}, fmt.Errorf("beamexec: the audit options: %w", err)
+		return table.WorkerSpec{}, fmt.Errorf("beamexec: the audit options: %w", err)
 	}
-	return audit.WorkerSpec{Model: model, Train: train, Test: test, Calibration: cal, Read: r, Options: o}, nil
+	return table.WorkerSpec{Model: model, Train: train, Test: test, Calibration: cal, Read: r, Options: o}, nil
 }
 
 // LoadWorker reads the model and data files a spec names (local paths,
 // or gs://, s3:// or memfs:// URIs, copied to a local temporary
 // directory first) and prepares the audit's problem on this worker.
-func LoadWorker(ctx context.Context, s *audit.WorkerSpec) (*audit.Worker, error) {
+func LoadWorker(ctx context.Context, s *table.WorkerSpec) (*audit.Worker, error) {
 	var rs ReadSpec
 	if err := json.Unmarshal(s.Read, &rs); err != nil {
 		return nil, fmt.Errorf("beamexec: the worker spec's read options: %w", err)

@@ -1,4 +1,4 @@
-package audit
+package table
 
 import (
 	"math"
@@ -28,9 +28,13 @@ func reportCPU(b *testing.B, c0 time.Duration) {
 // figures of benchmarks/scale/RESULTS.md's W-worker model.
 
 const (
-	benchP = 17217
-	benchK = 200
+	benchP     = 17217
+	benchK     = 200
+	benchChunk = 64 // audit's streamBatch
 )
+
+// calibrationAlphas is the grid of audit's calibration curve.
+var calibrationAlphas = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5}
 
 func randVec(r *rand.Rand, n int) []float64 {
 	v := make([]float64, n)
@@ -45,18 +49,18 @@ func randVec(r *rand.Rand, n int) []float64 {
 func BenchmarkProjectRows(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	U := randVec(r, benchK*benchP)
-	vecs := make([][]float64, streamBatch)
+	vecs := make([][]float64, benchChunk)
 	for i := range vecs {
 		vecs[i] = randVec(r, benchP)
 	}
-	pr := newProjector(U, benchP)
+	pr := NewProjector(U, benchP)
 	b.ResetTimer()
 	c0 := cpuTime()
 	for range b.N {
-		pr.rows(vecs, nil)
+		pr.Rows(vecs, nil)
 	}
 	reportCPU(b, c0)
-	b.ReportMetric(float64(2*benchK*benchP*streamBatch)*float64(b.N)/(cpuTime()-c0).Seconds()/1e9, "Gflop/cpu-s")
+	b.ReportMetric(float64(2*benchK*benchP*benchChunk)*float64(b.N)/(cpuTime()-c0).Seconds()/1e9, "Gflop/cpu-s")
 }
 
 // BenchmarkFinalizeLimits is the limits of one finalize chunk: 32

@@ -1,4 +1,4 @@
-package audit
+package table
 
 import (
 	"math"
@@ -18,7 +18,7 @@ func TestProjectorRows(t *testing.T) {
 		for i := range vecs {
 			vecs[i] = randVec(r, sz.P)
 		}
-		got := newProjector(U, sz.P).rows(vecs, nil)
+		got := NewProjector(U, sz.P).Rows(vecs, nil)
 		if len(got) != sz.n {
 			t.Fatalf("k=%d P=%d n=%d: %d rows", sz.k, sz.P, sz.n, len(got))
 		}

@@ -1,4 +1,4 @@
-package audit
+package table
 
 import (
 	"fmt"
@@ -315,7 +315,7 @@ func (s *GradientSum) UnmarshalBinary(b []byte) error {
 	return unmarshal(b, kindGradientSum, "a gradient sum", s.fields)
 }
 
-// TakeBlockGradient returns a block chunk's encoded output (ChunkRunner.
+// TakeBlockGradient returns a block chunk's encoded output (audit.ChunkRunner.
 // Run's, StageBlocks) without its gradient vectors, and those vectors:
 // an engine may sum them apart from the records, on its workers
 // (GradientSum), and give the sum's Vectors back with any one chunk's
@@ -326,7 +326,7 @@ func TakeBlockGradient(out []byte) (rest []byte, grad []float64, err error) {
 	if err := o.UnmarshalBinary(out); err != nil {
 		return nil, nil, err
 	}
-	grad, o.total = o.total, nil
+	grad, o.Total = o.Total, nil
 	rest, err = o.MarshalBinary()
 	return rest, grad, err
 }
@@ -339,6 +339,6 @@ func PutBlockGradient(rest []byte, grad []float64) ([]byte, error) {
 	if err := o.UnmarshalBinary(rest); err != nil {
 		return nil, err
 	}
-	o.total = grad
+	o.Total = grad
 	return o.MarshalBinary()
 }

@@ -1,4 +1,4 @@
-package audit
+package table
 
 // Exact jackknife+ limits of the low-rank path without every block's
 // shift at every point.

@@ -1,6 +1,6 @@
-package audit
+package table
 
-// The raw little-endian encoding of the engine seam's values (engine.go):
+// The raw little-endian encoding of the stages' values (stage.go):
 // every number as 8 bytes (float64 by its IEEE bits, so that a value
 // decodes to the same float), slices as a count then their elements. No
 // reflection and no schema: a type lists its fields once, in order, in a
@@ -202,13 +202,13 @@ func (f *FactorSpec) UnmarshalBinary(b []byte) error {
 }
 
 func (c *BlockChunk) fields(w *wire) {
-	w.is(&c.seqs, &c.blocks)
-	list(w, &c.labels, 8, w.str)
-	list(w, &c.terms, 8, func(ts *[]ownTerm) {
-		list(w, ts, 48, func(t *ownTerm) {
-			w.i(&t.f.T, &t.f.H)
-			w.f(&t.y, &t.fx, &t.w)
-			w.i(&t.forcast)
+	w.is(&c.Seqs, &c.Blocks)
+	list(w, &c.Labels, 8, w.str)
+	list(w, &c.Terms, 8, func(ts *[]Term) {
+		list(w, ts, 48, func(t *Term) {
+			w.i(&t.T, &t.H)
+			w.f(&t.Y, &t.FX, &t.W)
+			w.i(&t.Forecast)
 		})
 	})
 }
@@ -222,15 +222,15 @@ func (c *BlockChunk) UnmarshalBinary(b []byte) error {
 }
 
 func (o *BlockChunkOut) fields(w *wire) {
-	list(w, &o.recs, 24, func(r *BlockRecord) { w.fs(&r.A, &r.S, &r.Res) })
-	w.fs(&o.gnorm, &o.norms, &o.shift)
-	withRows := o.lev != nil
+	list(w, &o.Recs, 24, func(r *BlockRecord) { w.fs(&r.A, &r.S, &r.Res) })
+	w.fs(&o.GNorm, &o.Norms, &o.Shift)
+	withRows := o.Lev != nil
 	if w.bool(&withRows); withRows {
-		w.fss(&o.lev)
-		w.fs(&o.levMax)
-		w.bools(&o.unbounded)
+		w.fss(&o.Lev)
+		w.fs(&o.LevMax)
+		w.bools(&o.Unbounded)
 	}
-	w.fs(&o.total)
+	w.fs(&o.Total)
 }
 
 // MarshalBinary encodes o.
@@ -242,14 +242,14 @@ func (o *BlockChunkOut) UnmarshalBinary(b []byte) error {
 }
 
 func (c *PointChunk) fields(w *wire) {
-	w.bool(&c.cal)
-	w.is(&c.seqs)
-	list(w, &c.points, 56, func(p *chunkPoint) {
-		w.i(&p.b, &p.k)
-		w.f(&p.f)
-		w.i(&p.slot, &p.skip)
-		w.f(&p.y)
-		w.bool(&p.labelled)
+	w.bool(&c.Cal)
+	w.is(&c.Seqs)
+	list(w, &c.Points, 56, func(p *ChunkPoint) {
+		w.i(&p.Seq, &p.Forecast)
+		w.f(&p.F)
+		w.i(&p.Slot, &p.Skip)
+		w.f(&p.Y)
+		w.bool(&p.Labelled)
 	})
 }
 

@@ -1,4 +1,4 @@
-package audit
+package table
 
 // The large-scale path: jackknife+ intervals from linearised
 // leave-one-block-out shifts computed in a low-dimensional space, as map,
@@ -35,8 +35,8 @@ package audit
 //     BlockTable as side input: the shifts of all blocks at those points
 //     as one matrix product (q × n floats, discarded after the chunk),
 //     the jackknife+ limits by exact selection and the coverage counts of
-//     the calibration curve. The in-process LowRank solver calls it
-//     (tableRep.limits).
+//     the calibration curve. The in-process LowRank solver (package
+//     audit) calls it through TableSpec.Finalize.
 //
 // Memory of one finalize call is at most 8 q n bytes for q points and n
 // blocks (finalizeFull; the indexed path holds a few thousand shifts per
@@ -54,7 +54,7 @@ import (
 )
 
 // ShiftBasis is the low-dimensional space of the scalable path (see the
-// comment at the top of scale.go). All fields are plain values.
+// comment at the top of table.go). All fields are plain values.
 type ShiftBasis struct {
 	// P is the number of parameters.
 	P int
@@ -169,7 +169,7 @@ func MapPoints(s *ShiftBasis, jac [][]float64, f []float64, forecast []int) ([]P
 		// One blocked product for all rows (projector) instead of a
 		// matrix-vector product per row, which read U from memory for
 		// each: 3.9 Gflop per CPU second at P = 17,217.
-		g := newProjector(s.U, s.P).rows(jac, nil)
+		g := NewProjector(s.U, s.P).Rows(jac, nil)
 		for i := range jac {
 			out[i] = PointRecord{F: f[i], Forecast: forecast[i], Skip: -1, G: g[i], H: []float64{}}
 		}
@@ -197,23 +197,24 @@ func CombineBlocks(recs []BlockRecord) (BlockTable, error) {
 	if len(recs) == 0 {
 		return BlockTable{}, fmt.Errorf("audit: no block records")
 	}
-	t := newBlockTable(len(recs), len(recs[0].A), len(recs[0].S), len(recs[0].Res))
-	if err := t.fill(recs); err != nil {
+	t := NewBlockTable(len(recs), len(recs[0].A), len(recs[0].S), len(recs[0].Res))
+	if err := t.Fill(recs); err != nil {
 		return BlockTable{}, err
 	}
 	return *t, nil
 }
 
-// newBlockTable allocates the table of n blocks of k + ks coefficients
-// and f residual slots, zero.
-func newBlockTable(n, k, ks, f int) *BlockTable {
+// NewBlockTable allocates the table of n blocks of k + ks coefficients
+// and f residual slots, zero, for a block pass to Put its records in as
+// they come.
+func NewBlockTable(n, k, ks, f int) *BlockTable {
 	return &BlockTable{N: n, K: k, KS: ks, F: f, Coef: make([]float64, n*(k+ks)), Res: make([]float64, n*f)}
 }
 
-// put copies record r into row b and returns it as views of that row,
+// Put copies record r into row b and returns it as views of that row,
 // so that the block pass holds each record once, in the table (at a
 // million blocks the records and a combined copy were 3.4 GB).
-func (t *BlockTable) put(b int, r BlockRecord) (BlockRecord, error) {
+func (t *BlockTable) Put(b int, r BlockRecord) (BlockRecord, error) {
 	if len(r.A) != t.K || len(r.S) != t.KS || len(r.Res) != t.F {
 		return BlockRecord{}, fmt.Errorf("audit: block record %d has %d+%d coefficients and %d residuals, the table %d+%d and %d", b, len(r.A), len(r.S), len(r.Res), t.K, t.KS, t.F)
 	}
@@ -233,14 +234,14 @@ func (t *BlockTable) put(b int, r BlockRecord) (BlockRecord, error) {
 	return v, nil
 }
 
-// fill puts every record recs[b] into row b (records that are already
+// Fill puts every record recs[b] into row b (records that are already
 // views of their rows are not copied).
-func (t *BlockTable) fill(recs []BlockRecord) error {
+func (t *BlockTable) Fill(recs []BlockRecord) error {
 	if len(recs) != t.N {
 		return fmt.Errorf("audit: %d block records for a table of %d", len(recs), t.N)
 	}
 	for b, r := range recs {
-		if _, err := t.put(b, r); err != nil {
+		if _, err := t.Put(b, r); err != nil {
 			return err
 		}
 	}

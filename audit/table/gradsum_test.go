@@ -1,4 +1,4 @@
-package audit
+package table
 
 import (
 	"math"
@@ -152,9 +152,9 @@ func TestGradientSumSpecial(t *testing.T) {
 // and with it put back is the output it was.
 func TestBlockGradientTakePut(t *testing.T) {
 	o := &BlockChunkOut{}
-	o.recs = []BlockRecord{{A: []float64{1, 2}, S: []float64{3}, Res: []float64{4}}}
-	o.gnorm, o.norms, o.shift = []float64{5}, []float64{6}, []float64{7}
-	o.total = []float64{8, 9, 10}
+	o.Recs = []BlockRecord{{A: []float64{1, 2}, S: []float64{3}, Res: []float64{4}}}
+	o.GNorm, o.Norms, o.Shift = []float64{5}, []float64{6}, []float64{7}
+	o.Total = []float64{8, 9, 10}
 	b, _ := o.MarshalBinary()
 	rest, g, err := TakeBlockGradient(b)
 	if err != nil {
