@@ -42,9 +42,9 @@
 //	                  inSampleResiduals     -> in-sample residuals by forecast
 //	limits            influenceRep.limits   -> jackknife+ limits per point, calibration curve
 //	                  naiveLimits, conformal -> in-sample and calibrated limits
-//	                  adaptive (optional)   -> *Adaptive: ACI, AgACI, NexCP and rolling
+//	                  adaptiveResult (opt.) -> *adaptive.Result: ACI, AgACI, NexCP and rolling
 //	                                           limits along each series in time order
-//	                                           (adaptive.go, adaptive_online.go)
+//	                                           (adaptive.go; package adaptive)
 //	summary           summarize, kindSummary, perHorizon
 //	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings
