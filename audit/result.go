@@ -162,7 +162,7 @@ type StepResult struct {
 	Conformal *interval.StepConformal
 	// Adaptive holds the limits that adapt along time (nil without
 	// Options.Adaptive).
-	Adaptive *StepAdaptive
+	Adaptive *adaptive.Step
 }
 
 // Diagnostics say how far to trust the influence approximation.
