@@ -2,21 +2,17 @@ package audit
 
 import (
 	"context"
-	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
-// The jackknife+ base of ACI and AgACI (DESIGN sections 5 and 9). Gibbs
-// and Candès's ACI needs a family of intervals nested in the working
-// level a: with the jackknife+ base the member at level 1 - a is the
-// jackknife+ interval recomputed at miscoverage a from the point's
-// leave-one-block-out sets V- and V+ (the floor(a(m+1))-th smallest of
-// V- and the ceil((1-a)(m+1))-th smallest of V+), not the interval at
-// alpha scaled about the prediction. At a = alpha it is the audit's
-// jackknife+ interval; a <= 0 gives the whole line, a >= 1 (or a level
-// at which the two limits cross) the empty set.
+// The jackknife+ base of ACI and AgACI (docs/design.md, section 7.2):
+// the member at working level 1 - a is the jackknife+ interval
+// recomputed at miscoverage a from the point's leave-one-block-out sets
+// (package adaptive recomputes it); the audit gives it the sets, built
+// from the same forward passes as the points' limits.
 
 // jackknifeSets gives the leave-one-block-out sets V- and V+ of test
 // point i, each sorted ascending, NaN mapped to -Inf in V- and +Inf in
@@ -58,7 +54,7 @@ func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (
 // (nil otherwise, and with a note when rep keeps no sets: the scaled
 // interval is used instead).
 func testLimits(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (limits, []interval.CalibrationPoint, jackknifeSets, string, error) {
-	if a := p.opt.Adaptive; a == nil || a.Base != BaseJackknife {
+	if a := p.opt.Adaptive; a == nil || a.Base != adaptive.BaseJackknife {
 		l, curve, err := rep.limits(ctx, p, ev, false)
 		return l, curve, nil, "", err
 	}
@@ -68,48 +64,4 @@ func testLimits(ctx context.Context, p *problem, rep influenceRep, ev *evaluatio
 	}
 	l, curve, err := rep.limits(ctx, p, ev, false)
 	return l, curve, nil, "The low-rank solver keeps no per-block predictions at the test points: ACI and AgACI on the jackknife base scale the jackknife+ interval about the prediction instead of recomputing it at their working level.", err
-}
-
-// jackknifeLevel is the jackknife+ interval at miscoverage a (DESIGN
-// section 5's ranks) from the sorted sets vm and vp of a point whose
-// prediction is pred: the whole line at a <= 0 (or when a rank falls
-// outside 1..m), empty (both limits at pred) at a >= 1 or when the
-// lower limit exceeds the upper.
-func jackknifeLevel(pred, a float64, vm, vp []float64) (lo, up float64, empty bool) {
-	if a >= 1 {
-		return pred, pred, true
-	}
-	m := len(vp)
-	lo, up = math.Inf(-1), math.Inf(1)
-	if k := interval.UpperRank(a, m); k >= 1 && k <= m {
-		up = vp[k-1]
-	}
-	if k := interval.LowerRank(a, m); k >= 1 && k <= m {
-		lo = vm[k-1]
-	}
-	if lo > up {
-		return pred, pred, true
-	}
-	return lo, up, false
-}
-
-// jackknifeWidest is the widest finite member of the jackknife+ family of
-// the sorted sets vm and vp: the smallest finite value of V- and the
-// largest finite value of V+ (infinite when there is none). AgACI
-// aggregates an expert's unbounded limit at it.
-func jackknifeWidest(vm, vp []float64) (lo, up float64) {
-	lo, up = math.Inf(-1), math.Inf(1)
-	for _, v := range vm {
-		if !math.IsInf(v, 0) {
-			lo = v
-			break
-		}
-	}
-	for k := len(vp) - 1; k >= 0; k-- {
-		if !math.IsInf(vp[k], 0) {
-			up = vp[k]
-			break
-		}
-	}
-	return lo, up
 }

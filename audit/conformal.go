@@ -12,47 +12,13 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
-// Held-out calibration (DESIGN section 8). A calibration set is m labelled
-// sequences that the model was not trained on. Every quantity below is
-// computed per forecast (row t, horizon h), over the calibration values of
-// that forecast, with the conformal quantile
-//
-//	q = the ceil((1 - alpha)(m + 1))-th smallest of m scores (+Inf when that exceeds m),
-//
-// which is interval.UpperQuantile (the rank of the jackknife+ upper limit).
-//
-//   - Split conformal: the score is |y - f(x; theta_hat)|; the interval is
-//     prediction ± q.
-//   - Bonferroni: the same at level alpha / L, L the number of forecasts of
-//     the test sequence whose target row lies inside it (its length, with
-//     one output per step): by the union bound every value of a sequence
-//     is covered at once with probability at least 1 - alpha.
-//   - Conformalized jackknife+: the nested family of intervals
-//     I(s) = [f - s (f - lower), f + s (upper - f)], s >= 0, scales the
-//     point's own jackknife+ interval [lower, upper] about its prediction
-//     f, so it keeps the jackknife+ shape (wider where the leave-one-out
-//     models disagree). A side whose jackknife+ limit lies on the wrong
-//     side of f counts as width 0; an unbounded side stays unbounded in
-//     every member; I(+Inf) is the whole line. A calibration value's score
-//     is the smallest s with y in I(s) (interval.CJScore); the test
-//     interval is I(q) (interval.CJLimits).
-//
-// The guarantee (the standard split-conformal argument): the model and
-// its leave-one-block-out models depend on the training data only, so the
-// score is a fixed function of a sequence. If the calibration sequences
-// and a test sequence are exchangeable (for example drawn independently
-// from one population, and independent of the training data), then at
-// every forecast (t, h) with m calibration values,
-//
-//	P(y in interval) >= 1 - alpha,
-//
-// marginally over the calibration set and the test sequence; and when the
-// scores have no ties, P(y in interval) <= 1 - alpha + 1/(m + 1). The
-// bound is per forecast; pooled coverage is an average of such
-// probabilities; the Bonferroni intervals bound the joint coverage of a
-// sequence. Nothing here needs the influence approximation to be good:
-// a poor approximation makes the conformalized jackknife+ wider, not
-// invalid.
+// Held-out calibration (docs/design.md, section 6). A calibration set is
+// m labelled sequences that the model was not trained on. Per forecast
+// (row t, horizon h), its values give the split-conformal half-width, the
+// Bonferroni half-widths and the conformalized jackknife+ scale: package
+// interval's arithmetic, where the kinds and their guarantee are set out.
+// Here the calibration and test points are grouped by forecast, and the
+// figures laid out as the Result's.
 
 // Kinds of interval compared in Conformal.Kinds.
 const (

@@ -42,9 +42,9 @@
 //	                  inSampleResiduals     -> in-sample residuals by forecast
 //	limits            influenceRep.limits   -> jackknife+ limits per point, calibration curve
 //	                  naiveLimits, conformal -> in-sample and calibrated limits
-//	                  adaptive (optional)   -> *Adaptive: ACI, AgACI, NexCP and rolling
+//	                  adaptiveResult (opt.) -> *adaptive.Result: ACI, AgACI, NexCP and rolling
 //	                                           limits along each series in time order
-//	                                           (adaptive.go, adaptive_online.go)
+//	                                           (adaptive.go; package adaptive)
 //	summary           summarize, kindSummary, perHorizon
 //	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings
@@ -75,11 +75,11 @@
 // (influence.stationarity), the curvature diagnostics
 // (influence.curvature), the Newton step's algebra (newtonReduced), the
 // leverage summary (influence.leverageDiagnostics), the selection of the
-// limits (jackknifePlus) and the coverage counts of the calibration curve
-// (countCovered). The interval and summary arithmetic are plain functions
-// of points, per-block predictions and residuals (intervals.go,
-// conformal.go, quantile.go), tested on hand-worked examples without a
-// model.
+// limits (interval.JackknifePlus) and the coverage counts of the
+// calibration curve (interval.CountCovered). The interval arithmetic and
+// the metrics are package interval's, plain functions of values tested on
+// hand-worked examples without a model; intervals.go and conformal.go
+// gather the points' values for it and lay out its figures.
 //
 // # Distributed form
 //

@@ -58,9 +58,9 @@ func jackknifeLimits(ctx context.Context, workers int, alpha float64, pts []poin
 }
 
 // limitsAndCurve is jackknifeLimits (alpha, every block, offset 0) and
-// calibrationCurve of the points pts in one pass: each point's perturbed
-// predictions are read once for both, where the two functions read them
-// twice.
+// the calibration curve (interval.CountCovered over calibrationAlphas) of
+// the points pts in one pass: each point's perturbed predictions are read
+// once for both.
 func limitsAndCurve(ctx context.Context, workers int, alpha float64, pts []point, preds perturbed, entries *residualSets, self bool) (limits, []interval.CalibrationPoint) {
 	return scanLimits(ctx, workers, alpha, pts, 0, preds, entries, self, nil, true)
 }
@@ -138,8 +138,8 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 			preds.point(off+p, s.pred)
 			s.vm, s.vp = jackknifeValues(es, s.pred, skip, keep, s.vm, s.vp)
 			if h != nil {
-				// Before jackknifePlus, which reorders the values and
-				// maps NaN to infinities.
+				// Before interval.JackknifePlus, which reorders the
+				// values and maps NaN to infinities.
 				interval.CountCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
 			}
 			l.lo[p], l.up[p] = interval.JackknifePlus(alpha, s.vm, s.vp)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -188,7 +189,7 @@ type Options struct {
 	Calibration *blocks.Dataset `json:"-"`
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).
-	Adaptive *AdaptiveOptions
+	Adaptive *adaptive.Options
 	// ModelPath is recorded in the result.
 	ModelPath string
 	// Progress, when set, is called as long phases advance.
@@ -268,7 +269,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("audit: %s blocks need a block length K >= 1", r.Blocks)
 	}
 	if r.Adaptive != nil {
-		a, err := r.Adaptive.withDefaults(r.Alpha)
+		a, err := r.Adaptive.WithDefaults(r.Alpha)
 		if err != nil {
 			return r, err
 		}

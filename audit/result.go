@@ -33,7 +33,7 @@ type Result struct {
 	Conformal *Conformal
 	// Adaptive holds the intervals that adapt along time (nil without
 	// Options.Adaptive).
-	Adaptive *Adaptive
+	Adaptive *adaptive.Result
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (Judge). Run and Predict always set it, as they set
 	// Conformal.Recommendation: package reports only renders them.
@@ -162,7 +162,7 @@ type StepResult struct {
 	Conformal *interval.StepConformal
 	// Adaptive holds the limits that adapt along time (nil without
 	// Options.Adaptive).
-	Adaptive *StepAdaptive
+	Adaptive *adaptive.Step
 }
 
 // Diagnostics say how far to trust the influence approximation.

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
-// The intervals that adapt along time (audit.Adaptive): their JSON
+// The intervals that adapt along time (adaptive.Result): their JSON
 // section and step fields, and their comparison with the other kinds in
 // the Markdown, HTML and terminal reports.
 
-// jsonAdaptive mirrors audit.Adaptive.
+// jsonAdaptive mirrors adaptive.Result.
 type jsonAdaptive struct {
 	Base          string             `json:"base"`
 	Pooled        bool               `json:"pooled"`
@@ -55,7 +56,7 @@ type jsonSeriesUnder struct {
 	Drift     bool   `json:"drift"`
 }
 
-func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
+func jsonAdaptiveOf(a *adaptive.Result) *jsonAdaptive {
 	if a == nil {
 		return nil
 	}
@@ -89,7 +90,7 @@ type jsonStepAdaptive struct {
 	RollingUpper *fnum `json:"rolling_upper,omitempty"`
 }
 
-func jsonStepAdaptiveOf(a *audit.StepAdaptive) jsonStepAdaptive {
+func jsonStepAdaptiveOf(a *adaptive.Step) jsonStepAdaptive {
 	if a == nil {
 		return jsonStepAdaptive{}
 	}
@@ -107,13 +108,13 @@ func fptr(x float64) *fnum {
 // adaptiveName is the name of an adaptive kind in a table.
 func adaptiveName(kind string) string {
 	switch kind {
-	case audit.KindACI:
+	case adaptive.KindACI:
 		return "ACI"
-	case audit.KindAgACI:
+	case adaptive.KindAgACI:
 		return "AgACI"
-	case audit.KindNexCP:
+	case adaptive.KindNexCP:
 		return "NexCP"
-	case audit.KindRolling:
+	case adaptive.KindRolling:
 		return "rolling split conformal"
 	}
 	return kindName(kind)
@@ -148,7 +149,7 @@ func newAdaptiveView(r *audit.Result) *adaptiveView {
 		source = "every earlier labelled forecast of the series"
 	}
 	base := "prediction ± q"
-	if a.Base == audit.BaseJackknife {
+	if a.Base == adaptive.BaseJackknife {
 		base = "the jackknife+ interval (ACI and AgACI: recomputed at their working level from the leave-one-block-out residuals; NexCP and rolling: scaled about the prediction)"
 	}
 	if a.LabelDelay > 0 {
@@ -166,7 +167,7 @@ func newAdaptiveView(r *audit.Result) *adaptiveView {
 	}
 	for _, k := range a.Kinds {
 		g := k.Guarantee
-		if k.Kind == audit.KindACI && k.Bound < 1 {
+		if k.Kind == adaptive.KindACI && k.Bound < 1 {
 			g += fmt.Sprintf(" (here: within %s of %s)", pct(k.Bound), pct0(1-r.Setting.Alpha))
 		}
 		v.Rows = append(v.Rows, []string{adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength), count(k.Infinite), count(k.Empty), num(k.IntervalScore), g})

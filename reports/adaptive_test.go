@@ -17,15 +17,15 @@ import (
 // the limits of the first step (an unbounded ACI upper limit).
 func adaptiveFixture() *audit.Result {
 	r := fixture()
-	r.Adaptive = &audit.Adaptive{Base: audit.BaseSplit, Pooled: true, Source: "window", Window: 250, Gamma: 0.005, Grid: []float64{0.01, 0.1},
+	r.Adaptive = &adaptive.Result{Base: adaptive.BaseSplit, Pooled: true, Source: "window", Window: 250, Gamma: 0.005, Grid: []float64{0.01, 0.1},
 		Rho: 0.99, RollingWindow: 250, Chains: 1, Longest: 300,
-		Kinds: []audit.AdaptiveKind{
-			{KindSummary: interval.KindSummary{Kind: audit.KindACI, Coverage: 0.9, MeanLength: 2}, WorstWindow: 0.84, Windows: 1, Bound: 0.6, Guarantee: "long-run"},
-			{KindSummary: interval.KindSummary{Kind: audit.KindAgACI, Coverage: 0.91, MeanLength: 2.1}, WorstWindow: math.NaN(), Bound: math.NaN(), Guarantee: "none",
+		Kinds: []adaptive.Kind{
+			{KindSummary: interval.KindSummary{Kind: adaptive.KindACI, Coverage: 0.9, MeanLength: 2}, WorstWindow: 0.84, Windows: 1, Bound: 0.6, Guarantee: "long-run"},
+			{KindSummary: interval.KindSummary{Kind: adaptive.KindAgACI, Coverage: 0.91, MeanLength: 2.1}, WorstWindow: math.NaN(), Bound: math.NaN(), Guarantee: "none",
 				Under: []adaptive.SeriesUnder{{ID: "SMI", Points: 371, Coverage: 0.868, Tolerance: 0.025, Early: 0.92, Late: 0.8, Drift: true}}},
 		},
 		Notes: []string{"a note"}}
-	r.Sequences[0].Steps[0].Adaptive = &audit.StepAdaptive{Alpha: 0.095, ACILower: 1, ACIUpper: math.Inf(1), AgACILower: 1, AgACIUpper: 3,
+	r.Sequences[0].Steps[0].Adaptive = &adaptive.Step{Alpha: 0.095, ACILower: 1, ACIUpper: math.Inf(1), AgACILower: 1, AgACIUpper: 3,
 		NexCPLower: 1.5, NexCPUpper: 2.5, RollingLower: 1.2, RollingUpper: 2.8}
 	return r
 }

@@ -1,5 +1,10 @@
 package adaptive
 
+import (
+	"fmt"
+	"math"
+)
+
 // Under-coverage per series: the figures of a kind pool every series; a
 // series that under-covers by more than its dependence-aware tolerance
 // is listed, with the coverage of its first and last thirds (thirds),
@@ -43,4 +48,85 @@ func UnderCovering(names []string, hits [][]float64, nominal float64, lag int) [
 		out = append(out, u)
 	}
 	return out
+}
+
+// Hits are the 0/1 coverage values of one kind (limits lo, up per
+// forecast; empty, when not nil, marks empty intervals, which do not
+// cover) along each chain's labelled forecasts, in time order.
+func Hits(fc []Forecast, chains []Chain, lo, up []float64, empty []bool) [][]float64 {
+	out := make([][]float64, len(chains))
+	for c, ch := range chains {
+		for _, i := range ch.Points {
+			if !fc[i].Labelled {
+				continue
+			}
+			y := fc[i].Y
+			in := lo[i] <= y && y <= up[i] && (empty == nil || !empty[i])
+			out[c] = append(out[c], float64(b2i(in)))
+		}
+	}
+	return out
+}
+
+// WorstWindow is the lowest coverage of w consecutive values of any
+// series of hits (NaN when no series has w), and the number of series
+// that have w.
+func WorstWindow(hits [][]float64, w int) (float64, int) {
+	worst, count := math.NaN(), 0
+	for _, hit := range hits {
+		if len(hit) < w {
+			continue
+		}
+		count++
+		sum := 0.0
+		for k, h := range hit {
+			sum += h
+			if k >= w {
+				sum -= hit[k-w]
+			}
+			if k >= w-1 {
+				c := sum / float64(w)
+				if math.IsNaN(worst) || c < worst {
+					worst = c
+				}
+			}
+		}
+	}
+	return worst, count
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// LongRunBound is ACI's guaranteed bound on |long-run miscoverage -
+// alpha| over labelled forecasts in series series, each label known
+// before the next forecast of its series is made (Gibbs and Candès 2021,
+// Proposition 4.1, summed over the series): series (max(alpha, 1 -
+// alpha) + gamma) / (gamma labelled).
+func LongRunBound(alpha, gamma float64, series, labelled int) float64 {
+	return float64(series) * (math.Max(alpha, 1-alpha) + gamma) / gamma / float64(labelled)
+}
+
+// Guarantee states the guarantee of the adaptive kind (KindACI,
+// KindAgACI, KindNexCP or KindRolling) at miscoverage alpha with the
+// options o, as the method's paper states it; "" for other kinds.
+func Guarantee(kind string, alpha float64, o Options) string {
+	switch kind {
+	case KindACI:
+		if wg := WindowGamma(alpha, o.RollingWindow); wg > 0 && o.Gamma >= wg {
+			return fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021), and with gamma >= 1/(alpha W - 2) = %.3g every %d consecutive forecasts of a series miss at most %g (when each label arrives before the next forecast); no guarantee per forecast", alpha, wg, o.RollingWindow, 2*alpha)
+		}
+		return fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021); no guarantee per forecast or per window", alpha)
+	case KindAgACI:
+		return "none in finite samples: each of its ACI experts has ACI's long-run guarantee and the aggregation a regret bound (Zaffran et al. 2022)"
+	case KindNexCP:
+		return fmt.Sprintf("coverage >= %g minus the rho-weighted total variation between the past scores' distributions and the new one's (Barber et al. 2023): exact for exchangeable scores, small under slow drift", 1-alpha)
+	case KindRolling:
+		return fmt.Sprintf("%g when the window's scores and the next are exchangeable (split conformal); none under drift", 1-alpha)
+	}
+	return ""
 }

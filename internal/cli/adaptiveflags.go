@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
 // adaptiveFlags are the flags of the intervals that adapt along time
-// (audit.AdaptiveOptions).
+// (adaptive.Options).
 type adaptiveFlags struct {
 	on              bool
 	pooled          bool
@@ -30,19 +30,19 @@ var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base",
 func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.on, "adaptive", false, "add intervals that adapt along time (ACI, AgACI, NexCP, rolling conformal), for test data that continue the series in time; implied by the flags below")
 	fs.BoolVar(&a.pooled, "adaptive-pooled", false, "run one adaptive state over all test sequences in the order of their steps (t), for sequences that are windows of one series (default: one state per sequence)")
-	fs.StringVar(&a.base, "adaptive-base", audit.BaseSplit, "the base interval of the adaptive kinds: split (prediction ± q) or jackknife (ACI and AgACI: the jackknife+ interval recomputed at their working level; NexCP and rolling: the jackknife+ interval scaled about the prediction)")
+	fs.StringVar(&a.base, "adaptive-base", adaptive.BaseSplit, "the base interval of the adaptive kinds: split (prediction ± q) or jackknife (ACI and AgACI: the jackknife+ interval recomputed at their working level; NexCP and rolling: the jackknife+ interval scaled about the prediction)")
 	fs.Float64Var(&a.gamma, "aci-gamma", 0, "ACI's step size gamma (default 1/(alpha W - 2) for W of --rolling-window, the smallest step that bounds every window's miscoverage by 2 alpha: 0.0435 at alpha 0.1 and W 250)")
 	fs.Float64SliceVar(&a.grid, "agaci-grid", nil, "AgACI's step sizes (default Zaffran et al.'s 30: 0, 5e-6, 5e-5, 0.0001 to 0.0009, 0.001 to 0.009, 0.01 to 0.09)")
-	fs.Float64Var(&a.rho, "nexcp-rho", audit.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
+	fs.Float64Var(&a.rho, "nexcp-rho", adaptive.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
 	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
-	fs.IntVar(&a.rollingWindow, "rolling-window", audit.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
+	fs.IntVar(&a.rollingWindow, "rolling-window", adaptive.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
 	fs.IntVar(&a.labelDelay, "label-delay", 0, "rows after its target's row at which a label becomes known (a target computed from the next D rows, such as next week's volatility on daily rows: D); the adaptive state takes each label only then")
 }
 
 // options checks the adaptive flags and returns the options (nil when
 // no adaptive flag is given); test says that test data will come (--test,
 // or audit fit for audit predict), which they need.
-func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOptions, error) {
+func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*adaptive.Options, error) {
 	asked := a.on
 	for _, n := range adaptiveFlagNames[1:] {
 		asked = asked || fs.Changed(n)
@@ -53,12 +53,12 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOp
 	if !test {
 		return nil, usagef("--adaptive (and the flags of the adaptive intervals) need --test (or audit fit, for audit predict): the intervals adapt along the test data as their labels arrive")
 	}
-	o := &audit.AdaptiveOptions{Gamma: a.gamma, Grid: a.grid, Rho: a.rho, Pooled: a.pooled, RollingWindow: a.rollingWindow}
+	o := &adaptive.Options{Gamma: a.gamma, Grid: a.grid, Rho: a.rho, Pooled: a.pooled, RollingWindow: a.rollingWindow}
 	switch strings.ToLower(a.base) {
-	case audit.BaseSplit, "split-conformal":
-		o.Base = audit.BaseSplit
-	case audit.BaseJackknife, "jackknife+", "jackknife-plus":
-		o.Base = audit.BaseJackknife
+	case adaptive.BaseSplit, "split-conformal":
+		o.Base = adaptive.BaseSplit
+	case adaptive.BaseJackknife, "jackknife+", "jackknife-plus":
+		o.Base = adaptive.BaseJackknife
 	default:
 		return nil, usagef("--adaptive-base %q: choose split or jackknife", a.base)
 	}
@@ -74,7 +74,7 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*audit.AdaptiveOp
 		}
 	}
 	if !(a.rho > 0 && a.rho <= 1) {
-		return nil, usagef("--nexcp-rho %g: must be in (0, 1] (default %g)", a.rho, audit.DefaultRho)
+		return nil, usagef("--nexcp-rho %g: must be in (0, 1] (default %g)", a.rho, adaptive.DefaultRho)
 	}
 	if a.labelDelay < 0 {
 		return nil, usagef("--label-delay %d: give the number of rows after its target's row at which a label is known (0: at that row)", a.labelDelay)

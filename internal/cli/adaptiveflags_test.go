@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
 // TestAdaptiveFlags checks that the adaptive flags reach the options
@@ -21,7 +21,7 @@ func TestAdaptiveFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := audit.AdaptiveOptions{Gamma: 0.02, Grid: []float64{0.01, 0.1}, Rho: 0.95, Window: 250, Pooled: true, Base: audit.BaseJackknife, RollingWindow: 100, LabelDelay: 5}
+	want := adaptive.Options{Gamma: 0.02, Grid: []float64{0.01, 0.1}, Rho: 0.95, Window: 250, Pooled: true, Base: adaptive.BaseJackknife, RollingWindow: 100, LabelDelay: 5}
 	if a := p.opt.Adaptive; a == nil || a.Gamma != want.Gamma || !slices.Equal(a.Grid, want.Grid) || a.Rho != want.Rho || a.Window != want.Window ||
 		a.Pooled != want.Pooled || a.Base != want.Base || a.RollingWindow != want.RollingWindow || a.LabelDelay != want.LabelDelay {
 		t.Fatalf("options %+v, want %+v", p.opt.Adaptive, want)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
@@ -329,7 +330,7 @@ func (s *Server) answer(res *audit.Result) predictAnswer {
 		ans.Kinds = append(ans.Kinds, audit.KindSplit, audit.KindBonferroni, audit.KindConformalJackknife)
 	}
 	if res.Adaptive != nil {
-		ans.Kinds = append(ans.Kinds, audit.KindACI, audit.KindAgACI, audit.KindNexCP, audit.KindRolling)
+		ans.Kinds = append(ans.Kinds, adaptive.KindACI, adaptive.KindAgACI, adaptive.KindNexCP, adaptive.KindRolling)
 	}
 	return ans
 }

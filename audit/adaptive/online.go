@@ -1,4 +1,4 @@
-package audit
+package adaptive
 
 import (
 	"math"
@@ -8,10 +8,10 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
-// The online pieces of the intervals that adapt along time (DESIGN
-// section 9; adaptive.go runs them along each series): the ACI update of
-// the working level, conformal quantiles at any level, NexCP's weighted
-// quantile, and Bernstein online aggregation for AgACI. Each is a plain
+// The online pieces of the intervals that adapt along time (run.go runs
+// them along each series): the ACI update of the working level,
+// conformal quantiles at any level, NexCP's weighted quantile, and
+// Bernstein online aggregation for AgACI. Each is a plain
 // function or a small value, tested against hand-worked examples.
 
 // aciUpdate is one step of adaptive conformal inference (Gibbs and

@@ -1,4 +1,4 @@
-package audit
+package adaptive
 
 import (
 	"math"
@@ -140,18 +140,18 @@ func TestSortedWindow(t *testing.T) {
 	}
 }
 
-// oneChain is a chain of n points of one series, made at rows 0..n-1 and
-// labelled before the next, predictions 0, targets y.
-func oneChain(y []float64) ([]point, chain) {
-	pts := make([]point, len(y))
-	var ch chain
+// oneChain is a chain of n forecasts of one series, made at rows
+// 0..n-1 and labelled before the next, predictions 0, targets y.
+func oneChain(y []float64) ([]Forecast, Chain) {
+	fc := make([]Forecast, len(y))
+	var ch Chain
 	for i := range y {
-		pts[i] = point{f: forecast{T: i}, y: y[i], has: true}
-		ch.pts = append(ch.pts, i)
-		ch.time = append(ch.time, float64(i))
-		ch.arrival = append(ch.arrival, float64(i))
+		fc[i] = Forecast{Y: y[i], Labelled: true}
+		ch.Points = append(ch.Points, i)
+		ch.Time = append(ch.Time, float64(i))
+		ch.Arrival = append(ch.Arrival, float64(i))
 	}
-	return pts, ch
+	return fc, ch
 }
 
 // TestACIHandWorked runs ACI on fixed calibration scores 1..9 (alpha
@@ -170,12 +170,12 @@ func TestACIHandWorked(t *testing.T) {
 	y := []float64{10, 100, 100, 100, 100, 100, 100, 100, 100, 100, 0.5, 0.5}
 	pts, ch := oneChain(y)
 	cal := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	o, err := AdaptiveOptions{Gamma: 0.05, Grid: []float64{0.05}}.withDefaults(0.1)
+	o, err := Options{Gamma: 0.05, Grid: []float64{0.05}}.WithDefaults(0.1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := make([]StepAdaptive, len(pts))
-	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, nil, steps)
+	steps := make([]Step, len(pts))
+	Run(o, 0.1, pts, ch, Base{Scores: func(int) []float64 { return cal }}, steps)
 	wantAlpha := []float64{0.1, 0.055, 0.06, 0.065, 0.07, 0.075, 0.08, 0.085, 0.09, 0.095, 0.1, 0.105}
 	wantUp := []float64{9, math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), 9, 9}
 	for i, st := range steps {
@@ -191,8 +191,8 @@ func TestACIHandWorked(t *testing.T) {
 	// ceil(7.95)), as ACI's.
 	y = append(y, slices.Repeat([]float64{0.5}, 20)...)
 	pts, ch = oneChain(y)
-	steps = make([]StepAdaptive, len(pts))
-	runChain(o, 0.1, pts, ch, func(i int) family { return family{pred: 0} }, func(int) []float64 { return cal }, nil, steps)
+	steps = make([]Step, len(pts))
+	Run(o, 0.1, pts, ch, Base{Scores: func(int) []float64 { return cal }}, steps)
 	if last := steps[len(steps)-1]; math.Abs(last.Alpha-0.205) > 1e-12 || last.ACIUpper != 8 || math.Abs(last.AgACIUpper-8) > 1e-12 {
 		t.Errorf("t=32: alpha %g, ACI limit %g, AgACI limit %g; want 0.205, 8, 8", last.Alpha, last.ACIUpper, last.AgACIUpper)
 	}
@@ -243,9 +243,9 @@ func TestACILongRunBound(t *testing.T) {
 			}
 		}
 		pts, ch := oneChain(y)
-		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(0.1)
-		steps := make([]StepAdaptive, T)
-		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
+		o, _ := Options{Gamma: gamma}.WithDefaults(0.1)
+		steps := make([]Step, T)
+		Run(o, alpha, pts, ch, Base{Scores: func(int) []float64 { return cal }}, steps)
 		errs := 0
 		for i, st := range steps {
 			if st.Empty || !(st.ACILower <= y[i] && y[i] <= st.ACIUpper) {
@@ -271,9 +271,9 @@ func TestRollingAndNexCPOnline(t *testing.T) {
 	t.Parallel()
 	y := []float64{4, -1, 3, 2, -7}
 	pts, ch := oneChain(y)
-	o, _ := AdaptiveOptions{Window: 3, Rho: 1}.withDefaults(0.1)
-	steps := make([]StepAdaptive, len(y))
-	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
+	o, _ := Options{Window: 3, Rho: 1}.WithDefaults(0.1)
+	steps := make([]Step, len(y))
+	Run(o, 0.5, pts, ch, Base{}, steps)
 	// Scores |y|: 4, 1, 3, 2, 7. Before t: window {}, {4}, {1,4}, {1,3,4}, {1,2,3}.
 	wantRoll := []float64{math.Inf(1), 4, 4, 3, 2}
 	// NexCP with rho 1 and the same window is the same quantile.
@@ -290,12 +290,12 @@ func TestDelayedLabels(t *testing.T) {
 	t.Parallel()
 	y := []float64{1, 2, 3, 4, 5}
 	pts, ch := oneChain(y)
-	for i := range ch.arrival {
-		ch.arrival[i] = float64(i + 2)
+	for i := range ch.Arrival {
+		ch.Arrival[i] = float64(i + 2)
 	}
-	o, _ := AdaptiveOptions{Window: 10, Rho: 1}.withDefaults(0.1)
-	steps := make([]StepAdaptive, len(y))
-	runChain(o, 0.5, pts, ch, func(int) family { return family{} }, nil, nil, steps)
+	o, _ := Options{Window: 10, Rho: 1}.WithDefaults(0.1)
+	steps := make([]Step, len(y))
+	Run(o, 0.5, pts, ch, Base{}, steps)
 	// Known scores before row t: none, none, none, {1}, {1, 2}.
 	want := []float64{math.Inf(1), math.Inf(1), math.Inf(1), 1, 2}
 	for i, st := range steps {
@@ -305,19 +305,19 @@ func TestDelayedLabels(t *testing.T) {
 	}
 }
 
-// TestAdaptiveOptions checks the defaults and the refusals.
-func TestAdaptiveOptions(t *testing.T) {
+// TestOptions checks the defaults and the refusals.
+func TestOptions(t *testing.T) {
 	t.Parallel()
-	o, err := AdaptiveOptions{}.withDefaults(0.1)
+	o, err := Options{}.WithDefaults(0.1)
 	if err != nil || math.Abs(o.Gamma-1.0/23) > 1e-15 || o.Rho != DefaultRho || o.RollingWindow != DefaultRollingWindow || o.Base != BaseSplit || len(o.Grid) == 0 {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
 	// alpha W = 2.5: no step bounds a window of 25; Gibbs and Candès's.
-	if o, _ := (AdaptiveOptions{RollingWindow: 25}).withDefaults(0.1); o.Gamma != DefaultGamma {
+	if o, _ := (Options{RollingWindow: 25}).WithDefaults(0.1); o.Gamma != DefaultGamma {
 		t.Errorf("window 25: gamma %g, want %g", o.Gamma, DefaultGamma)
 	}
-	for _, bad := range []AdaptiveOptions{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{-0.01}}, {Grid: []float64{}}} {
-		if _, err := bad.withDefaults(0.1); err == nil {
+	for _, bad := range []Options{{Gamma: 1}, {Gamma: -0.1}, {Rho: 1.5}, {Window: -1}, {LabelDelay: -2}, {Base: "other"}, {Grid: []float64{0.1, 2}}, {Grid: []float64{-0.01}}, {Grid: []float64{}}} {
+		if _, err := bad.WithDefaults(0.1); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -341,9 +341,9 @@ func TestACIWindowBound(t *testing.T) {
 			y[i] = 1e9
 		}
 		pts, ch := oneChain(y)
-		o, _ := AdaptiveOptions{Gamma: gamma}.withDefaults(alpha)
-		steps := make([]StepAdaptive, T)
-		runChain(o, alpha, pts, ch, func(int) family { return family{} }, func(int) []float64 { return cal }, nil, steps)
+		o, _ := Options{Gamma: gamma}.WithDefaults(alpha)
+		steps := make([]Step, T)
+		Run(o, alpha, pts, ch, Base{Scores: func(int) []float64 { return cal }}, steps)
 		miss := make([]float64, T)
 		for i, st := range steps {
 			if st.Empty || !(st.ACILower <= y[i] && y[i] <= st.ACIUpper) {
@@ -372,15 +372,15 @@ func TestACIWindowBound(t *testing.T) {
 	}
 }
 
-// TestSeriesHits: seriesHits takes the labelled forecasts of each chain
-// in time order, an empty interval as not covering.
-func TestSeriesHits(t *testing.T) {
+// TestHits: Hits takes the labelled forecasts of each chain in time
+// order, an empty interval as not covering.
+func TestHits(t *testing.T) {
 	t.Parallel()
-	pts := []point{{y: 1, has: true}, {y: 5, has: true}, {y: 2}, {y: 0, has: true}}
-	chains := []chain{{pts: []int{1, 0}}, {pts: []int{2, 3}}}
+	fc := []Forecast{{Y: 1, Labelled: true}, {Y: 5, Labelled: true}, {Y: 2}, {Y: 0, Labelled: true}}
+	chains := []Chain{{Points: []int{1, 0}}, {Points: []int{2, 3}}}
 	lo, up := []float64{0, 0, 0, 0}, []float64{3, 3, 3, 3}
-	h := seriesHits(pts, chains, lo, up, []bool{false, false, false, true})
+	h := Hits(fc, chains, lo, up, []bool{false, false, false, true})
 	if len(h) != 2 || !slices.Equal(h[0], []float64{0, 1}) || !slices.Equal(h[1], []float64{0}) {
-		t.Errorf("seriesHits %v, want [[0 1] [0]]", h)
+		t.Errorf("Hits %v, want [[0 1] [0]]", h)
 	}
 }
