@@ -64,6 +64,6 @@
 // coverage indicators' variance (DependentTolerance). Over gives rolling
 // coverage, pooled and per sequence, the drift between the first and
 // last thirds of the test period, and the errors' lag-1
-// autocorrelation; Hits, WorstWindow and UnderCovering give an adaptive
-// kind's worst window and the series on which it under-covers.
+// autocorrelation; Along gives a kind's worst rolling window and the
+// series on which it under-covers.
 package adaptive
