@@ -92,7 +92,7 @@
 // values' raw little-endian encodings. An audit with an executor is
 // three pipeline runs, each a map over chunks (one batch of at most
 // streamBatch sequences of equal length); engine.go is the worker's
-// half (Worker, ChunkRunner):
+// half (Worker and its Runner):
 //
 //	blocks    a block chunk per batch of training sequences: the
 //	          sequences' gradients (and Jacobian rows) computed on the
