@@ -17,83 +17,8 @@ import (
 // intervals (split conformal's prediction ± q with the calibration set's
 // scores, or the jackknife+ interval: recomputed at the working level
 // from the points' leave-one-block-out sets, adaptive_jackknife.go, or
-// scaled about the prediction, scaledFamily), and compares the kinds'
-// metrics with the other kinds'.
-
-// Adaptive is what the intervals that adapt along time add to a result
-// (nil without Options.Adaptive).
-type Adaptive struct {
-	Base   string // adaptive.BaseSplit or adaptive.BaseJackknife
-	Pooled bool   // one state over all sequences in time order
-	// Source is where ACI and AgACI take their base scores:
-	// "calibration" (the calibration set, per forecast), "window" (the
-	// series' last Window labelled forecasts), "past" (every earlier
-	// labelled forecast of the series) or, on the jackknife base,
-	// "residuals" (each forecast's own leave-one-block-out sets).
-	Source        string
-	Window        int
-	Gamma         float64
-	Grid          []float64
-	Rho           float64
-	RollingWindow int
-	LabelDelay    int // rows after the target's row at which labels arrive
-	// Chains are the series the states run along (per sequence and
-	// horizon, or per horizon when pooled); Longest the most labelled
-	// forecasts of one.
-	Chains  int
-	Longest int
-	// Kinds compares the adaptive kinds with the others on the labelled
-	// test values (nil without them): ACI, AgACI, NexCP, Rolling, then
-	// jackknife+, in-sample and, with a calibration set, split conformal
-	// and conformalized jackknife+.
-	Kinds []AdaptiveKind
-	// Notes say what limits the figures (short series, delays).
-	Notes []string
-}
-
-// AdaptiveKind are one kind's metrics on the labelled test values, with
-// coverage over time.
-type AdaptiveKind struct {
-	interval.KindSummary
-	// WorstWindow is the lowest coverage of Adaptive.RollingWindow
-	// consecutive labelled forecasts of one series (NaN when no series has
-	// that many); Windows counts the series that have.
-	WorstWindow float64
-	Windows     int
-	// Empty counts the empty intervals (ACI at alpha_t >= 1, or on the
-	// jackknife base where the limits at alpha_t cross), which the
-	// metrics take as the point prediction and count as not covering.
-	Empty int
-	// Bound is the guaranteed bound on |long-run miscoverage - alpha|
-	// where one holds (ACI with every forecast labelled before the next
-	// is made: sum over series of (max(alpha, 1-alpha) + gamma)/gamma,
-	// over the labelled forecasts); NaN otherwise.
-	Bound float64
-	// Guarantee states the kind's guarantee as it holds.
-	Guarantee string
-	// Under are the series on which the kind under-covers (when there
-	// are 2 to adaptive.MaxSequenceTable series).
-	Under []adaptive.SeriesUnder
-}
-
-// scaledFamily is the conformalized jackknife+ family of the test points
-// pts with jackknife+ limits l: point i's interval scaled by q about its
-// prediction (interval.CJLimits, score interval.CJScore), the base family of NexCP and
-// Rolling on the jackknife base.
-type scaledFamily struct {
-	pts []point
-	l   limits
-}
-
-// Member implements adaptive.Family.
-func (s scaledFamily) Member(i int, q float64) (lo, up float64) {
-	return interval.CJLimits(s.pts[i].pred, s.l.lo[i], s.l.up[i], q)
-}
-
-// Score implements adaptive.Family.
-func (s scaledFamily) Score(i int, y float64) float64 {
-	return interval.CJScore(s.pts[i].pred, s.l.lo[i], s.l.up[i], y)
-}
+// scaled about the prediction), and compares the kinds' metrics with the
+// other kinds' (adaptive.Result).
 
 // adaptiveChains groups the points by series: per sequence and horizon, or per
 // horizon when pooled, ordered by time. Time is the row (per sequence) or
@@ -150,22 +75,18 @@ func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []adaptive.
 // which sequences laid out from pts. sets (testLimits) gives the
 // points' jackknife+ sets on the jackknife base, nil otherwise; note, when
 // not empty, says why the base is scaled instead.
-func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*interval.StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *Adaptive {
+func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*interval.StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *adaptive.Result {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
-	ad := &Adaptive{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}
+	ad := &adaptive.Result{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}
 	if note != "" {
 		ad.Notes = append(ad.Notes, note)
 	}
 	fc := make([]adaptive.Forecast, len(pts))
 	for i, pt := range pts {
-		fc[i] = adaptive.Forecast{Pred: pt.pred, Y: pt.y, Labelled: pt.has}
+		fc[i] = adaptive.Forecast{Pred: pt.pred, Y: pt.y, Labelled: pt.has, Lower: jk.lo[i], Upper: jk.up[i]}
 	}
 	base := adaptive.Base{Sets: sets}
-	jackknife := o.Base == adaptive.BaseJackknife
-	if jackknife {
-		base.Family = scaledFamily{pts: pts, l: jk}
-	}
 	switch {
 	case cf != nil && o.Window == 0:
 		ad.Source = "calibration"
@@ -174,11 +95,8 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 			if !c.has {
 				continue
 			}
-			s := math.Abs(c.y - c.pred)
-			if jackknife {
-				s = interval.CJScore(c.pred, cf.lim.lo[k], cf.lim.up[k], c.y)
-			}
-			scores[c.f] = append(scores[c.f], s)
+			f := adaptive.Forecast{Pred: c.pred, Y: c.y, Lower: cf.lim.lo[k], Upper: cf.lim.up[k]}
+			scores[c.f] = append(scores[c.f], f.Score(o.Base))
 		}
 		for _, v := range scores {
 			slices.Sort(v)
@@ -244,17 +162,8 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 	}
 	names := chainNames(p, pts, chains, o.Pooled)
 	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
-		k := AdaptiveKind{KindSummary: kindSummary(kind, lv, pts, lo, up, nil), Guarantee: guarantee, Bound: bound}
-		hits := adaptive.Hits(fc, chains, lo, up, empty)
-		k.WorstWindow, k.Windows = adaptive.WorstWindow(hits, o.RollingWindow)
-		if len(chains) > 1 && len(chains) <= adaptive.MaxSequenceTable {
-			k.Under = adaptive.UnderCovering(names, hits, 1-alpha, p.opt.timeLag())
-		}
-		for i, e := range empty {
-			if e && pts[i].has {
-				k.Empty++
-			}
-		}
+		k := adaptive.Along(fc, chains, names, lo, up, empty, o.RollingWindow, 1-alpha, p.opt.timeLag())
+		k.KindSummary, k.Guarantee, k.Bound = kindSummary(kind, lv, pts, lo, up, nil), guarantee, bound
 		ad.Kinds = append(ad.Kinds, k)
 	}
 	empty := make([]bool, n)

@@ -42,9 +42,9 @@
 //	                  inSampleResiduals     -> in-sample residuals by forecast
 //	limits            influenceRep.limits   -> jackknife+ limits per point, calibration curve
 //	                  naiveLimits, conformal -> in-sample and calibrated limits
-//	                  adaptive (optional)   -> *Adaptive: ACI, AgACI, NexCP and rolling
+//	                  adaptiveResult (opt.) -> *adaptive.Result: ACI, AgACI, NexCP and rolling
 //	                                           limits along each series in time order
-//	                                           (adaptive.go, adaptive_online.go)
+//	                                           (adaptive.go; package adaptive)
 //	summary           summarize, kindSummary, perHorizon
 //	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings
@@ -92,7 +92,7 @@
 // values' raw little-endian encodings. An audit with an executor is
 // three pipeline runs, each a map over chunks (one batch of at most
 // streamBatch sequences of equal length); engine.go is the worker's
-// half (Worker, ChunkRunner):
+// half (Worker and its Runner):
 //
 //	blocks    a block chunk per batch of training sequences: the
 //	          sequences' gradients (and Jacobian rows) computed on the

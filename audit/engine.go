@@ -4,7 +4,7 @@ package audit
 // stages, the executor and the chunks' encodings): a worker builds the
 // audit's problem once (NewWorker: the model, the data and the options,
 // read from the same files as the driver's) and runs chunks with a
-// ChunkRunner; the driver's half is execute. The curvature, the probes,
+// chunkRunner; the driver's half is execute. The curvature, the probes,
 // the refinement of Newton steps and the summary stay on the driver.
 // This file imports nothing of any engine.
 
@@ -249,9 +249,9 @@ func mapPointChunk(basis *table.ShiftBasis, c *table.PointChunk, rows [][][]floa
 	return recs, nil
 }
 
-// ChunkRunner runs the chunks of one stage on a worker, the stage's
+// chunkRunner runs the chunks of one stage on a worker, the stage's
 // shared value decoded once.
-type ChunkRunner struct {
+type chunkRunner struct {
 	w      *Worker
 	kind   table.StageKind
 	factor *table.FactorSpec
@@ -262,8 +262,8 @@ type ChunkRunner struct {
 // Runner returns the runner of the chunks of a stage of kind whose
 // shared value is shared (table.Stage.Shared). w may be nil for
 // table.StageFinalize, which reads no model.
-func (w *Worker) Runner(kind table.StageKind, shared []byte) (*ChunkRunner, error) {
-	r := &ChunkRunner{w: w, kind: kind}
+func (w *Worker) Runner(kind table.StageKind, shared []byte) (table.Runner, error) {
+	r := &chunkRunner{w: w, kind: kind}
 	switch kind {
 	case table.StageBlocks, table.StagePoints:
 		if w == nil {
@@ -297,7 +297,7 @@ func (w *Worker) Runner(kind table.StageKind, shared []byte) (*ChunkRunner, erro
 }
 
 // Run runs one chunk (encoded) and returns its output (encoded).
-func (r *ChunkRunner) Run(ctx context.Context, chunk []byte) ([]byte, error) {
+func (r *chunkRunner) Run(ctx context.Context, chunk []byte) ([]byte, error) {
 	switch r.kind {
 	case table.StageBlocks:
 		return runChunk(chunk, &table.BlockChunk{}, func(c *table.BlockChunk) (encoder, error) {

@@ -33,7 +33,7 @@ type Result struct {
 	Conformal *Conformal
 	// Adaptive holds the intervals that adapt along time (nil without
 	// Options.Adaptive).
-	Adaptive *Adaptive
+	Adaptive *adaptive.Result
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (Judge). Run and Predict always set it, as they set
 	// Conformal.Recommendation: package reports only renders them.

@@ -8,11 +8,11 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 )
 
-// The intervals that adapt along time (audit.Adaptive): their JSON
+// The intervals that adapt along time (adaptive.Result): their JSON
 // section and step fields, and their comparison with the other kinds in
 // the Markdown, HTML and terminal reports.
 
-// jsonAdaptive mirrors audit.Adaptive.
+// jsonAdaptive mirrors adaptive.Result.
 type jsonAdaptive struct {
 	Base          string             `json:"base"`
 	Pooled        bool               `json:"pooled"`
@@ -56,7 +56,7 @@ type jsonSeriesUnder struct {
 	Drift     bool   `json:"drift"`
 }
 
-func jsonAdaptiveOf(a *audit.Adaptive) *jsonAdaptive {
+func jsonAdaptiveOf(a *adaptive.Result) *jsonAdaptive {
 	if a == nil {
 		return nil
 	}

@@ -17,9 +17,9 @@ import (
 // the limits of the first step (an unbounded ACI upper limit).
 func adaptiveFixture() *audit.Result {
 	r := fixture()
-	r.Adaptive = &audit.Adaptive{Base: adaptive.BaseSplit, Pooled: true, Source: "window", Window: 250, Gamma: 0.005, Grid: []float64{0.01, 0.1},
+	r.Adaptive = &adaptive.Result{Base: adaptive.BaseSplit, Pooled: true, Source: "window", Window: 250, Gamma: 0.005, Grid: []float64{0.01, 0.1},
 		Rho: 0.99, RollingWindow: 250, Chains: 1, Longest: 300,
-		Kinds: []audit.AdaptiveKind{
+		Kinds: []adaptive.Kind{
 			{KindSummary: interval.KindSummary{Kind: adaptive.KindACI, Coverage: 0.9, MeanLength: 2}, WorstWindow: 0.84, Windows: 1, Bound: 0.6, Guarantee: "long-run"},
 			{KindSummary: interval.KindSummary{Kind: adaptive.KindAgACI, Coverage: 0.91, MeanLength: 2.1}, WorstWindow: math.NaN(), Bound: math.NaN(), Guarantee: "none",
 				Under: []adaptive.SeriesUnder{{ID: "SMI", Points: 371, Coverage: 0.868, Tolerance: 0.025, Early: 0.92, Late: 0.8, Drift: true}}},

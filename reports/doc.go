@@ -172,7 +172,7 @@
 //	                documented there), level the level it allows (the
 //	                verdict's is the worst), text the sentence shown
 //	adaptive        present only with the adaptive intervals (audit
-//	                --adaptive and its flags; audit.Adaptive):
+//	                --adaptive and its flags; adaptive.Result):
 //	  base, pooled, source, window   the base family (split or jackknife),
 //	                        one state over all test sequences in step order
 //	                        or one per sequence, where ACI and AgACI take

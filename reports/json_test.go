@@ -67,7 +67,7 @@ func TestJSONTimings(t *testing.T) {
 }
 
 // TestJSONFields decodes the document generically and checks the layout
-// the README documents.
+// docs/reading-a-report.md ("JSON format") documents.
 func TestJSONFields(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteJSON(&b, fixture(), nil); err != nil {

@@ -89,7 +89,7 @@ func TestACIJackknifeHandWorked(t *testing.T) {
 	}
 	steps := make([]Step, len(pts))
 	sets := func(int) ([]float64, []float64) { return vm, vp }
-	Run(o, 0.1, pts, ch, Base{Family: zeroWidth{}, Scores: func(int) []float64 { return nil }, Sets: sets}, steps)
+	Run(o, 0.1, pts, ch, Base{Scores: func(int) []float64 { return nil }, Sets: sets}, steps)
 	inf := math.Inf(1)
 	want := map[int][3]float64{ // t: alpha, lower, upper
 		1: {0.1, -18, 9}, 2: {0.055, -inf, inf}, 10: {0.095, -inf, inf},
@@ -109,23 +109,4 @@ func TestACIJackknifeHandWorked(t *testing.T) {
 			t.Errorf("t=%d: AgACI [%g, %g], want [%g, %g]", i+1, st.AgACILower, st.AgACIUpper, lo, up)
 		}
 	}
-}
-
-// zeroWidth is the scaled family of the interval [0, 0] about the
-// prediction 0: every finite member is {0}, the member at +Inf the whole
-// line; 0 scores 0 and any other target +Inf.
-type zeroWidth struct{}
-
-func (zeroWidth) Member(_ int, q float64) (lo, up float64) {
-	if math.IsInf(q, 1) {
-		return math.Inf(-1), math.Inf(1)
-	}
-	return 0, 0
-}
-
-func (zeroWidth) Score(_ int, y float64) float64 {
-	if y == 0 {
-		return 0
-	}
-	return math.Inf(1)
 }

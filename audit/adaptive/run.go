@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // Forecast is one forecast of a series as the adaptive kinds take it.
@@ -11,6 +13,18 @@ type Forecast struct {
 	Pred     float64 // the prediction
 	Y        float64 // the target, when Labelled
 	Labelled bool    // the target is known (when its label arrives)
+	// Lower and Upper are the forecast's jackknife+ interval, which the
+	// jackknife base scales about the prediction (unused on the split
+	// base).
+	Lower, Upper float64
+}
+
+// Score is the forecast's score on the base family base (BaseSplit or
+// BaseJackknife) for its target Y: the smallest q whose member covers Y,
+// |Y - Pred| on the split base, interval.CJScore of the jackknife+
+// interval on the jackknife base.
+func (f Forecast) Score(base string) float64 {
+	return family{f, base == BaseJackknife}.score(f.Y)
 }
 
 // Chain is one series the adaptive state runs along: the indices of its
@@ -23,23 +37,9 @@ type Chain struct {
 	Arrival []float64
 }
 
-// Family is a scaled base family of intervals nested in a score q >= 0,
-// for the jackknife base: the caller's jackknife+ interval of each
-// forecast scaled by q about its prediction (the conformalized
-// jackknife+ family). Nil in Base means split conformal's family,
-// prediction ± q with the score |y - prediction|.
-type Family interface {
-	// Member is forecast i's interval at score q (the whole line at
-	// q = +Inf).
-	Member(i int, q float64) (lo, up float64)
-	// Score is the smallest q whose member of forecast i covers y.
-	Score(i int, y float64) float64
-}
-
-// Base is where the adaptive kinds take their base intervals from.
+// Base is where ACI and AgACI take their base intervals from, besides
+// the base family of Options.Base.
 type Base struct {
-	// Family is the scaled base family (nil: prediction ± q).
-	Family Family
 	// Scores, when not nil, gives forecast i's sorted base scores, at
 	// which ACI and AgACI take their quantiles (a calibration set's at
 	// the same forecast); nil takes the series' own earlier scores (the
@@ -48,40 +48,38 @@ type Base struct {
 	// Sets, when not nil, gives forecast i's leave-one-block-out sets V-
 	// and V+, each sorted ascending (NaN mapped to -Inf in V- and +Inf in
 	// V+): ACI and AgACI then take the jackknife+ interval recomputed at
-	// their working level instead of a member of Family at the base
-	// scores' quantile, and need no scores.
+	// their working level instead of a member of the base family at the
+	// base scores' quantile, and need no scores.
 	Sets func(i int) (vm, vp []float64)
 }
 
-// family is forecast i's base family: b.Family's member, or prediction
-// ± q.
+// family is a forecast's base family of intervals: Pred ± q (split), or
+// the jackknife+ interval [Lower, Upper] scaled by q about Pred
+// (jackknife: the conformalized jackknife+ family).
 type family struct {
-	f    Family
-	i    int
-	pred float64
+	Forecast
+	jk bool
 }
-
-func (b Base) family(fc []Forecast, i int) family { return family{b.Family, i, fc[i].Pred} }
 
 // at is the member of level q: the empty set (both limits at the
 // prediction) at -Inf, the whole line at +Inf.
 func (fm family) at(q float64) (lo, up float64, empty bool) {
 	switch {
 	case math.IsInf(q, -1):
-		return fm.pred, fm.pred, true
-	case fm.f != nil:
-		lo, up = fm.f.Member(fm.i, q)
+		return fm.Pred, fm.Pred, true
+	case fm.jk:
+		lo, up = interval.CJLimits(fm.Pred, fm.Lower, fm.Upper, q)
 		return lo, up, false
 	}
-	return fm.pred - q, fm.pred + q, false
+	return fm.Pred - q, fm.Pred + q, false
 }
 
 // score is the smallest q whose member covers y.
 func (fm family) score(y float64) float64 {
-	if fm.f != nil {
-		return fm.f.Score(fm.i, y)
+	if fm.jk {
+		return interval.CJScore(fm.Pred, fm.Lower, fm.Upper, y)
 	}
-	return math.Abs(y - fm.pred)
+	return math.Abs(y - fm.Pred)
 }
 
 // Step are the adaptive limits of one forecast; limits may be ±Inf; an
@@ -102,12 +100,13 @@ type Step struct {
 // Run runs the four adaptive kinds at miscoverage alpha along the chain
 // ch of the forecasts fc, writing the limits of its forecasts into
 // steps (steps[i] for forecast i; the others are left alone). o are the
-// options with their defaults (Options.WithDefaults), b the base
-// intervals. Each forecast's limits are made from the labels that
+// options with their defaults (Options.WithDefaults); the base family is
+// o.Base's, and b says where ACI and AgACI take its members. Each forecast's limits are made from the labels that
 // arrived before it is made (Chain.Arrival < Chain.Time), taken in the
 // order they arrived.
 func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step) {
 	K := len(o.Grid)
+	jk := o.Base == BaseJackknife
 	win := sortedWindow{n: o.Window}
 	var hist []float64 // every score, oldest first (NexCP)
 	alphaT := alpha
@@ -131,7 +130,7 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 	var nbuf []wscore
 	apply := func(q pending) {
 		y := fc[q.i].Y
-		fm := b.family(fc, q.i)
+		fm := family{fc[q.i], jk}
 		s := fm.score(y)
 		alphaT = aciUpdate(alpha, alphaT, o.Gamma, q.aciEmpty || !(q.aciLo <= y && y <= q.aciUp))
 		for k := range expert {
@@ -166,7 +165,7 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 		queue = rest
 
 		f := fc[i]
-		fm := b.family(fc, i)
+		fm := family{f, jk}
 		base := win.sorted
 		if b.Scores != nil {
 			base = b.Scores(i)

@@ -315,8 +315,8 @@ func (s *GradientSum) UnmarshalBinary(b []byte) error {
 	return unmarshal(b, kindGradientSum, "a gradient sum", s.fields)
 }
 
-// TakeBlockGradient returns a block chunk's encoded output (audit.ChunkRunner.
-// Run's, StageBlocks) without its gradient vectors, and those vectors:
+// TakeBlockGradient returns a block chunk's encoded output (a Runner's,
+// StageBlocks) without its gradient vectors, and those vectors:
 // an engine may sum them apart from the records, on its workers
 // (GradientSum), and give the sum's Vectors back with any one chunk's
 // output (PutBlockGradient). The driver adds every output's vectors to

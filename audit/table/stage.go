@@ -49,14 +49,22 @@ type Stage struct {
 }
 
 // Executor runs the chunks of a Stage, anywhere and in any order, each
-// with a worker's chunk runner (audit.Worker.Runner: the worker's
-// problem built from the same model, data and options as the driver's),
+// with a worker's Runner (audit.Worker.Runner: the worker's problem
+// built from the same model, data and options as the driver's),
 // and gives every output to emit with its chunk's index. emit may be
 // called concurrently; an error from emit ends the stage with that
 // error. An audit without an executor (audit.Options.Executor nil) runs
 // the chunks in process.
 type Executor interface {
 	Execute(ctx context.Context, s *Stage, emit func(chunk int, out []byte) error) error
+}
+
+// Runner runs the chunks of one stage on a worker: a chunk's encoded
+// input in, its encoded output out. audit.Worker.Runner makes one per
+// stage, with the stage's shared value decoded once; an Executor calls it
+// on its workers.
+type Runner interface {
+	Run(ctx context.Context, chunk []byte) ([]byte, error)
 }
 
 // WorkerSpec names what a worker reads to build the audit's problem: the

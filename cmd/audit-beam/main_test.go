@@ -25,7 +25,7 @@ func TestCommand(t *testing.T) {
 	if err := build.Run(); err != nil {
 		t.Fatalf("go build: %v", err)
 	}
-	ex := "testdata/" // the README's example's files, copied
+	ex := "testdata/" // that example's files, copied
 	args := []string{"--model", ex + "model_small.onnx", "--data", ex + "train_small.csv", "--test", ex + "test_small.csv",
 		"--calibration", ex + "cal_small.csv", "--ridge", "10", "--solver", "lowrank", "--quiet"}
 	var stderr bytes.Buffer

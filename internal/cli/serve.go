@@ -51,7 +51,7 @@ would on the same sequences (the same numbers):
 	     "prediction": ..., "lower": ..., "upper": ..., "naive_lower": ...,
 	     "naive_upper": ..., "m": ..., "split_lower": ..., ...}]}]}
 
-	  Each step is a step of the JSON report (README "JSON format"):
+	  Each step is a step of the JSON report (docs/reading-a-report.md, "JSON format"):
 	  lower/upper the jackknife+ interval, naive_lower/naive_upper the
 	  in-sample one and, when the fit had --calibration, split_lower/upper,
 	  bonferroni_lower/upper and conformal_jackknife_lower/upper, and with

@@ -14,7 +14,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
-// The request of POST /v1/predict (documented in the audit serve command's usage and the README):
+// The request of POST /v1/predict (documented in the audit serve command's usage and docs/fit-predict-serve.md):
 //
 //	{"sequences": [{"id": "p1", "rows": [{"t": 1, "features": [0.5, 1.2], "target": 3.1}, ...]}, ...]}
 //

@@ -281,7 +281,7 @@ type workerEntry struct {
 
 type runnerEntry struct {
 	once sync.Once
-	r    *audit.ChunkRunner
+	r    table.Runner
 	err  error
 }
 
@@ -289,7 +289,7 @@ var runners = &runnerCache{workers: map[string]*workerEntry{}, runners: map[stri
 
 // get returns the runner of a stage of kind whose shared value is in
 // the file shared, for the audit that spec describes.
-func (c *runnerCache) get(ctx context.Context, spec []byte, kind table.StageKind, shared string) (*audit.ChunkRunner, error) {
+func (c *runnerCache) get(ctx context.Context, spec []byte, kind table.StageKind, shared string) (table.Runner, error) {
 	key := fmt.Sprintf("%d\x00%s\x00%s", kind, shared, spec)
 	c.mu.Lock()
 	re, ok := c.runners[key]
