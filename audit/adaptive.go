@@ -162,17 +162,8 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 	}
 	names := chainNames(p, pts, chains, o.Pooled)
 	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
-		k := adaptive.Kind{KindSummary: kindSummary(kind, lv, pts, lo, up, nil), Guarantee: guarantee, Bound: bound}
-		hits := adaptive.Hits(fc, chains, lo, up, empty)
-		k.WorstWindow, k.Windows = adaptive.WorstWindow(hits, o.RollingWindow)
-		if len(chains) > 1 && len(chains) <= adaptive.MaxSequenceTable {
-			k.Under = adaptive.UnderCovering(names, hits, 1-alpha, p.opt.timeLag())
-		}
-		for i, e := range empty {
-			if e && pts[i].has {
-				k.Empty++
-			}
-		}
+		k := adaptive.Along(fc, chains, names, lo, up, empty, o.RollingWindow, 1-alpha, p.opt.timeLag())
+		k.KindSummary, k.Guarantee, k.Bound = kindSummary(kind, lv, pts, lo, up, nil), guarantee, bound
 		ad.Kinds = append(ad.Kinds, k)
 	}
 	empty := make([]bool, n)

@@ -16,12 +16,14 @@
 //
 // # The methods and their guarantees
 //
-// The base family of intervals is split conformal's, prediction ± q with
-// the score |y - prediction|, or on the jackknife base the jackknife+
-// interval: recomputed at the working level from the forecast's
-// leave-one-block-out sets (Base.Sets) for ACI and AgACI, scaled about
-// the prediction (Base.Family) for NexCP and Rolling. The guarantees are
-// the papers' (Guarantee states them for a result):
+// The base family of intervals (Options.Base) is split conformal's,
+// prediction ± q with the score |y - prediction|, or on the jackknife
+// base the jackknife+ interval: recomputed at the working level from the
+// forecast's leave-one-block-out sets (Base.Sets) for ACI and AgACI,
+// its jackknife+ interval (Forecast.Lower, Upper) scaled about the
+// prediction for NexCP and Rolling (package interval's conformalized
+// jackknife+ family). The guarantees are the papers' (Guarantee states
+// them for a result, Result and Kind hold the figures):
 //
 //   - ACI (Gibbs and Candès 2021, "Adaptive conformal inference under
 //     distribution shift"): the base interval at the working level
@@ -62,6 +64,6 @@
 // coverage indicators' variance (DependentTolerance). Over gives rolling
 // coverage, pooled and per sequence, the drift between the first and
 // last thirds of the test period, and the errors' lag-1
-// autocorrelation; Hits, WorstWindow and UnderCovering give an adaptive
-// kind's worst window and the series on which it under-covers.
+// autocorrelation; Along gives a kind's worst rolling window and the
+// series on which it under-covers.
 package adaptive

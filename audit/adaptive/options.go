@@ -90,7 +90,7 @@ const (
 	// BaseJackknife is the jackknife+ family: ACI and AgACI take the
 	// jackknife+ interval recomputed at their working level (Base.Sets),
 	// NexCP and Rolling the jackknife+ interval scaled by q about the
-	// prediction (Base.Family).
+	// prediction (Forecast.Lower, Upper).
 	BaseJackknife = "jackknife"
 )
 

@@ -372,15 +372,15 @@ func TestACIWindowBound(t *testing.T) {
 	}
 }
 
-// TestHits: Hits takes the labelled forecasts of each chain in time
+// TestHits: hits takes the labelled forecasts of each chain in time
 // order, an empty interval as not covering.
 func TestHits(t *testing.T) {
 	t.Parallel()
 	fc := []Forecast{{Y: 1, Labelled: true}, {Y: 5, Labelled: true}, {Y: 2}, {Y: 0, Labelled: true}}
 	chains := []Chain{{Points: []int{1, 0}}, {Points: []int{2, 3}}}
 	lo, up := []float64{0, 0, 0, 0}, []float64{3, 3, 3, 3}
-	h := Hits(fc, chains, lo, up, []bool{false, false, false, true})
+	h := hits(fc, chains, lo, up, []bool{false, false, false, true})
 	if len(h) != 2 || !slices.Equal(h[0], []float64{0, 1}) || !slices.Equal(h[1], []float64{0}) {
-		t.Errorf("Hits %v, want [[0 1] [0]]", h)
+		t.Errorf("hits %v, want [[0 1] [0]]", h)
 	}
 }

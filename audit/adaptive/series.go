@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// Under-coverage per series: the figures of a kind pool every series; a
-// series that under-covers by more than its dependence-aware tolerance
+// A kind's figures along the series (Along): its worst rolling window,
+// and the series that under-cover. The kind's metrics pool every series;
+// a series that under-covers by more than its dependence-aware tolerance
 // is listed, with the coverage of its first and last thirds (thirds),
 // which names where it loses coverage.
 
@@ -24,11 +25,11 @@ type SeriesUnder struct {
 	Drift       bool
 }
 
-// UnderCovering returns the series (named by names) whose 0/1 coverage
+// underCovering returns the series (named by names) whose 0/1 coverage
 // values hits, in time order, fall below nominal by more than their
 // dependence-aware tolerance (DependentTolerance with the Newey-West
 // inflation at lag lag). Series of fewer than six values are not judged.
-func UnderCovering(names []string, hits [][]float64, nominal float64, lag int) []SeriesUnder {
+func underCovering(names []string, hits [][]float64, nominal float64, lag int) []SeriesUnder {
 	var out []SeriesUnder
 	for c, h := range hits {
 		if len(h) < 6 {
@@ -50,10 +51,10 @@ func UnderCovering(names []string, hits [][]float64, nominal float64, lag int) [
 	return out
 }
 
-// Hits are the 0/1 coverage values of one kind (limits lo, up per
+// hits are the 0/1 coverage values of one kind (limits lo, up per
 // forecast; empty, when not nil, marks empty intervals, which do not
 // cover) along each chain's labelled forecasts, in time order.
-func Hits(fc []Forecast, chains []Chain, lo, up []float64, empty []bool) [][]float64 {
+func hits(fc []Forecast, chains []Chain, lo, up []float64, empty []bool) [][]float64 {
 	out := make([][]float64, len(chains))
 	for c, ch := range chains {
 		for _, i := range ch.Points {
@@ -68,10 +69,10 @@ func Hits(fc []Forecast, chains []Chain, lo, up []float64, empty []bool) [][]flo
 	return out
 }
 
-// WorstWindow is the lowest coverage of w consecutive values of any
+// worstWindow is the lowest coverage of w consecutive values of any
 // series of hits (NaN when no series has w), and the number of series
 // that have w.
-func WorstWindow(hits [][]float64, w int) (float64, int) {
+func worstWindow(hits [][]float64, w int) (float64, int) {
 	worst, count := math.NaN(), 0
 	for _, hit := range hits {
 		if len(hit) < w {
@@ -100,6 +101,31 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Along are one kind's figures along the series chains of the forecasts
+// fc, its limits lo and up per forecast (empty, when not nil, marks
+// empty intervals, which do not cover): the lowest coverage of w
+// consecutive labelled forecasts of a series and the number of series
+// that have w (Kind.WorstWindow, Windows), the empty intervals among the
+// labelled forecasts (Kind.Empty) and, when there are 2 to
+// MaxSequenceTable series, those (named by names, one per chain) whose
+// coverage falls below nominal by more than their dependence-aware
+// tolerance at Newey-West lag lag (Kind.Under). The other fields of Kind
+// are left for the caller.
+func Along(fc []Forecast, chains []Chain, names []string, lo, up []float64, empty []bool, w int, nominal float64, lag int) Kind {
+	var k Kind
+	h := hits(fc, chains, lo, up, empty)
+	k.WorstWindow, k.Windows = worstWindow(h, w)
+	if len(chains) > 1 && len(chains) <= MaxSequenceTable {
+		k.Under = underCovering(names, h, nominal, lag)
+	}
+	for i, e := range empty {
+		if e && fc[i].Labelled {
+			k.Empty++
+		}
+	}
+	return k
 }
 
 // LongRunBound is ACI's guaranteed bound on |long-run miscoverage -

@@ -29,9 +29,39 @@ func TestUnderCovering(t *testing.T) {
 			fine = append(fine, i) // 26 covered
 		}
 	}
-	got := UnderCovering([]string{"A", "B", "C"}, [][]float64{series(fine, 30), series(under, 30), {0, 0, 0, 0, 0}}, 0.9, 0)
+	got := underCovering([]string{"A", "B", "C"}, [][]float64{series(fine, 30), series(under, 30), {0, 0, 0, 0, 0}}, 0.9, 0)
 	if len(got) != 1 || got[0].ID != "B" || got[0].Points != 30 || math.Abs(got[0].Coverage-23.0/30) > 1e-12 ||
 		math.Abs(got[0].Tolerance-2*math.Sqrt(0.09/30)) > 1e-12 || got[0].Early != 1 || math.Abs(got[0].Late-0.3) > 1e-12 || !got[0].Drift {
 		t.Errorf("under-covering %+v, want B at 23/30 drifting from 1 to 0.3", got)
+	}
+}
+
+// TestAlong: a kind's figures along two chains of 6 labelled forecasts
+// and one unlabelled, at nominal 0.9 (tolerance 2 sqrt(0.09/6) = 0.245
+// at lag 0): B covers none of its forecasts, so its windows of 3 cover 0
+// and it under-covers; A covers 5 of 6 (its first interval is empty),
+// within tolerance. The empty interval of an unlabelled forecast is not
+// counted. With one chain no series is listed.
+func TestAlong(t *testing.T) {
+	t.Parallel()
+	fc := make([]Forecast, 13)
+	chains := []Chain{{}, {}}
+	lo, up := make([]float64, 13), make([]float64, 13)
+	for i := range 12 {
+		fc[i] = Forecast{Y: 0, Labelled: true}
+		if i >= 6 {
+			fc[i].Y = 5 // outside [0, 0]
+		}
+		chains[i/6].Points = append(chains[i/6].Points, i)
+	}
+	chains[1].Points = append(chains[1].Points, 12) // unlabelled
+	empty := make([]bool, 13)
+	empty[12], empty[0] = true, true
+	k := Along(fc, chains, []string{"A", "B"}, lo, up, empty, 3, 0.9, 0)
+	if k.WorstWindow != 0 || k.Windows != 2 || k.Empty != 1 || len(k.Under) != 1 || k.Under[0].ID != "B" || k.Under[0].Coverage != 0 {
+		t.Errorf("figures %+v: want worst 0 over 2 series, 1 empty, B (0/6) under", k)
+	}
+	if k := Along(fc, chains[:1], []string{"A"}, lo, up, nil, 3, 0.9, 0); k.Under != nil || k.Empty != 0 || k.WorstWindow != 1 || k.Windows != 1 {
+		t.Errorf("one chain: %+v, want no series listed, no empty, worst 1 over 1 series", k)
 	}
 }
