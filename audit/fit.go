@@ -369,8 +369,9 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 
 // widthWarnings warns when the jackknife+ intervals (summary s) are more
 // than WideBound times wider than the in-sample residual intervals, or
-// than split conformal on a calibration set (c, nil without one; DESIGN
-// section 8): coverage alone would call such intervals good.
+// than split conformal on a calibration set (c, nil without one;
+// docs/design.md, section 10.2): coverage alone would call such intervals
+// good.
 func widthWarnings(s *Summary, c *Conformal) []Warning {
 	if s == nil || !(s.MeanLength > 0) {
 		return nil
