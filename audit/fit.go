@@ -431,7 +431,7 @@ func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) [
 // for the evaluation points ev of the problem p of Predict: the steps of
 // the dense solvers need nothing more; the LowRank solver's table needs
 // the points' records in its basis (their output-Jacobian rows mapped by
-// MapPoints, as its influence phase maps the test points of Run). rep is
+// table.MapPoints, as its influence phase maps the test points of Run). rep is
 // not modified, so that Predict may run concurrently.
 func pointsRep(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (influenceRep, error) {
 	r, ok := rep.(*tableRep)
