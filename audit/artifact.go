@@ -44,7 +44,7 @@ import (
 //	          representation "low-rank" (the LowRank solver): the factor's
 //	          k×P orthonormal rows, per block its step's k coordinates in
 //	          them and its own leave-out residuals by forecast slot (the
-//	          BlockTable), the forecast (row, horizon) of each slot, and
+//	          table.BlockTable), the forecast (row, horizon) of each slot, and
 //	          per block its mean own prediction shift;
 //	          unless the fit was made with Options.Restart, the training
 //	          sequences' ids, steps and input rows (fitContext: no
@@ -160,7 +160,7 @@ type fitEntries struct {
 	R        f64s
 }
 
-// fitTable is a BlockTable without a sketch (KS 0) in the artifact.
+// fitTable is a table.BlockTable without a sketch (KS 0) in the artifact.
 type fitTable struct {
 	N, K, F   int
 	Coef, Res f64s

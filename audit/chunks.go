@@ -49,13 +49,13 @@ type blockChunk struct {
 
 // mapBlockChunk is the block pass's map step for one chunk: it turns
 // each sequence's gradient (and Jacobian rows) into its step delta_b and
-// own residuals, kept as a BlockRecord in the factor's coordinates.
+// own residuals, kept as a table.BlockRecord in the factor's coordinates.
 //
 // The steps are never formed in parameter space: with A the factor's
 // solve, U A b = diag(1/(S + lambda)) U b, and b^T A b', |A b| follow
 // from U b, U b' and b·b' (hvp.Reduced), so a chunk costs one k×P
 // matrix product with its gradients and Jacobian rows (table.Projector) and
-// their inner products within each block, where MapBlock of SolveAll's
+// their inner products within each block, where table.MapBlock of SolveAll's
 // steps costs two such products and a third per block.
 func (s *blockSpec) mapBlockChunk(in blockChunk) (*table.BlockChunkOut, error) {
 	red, P, k, loss := s.red, s.P, len(s.red.D), s.loss
@@ -179,7 +179,7 @@ func newChunkOut(n int, withRows bool) *table.BlockChunkOut {
 
 // ownBySlot returns a block's own terms' (ts) residuals res by forecast
 // slot (len(slots) of them, NaN where the block has no term): the Res of
-// its BlockRecord; and its mean own prediction shift (of shift).
+// its table.BlockRecord; and its mean own prediction shift (of shift).
 func ownBySlot(slots map[forecast]int, ts []ownTerm, res, shift []float64) ([]float64, float64) {
 	bySlot := make([]float64, len(slots))
 	for j := range bySlot {

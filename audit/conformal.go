@@ -3,7 +3,6 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 
@@ -22,7 +21,7 @@ import (
 
 // Kinds of interval compared in Conformal.Kinds.
 const (
-	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (DESIGN section 5)
+	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (docs/design.md, section 5.4)
 	KindConformalJackknife = "conformal_jackknife_plus"   // jackknife+ scaled on the calibration set
 	KindSplit              = "split_conformal"            // prediction ± calibration quantile
 	KindBonferroni         = "split_conformal_bonferroni" // the same at alpha / L, for joint coverage
@@ -257,51 +256,29 @@ func checkCalibrationTrain(train, cal *blocks.Dataset) error {
 }
 
 // overlap returns a *blocks.DataError wrapping ErrCalibrationOverlap on
-// the first calibration sequence that is also in other: with the same
-// rows, or (byID) with the same id.
+// the first calibration sequence that is also in other
+// (blocks.Repeats): with the same rows, or (byID) with the same id.
 func overlap(cal, other *blocks.Dataset, byID bool) error {
-	ids := map[string]int{}
-	hashes := map[uint64][]int{}
-	for i, s := range other.Seqs {
-		ids[s.ID] = i
-		h := seqHash(s)
-		hashes[h] = append(hashes[h], i)
+	reps := blocks.Repeats(cal, other, byID)
+	if len(reps) == 0 {
+		return nil
 	}
 	role := "training"
 	if !byID {
 		role = "test"
 	}
-	var first string
-	line := 0
-	count := 0
-	for _, s := range cal.Seqs {
-		var msg string
-		for _, j := range hashes[seqHash(s)] {
-			if sameRows(s, other.Seqs[j]) {
-				msg = fmt.Sprintf("calibration sequence %q has the same steps and features as %s sequence %q (%s%s)", s.ID, role, other.Seqs[j].ID, other.File, lineOf(other, j))
-				break
-			}
-		}
-		if j, ok := ids[s.ID]; msg == "" && byID && ok {
-			msg = fmt.Sprintf("calibration sequence %q has the id of a %s sequence (%s%s)", s.ID, role, other.File, lineOf(other, j))
-		}
-		if msg == "" {
-			continue
-		}
-		if count == 0 {
-			first = msg
-			if len(s.Lines) > 0 {
-				line = s.Lines[0]
-			}
-		}
-		count++
+	r, s := reps[0], cal.Seqs[reps[0].Seq]
+	first := fmt.Sprintf("calibration sequence %q has the same steps and features as %s sequence %q (%s%s)", s.ID, role, other.Seqs[r.Other].ID, other.File, lineOf(other, r.Other))
+	if r.SameID {
+		first = fmt.Sprintf("calibration sequence %q has the id of a %s sequence (%s%s)", s.ID, role, other.File, lineOf(other, r.Other))
 	}
-	if count == 0 {
-		return nil
+	line := 0
+	if len(s.Lines) > 0 {
+		line = s.Lines[0]
 	}
 	more := ""
-	if count > 1 {
-		more = fmt.Sprintf(", and %d more calibration sequences overlap", count-1)
+	if len(reps) > 1 {
+		more = fmt.Sprintf(", and %d more calibration sequences overlap", len(reps)-1)
 	}
 	what := "a calibration set must be held out from training, or its coverage guarantee does not hold: remove these sequences from the calibration file, or give them other ids if they are in fact different sequences"
 	if !byID {
@@ -316,39 +293,4 @@ func lineOf(d *blocks.Dataset, j int) string {
 		return fmt.Sprintf(" line %d", s.Lines[0])
 	}
 	return ""
-}
-
-// seqHash hashes a sequence's steps and features.
-func seqHash(s *blocks.Sequence) uint64 {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(x float64) {
-		b := math.Float64bits(x)
-		for i := range buf {
-			buf[i] = byte(b >> (8 * i))
-		}
-		h.Write(buf[:])
-	}
-	for t := range s.Steps {
-		put(s.Steps[t])
-		for _, x := range s.X[t] {
-			put(x)
-		}
-	}
-	return h.Sum64()
-}
-
-// sameRows reports whether two sequences have the same steps and
-// features: the same input sequence (targets are left out, so that an
-// unlabelled test file is compared too).
-func sameRows(a, b *blocks.Sequence) bool {
-	if !slices.Equal(a.Steps, b.Steps) || len(a.X) != len(b.X) {
-		return false
-	}
-	for t := range a.X {
-		if !slices.Equal(a.X[t], b.X[t]) {
-			return false
-		}
-	}
-	return true
 }

@@ -65,11 +65,11 @@
 //	           the whole matrix of perturbedPredictions).
 //	tableRep   the LowRank solver (scalable.go): every step as k
 //	           coordinates in a low-rank factor's basis with the block's
-//	           own residuals (a BlockTable), Newton-refined where the
-//	           low-rank leverage is suspicious (refine.go), and every
-//	           evaluation point as k coordinates (PointRecord). The limits
-//	           are FinalizeLimits over chunks of points, on the linearised
-//	           predictions f(x; theta_hat) + J_x delta_b.
+//	           own residuals (a table.BlockTable), Newton-refined where
+//	           the low-rank leverage is suspicious (refine.go), and every
+//	           evaluation point as k coordinates (table.PointRecord). The
+//	           limits are table.FinalizeLimits over chunks of points, on
+//	           the linearised predictions f(x; theta_hat) + J_x delta_b.
 //
 // What does not depend on the form exists once: the stationarity check
 // (influence.stationarity), the curvature diagnostics
@@ -88,29 +88,12 @@
 // Beam's Go SDK on Flink, Spark or Dataflow: cmd/audit-beam, a module of
 // its own; Options.Executor) can run them elsewhere when one machine is
 // not enough. Package table holds the seam, with no engine imported:
-// the block table, the stages (table.Stage, table.Executor) and their
-// values' raw little-endian encodings. An audit with an executor is
-// three pipeline runs, each a map over chunks (one batch of at most
-// streamBatch sequences of equal length); engine.go is the worker's
-// half (Worker and its Runner):
-//
-//	blocks    a block chunk per batch of training sequences: the
-//	          sequences' gradients (and Jacobian rows) computed on the
-//	          worker, then mapBlockChunk (chunks.go; the in-process block
-//	          pass calls it on the streamed rows): per block a BlockRecord
-//	          of k + F numbers, its figures (|g_b|, |delta_b|, shift,
-//	          leverage), and the chunk's gradient sum. Shared: FactorSpec
-//	          (the factor's U and hvp.Reduced, the loss, the forecast
-//	          slots, the rule, the problem's digest).
-//	points    a point chunk per batch of evaluated sequences: their
-//	          output-Jacobian rows, then MapPoints; PointRecords of k + 2
-//	          numbers out, with Skip (the block a self-audited point leaves
-//	          out) and the target when labelled. Shared: FactorSpec.
-//	finalize  TableSpec.Finalize (FinalizeLimits) per chunk of points:
-//	          the shifts of every block at those points as one matrix
-//	          product, the jackknife+ limits by exact selection, and the
-//	          coverage counts of the calibration curve. Shared: TableSpec,
-//	          the BlockTable of CombineBlocks and the levels.
+// the block table, the three stages (blocks, points, finalize: its
+// package documentation), the executor and the chunks' raw little-endian
+// encodings. engine.go is the worker's half (Worker and its Runner: the
+// gradients and Jacobian rows of a chunk's sequences, then the map steps
+// mapBlockChunk and table.MapPoints, which the in-process passes call on
+// the streamed rows) and the driver's (execute).
 //
 // The driver keeps what is not a map: the curvature factor (its products
 // are sums over the curvature subsample, hundreds of them: one pipeline
@@ -120,8 +103,8 @@
 // coverage counts summed as integers) and the summary, so that the
 // result does not depend on the order the chunks run in. A worker builds
 // the problem itself (NewWorker, from the driver's model, data and
-// options, named by a table.WorkerSpec) and checks it against the driver's
-// digest.
+// options, named by a table.WorkerSpec) and checks it against the
+// driver's digest.
 //
 // Conventions the package fixes where DESIGN leaves room:
 //   - Sequences are evaluated in groups of equal length, so no padding ever

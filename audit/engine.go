@@ -89,7 +89,7 @@ func (p *problem) digest() [32]byte {
 	return out
 }
 
-// newFactorSpec is the driver's FactorSpec for problem p.
+// newFactorSpec is the driver's table.FactorSpec for problem p.
 func newFactorSpec(p *problem, U []float64, red hvp.Reduced, slots map[forecast]int, withRows, newton bool) *table.FactorSpec {
 	f := &table.FactorSpec{P: len(p.theta), U: U, Reduced: red, Loss: p.opt.Loss, Slots: make([][2]int, len(slots)), WithRows: withRows, Newton: newton}
 	if p.opt.Executor != nil {
@@ -189,7 +189,7 @@ func checkBlockChunk(c *table.BlockChunk, n int) error {
 }
 
 // pointChunk runs the test pass on chunk c with the factor f: the
-// output-Jacobian rows of its sequences on this worker, then MapPoints.
+// output-Jacobian rows of its sequences on this worker, then table.MapPoints.
 func (w *Worker) pointChunk(ctx context.Context, f *table.FactorSpec, c *table.PointChunk) (out []table.PointRecord, err error) {
 	defer catchInternal(&err)
 	p := w.p
@@ -228,7 +228,7 @@ func (w *Worker) pointChunk(ctx context.Context, f *table.FactorSpec, c *table.P
 }
 
 // mapPointChunk is the test pass's map step on a chunk whose Jacobian
-// rows are computed: MapPoints, then each record's Skip and target.
+// rows are computed: table.MapPoints, then each record's Skip and target.
 func mapPointChunk(basis *table.ShiftBasis, c *table.PointChunk, rows [][][]float64) ([]table.PointRecord, error) {
 	jac := make([][]float64, len(c.Points))
 	fx := make([]float64, len(c.Points))

@@ -369,8 +369,9 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 
 // widthWarnings warns when the jackknife+ intervals (summary s) are more
 // than WideBound times wider than the in-sample residual intervals, or
-// than split conformal on a calibration set (c, nil without one; DESIGN
-// section 8): coverage alone would call such intervals good.
+// than split conformal on a calibration set (c, nil without one;
+// docs/design.md, section 10.2): coverage alone would call such intervals
+// good.
 func widthWarnings(s *Summary, c *Conformal) []Warning {
 	if s == nil || !(s.MeanLength > 0) {
 		return nil
@@ -430,7 +431,7 @@ func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) [
 // for the evaluation points ev of the problem p of Predict: the steps of
 // the dense solvers need nothing more; the LowRank solver's table needs
 // the points' records in its basis (their output-Jacobian rows mapped by
-// MapPoints, as its influence phase maps the test points of Run). rep is
+// table.MapPoints, as its influence phase maps the test points of Run). rep is
 // not modified, so that Predict may run concurrently.
 func pointsRep(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (influenceRep, error) {
 	r, ok := rep.(*tableRep)

@@ -15,14 +15,14 @@ package audit
 //	block pass   per chunk of streamBatch training sequences: gradients
 //	             (and Jacobian rows under the per-block rule) in,
 //	             mapBlockChunk: steps delta_b in the factor's coordinates
-//	             (hvp.Reduced: MapBlock's BlockRecord without the
-//	             P-vector); CombineBlocks -> BlockTable
+//	             (hvp.Reduced: table.MapBlock's table.BlockRecord without the
+//	             P-vector); table.CombineBlocks -> table.BlockTable
 //	refinement   Newton rule: blocks with a leverage eigenvalue above
 //	             RefineLeverage re-solved by PCG (refine.go)
 //	test points  per chunk of evaluated sequences: Jacobian rows,
-//	             MapPoints -> PointRecord (G_x = U J_x^T)
-//	limits       FinalizeLimits per chunk of points (tableRep.limits):
-//	             f(x) + G_x · A_b by BlockTable.Shifts, for as many points
+//	             table.MapPoints -> table.PointRecord (G_x = U J_x^T)
+//	limits       table.FinalizeLimits per chunk of points (tableRep.limits):
+//	             f(x) + G_x · A_b by table.BlockTable.Shifts, for as many points
 //	             at a time as finalizeBytes allows
 //
 // Peak memory is about 8 bytes × (k P (the factor) + workers ×
@@ -377,7 +377,7 @@ func newBlockPassOut(n int, withRows bool) *blockPassOut {
 // their Jacobian rows) chunk by chunk through mapBlockChunk (newton: the
 // Newton steps, else A g_b) and gathers its records and figures in
 // blockPassOut. The total gradient is the exact sum of the chunks'
-// (GradientSum), so that it does not depend on the order in which the
+// (table.GradientSum), so that it does not depend on the order in which the
 // workers finish, nor on where an executor sums them.
 func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*blockPassOut, error) {
 	p, f := lr.p, lr.f
@@ -417,7 +417,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	}
 	// The total gradient: the chunks' gradient sums added exactly, so
 	// that it does not depend on the order they come in, nor on an
-	// engine's summing them on its workers (GradientSum).
+	// engine's summing them on its workers (table.GradientSum).
 	sum := table.NewGradientSum(P)
 	if p.opt.Ridge != 0 {
 		r := make([]float64, P)
@@ -502,7 +502,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 }
 
 // keep stores block k's step delta and its own terms' (ts) residuals res
-// and prediction shifts shift in out: its BlockRecord of the basis,
+// and prediction shifts shift in out: its table.BlockRecord of the basis,
 // |delta| and the mean shift.
 func (lr *lowRankPass) keep(out *blockPassOut, k int, ts []ownTerm, delta, res, shift []float64) error {
 	byPos, sh := ownBySlot(lr.slots, ts, res, shift)
@@ -576,7 +576,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf fu
 
 // testRecords is the test pass: it streams the output-Jacobian rows of
 // the evaluation points, test then calibration, chunk by chunk and keeps
-// their PointRecords (MapPoints), in the order of ev. A test point of a
+// their PointRecords (table.MapPoints), in the order of ev. A test point of a
 // self-audit leaves out its own sequence's block; the labelled test
 // points carry their targets (the calibration curve).
 func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, cal []table.PointRecord, err error) {
@@ -713,9 +713,9 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 // tableRep is the influence representation of the LowRank solver: the
 // block table (every block's step in the factor's coordinates and own
 // residuals by forecast slot) and the evaluation points' records, test
-// and calibration. Its limits are FinalizeLimits over chunks of points,
+// and calibration. Its limits are table.FinalizeLimits over chunks of points,
 // so that the prediction at point x of block b's model, F_x + G_x · A_b
-// (BlockTable.Shifts), is formed for a chunk of points at a time and
+// (table.BlockTable.Shifts), is formed for a chunk of points at a time and
 // blocks × points never exist at once.
 type tableRep struct {
 	table     *table.BlockTable
@@ -790,7 +790,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 	return l, curveOf(counts, total), nil
 }
 
-// finalizeChunk is the number of points of one FinalizeLimits call with
+// finalizeChunk is the number of points of one table.FinalizeLimits call with
 // n blocks: their shifts, one matrix product that reads the whole block
 // table (the more points per call, the fewer passes over it), take
 // finalizeBytes / (8 n workers) points, at least finalizeChunkMin and at

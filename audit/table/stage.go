@@ -23,6 +23,8 @@ const (
 	StageFinalize
 )
 
+// String returns the stage's name as errors and progress print it
+// ("blocks", "points", "finalize").
 func (k StageKind) String() string {
 	switch k {
 	case StageBlocks:
@@ -38,6 +40,7 @@ func (k StageKind) String() string {
 // Stage is one pipeline run of an Executor: the encoded inputs of its
 // chunks and the encoded value they all read.
 type Stage struct {
+	// Kind is the stage the chunks belong to.
 	Kind StageKind
 	// Shared is what every chunk reads (FactorSpec or TableSpec, encoded):
 	// megabytes, so an executor sends it once per worker (as a file), not
@@ -88,11 +91,18 @@ type WorkerSpec struct {
 // order) and the block pass's rule (WithRows: per-block Jacobian rows;
 // Newton: Newton steps, else infinitesimal ones).
 type FactorSpec struct {
-	P        int
-	U        []float64
-	Reduced  hvp.Reduced
-	Loss     hvp.Loss
-	Slots    [][2]int
+	// P is the number of parameters and U the factor's k rows of P
+	// floats, row-major; Reduced is its solve in U's coordinates.
+	P       int
+	U       []float64
+	Reduced hvp.Reduced
+	// Loss is the training loss the block pass's rule is taken for.
+	Loss hvp.Loss
+	// Slots are the forecast slots: slot s is the (row, horizon) pair
+	// Slots[s].
+	Slots [][2]int
+	// WithRows asks for per-block Jacobian rows (the leverage) and
+	// Newton for Newton steps, else infinitesimal ones.
 	WithRows bool
 	Newton   bool
 	// Problem is the digest of the driver's problem: a worker whose
@@ -148,8 +158,12 @@ type BlockChunkOut struct {
 // equal length of the evaluated set (or of the calibration set, Cal),
 // and their points.
 type PointChunk struct {
-	Cal    bool
-	Seqs   []int
+	// Cal is true for sequences of the calibration set.
+	Cal bool
+	// Seqs are indices into the set, in the driver's batch order.
+	Seqs []int
+	// Points are the points to map, each naming its sequence by its
+	// position in Seqs.
 	Points []ChunkPoint
 }
 
