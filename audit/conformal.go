@@ -21,7 +21,7 @@ import (
 
 // Kinds of interval compared in Conformal.Kinds.
 const (
-	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (DESIGN section 5)
+	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (docs/design.md, section 5.4)
 	KindConformalJackknife = "conformal_jackknife_plus"   // jackknife+ scaled on the calibration set
 	KindSplit              = "split_conformal"            // prediction ± calibration quantile
 	KindBonferroni         = "split_conformal_bonferroni" // the same at alpha / L, for joint coverage

@@ -369,8 +369,9 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 
 // widthWarnings warns when the jackknife+ intervals (summary s) are more
 // than WideBound times wider than the in-sample residual intervals, or
-// than split conformal on a calibration set (c, nil without one; DESIGN
-// section 8): coverage alone would call such intervals good.
+// than split conformal on a calibration set (c, nil without one;
+// docs/design.md, section 10.2): coverage alone would call such intervals
+// good.
 func widthWarnings(s *Summary, c *Conformal) []Warning {
 	if s == nil || !(s.MeanLength > 0) {
 		return nil
@@ -402,11 +403,13 @@ func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) [
 	if len(low) == 0 {
 		return nil
 	}
-	// In-sample residual RMS per row.
+	// In-sample residual RMS per row, summed in the order of the
+	// forecasts: over a map's order the sums of a row's horizons would
+	// round differently from run to run.
 	ss := make([]float64, len(s.CoveragePerStep))
 	cnt := make([]float64, len(ss))
-	for f, res := range naive {
-		if f.T < len(ss) {
+	for _, f := range sortedForecasts(naive) {
+		if res := naive[f]; f.T < len(ss) {
 			for _, e := range res {
 				ss[f.T] += e * e
 				cnt[f.T]++

@@ -221,10 +221,10 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*interval.StepCo
 	return seqs
 }
 
-// summarize computes the metrics of DESIGN section 6 over the labelled
-// points pts with intervals l (jackknife+ and in-sample); nil when no
-// point is labelled. The interval metrics are kindSummary's, the one place
-// they are computed; summarize adds the point predictions' errors, the
+// summarize computes the metrics of docs/design.md, section 8, over the
+// labelled points pts with intervals l (jackknife+ and in-sample); nil
+// when no point is labelled. The interval metrics are interval.Metrics',
+// the one place they are computed (kindSummary); summarize adds the point predictions' errors, the
 // gaps and, for horizons > 1, the per-horizon figures.
 func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 	nrow, labelled := 0, 0

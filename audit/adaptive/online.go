@@ -30,9 +30,9 @@ func aciUpdate(alpha, alphaT, gamma float64, miss bool) float64 {
 
 // quantileAt is the conformal quantile of the scores sorted (ascending)
 // at a working level a: the ceil((1-a)(m+1))-th smallest of the m scores
-// (upperRank), +Inf when a <= 0 or that rank exceeds m (the interval is the
-// whole line), and -Inf when a >= 1 (the interval is empty: Gibbs and
-// Candès set C_t to the empty set there).
+// (interval.UpperRank), +Inf when a <= 0 or that rank exceeds m (the
+// interval is the whole line), and -Inf when a >= 1 (the interval is
+// empty: Gibbs and Candès set C_t to the empty set there).
 func quantileAt(a float64, sorted []float64) float64 {
 	switch {
 	case a >= 1:

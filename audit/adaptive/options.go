@@ -48,8 +48,8 @@ const (
 	// DefaultRho is NexCP's weight decay, Barber et al.'s choice for
 	// drifting data.
 	DefaultRho = 0.99
-	// DefaultRollingWindow is W of the worst rolling-window coverage: a
-	// year of trading days.
+	// DefaultRollingWindow is W of the worst rolling-window coverage
+	// (Options.RollingWindow).
 	DefaultRollingWindow = 250
 )
 
