@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -75,7 +76,7 @@ type ArtifactHeader struct {
 	ModelPath   string `json:"model_path,omitempty"`
 	// Output, Inputs and Horizons are Options.Output, Inputs and
 	// Horizons of the fit: the model must be loaded with the same output
-	// (onnx.LoadOutput with ParseOutput's name) for its hash and
+	// (onnx.LoadOutput with modelio.ParseOutput's name) for its hash and
 	// parameters to match.
 	Output    string              `json:"output,omitempty"`
 	Inputs    map[string][]string `json:"inputs,omitempty"`
@@ -371,7 +372,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	if len(f.theta) != h.Parameters {
 		return nil, fmt.Errorf("audit: load: the artifact was fitted on %d parameters, the model has %d: load the model with the output the fit used (%q)", h.Parameters, len(f.theta), h.Output)
 	}
-	if f.io, err = newModelIO(g, &o, h.Features); err != nil {
+	if f.io, err = modelio.New(g, ioConfig(&o), h.Features); err != nil {
 		return nil, errs.Wrapf(err, "audit: load: ")
 	}
 	f.inf = &influence{estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
@@ -389,7 +390,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	}
 	f.naive = map[forecast][]float64{}
 	for _, n := range b.Naive {
-		f.naive[forecast{n.T, n.H}] = n.R
+		f.naive[forecast{T: n.T, H: n.H}] = n.R
 	}
 	if c := b.Cal; c != nil {
 		n := len(c.T)
@@ -398,7 +399,7 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		}
 		cf := &calFit{file: c.File, seqs: c.Seqs, lim: limits{lo: c.Lower, up: c.Upper}}
 		for i := range n {
-			cf.points = append(cf.points, point{f: forecast{c.T[i], c.H[i]}, pred: c.Pred[i], y: c.Y[i], has: c.Has[i]})
+			cf.points = append(cf.points, point{f: forecast{T: c.T[i], H: c.H[i]}, pred: c.Pred[i], y: c.Y[i], has: c.Has[i]})
 		}
 		f.cal = cf
 	}
@@ -431,7 +432,7 @@ func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
 			}
 			es[i] = entry{blk: e.Blk[i], seq: e.Seq[i], r: e.R[i]}
 		}
-		loo.entries[forecast{e.T, e.H}] = es
+		loo.entries[forecast{T: e.T, H: e.H}] = es
 	}
 	f.loo = loo
 	f.inf.rep = &stepsRep{inf: f.inf, loo: loo}
@@ -451,7 +452,7 @@ func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
 	}
 	slots := make(map[forecast]int, len(b.Slots))
 	for i, sl := range b.Slots {
-		slots[forecast{sl.T, sl.H}] = i
+		slots[forecast{T: sl.T, H: sl.H}] = i
 	}
 	f.loo = &looResiduals{shift: b.Shift}
 	f.inf.rep = &tableRep{table: t, shift: b.Shift, basis: &table.ShiftBasis{P: P, U: b.Basis}, slots: slots}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -43,12 +44,12 @@ func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, 
 		ds.Seqs = append(ds.Seqs, s)
 	}
 	// Targets: the model's own forecast plus noise, so residuals are real.
-	io, err := newModelIO(g, &Options{Layout: layout}, ds.Features)
+	io, err := modelio.New(g, modelio.Config{Layout: layout}, ds.Features)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range ds.Seqs {
-		in, err := io.inputs([]*blocks.Sequence{s}, s.Len(), s.Len())
+		in, err := io.Inputs([]*blocks.Sequence{s}, s.Len(), s.Len())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, 
 			t.Fatal(err)
 		}
 		for k := range s.Y {
-			s.Y[k][0] = outs[0].F[io.index(1, s.Len(), 0, k, 0)] + 0.3*r.NormFloat64()
+			s.Y[k][0] = outs[0].F[io.Index(1, s.Len(), 0, k, 0)] + 0.3*r.NormFloat64()
 		}
 	}
 	return ds
@@ -152,8 +153,8 @@ func TestBlockGradientsAddUp(t *testing.T) {
 		want := make([]float64, len(full))
 		for pi, gr := range rn.parts {
 			w := make([]float64, len(gr.weight))
-			for _, f := range rn.io.forecasts(gr.T) {
-				q := rn.io.index(1, gr.T, 0, f.T, f.H)
+			for _, f := range rn.io.Forecasts(gr.T) {
+				q := rn.io.Index(1, gr.T, 0, f.T, f.H)
 				if b.Deletes(gr.seqs[0], f.T, f.H) {
 					w[q] = gr.weight[q]
 				}
@@ -367,12 +368,12 @@ func TestModelShapes(t *testing.T) {
 		for j := range g.Inputs[0].Dims[2].Value {
 			cols = append(cols, fmt.Sprintf("x%d", j+1))
 		}
-		io, err := newModelIO(g, &Options{Layout: tc.layout}, cols)
+		io, err := modelio.New(g, modelio.Config{Layout: tc.layout}, cols)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.model, err)
 		}
-		if io.perStep != tc.perStep || io.K != tc.horizons {
-			t.Errorf("%s: per step %v, %d horizons; want %v, %d", tc.model, io.perStep, io.K, tc.perStep, tc.horizons)
+		if io.PerStep() != tc.perStep || io.Horizons() != tc.horizons {
+			t.Errorf("%s: per step %v, %d horizons; want %v, %d", tc.model, io.PerStep(), io.Horizons(), tc.perStep, tc.horizons)
 		}
 		train := randomData(t, "train", g, tc.layout, 10, 0, 3, 6, 21)
 		test := randomData(t, "test", g, tc.layout, 4, 0, 3, 6, 22)

@@ -130,7 +130,7 @@ func TestCalibrationShapes(t *testing.T) {
 		for _, s := range ref.Sequences {
 			for _, st := range s.Steps {
 				if st.Target != nil {
-					f := forecast{st.Row, st.Horizon}
+					f := forecast{T: st.Row, H: st.Horizon}
 					resid[f] = append(resid[f], math.Abs(*st.Target-st.Prediction))
 				}
 			}
@@ -144,7 +144,7 @@ func TestCalibrationShapes(t *testing.T) {
 				}
 			}
 			for _, st := range s.Steps {
-				f := forecast{st.Row, st.Horizon}
+				f := forecast{T: st.Row, H: st.Horizon}
 				cf := st.Conformal
 				h, b := conformalRef(1, 10, resid[f]), conformalRef(1, 10*L, resid[f])
 				if cf == nil || cf.M != len(resid[f]) || cf.SplitUpper != st.Prediction+h || cf.SplitLower != st.Prediction-h ||

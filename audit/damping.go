@@ -116,7 +116,7 @@ func dampingSensitivity(ctx context.Context, p *problem, ev *evaluation, inf *in
 		}
 		naiveLimits(q.opt.Alpha, naive, q.opt.poolKey(), ev.test, &l)
 		pooled, _ := withinTraining(ev.test, l)
-		sum := summarize(q.level(), q.io.K, pooled, l)
+		sum := summarize(q.level(), q.io.Horizons(), pooled, l)
 		if sum == nil {
 			ds.Reason = "not computed: no labelled values"
 			return ds, nil

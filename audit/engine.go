@@ -209,7 +209,7 @@ func (w *Worker) pointChunk(ctx context.Context, f *table.FactorSpec, c *table.P
 		return nil, err
 	}
 	s := newGroupStream(p, []*group{gr})
-	nf := len(p.io.forecasts(gr.T))
+	nf := len(p.io.Forecasts(gr.T))
 	for _, pt := range c.Points {
 		if pt.Seq < 0 || pt.Seq >= len(c.Seqs) || pt.Forecast < 0 || pt.Forecast >= nf {
 			return nil, fmt.Errorf("audit: a point chunk's point at sequence %d, forecast %d of %d×%d", pt.Seq, pt.Forecast, len(c.Seqs), nf)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -116,7 +117,7 @@ func (c *phaseClock) end() []Phase {
 type Fitted struct {
 	opt   Options      // after defaults
 	g     *graph.Graph // the model, restricted to Options.Params
-	io    *modelIO
+	io    *modelio.IO
 	theta []float64
 	// train describes the training data: its file, feature and target
 	// columns and shift (the sequences themselves only in process).
@@ -290,12 +291,12 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
-	if n, ok := featureCount(f.g, &f.opt); ok {
+	if n, ok := modelio.FeatureCount(f.g, f.opt.Inputs); ok {
 		if err := test.CheckFeatures(n); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.io.checkLengths(test); err != nil {
+	if err := p.io.CheckLengths(test); err != nil {
 		return nil, err
 	}
 	if p.evalGroups, err = p.makeGroups(test, wholeBatch); err != nil {
@@ -344,7 +345,7 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	}
 	pooled, beyond := withinTraining(ev.test, l)
 	naiveLimits(p.opt.Alpha, f.naive, p.opt.poolKey(), ev.test, &l)
-	if res.Summary = summarize(p.level(), p.io.K, pooled, l); res.Summary != nil {
+	if res.Summary = summarize(p.level(), p.io.Horizons(), pooled, l); res.Summary != nil {
 		if res.Summary.Beyond = beyond; beyond != nil {
 			beyond.TrainRows = p.train.MaxLen()
 		}

@@ -35,7 +35,7 @@ func TestFitCheckRMSE(t *testing.T) {
 		n := 0
 		for _, q := range d.Seqs {
 			T := q.Len()
-			prog, in, err := p.io.program(1, T, []*blocks.Sequence{q})
+			prog, in, err := p.io.Program(1, T, []*blocks.Sequence{q})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestFitCheckRMSE(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range p.io.forecasts(T) {
+			for _, f := range p.io.Forecasts(T) {
 				row := f.T + f.H
 				if row < q.Context {
 					continue
@@ -52,7 +52,7 @@ func TestFitCheckRMSE(t *testing.T) {
 				if row >= T || u < 0 || u >= T || q.Y[u] == nil {
 					continue
 				}
-				e := q.Y[u][0] - outs[0].F[p.io.index(1, T, 0, f.T, f.H)]
+				e := q.Y[u][0] - outs[0].F[p.io.Index(1, T, 0, f.T, f.H)]
 				ss += e * e
 				n++
 			}

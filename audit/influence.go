@@ -144,7 +144,7 @@ func estimateWith(ctx context.Context, p *problem, method hvp.Method, tp *traini
 		// The Jacobian rows then come from one batched pass per term
 		// position instead of one pass per term.
 		for c := range obj.Batches {
-			obj.Batches[c].ExampleAxes = p.io.exampleAxes()
+			obj.Batches[c].ExampleAxes = p.io.ExampleAxes()
 		}
 	}
 	f, rep, err := hvp.Factorize(ctx, obj, p.theta, opts)

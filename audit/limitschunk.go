@@ -114,7 +114,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 // whose blocks × points predictions fit in budget bytes (at least four
 // sequences each), and returns them with the most points of one chunk.
 // A group small enough is its own chunk; the others' chunks are new
-// programs (shared between chunks of one size by modelIO.program's cache)
+// programs (shared between chunks of one size by modelio.IO.Program's cache)
 // of sequences gr.seqs[lo:hi], lo a multiple of the chunk size, itself a
 // multiple of four.
 func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blocks, budget int) ([]*seqChunk, int, error) {
@@ -186,7 +186,7 @@ func (p *problem) seqChunks(d *blocks.Dataset, groups []*group, pts []point, blo
 			b := at[pt.seq]
 			c := sub[b/size]
 			c.idx = append(c.idx, i)
-			c.g.src = append(c.g.src, p.io.index(len(c.gr.seqs), gr.T, b%size, pt.f.T, pt.f.H))
+			c.g.src = append(c.g.src, p.io.Index(len(c.gr.seqs), gr.T, b%size, pt.f.T, pt.f.H))
 		}
 		for _, c := range sub {
 			if len(c.idx) > 0 {

@@ -11,17 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
 )
 
-// The models of testdata/modelio (make.py): exported by PyTorch 1.13 as
+// The models of modelio/testdata (make.py): exported by PyTorch 1.13 as
 // practitioners export them, with float64 references.
-const modelioDir = "testdata/modelio"
+const modelioDir = "modelio/testdata"
 
-// loadModelio loads a model of testdata/modelio pruned to output (""
+// loadModelio loads a model of modelio/testdata pruned to output (""
 // the first) and its fixture, in onnxtest's format.
 func loadModelio(t *testing.T, name, output string) (*graph.Graph, *onnxtest.Fixture) {
 	t.Helper()
@@ -52,39 +53,10 @@ func readModelio(t *testing.T, name string) (train, test *blocks.Dataset) {
 	return train, test
 }
 
-var modelioNames = []string{"embed_input", "embed_named", "embed_cast", "gauss_two", "gauss_cat", "linear_horizons", "seq2seq", "rescaled"}
-
-// TestModelioForward runs every model's forecast output on the fixture's
-// inputs and compares with PyTorch's float64 output to 1e-10.
-func TestModelioForward(t *testing.T) {
-	for _, name := range modelioNames {
-		t.Run(name, func(t *testing.T) {
-			g, fx := loadModelio(t, name, "")
-			in, err := fx.InputsFor(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs, err := g.Run(nil, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := fx.Outputs[0]
-			if !slices.Equal(outs[0].Shape, want.Shape) {
-				t.Fatalf("shape %v, PyTorch %v", outs[0].Shape, want.Shape)
-			}
-			for i, w := range want.Data {
-				if d := math.Abs(outs[0].F[i] - w); d > 1e-10 {
-					t.Fatalf("%s[%d] = %.15g, PyTorch %.15g", want.Name, i, outs[0].F[i], w)
-				}
-			}
-		})
-	}
-}
-
-// modelioAudit audits a model of testdata/modelio on its data.
+// modelioAudit audits a model of modelio/testdata on its data.
 func modelioAudit(t *testing.T, name string, o Options) (*Result, *onnxtest.Fixture) {
 	t.Helper()
-	out, _, _ := ParseOutput(o.Output)
+	out, _, _ := modelio.ParseOutput(o.Output)
 	g, fx := loadModelio(t, name, out)
 	o.Layout = BatchFirst
 	if fx.Layout == "time-first" {
@@ -306,25 +278,6 @@ func TestOutputs(t *testing.T) {
 		if _, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Output: tc.out}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Output %q: %v, want %q", tc.out, err, tc.want)
 		}
-	}
-}
-
-// TestParseOutput reads output choices.
-func TestParseOutput(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		name string
-		col  int
-	}{
-		{"y", "y", -1}, {"y:0", "y", 0}, {" y:12 ", "y", 12}, {"onnx::Add_3", "onnx::Add_3", -1}, {"out:mu", "out:mu", -1}, {"", "", -1},
-	} {
-		name, col, err := ParseOutput(tc.in)
-		if err != nil || name != tc.name || col != tc.col {
-			t.Errorf("ParseOutput(%q) = %q, %d, %v; want %q, %d", tc.in, name, col, err, tc.name, tc.col)
-		}
-	}
-	if _, _, err := ParseOutput("y:-1"); err == nil {
-		t.Error("y:-1 accepted")
 	}
 }
 

@@ -62,8 +62,8 @@ func (p *problem) ownTerms() ([][]ownTerm, error) {
 		B := len(gr.seqs)
 		for b, i := range gr.seqs {
 			start := len(flat)
-			for k, f := range p.io.forecasts(gr.T) {
-				q := p.io.index(B, gr.T, b, f.T, f.H)
+			for k, f := range p.io.Forecasts(gr.T) {
+				q := p.io.Index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
 					flat = append(flat, ownTerm{seq: i, f: f, y: gr.target[q], fx: outs[0].F[q], w: gr.weight[q], forcast: k})
 				}
@@ -83,7 +83,7 @@ func (p *problem) ownTerms() ([][]ownTerm, error) {
 func jacobianRows(ctx context.Context, p *problem, sg *seqGrads, terms [][]ownTerm) ([][][]float64, error) {
 	maxF := 0
 	for _, gr := range p.groups {
-		maxF = max(maxF, len(p.io.forecasts(gr.T)))
+		maxF = max(maxF, len(p.io.Forecasts(gr.T)))
 	}
 	rows := make([][][]float64, len(terms))
 	for i, ts := range terms {
@@ -103,13 +103,13 @@ func jacobianRows(ctx context.Context, p *problem, sg *seqGrads, terms [][]ownTe
 	for k := 0; k < maxF; k++ {
 		mask := func(gr *group) []float64 {
 			w := make([]float64, len(gr.weight))
-			fs := p.io.forecasts(gr.T)
+			fs := p.io.Forecasts(gr.T)
 			if k >= len(fs) {
 				return w
 			}
 			B := len(gr.seqs)
 			for b := range gr.seqs {
-				q := p.io.index(B, gr.T, b, fs[k].T, fs[k].H)
+				q := p.io.Index(B, gr.T, b, fs[k].T, fs[k].H)
 				if gr.weight[q] != 0 {
 					w[q] = 1
 				}

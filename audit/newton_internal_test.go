@@ -36,8 +36,8 @@ func (r *problem) ownObjective(i int) *hvp.Objective {
 			if s != i {
 				continue
 			}
-			for _, f := range r.io.forecasts(gr.T) {
-				q := r.io.index(B, gr.T, b, f.T, f.H)
+			for _, f := range r.io.Forecasts(gr.T) {
+				q := r.io.Index(B, gr.T, b, f.T, f.H)
 				w[q] = gr.weight[q]
 			}
 		}
@@ -141,7 +141,7 @@ func TestNewtonAgainstDense(t *testing.T) {
 			t.Fatalf("block %d: no own-block residuals", k)
 		}
 		for a, term := range ob.terms {
-			q := r.io.index(1, gr.T, 0, term.f.T, term.f.H)
+			q := r.io.Index(1, gr.T, 0, term.f.T, term.f.H)
 			jd := (fp[q] - fm[q]) / (2 * h)
 			want := math.Abs(gr.target[q] - f0[q] - jd)
 			if math.Abs(ob.res[a]-want) > 1e-6*(1+want) {
@@ -159,7 +159,7 @@ func TestNewtonAgainstDense(t *testing.T) {
 			fp, _ := r.partOutputs(t, i, plus)
 			fm, _ := r.partOutputs(t, i, minus)
 			for a, term := range ob.terms {
-				q := r.io.index(1, gr.T, 0, term.f.T, term.f.H)
+				q := r.io.Index(1, gr.T, 0, term.f.T, term.f.H)
 				J.Set(a, j, (fp[q]-fm[q])/2e-6)
 			}
 		}

@@ -115,7 +115,7 @@ func TestNewtonEverySchemeAgainstDense(t *testing.T) {
 				fp, gr := r.partOutputs(t, term.seq, plus)
 				fm, _ := r.partOutputs(t, term.seq, minus)
 				f0, _ := r.partOutputs(t, term.seq, r.theta)
-				q := r.io.index(1, gr.T, 0, term.f.T, term.f.H)
+				q := r.io.Index(1, gr.T, 0, term.f.T, term.f.H)
 				jd := (fp[q] - fm[q]) / (2 * h)
 				want := math.Abs(gr.target[q] - f0[q] - jd)
 				if math.Abs(ob.res[a]-want) > 1e-6*(1+want) {

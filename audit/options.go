@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -97,14 +98,15 @@ type Options struct {
 	Layout Layout
 	// Inputs names, by model input, the data columns that fill it, in the
 	// order the input takes them: {"x_cat": {"store", "dow"}}. An input
-	// not named here is filled by rule (modelIO's doc): integer sequence
+	// not named here is filled by rule (modelio.IO's doc): integer sequence
 	// lengths, a column named like the input, or, for the float input of
 	// features, every column no other input takes.
 	Inputs map[string][]string
 	// Output is the forecast output, "y", or one column of its last axis,
-	// "y:0" (ParseOutput); "" takes the model's first output whole. The
-	// graph's first output must be the one named: load the model with
-	// onnx.LoadOutput, which also drops what only other outputs need.
+	// "y:0" (modelio.ParseOutput); "" takes the model's first output
+	// whole. The graph's first output must be the one named: load the
+	// model with onnx.LoadOutput, which also drops what only other
+	// outputs need.
 	Output string
 	// Horizons says that the last axis of the forecast output holds this
 	// many horizons. With 0, a last axis of K > 1 values is taken as K
@@ -285,4 +287,10 @@ func (o *Options) progress(phase string, done, total int) {
 	if o.Progress != nil {
 		o.Progress(Progress{Phase: phase, Done: done, Total: total})
 	}
+}
+
+// ioConfig is what modelio needs of o to read the model's inputs and
+// output.
+func ioConfig(o *Options) modelio.Config {
+	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons}
 }

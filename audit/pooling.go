@@ -216,7 +216,7 @@ func (o *Options) poolKey() func(forecast) forecast {
 	warm := o.Warmup
 	return func(f forecast) forecast {
 		if f.T >= warm {
-			return forecast{warm, f.H}
+			return forecast{T: warm, H: f.H}
 		}
 		return f
 	}

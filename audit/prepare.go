@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -24,7 +25,7 @@ import (
 type problem struct {
 	opt     Options
 	g       *graph.Graph // the model, restricted to Options.Params
-	io      *modelIO
+	io      *modelio.IO
 	theta   []float64 // the trained parameters theta_hat
 	train   *blocks.Dataset
 	eval    *blocks.Dataset // the test set, or the training set in a self-audit
@@ -124,16 +125,16 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	} else if !o.Restart {
 		p.eval = blocks.ContinueOrSelf(train, test)
 	}
-	if n, ok := featureCount(g, &o); ok {
+	if n, ok := modelio.FeatureCount(g, o.Inputs); ok {
 		if err := train.CheckFeatures(n); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	if p.io, err = newModelIO(g, &o, train.Features); err != nil {
+	if p.io, err = modelio.New(g, ioConfig(&o), train.Features); err != nil {
 		return nil, err
 	}
-	if err := p.io.checkLengths(train, p.evalOrNil(), o.Calibration); err != nil {
+	if err := p.io.CheckLengths(train, p.evalOrNil(), o.Calibration); err != nil {
 		return nil, err
 	}
 	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
@@ -187,8 +188,8 @@ func (p *problem) describe() (ModelInfo, Setting) {
 // (describeEval): what a fit knows.
 func (p *problem) describeFit() (ModelInfo, Setting) {
 	o := &p.opt
-	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.d,
-		Horizons: p.io.K, ManyToOne: !p.io.perStep, Params: p.g.NumParams(), Inputs: p.io.describeInputs(), Output: p.io.outName, Assumed: p.io.notes}
+	m := ModelInfo{Path: o.ModelPath, Opset: p.g.Opset, Layout: o.Layout.String(), Features: p.io.Features(),
+		Horizons: p.io.Horizons(), ManyToOne: !p.io.PerStep(), Params: p.g.NumParams(), Inputs: p.io.Describe(), Output: p.io.OutputName(), Assumed: p.io.Notes()}
 	for _, prm := range p.g.Params() {
 		m.ParamNames = append(m.ParamNames, prm.Name)
 	}
@@ -198,7 +199,7 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
-		Notes: append(slices.Clip(p.io.notes), p.scheme.Notes...), Low: o.Low, High: o.High,
+		Notes: append(slices.Clip(p.io.Notes()), p.scheme.Notes...), Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,
 	}
 	if o.Damping == 0 {
@@ -301,19 +302,19 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 	for k, i := range idx {
 		seqs[k] = d.Seqs[i]
 	}
-	prog, in, err := p.io.program(len(idx), T, seqs)
+	prog, in, err := p.io.Program(len(idx), T, seqs)
 	if err != nil {
 		return nil, err
 	}
 	B := len(idx)
-	n := p.io.outLen(B, T)
+	n := p.io.OutLen(B, T)
 	gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
-	fs := p.io.forecasts(T)
+	fs := p.io.Forecasts(T)
 	for b, s := range seqs {
 		for _, f := range fs {
 			row := f.T + f.H
 			if row < T && s.Y != nil && s.Y[row] != nil {
-				q := p.io.index(B, T, b, f.T, f.H)
+				q := p.io.Index(B, T, b, f.T, f.H)
 				gr.target[q] = s.Y[row][0]
 				gr.weight[q] = 1
 			}
@@ -351,11 +352,11 @@ func (p *problem) objective(groups []*group) *hvp.Objective {
 func (p *problem) maskRows(gr *group, lo, hi int) []float64 {
 	w := make([]float64, len(gr.weight))
 	B := len(gr.seqs)
-	fs := p.io.forecasts(gr.T)
+	fs := p.io.Forecasts(gr.T)
 	for b := 0; b < B; b++ {
 		for _, f := range fs {
 			if row := f.T + f.H; row >= lo && row < hi {
-				q := p.io.index(B, gr.T, b, f.T, f.H)
+				q := p.io.Index(B, gr.T, b, f.T, f.H)
 				w[q] = gr.weight[q]
 			}
 		}
@@ -405,7 +406,7 @@ func (p *problem) pointsOf(ctx context.Context, d *blocks.Dataset, groups []*gro
 // eachPoint calls yield on every forecast of the sequences of dataset d
 // batched in groups (each sequence in at most one group), with fx[gi] the
 // outputs of groups[gi] (problem.outputs): by sequence, then row, then
-// horizon (the order of modelIO.forecasts). Rows before a sequence's
+// horizon (the order of modelio.IO.Forecasts). Rows before a sequence's
 // context are skipped (training rows that set the state).
 func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, yield func(point)) {
 	// where[i] is sequence i's group and place in it, or -1.
@@ -427,14 +428,14 @@ func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, 
 		}
 		gr := groups[gi]
 		if gr.T != lastT {
-			fs, lastT = p.io.forecasts(gr.T), gr.T
+			fs, lastT = p.io.Forecasts(gr.T), gr.T
 		}
 		B := len(gr.seqs)
 		for _, f := range fs {
 			if f.T+f.H < seq.Context {
 				continue // a training row that sets the state
 			}
-			q := p.io.index(B, gr.T, b, f.T, f.H)
+			q := p.io.Index(B, gr.T, b, f.T, f.H)
 			pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
 			if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
 				pt.y, pt.has = seq.Y[row][0], true
@@ -442,4 +443,24 @@ func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, 
 			yield(pt)
 		}
 	}
+}
+
+// checkSeparable records whether the model's per-sequence gradients come
+// from one pass over a batch (graph.Program.PerExample), which the low-rank
+// path needs: an embedding table looked up by category codes is not
+// separated today. It refuses Solver LowRank for such a model; Auto then
+// does not choose it (solverName).
+func (p *problem) checkSeparable() error {
+	if len(p.groups) == 0 {
+		return nil
+	}
+	_, err := p.groups[0].prog.PerExample(p.io.ExampleAxes())
+	if !errors.Is(err, graph.ErrNotSeparable) {
+		return nil
+	}
+	p.inseparable = err
+	if p.opt.Solver == LowRank {
+		return errs.Fix([]Option{OptSolver}, "audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
+	}
+	return nil
 }

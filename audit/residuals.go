@@ -151,7 +151,7 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 		// At most one entry per forecast of the region's sequences.
 		n := 0
 		for _, sp := range region {
-			n += len(p.io.forecasts(p.parts[partOf[sp.Seq]].T))
+			n += len(p.io.Forecasts(p.parts[partOf[sp.Seq]].T))
 		}
 		res.entries, res.keys = make([]entry, 0, n), make([]forecast, 0, n)
 	}
@@ -162,9 +162,9 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 		if err != nil {
 			return err
 		}
-		for _, f := range p.io.forecasts(gr.T) {
+		for _, f := range p.io.Forecasts(gr.T) {
 			row := f.T + f.H
-			q := p.io.index(1, gr.T, 0, f.T, f.H)
+			q := p.io.Index(1, gr.T, 0, f.T, f.H)
 			if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
 				continue
 			}
@@ -189,10 +189,10 @@ func inSampleResiduals(p *problem, fx trainOutputs) map[forecast][]float64 {
 	count := map[forecast]int{}
 	for _, gr := range p.groups {
 		B := len(gr.seqs)
-		for _, f := range p.io.forecasts(gr.T) {
+		for _, f := range p.io.Forecasts(gr.T) {
 			c := 0
 			for b := range B {
-				if gr.weight[p.io.index(B, gr.T, b, f.T, f.H)] != 0 {
+				if gr.weight[p.io.Index(B, gr.T, b, f.T, f.H)] != 0 {
 					c++
 				}
 			}
@@ -207,10 +207,10 @@ func inSampleResiduals(p *problem, fx trainOutputs) map[forecast][]float64 {
 	}
 	for gi, gr := range p.groups {
 		B := len(gr.seqs)
-		fs := p.io.forecasts(gr.T)
+		fs := p.io.Forecasts(gr.T)
 		for b := range gr.seqs {
 			for _, f := range fs {
-				q := p.io.index(B, gr.T, b, f.T, f.H)
+				q := p.io.Index(B, gr.T, b, f.T, f.H)
 				if gr.weight[q] != 0 {
 					naive[f] = append(naive[f], math.Abs(gr.target[q]-fx[gi][q]))
 				}

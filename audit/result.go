@@ -3,6 +3,7 @@ package audit
 import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 )
 
 // Result is everything an audit found, in one value that the reports
@@ -52,7 +53,7 @@ type ModelInfo struct {
 	ParamNames []string
 	// Inputs says what fills each input of the model; Output is the
 	// forecast output, with the column taken ("y:0") if one is.
-	Inputs []InputInfo
+	Inputs []modelio.InputInfo
 	Output string
 	// Assumed says what the audit assumed about the output that nothing
 	// in the model or the options said (also among Setting.Notes, which

@@ -250,9 +250,9 @@ func (p *problem) blockObjective(b int) *hvp.Objective {
 		w := slices.Clone(gr.weight)
 		B := len(gr.seqs)
 		for bi, i := range gr.seqs {
-			for _, f := range p.io.forecasts(gr.T) {
+			for _, f := range p.io.Forecasts(gr.T) {
 				if blk.Deletes(i, f.T, f.H) {
-					w[p.io.index(B, gr.T, bi, f.T, f.H)] = 0
+					w[p.io.Index(B, gr.T, bi, f.T, f.H)] = 0
 				}
 			}
 		}

@@ -324,7 +324,7 @@ func forecastSlots(p *problem) map[forecast]int {
 	seen := map[forecast]bool{}
 	var fs []forecast
 	for _, gr := range p.groups {
-		for _, f := range p.io.forecasts(gr.T) {
+		for _, f := range p.io.Forecasts(gr.T) {
 			if !seen[f] {
 				seen[f] = true
 				fs = append(fs, f)
@@ -567,7 +567,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf fu
 		sh := 0.0
 		ts := termsOf(i)
 		for _, t := range ts {
-			sh += math.Abs(outs[0].F[p.io.index(1, gr.T, 0, t.f.T, t.f.H)] - t.fx)
+			sh += math.Abs(outs[0].F[p.io.Index(1, gr.T, 0, t.f.T, t.f.H)] - t.fx)
 		}
 		shift[k] = num.Ratio(sh, float64(len(ts)))
 	}
@@ -642,7 +642,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		for c, gr := range gs {
 			ch := &table.PointChunk{Cal: cal, Seqs: gr.seqs}
 			for b, i := range gr.seqs {
-				for k, fc := range p.io.forecasts(gr.T) {
+				for k, fc := range p.io.Forecasts(gr.T) {
 					j, ok := at[key{i, fc}]
 					if !ok {
 						continue

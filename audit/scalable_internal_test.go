@@ -102,7 +102,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 			case opt.Estimator == Newton:
 				r = inf.own[k].res[a]
 			default:
-				r = math.Abs(tm.y - tm.fx - own[p.io.index(1, p.parts[partOf[b.Seq]].T, 0, tm.f.T, tm.f.H)])
+				r = math.Abs(tm.y - tm.fx - own[p.io.Index(1, p.parts[partOf[b.Seq]].T, 0, tm.f.T, tm.f.H)])
 			}
 			entries[tm.f] = append(entries[tm.f], entry{blk: k, seq: b.Seq, r: r})
 		}

@@ -140,7 +140,7 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 	return func(yield func([]float64) bool) {
 		var r []float64
 		for gi, gr := range p.groups {
-			fs := p.io.forecasts(gr.T)
+			fs := p.io.Forecasts(gr.T)
 			h0 := math.MaxInt
 			for _, f := range fs {
 				h0 = min(h0, f.H)
@@ -153,7 +153,7 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 					if f.H != h0 {
 						continue
 					}
-					q := p.io.index(B, gr.T, b, f.T, f.H)
+					q := p.io.Index(B, gr.T, b, f.T, f.H)
 					if gr.weight[q] == 0 {
 						continue
 					}

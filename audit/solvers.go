@@ -188,7 +188,7 @@ func newSeqGrads(p *problem, separate bool) (*seqGrads, error) {
 func (s *seqGrads) chunkObjective() *hvp.Objective {
 	o := s.p.objective(s.chunks)
 	for c := range s.chunks {
-		o.Batches[c].ExampleAxes = s.p.io.exampleAxes()
+		o.Batches[c].ExampleAxes = s.p.io.ExampleAxes()
 	}
 	return o
 }

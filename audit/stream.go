@@ -39,7 +39,7 @@ func newRowStream(p *problem, d *blocks.Dataset, size int) (*rowStream, error) {
 func newGroupStream(p *problem, gs []*group) *rowStream {
 	s := &rowStream{p: p, groups: gs, obj: p.objective(gs)}
 	for c := range s.obj.Batches {
-		s.obj.Batches[c].ExampleAxes = p.io.exampleAxes()
+		s.obj.Batches[c].ExampleAxes = p.io.ExampleAxes()
 	}
 	return s
 }
@@ -68,13 +68,13 @@ func (s *rowStream) run(ctx context.Context, grad, rows bool, f batchFunc) error
 			continue
 		}
 		B := len(gr.seqs)
-		for k, fc := range p.io.forecasts(gr.T) {
+		for k, fc := range p.io.Forecasts(gr.T) {
 			key := [3]int{B, gr.T, k}
 			w, ok := masks[key]
 			if !ok {
 				w = make([]float64, len(gr.weight))
 				for b := 0; b < B; b++ {
-					w[p.io.index(B, gr.T, b, fc.T, fc.H)] = 1
+					w[p.io.Index(B, gr.T, b, fc.T, fc.H)] = 1
 				}
 				masks[key] = w
 			}
@@ -107,7 +107,7 @@ func (s *rowStream) run(ctx context.Context, grad, rows bool, f batchFunc) error
 			a = &asm{}
 			nf := 0
 			if rows {
-				nf = len(p.io.forecasts(gr.T))
+				nf = len(p.io.Forecasts(gr.T))
 				a.rows = make([][][]float64, len(gr.seqs))
 			}
 			if grad {

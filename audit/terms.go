@@ -41,8 +41,8 @@ func (s *termStore) of(i int) []ownTerm {
 	gr := p.groups[gi]
 	B := len(gr.seqs)
 	var out []ownTerm
-	for k, f := range p.io.forecasts(gr.T) {
-		q := p.io.index(B, gr.T, b, f.T, f.H)
+	for k, f := range p.io.Forecasts(gr.T) {
+		q := p.io.Index(B, gr.T, b, f.T, f.H)
 		if gr.weight[q] != 0 {
 			out = append(out, ownTerm{seq: i, f: f, y: gr.target[q], fx: s.fx[gi][q], w: gr.weight[q], forcast: k})
 		}

@@ -52,8 +52,8 @@ func TestTrainOutputsChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			var r []float64
-			for _, f := range p.io.forecasts(gr.T) {
-				q := p.io.index(1, gr.T, 0, f.T, f.H)
+			for _, f := range p.io.Forecasts(gr.T) {
+				q := p.io.Index(1, gr.T, 0, f.T, f.H)
 				y := p.train.Seqs[i].Y[f.T+f.H][0]
 				want[f] = append(want[f], math.Abs(y-outs[0].F[q]))
 				r = append(r, y-outs[0].F[q])

@@ -5,10 +5,16 @@ package audit
 // thresholds their metrics depend on. They live here, apart from the
 // phases that make them, so that a reader finds them in one place.
 
-import "slices"
+import (
+	"slices"
 
-// forecast is one forecast of a sequence: made at row T for horizon H.
-type forecast struct{ T, H int }
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
+)
+
+// forecast is one forecast of a sequence: made at row T for horizon H
+// (modelio.IO.Forecasts lists them, modelio.IO.Index places them in the
+// model's output).
+type forecast = modelio.Forecast
 
 // level are the figures the interval metrics depend on besides the
 // intervals: alpha (of the Winkler score and the quantiles) and the

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -332,7 +333,7 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, audit.ErrFixedLength) {
+		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
 		// A node's error names the node, not the model, which the
@@ -584,7 +585,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		}
 		inputs[name] = list
 	}
-	name, col, err := audit.ParseOutput(f.output)
+	name, col, err := modelio.ParseOutput(f.output)
 	if err != nil || (f.output != "" && name == "") {
 		return usagef("--output %q: give the forecast output's name, or name:column such as y:0", f.output)
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -286,7 +287,7 @@ func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *
 // it (the output it chose, and only what that output needs) and the
 // SHA-256 of its file, which audit.Load checks.
 func loadFitModel(path string, h audit.ArtifactHeader) (*graph.Graph, [32]byte, error) {
-	name, _, err := audit.ParseOutput(h.Output)
+	name, _, err := modelio.ParseOutput(h.Output)
 	if err != nil {
 		return nil, [32]byte{}, errs.Wrapf(err, "the artifact's output %q: ", h.Output)
 	}

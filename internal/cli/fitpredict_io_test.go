@@ -26,7 +26,7 @@ func TestFitPredictModelIO(t *testing.T) {
 		{"gauss_two", []string{"--output", "y"}},
 		{"linear_horizons", []string{"--horizons", "3"}},
 	} {
-		model, train, test := filepath.Join(modelio, c.name+".onnx"), filepath.Join(modelio, c.name+"_train.csv"), filepath.Join(modelio, c.name+"_test.csv")
+		model, train, test := filepath.Join(modelioDir, c.name+".onnx"), filepath.Join(modelioDir, c.name+"_train.csv"), filepath.Join(modelioDir, c.name+"_test.csv")
 		common := append([]string{"--model", model, "--data", train, "--quiet", "--ridge", "1"}, c.flags...)
 		art := filepath.Join(dir, c.name+".rna")
 		if code, _, errs := runCmd(append([]string{"fit", "--save", art}, common...)...); code != 0 {
@@ -54,7 +54,7 @@ func TestFitPredictModelIO(t *testing.T) {
 
 	// Refusals, on the embedding model's artifact.
 	art := filepath.Join(dir, "embed_input.rna")
-	test := filepath.Join(modelio, "embed_input_test.csv")
+	test := filepath.Join(modelioDir, "embed_input_test.csv")
 	b, err := os.ReadFile(art)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestFitPredictModelIO(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "dow") || !strings.Contains(errs, "nodow.csv") {
 		t.Errorf("predict of data without a feature column: exit %d, %s", code, errs)
 	}
-	code, _, errs = runCmd("predict", "--load", art, "--model", filepath.Join(modelio, "embed_named.onnx"), "--data", test, "--quiet")
+	code, _, errs = runCmd("predict", "--load", art, "--model", filepath.Join(modelioDir, "embed_named.onnx"), "--data", test, "--quiet")
 	if code != 1 || !strings.Contains(errs, "SHA-256") {
 		t.Errorf("predict with another model: exit %d, %s", code, errs)
 	}
@@ -96,8 +96,8 @@ func TestFitPredictModelIO(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("test: "+test+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs = runCmd("fit", "--save", filepath.Join(dir, "x.rna"), "--config", cfg, "--model", filepath.Join(modelio, "embed_input.onnx"),
-		"--data", filepath.Join(modelio, "embed_input_train.csv"), "--input", "x_cat=store,dow")
+	code, _, errs = runCmd("fit", "--save", filepath.Join(dir, "x.rna"), "--config", cfg, "--model", filepath.Join(modelioDir, "embed_input.onnx"),
+		"--data", filepath.Join(modelioDir, "embed_input_train.csv"), "--input", "x_cat=store,dow")
 	if code != 2 || !strings.Contains(errs, "no test data") {
 		t.Errorf("fit with test data in the configuration: exit %d, %s", code, errs)
 	}

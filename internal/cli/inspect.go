@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/spf13/pflag"
@@ -70,7 +70,7 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 			given[strings.TrimSpace(name)] = append(given[strings.TrimSpace(name)], strings.TrimSpace(c))
 		}
 	}
-	out, col, err := audit.ParseOutput(*outputFlag)
+	out, col, err := modelio.ParseOutput(*outputFlag)
 	if err != nil {
 		return usagef("inspect: --output %q: give the forecast output's name, or name:column such as y:0", *outputFlag)
 	}

@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// The models of audit/testdata/modelio (made by its make.py).
-const modelio = "../../audit/testdata/modelio"
+// The models of audit/modelio/testdata (made by its make.py).
+const modelioDir = "../../audit/modelio/testdata"
 
 func modelioArgs(name string, extra ...string) []string {
-	return append([]string{"--model", filepath.Join(modelio, name+".onnx"),
-		"--data", filepath.Join(modelio, name+"_train.csv"), "--test", filepath.Join(modelio, name+"_test.csv")}, extra...)
+	return append([]string{"--model", filepath.Join(modelioDir, name+".onnx"),
+		"--data", filepath.Join(modelioDir, name+"_train.csv"), "--test", filepath.Join(modelioDir, name+"_test.csv")}, extra...)
 }
 
 // TestSeveralInputsCmd: --input fills a second integer input, the summary
@@ -39,11 +39,11 @@ func TestSeveralInputsCmd(t *testing.T) {
 		t.Errorf("--input without columns: exit %d, stderr %s", code, errs)
 	}
 	// inspect lists every input with what fills it.
-	code, out, errs = runCmd("inspect", "--model", filepath.Join(modelio, "embed_input.onnx"), "--input", "x_cat=store,dow")
+	code, out, errs = runCmd("inspect", "--model", filepath.Join(modelioDir, "embed_input.onnx"), "--input", "x_cat=store,dow")
 	if code != 0 || !strings.Contains(out, "columns store, dow (--input)") || !strings.Contains(out, "the feature columns") || !strings.Contains(out, "Trial run: 2 sequences of 5 steps give y [2 5 1]") {
 		t.Errorf("inspect: exit %d, stderr %s:\n%s", code, errs, out)
 	}
-	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelio, "embed_named.onnx"))
+	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelioDir, "embed_named.onnx"))
 	if code != 0 || !strings.Contains(out, `the column named "store"`) {
 		t.Errorf("inspect embed_named: exit %d:\n%s", code, out)
 	}
@@ -86,7 +86,7 @@ func TestOutputsCmd(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, `no output "mu": its outputs are "y", "logvar"`) {
 		t.Errorf("--output mu: exit %d, stderr %s", code, errs)
 	}
-	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelio, "gauss_two.onnx"))
+	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelioDir, "gauss_two.onnx"))
 	if code != 0 || !strings.Contains(out, "not audited (choose it with --output logvar)") {
 		t.Errorf("inspect gauss_two: exit %d:\n%s", code, out)
 	}
@@ -95,7 +95,7 @@ func TestOutputsCmd(t *testing.T) {
 // TestInspectConstants: inspect says which initializers are parameters
 // and which are constants, and why (issue 18 item 7).
 func TestInspectConstants(t *testing.T) {
-	code, out, errs := runCmd("inspect", "--model", filepath.Join(modelio, "rescaled.onnx"))
+	code, out, errs := runCmd("inspect", "--model", filepath.Join(modelioDir, "rescaled.onnx"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

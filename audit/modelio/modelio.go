@@ -1,4 +1,11 @@
-package audit
+// Package modelio says how a data set's columns fill a recurrent model's
+// inputs and where each forecast sits in the model's output: which column
+// fills which input, how a batch of sequences is laid out, which (row,
+// horizon) forecasts a sequence of T rows gets and at what position of the
+// output each one is. It compiles and caches the model's programs per
+// batch shape. It knows nothing of intervals or audits: the audit asks it
+// for inputs, programs and output positions.
+package modelio
 
 import (
 	"errors"
@@ -14,12 +21,42 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// modelIO maps sequences to the model's inputs and the model's forecast
+// The options an error of this package names as its fix: the fields of
+// audit.Options that set Config's, by the names the audit's users know
+// (this package does not import audit; the values are audit's own).
+const (
+	optLayout   errs.Option = "audit.Options.Layout"
+	optInputs   errs.Option = "audit.Options.Inputs"
+	optOutput   errs.Option = "audit.Options.Output"
+	optHorizons errs.Option = "audit.Options.Horizons"
+)
+
+// Config says how to read a model: the fields of audit.Options that
+// concern its inputs and output.
+type Config struct {
+	// Layout is the layout of the sequence inputs.
+	Layout graph.Layout
+	// Inputs names, per model input, the data columns that fill it, in
+	// the order the input takes them; inputs not named are filled by
+	// rule (see IO).
+	Inputs map[string][]string
+	// Output is the forecast output, "y" or "y:0" (ParseOutput); ""
+	// takes the model's first output whole.
+	Output string
+	// Horizons is the number of forecasts per row the output must hold;
+	// 0 accepts any, with a note when more than one is assumed.
+	Horizons int
+}
+
+// Forecast is one forecast of a sequence: made at row T for horizon H.
+type Forecast struct{ T, H int }
+
+// IO maps sequences to the model's inputs and the model's forecast
 // output (its first) to forecasts (row t, horizon h) per sequence (DESIGN
 // section 1).
 //
 // Every graph input is filled from the data: an integer input of rank 1
-// takes the sequence lengths; an input named in Options.Inputs takes those
+// takes the sequence lengths; an input named in Config.Inputs takes those
 // columns; an integer (or float) input [batch, time] takes the column of
 // its own name; the first float input of rank 3 takes every feature column
 // that no other input takes, in file order. Sequence inputs are [batch,
@@ -29,17 +66,17 @@ import (
 // value h of row t forecasts the target of row t+h), or [batch, K] or
 // [batch] (many-to-one: the model reads the first T-K+1 of a sequence's T
 // rows and value h forecasts the target of row T-K+h, h rows after the
-// last row read). Options.Output may choose one column of the last axis.
-type modelIO struct {
+// last row read). Config.Output may choose one column of the last axis.
+type IO struct {
 	g      *graph.Graph
-	layout Layout
+	layout graph.Layout
 	fills  []inputFill // per graph input
 	main   int         // the float input of features, or -1
 	d      int         // columns of the main input
 	// perStep: one output per step, [B,T,K] / [T,B,K] (or without K when
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
-	K       int    // forecasts per row (horizons)
+	k       int    // forecasts per row (horizons)
 	width   int    // size of the output's last axis (K, or more when col >= 0)
 	col     int    // the chosen column of the last axis, or -1
 	outName string // the forecast output, "y" or "y:0"
@@ -57,7 +94,7 @@ type modelIO struct {
 
 	mu    sync.Mutex
 	progs map[string]*graph.Program // by progKey
-	fcs   map[int][]forecast        // forecasts by sequence length
+	fcs   map[int][]Forecast        // forecasts by sequence length
 }
 
 // inputFill says what fills one graph input.
@@ -79,6 +116,25 @@ type InputInfo struct {
 	Columns []string // the data columns, in the order the input takes them
 }
 
+// Horizons is the number of forecasts per row (K).
+func (m *IO) Horizons() int { return m.k }
+
+// PerStep reports whether the model forecasts at every row ([batch,
+// time, K] output); otherwise it is many-to-one ([batch, K]).
+func (m *IO) PerStep() bool { return m.perStep }
+
+// Features is the number of columns of the model's input of features (or,
+// without one, of all its data inputs).
+func (m *IO) Features() int { return m.d }
+
+// OutputName is the forecast output as chosen: "y", or "y:0" for a column
+// of its last axis.
+func (m *IO) OutputName() string { return m.outName }
+
+// Notes say what was assumed about the output (horizons nobody named).
+// Callers must not modify them.
+func (m *IO) Notes() []string { return m.notes }
+
 // ParseOutput reads a forecast output choice: "y" (the output whole) or
 // "y:0" (column 0 of its last axis). col is -1 without a column.
 func ParseOutput(s string) (name string, col int, err error) {
@@ -87,7 +143,7 @@ func ParseOutput(s string) (name string, col int, err error) {
 		c, err := strconv.Atoi(s[i+1:])
 		if err == nil {
 			if c < 0 {
-				return "", -1, errs.Fix([]Option{OptOutput}, "audit: output %q: the column must not be negative", s)
+				return "", -1, errs.Fix([]errs.Option{optOutput}, "audit: output %q: the column must not be negative", s)
 			}
 			return s[:i], c, nil
 		}
@@ -99,8 +155,11 @@ func ParseOutput(s string) (name string, col int, err error) {
 // horizons.
 var horizonNames = []string{"horizon", "horizons", "h", "lead", "leads", "steps_ahead", "ahead", "n_ahead", "forecast_horizon"}
 
-func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error) {
-	m := &modelIO{g: g, layout: o.Layout, main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
+// New reads the model g for data with the given feature columns: it
+// decides what fills each input and runs the model on a probe batch to
+// learn its output's form.
+func New(g *graph.Graph, o Config, features []string) (*IO, error) {
+	m := &IO{g: g, layout: o.Layout, main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
 	if err := m.resolveInputs(o.Inputs, features); err != nil {
 		return nil, err
 	}
@@ -117,10 +176,10 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 		for _, v := range g.Outputs {
 			names = append(names, fmt.Sprintf("%q", v.Name))
 		}
-		return nil, errs.Fix([]Option{OptOutput}, "audit: the forecast output is %q, but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
+		return nil, errs.Fix([]errs.Option{optOutput}, "audit: the forecast output is %q, but the model's first output is %q (outputs %s): load the model with onnx.LoadOutput", oname, out.Name, strings.Join(names, ", "))
 	}
 	o1 := out.Name
-	bf := m.layout == BatchFirst
+	bf := m.layout == graph.BatchFirst
 	xTime := 0 // the time axis of the sequence input
 	if bf {
 		xTime = 1
@@ -137,7 +196,7 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 	}
 	var shapes [2][]int
 	for i, T := range probe {
-		in, err := m.inputs(zeroSeqs(2, T, len(features)), T, T)
+		in, err := m.Inputs(zeroSeqs(2, T, len(features)), T, T)
 		if err != nil {
 			return nil, err
 		}
@@ -171,32 +230,32 @@ func newModelIO(g *graph.Graph, o *Options, features []string) (*modelIO, error)
 	case timeAxis < 0 && len(s3) == 1 && s3[0] == 2:
 		m.width = 1
 	default:
-		return nil, errs.Fix([]Option{OptLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons], [batch, horizons] or [batch]: check the layout", o1, s3, s4, m.layout)
+		return nil, errs.Fix([]errs.Option{optLayout}, "audit: cannot read output %q: it has shape %v for 2 sequences of 3 steps and %v for 4 steps in %s layout; expected [batch, time, horizons], [time, batch, horizons], [batch, horizons] or [batch]: check the layout", o1, s3, s4, m.layout)
 	}
 	if m.width < 1 {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o1, s3)
 	}
-	m.K = m.width
+	m.k = m.width
 	if col >= 0 {
 		if col >= m.width {
-			return nil, errs.Fix([]Option{OptOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
+			return nil, errs.Fix([]errs.Option{optOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
 		}
-		m.col, m.K = col, 1
+		m.col, m.k = col, 1
 	}
 	m.outName = o1
 	if m.col >= 0 {
 		m.outName = fmt.Sprintf("%s:%d", o1, m.col)
 	}
-	if o.Horizons > 0 && o.Horizons != m.K {
-		return nil, errs.Fix([]Option{OptHorizons}, "audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons asked for", o1, m.K, s3, o.Horizons)
+	if o.Horizons > 0 && o.Horizons != m.k {
+		return nil, errs.Fix([]errs.Option{optHorizons}, "audit: output %q holds %d values per forecast (shape %v for 2 sequences), not the %d horizons asked for", o1, m.k, s3, o.Horizons)
 	}
-	if m.K > 1 && o.Horizons == 0 && !namesHorizons(out) {
-		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.K-1)
+	if m.k > 1 && o.Horizons == 0 && !namesHorizons(out) {
+		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.k-1)
 		if !m.perStep {
-			what = fmt.Sprintf("read from the first T-%d rows of a sequence of T rows, value h forecasting the target of row T-%d+h, h rows after the last row read", m.K-1, m.K)
+			what = fmt.Sprintf("read from the first T-%d rows of a sequence of T rows, value h forecasting the target of row T-%d+h, h rows after the last row read", m.k-1, m.k)
 		}
 		m.notes = append(m.notes, fmt.Sprintf("Assumed: the last axis of output %q (%d values) holds %d forecast horizons, %s. Nothing in the model says so: if it holds something else, such as a mean and a log-variance, name the forecast's column (--output %s:0); if it does hold horizons, say so with --horizons %d.",
-			o1, m.K, m.K, what, o1, m.K))
+			o1, m.k, m.k, what, o1, m.k))
 	}
 	return m, nil
 }
@@ -210,13 +269,13 @@ func namesHorizons(v graph.ValueInfo) bool {
 	return slices.Contains(horizonNames, strings.ToLower(v.Dims[len(v.Dims)-1].Name))
 }
 
-// featureCount is the number of features per step of a model whose only
+// FeatureCount is the number of features per step of a model whose only
 // data input is one float input of known width filled with every feature
-// column; ok is false for other models, whose inputs newModelIO checks
-// one by one. The data's own check (blocks.Dataset.CheckFeatures) then
+// column; ok is false for other models, whose inputs New checks
+// one by one. inputs are Config.Inputs. The data's own check (blocks.Dataset.CheckFeatures) then
 // names the file and the --features flag.
-func featureCount(g *graph.Graph, o *Options) (n int, ok bool) {
-	if len(o.Inputs) > 0 {
+func FeatureCount(g *graph.Graph, inputs map[string][]string) (n int, ok bool) {
+	if len(inputs) > 0 {
 		return 0, false
 	}
 	for _, in := range g.Inputs {
@@ -232,8 +291,8 @@ func featureCount(g *graph.Graph, o *Options) (n int, ok bool) {
 	return n, ok
 }
 
-// resolveInputs decides what fills every graph input (see modelIO).
-func (m *modelIO) resolveInputs(given map[string][]string, features []string) error {
+// resolveInputs decides what fills every graph input (see IO).
+func (m *IO) resolveInputs(given map[string][]string, features []string) error {
 	g := m.g
 	m.fills = make([]inputFill, len(g.Inputs))
 	var names []string
@@ -246,13 +305,13 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 	}
 	for name := range given {
 		if !known[name] {
-			return errs.Fix([]Option{OptInputs}, "audit: the model has no input %q: its inputs are %s", name, strings.Join(names, "; "))
+			return errs.Fix([]errs.Option{optInputs}, "audit: the model has no input %q: its inputs are %s", name, strings.Join(names, "; "))
 		}
 	}
 	colIndex := func(input, c string) (int, error) {
 		i := slices.Index(features, c)
 		if i < 0 {
-			return 0, errs.Fix([]Option{OptInputs}, "audit: input %q: column %q is not among the columns read (%s): name the columns of the data file", input, c, strings.Join(features, ", "))
+			return 0, errs.Fix([]errs.Option{optInputs}, "audit: input %q: column %q is not among the columns read (%s): name the columns of the data file", input, c, strings.Join(features, ", "))
 		}
 		return i, nil
 	}
@@ -291,9 +350,9 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 			m.fills[i] = f
 			continue
 		case dt == graph.Int && (f.rank == 2 || f.rank == 3):
-			return errs.Fix([]Option{OptInputs}, "audit: the model's input %s takes category codes and no column is named for it: name its columns, in the order the model takes them, as %s=COLUMN,..., or name a data column %q; the model's inputs are %s", names[i], in.Name, in.Name, strings.Join(names, "; "))
+			return errs.Fix([]errs.Option{optInputs}, "audit: the model's input %s takes category codes and no column is named for it: name its columns, in the order the model takes them, as %s=COLUMN,..., or name a data column %q; the model's inputs are %s", names[i], in.Name, in.Name, strings.Join(names, "; "))
 		default:
-			return errs.Fix([]Option{OptInputs}, "audit: the model has an input rnnaudit cannot fill: %s (supported: a float input [batch, time, features] or [time, batch, features], integer inputs [batch, time] or [batch, time, k] of category codes filled from named columns, and an integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
+			return errs.Fix([]errs.Option{optInputs}, "audit: the model has an input rnnaudit cannot fill: %s (supported: a float input [batch, time, features] or [time, batch, features], integer inputs [batch, time] or [batch, time, k] of category codes filled from named columns, and an integer input of sequence lengths [batch]); its inputs are %s", names[i], strings.Join(names, "; "))
 		}
 		for _, c := range cols {
 			k, err := colIndex(in.Name, c)
@@ -326,10 +385,10 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 		}
 		if want := in.Dims[2].Value; want >= 0 && want != len(f.cols) {
 			how := fmt.Sprintf("name its columns, in the order the model takes them, as %s=A,B,...", in.Name)
-			opts := []Option{OptInputs}
+			opts := []errs.Option{optInputs}
 			if i == m.main {
 				how = "choose the feature columns the model takes, in its order, and name the columns of any other input"
-				opts = []Option{blocks.OptFeatures, OptInputs}
+				opts = []errs.Option{blocks.OptFeatures, optInputs}
 			}
 			what, fill := "values", "columns fill"
 			if i == m.main {
@@ -359,9 +418,9 @@ func (m *modelIO) resolveInputs(given map[string][]string, features []string) er
 
 // inputList says what fills each input, for messages: "x ← x1, x2; x_cat ←
 // store, dow; lengths ← the sequence lengths".
-func (m *modelIO) inputList() string {
+func (m *IO) inputList() string {
 	var parts []string
-	for _, in := range m.describeInputs() {
+	for _, in := range m.Describe() {
 		what := strings.Join(in.Columns, ", ")
 		if in.Lengths {
 			what = "the sequence lengths"
@@ -374,8 +433,8 @@ func (m *modelIO) inputList() string {
 	return strings.Join(parts, "; ")
 }
 
-// describeInputs is the result's account of what fills each input.
-func (m *modelIO) describeInputs() []InputInfo {
+// Describe is the result's account of what fills each input.
+func (m *IO) Describe() []InputInfo {
 	out := make([]InputInfo, len(m.fills))
 	for i, f := range m.fills {
 		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names}
@@ -387,10 +446,10 @@ func (m *modelIO) describeInputs() []InputInfo {
 // all have the number of steps the model's input fixes.
 var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed number of steps")
 
-// checkLengths accepts any data for a model with an open time axis, and
+// CheckLengths accepts any data for a model with an open time axis, and
 // for a model whose time axis is fixed (a loop traced and unrolled for
 // fixedT steps) data whose every sequence has fixedT rows read.
-func (m *modelIO) checkLengths(sets ...*blocks.Dataset) error {
+func (m *IO) CheckLengths(sets ...*blocks.Dataset) error {
 	if m.fixedT == 0 {
 		return nil
 	}
@@ -437,17 +496,17 @@ func zeroSeqs(n, T, d int) []*blocks.Sequence {
 // rows is the number of rows of a sequence of T rows that the model
 // reads: all for a per-step model, all but the last K-1 for a many-to-one
 // one (they hold the targets of its later horizons).
-func (m *modelIO) rows(T int) int {
+func (m *IO) rows(T int) int {
 	if m.perStep {
 		return T
 	}
-	return T - m.K + 1
+	return T - m.k + 1
 }
 
-// inputs builds the model inputs from the first n rows of sequences that
+// Inputs builds the model inputs from the first n rows of sequences that
 // all have T rows. An integer input takes category codes: its columns
 // must hold whole numbers.
-func (m *modelIO) inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) {
+func (m *IO) Inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) {
 	B := len(seqs)
 	in := make([]*graph.Tensor, len(m.g.Inputs))
 	for i, f := range m.fills {
@@ -461,7 +520,7 @@ func (m *modelIO) inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, er
 		}
 		c := len(f.cols)
 		shape := []int{B, n, c}
-		if m.layout != BatchFirst {
+		if m.layout != graph.BatchFirst {
 			shape = []int{n, B, c}
 		}
 		if f.rank == 2 {
@@ -476,7 +535,7 @@ func (m *modelIO) inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, er
 		for b, s := range seqs {
 			for r := 0; r < n; r++ {
 				at := (b*n + r) * c
-				if m.layout != BatchFirst {
+				if m.layout != graph.BatchFirst {
 					at = (r*B + b) * c
 				}
 				for j, k := range f.cols {
@@ -501,14 +560,14 @@ func (m *modelIO) inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, er
 	return in, nil
 }
 
-// program returns the compiled program for B sequences of T rows and
+// Program returns the compiled program for B sequences of T rows and
 // their inputs.
-func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*graph.Tensor, error) {
+func (m *IO) Program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*graph.Tensor, error) {
 	n := m.rows(T)
 	if n < 1 {
-		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model forecasts %d horizons from its last row read, so every sequence needs at least %d rows (the last %d hold only targets)", T, m.K, m.K, m.K-1)
+		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model forecasts %d horizons from its last row read, so every sequence needs at least %d rows (the last %d hold only targets)", T, m.k, m.k, m.k-1)
 	}
-	in, err := m.inputs(seqs, T, n)
+	in, err := m.Inputs(seqs, T, n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -529,7 +588,7 @@ func (m *modelIO) program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []
 // progKey identifies a compiled program: the batch size and rows, and the
 // values of the inputs the program depends on (category codes; sequence
 // lengths are T).
-func (m *modelIO) progKey(B, T int, in []*graph.Tensor) string {
+func (m *IO) progKey(B, T int, in []*graph.Tensor) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d,%d", B, T)
 	for i, t := range in {
@@ -549,11 +608,11 @@ func (m *modelIO) progKey(B, T int, in []*graph.Tensor) string {
 	return b.String()
 }
 
-// exampleAxes is, per model input, the axis that indexes the sequences of
+// ExampleAxes is, per model input, the axis that indexes the sequences of
 // a batch (hvp.Batch.ExampleAxes).
-func (m *modelIO) exampleAxes() []int {
+func (m *IO) ExampleAxes() []int {
 	axes := make([]int, len(m.g.Inputs))
-	if m.layout != BatchFirst {
+	if m.layout != graph.BatchFirst {
 		for i, f := range m.fills {
 			if !f.lengths {
 				axes[i] = 1
@@ -563,83 +622,63 @@ func (m *modelIO) exampleAxes() []int {
 	return axes
 }
 
-// outLen is the length of the output of a batch of B sequences of T rows.
-func (m *modelIO) outLen(B, T int) int {
+// OutLen is the length of the output of a batch of B sequences of T rows.
+func (m *IO) OutLen(B, T int) int {
 	if m.perStep {
 		return B * T * m.width
 	}
 	return B * m.width
 }
 
-// index is the position in the output of a batch of B sequences of T rows
+// Index is the position in the output of a batch of B sequences of T rows
 // of the forecast made at row t for horizon h of batch entry b.
-func (m *modelIO) index(B, T, b, t, h int) int {
+func (m *IO) Index(B, T, b, t, h int) int {
 	if m.col >= 0 {
 		h = m.col
 	}
 	switch {
 	case !m.perStep:
 		return b*m.width + h
-	case m.layout == BatchFirst:
+	case m.layout == graph.BatchFirst:
 		return (b*T+t)*m.width + h
 	default:
 		return (t*B+b)*m.width + h
 	}
 }
 
-// forecasts lists the forecasts the model makes for a sequence of T rows:
+// Forecasts lists the forecasts the model makes for a sequence of T rows:
 // every (t, h) for a per-step model; for a many-to-one one, every horizon
 // from the last row read, T-K. The list is made once per T and shared:
 // callers read it and never modify it (the per-sequence loops of every
 // phase ask for it, about a hundred bytes each time).
-func (m *modelIO) forecasts(T int) []forecast {
+func (m *IO) Forecasts(T int) []Forecast {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fs, ok := m.fcs[T]; ok {
 		return fs
 	}
 	if m.fcs == nil {
-		m.fcs = map[int][]forecast{}
+		m.fcs = map[int][]Forecast{}
 	}
 	fs := slices.Clip(m.listForecasts(T))
 	m.fcs[T] = fs
 	return fs
 }
 
-// listForecasts makes the list forecasts returns.
-func (m *modelIO) listForecasts(T int) []forecast {
+// listForecasts makes the list Forecasts returns.
+func (m *IO) listForecasts(T int) []Forecast {
 	if !m.perStep {
-		out := make([]forecast, 0, m.K)
-		for h := 0; h < m.K; h++ {
-			out = append(out, forecast{T - m.K, h})
+		out := make([]Forecast, 0, m.k)
+		for h := 0; h < m.k; h++ {
+			out = append(out, Forecast{T - m.k, h})
 		}
 		return out
 	}
-	out := make([]forecast, 0, T*m.K)
+	out := make([]Forecast, 0, T*m.k)
 	for t := 0; t < T; t++ {
-		for h := 0; h < m.K; h++ {
-			out = append(out, forecast{t, h})
+		for h := 0; h < m.k; h++ {
+			out = append(out, Forecast{t, h})
 		}
 	}
 	return out
-}
-
-// checkSeparable records whether the model's per-sequence gradients come
-// from one pass over a batch (graph.Program.PerExample), which the low-rank
-// path needs: an embedding table looked up by category codes is not
-// separated today. It refuses Solver LowRank for such a model; Auto then
-// does not choose it (solverName).
-func (p *problem) checkSeparable() error {
-	if len(p.groups) == 0 {
-		return nil
-	}
-	_, err := p.groups[0].prog.PerExample(p.io.exampleAxes())
-	if !errors.Is(err, graph.ErrNotSeparable) {
-		return nil
-	}
-	p.inseparable = err
-	if p.opt.Solver == LowRank {
-		return errs.Fix([]Option{OptSolver}, "audit: the low-rank solver needs per-sequence gradients in one pass over a batch, which this model does not give (%v): choose the exact, dual or cg solver", err)
-	}
-	return nil
 }
