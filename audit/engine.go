@@ -4,25 +4,24 @@ package audit
 // stages, the executor and the chunks' encodings): a worker builds the
 // audit's problem once (NewWorker: the model, the data and the options,
 // read from the same files as the driver's) and runs chunks with a
-// chunkRunner; the driver's half is execute. The curvature, the probes,
+// chunkRunner; the driver's half is table.Execute. The curvature, the probes,
 // the refinement of Newton steps and the summary stay on the driver.
 // This file imports nothing of any engine.
 
 import (
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
-	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Worker runs chunks of an audit's stages: it holds the audit's problem
@@ -333,48 +332,8 @@ type pointRecords []table.PointRecord
 
 func (p pointRecords) MarshalBinary() ([]byte, error) { return table.EncodePoints(p), nil }
 
-// execute runs a stage through e, decoding each output with decode
-// (which may be called concurrently).
-func execute(ctx context.Context, e table.Executor, kind table.StageKind, shared encoder, chunks []encoder, decode func(c int, out []byte) error) error {
-	sh, err := shared.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	s := &table.Stage{Kind: kind, Shared: sh, Chunks: make([][]byte, len(chunks))}
-	for c, ch := range chunks {
-		if s.Chunks[c], err = ch.MarshalBinary(); err != nil {
-			return err
-		}
-	}
-	var mu sync.Mutex
-	seen := make([]bool, len(chunks))
-	err = e.Execute(ctx, s, func(c int, out []byte) error {
-		if c < 0 || c >= len(chunks) {
-			return fmt.Errorf("audit: the executor gave an output of chunk %d of %d", c, len(chunks))
-		}
-		mu.Lock()
-		dup := seen[c]
-		seen[c] = true
-		mu.Unlock()
-		if dup {
-			return fmt.Errorf("audit: the executor gave chunk %d of the %s stage twice", c, kind)
-		}
-		if err := decode(c, out); err != nil {
-			return errs.Wrapf(err, "audit: %s stage, chunk %d: ", kind, c)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if i := slices.Index(seen, false); i >= 0 {
-		return fmt.Errorf("audit: the executor gave no output of chunk %d of the %s stage", i, kind)
-	}
-	return nil
-}
-
 // encoder is a value with a binary encoding.
-type encoder interface{ MarshalBinary() ([]byte, error) }
+type encoder = encoding.BinaryMarshaler
 
 // checkChunkOut checks that o is the output of a chunk of n sequences
 // with P parameters (withRows: with leverage). Its gradient is any number

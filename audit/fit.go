@@ -403,11 +403,13 @@ func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) [
 	if len(low) == 0 {
 		return nil
 	}
-	// In-sample residual RMS per row.
+	// In-sample residual RMS per row, summed in the order of the
+	// forecasts: over a map's order the sums of a row's horizons would
+	// round differently from run to run.
 	ss := make([]float64, len(s.CoveragePerStep))
 	cnt := make([]float64, len(ss))
-	for f, res := range naive {
-		if f.T < len(ss) {
+	for _, f := range sortedForecasts(naive) {
+		if res := naive[f]; f.T < len(ss) {
 			for _, e := range res {
 				ss[f.T] += e * e
 				cnt[f.T]++

@@ -478,7 +478,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 			}
 			encs[c] = ch
 		}
-		err = execute(ctx, e, table.StageBlocks, spec, encs, func(c int, b []byte) error {
+		err = table.Execute(ctx, e, table.StageBlocks, spec, encs, func(c int, b []byte) error {
 			res := &table.BlockChunkOut{}
 			if err := res.UnmarshalBinary(b); err != nil {
 				return err
@@ -680,7 +680,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			for c, ch := range chunks {
 				encs[c] = ch
 			}
-			err = execute(ctx, e, table.StagePoints, spec, encs, func(c int, b []byte) error {
+			err = table.Execute(ctx, e, table.StagePoints, spec, encs, func(c int, b []byte) error {
 				recs, err := table.DecodePoints(b)
 				if err != nil {
 					return err
@@ -761,7 +761,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		for c := range encs {
 			encs[c] = &table.FinalizeChunk{Points: pts[c*chunk : min(n, (c+1)*chunk)]}
 		}
-		err = execute(ctx, e, table.StageFinalize, spec, encs, func(c int, b []byte) error {
+		err = table.Execute(ctx, e, table.StageFinalize, spec, encs, func(c int, b []byte) error {
 			var out table.ChunkLimits
 			if err := out.UnmarshalBinary(b); err != nil {
 				return err
