@@ -175,9 +175,6 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 	}
 }
 
-// lag1 is num.Lag1 of the runs in series.
-func lag1(series [][]float64) (float64, int) { return num.Lag1(slices.Values(series)) }
-
 // lag1Runs is num.Lag1: the pooled lag-1 autocorrelation of the runs
 // runs yields.
 func lag1Runs(runs iter.Seq[[]float64]) (float64, int) { return num.Lag1(runs) }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // mustTrainOutputs is p.trainOutputs for a test.
@@ -82,7 +84,7 @@ func TestTrainOutputsChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rho, pairs := lag1(series)
+	rho, pairs := num.Lag1(slices.Values(series))
 	if a.Pairs != pairs || math.Abs(a.Lag1-rho) > 1e-12 {
 		t.Errorf("lag-1 autocorrelation %v over %d pairs, want %v over %d", a.Lag1, a.Pairs, rho, pairs)
 	}

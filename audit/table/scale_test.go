@@ -511,7 +511,7 @@ func compareLimits(lo, up, rlo, rup, y []float64) (worst, mean, cov, rcov float6
 // those from exact steps and exact shifts. MEASURE=paper, -v.
 func TestScaleMeasurePaper(t *testing.T) {
 	if os.Getenv("MEASURE") != "paper" {
-		t.Skip("a measurement: MEASURE=paper go test ./audit -run TestScaleMeasurePaper -v")
+		t.Skip("a measurement: MEASURE=paper go test ./audit/table -run TestScaleMeasurePaper -v")
 	}
 	ctx := context.Background()
 	g, err := onnx.Load(filepath.Join("..", "examples", "synthetic", "model.onnx"))
