@@ -29,7 +29,7 @@ import (
 func TestAdaptiveRun(t *testing.T) {
 	g, train, test, cal := smallSynthetic(t)
 	const alpha, gamma = 0.1, 0.05
-	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Calibration: cal, Adaptive: &adaptive.Options{Gamma: gamma}}
+	opt := audit.Options{Layout: graph.BatchFirst, Ridge: 10, Calibration: cal, Adaptive: &adaptive.Options{Gamma: gamma}}
 	res, err := audit.Run(context.Background(), g, train, test, &opt)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestAdaptiveRun(t *testing.T) {
 	samePredicted(t, g, train, test, &opt, res)
 
 	const window = 40
-	opt = audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &adaptive.Options{Window: window, Pooled: true}}
+	opt = audit.Options{Layout: graph.BatchFirst, Ridge: 10, Adaptive: &adaptive.Options{Window: window, Pooled: true}}
 	res, err = audit.Run(context.Background(), g, train, test, &opt)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestAdaptiveRun(t *testing.T) {
 func TestAdaptiveRunJackknifeBase(t *testing.T) {
 	g, train, test, _ := smallSynthetic(t)
 	const alpha, gamma = 0.1, 0.05
-	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Adaptive: &adaptive.Options{Gamma: gamma, Base: adaptive.BaseJackknife}}
+	opt := audit.Options{Layout: graph.BatchFirst, Ridge: 10, Adaptive: &adaptive.Options{Gamma: gamma, Base: adaptive.BaseJackknife}}
 	res, err := audit.Run(context.Background(), g, train, test, &opt)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package audit
 import (
 	"math"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestBeyondTraining: test sequences longer than every training sequence
@@ -13,9 +15,9 @@ import (
 // sequences' M (0 residuals) and targets.
 func TestBeyondTraining(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	test := randomData(t, "test", g, BatchFirst, 10, 0, 8, 9, 12)
-	res, err := Run(r0(t), g, train, test, &Options{Layout: BatchFirst, Solver: Exact})
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, graph.BatchFirst, 10, 0, 8, 9, 12)
+	res, err := Run(r0(t), g, train, test, &Options{Layout: graph.BatchFirst, Solver: Exact})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestBeyondTraining(t *testing.T) {
 // features and shift the targets as the flags they print would.
 func TestFitAlternatives(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	d := randomData(t, "train", g, BatchFirst, 3, 0, 4, 5, 1)
+	d := randomData(t, "train", g, graph.BatchFirst, 3, 0, 4, 5, 1)
 	if len(d.Features) < 2 {
 		t.Skip("the fixture has one feature")
 	}

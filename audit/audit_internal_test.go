@@ -21,7 +21,7 @@ import (
 
 // randomData returns n sequences of lengths in [minT, maxT] with d
 // features; targets are the model's outputs plus noise when g is given.
-func randomData(t testing.TB, name string, g *graph.Graph, layout Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
+func randomData(t testing.TB, name string, g *graph.Graph, layout graph.Layout, n, _, minT, maxT int, seed uint64) *blocks.Dataset {
 	t.Helper()
 	d := g.Inputs[0].Dims[2].Value
 	r := rand.New(rand.NewPCG(seed, 5))
@@ -110,10 +110,10 @@ func blockGrads(t *testing.T, p *problem, separate bool) ([][]float64, *seqGrads
 // interval.
 func TestBlockGradientsAddUp(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 9, 2, 4, 7, 1)
+	train := randomData(t, "train", g, graph.BatchFirst, 9, 2, 4, 7, 1)
 	ctx := context.Background()
 	full := make([]float64, g.NumParams())
-	rs := newProblem(t, g, train, Options{Layout: BatchFirst})
+	rs := newProblem(t, g, train, Options{Layout: graph.BatchFirst})
 	if _, err := rs.objective(rs.groups).Gradient(ctx, rs.theta, full); err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func TestBlockGradientsAddUp(t *testing.T) {
 	gs, sgs := blockGrads(t, rs, false)
 	close("sum of sequence-block gradients vs gradient", sum(gs), full)
 
-	ri := newProblem(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2})
+	ri := newProblem(t, g, train, Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 2})
 	gi, _ := blockGrads(t, ri, false)
 	if len(gi) != 4 {
 		t.Fatalf("%d interval blocks, want 4 (max length 7, K 2)", len(gi))
 	}
 	close("sum of interval-block gradients vs gradient", sum(gi), full)
 
-	rn := newProblem(t, g, train, Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2})
+	rn := newProblem(t, g, train, Options{Layout: graph.BatchFirst, Blocks: blocks.Nested, BlockLength: 2})
 	gn, _ := blockGrads(t, rn, false)
 	// Nested (i, j) = loss of sequence i plus loss of interval j minus
 	// their intersection, computed here by weights directly.
@@ -172,7 +172,7 @@ func TestBlockGradientsAddUp(t *testing.T) {
 	for _, c := range []struct {
 		o     Options
 		batch [][]float64
-	}{{Options{Layout: BatchFirst}, gs}, {Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2}, gi}, {Options{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 2}, gn}} {
+	}{{Options{Layout: graph.BatchFirst}, gs}, {Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 2}, gi}, {Options{Layout: graph.BatchFirst, Blocks: blocks.Nested, BlockLength: 2}, gn}} {
 		sep, sg := blockGrads(t, newProblem(t, g, train, c.o), true)
 		if sg.chunks != nil || sgs.chunks == nil || sgs.separate {
 			t.Fatal("the two runs did not take the two paths")
@@ -187,8 +187,8 @@ func TestBlockGradientsAddUp(t *testing.T) {
 // the residuals of the other sequences only.
 func TestSelfAudit(t *testing.T) {
 	g := fixtureModel(t, "rnn_tanh_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 12, 2, 5, 5, 2)
-	res, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst})
+	train := randomData(t, "train", g, graph.BatchFirst, 12, 2, 5, 5, 2)
+	res, err := Run(context.Background(), g, train, nil, &Options{Layout: graph.BatchFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +208,11 @@ func TestSelfAudit(t *testing.T) {
 // whatever the number of workers.
 func TestDeterministic(t *testing.T) {
 	g := fixtureModel(t, "lstm_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 10, 2, 3, 6, 3)
-	test := randomData(t, "test", g, BatchFirst, 6, 2, 3, 8, 4)
+	train := randomData(t, "train", g, graph.BatchFirst, 10, 2, 3, 6, 3)
+	test := randomData(t, "test", g, graph.BatchFirst, 6, 2, 3, 8, 4)
 	var first string
 	for _, w := range []int{1, 2, 3} {
-		res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst, Workers: w})
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: graph.BatchFirst, Workers: w})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestDeterministic(t *testing.T) {
 // TestRunErrors: clear errors for options and data that cannot work.
 func TestRunErrors(t *testing.T) {
 	g := fixtureModel(t, "rnn_tanh_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 5, 2, 4, 4, 5)
+	train := randomData(t, "train", g, graph.BatchFirst, 5, 2, 4, 4, 5)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -252,11 +252,11 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		{"no layout", Options{}, "layout is not known"},
-		{"alpha", Options{Layout: BatchFirst, Alpha: 0.7}, "alpha 0.7"},
-		{"interval without K", Options{Layout: BatchFirst, Blocks: blocks.Intervals}, "block length"},
-		{"thresholds", Options{Layout: BatchFirst, Low: ptr(5), High: ptr(4)}, "low threshold 5"},
-		{"params", Options{Layout: BatchFirst, Params: "nothing*"}, "no parameter matches"},
-		{"solver", Options{Layout: BatchFirst, Solver: "magic"}, "unknown solver"},
+		{"alpha", Options{Layout: graph.BatchFirst, Alpha: 0.7}, "alpha 0.7"},
+		{"interval without K", Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals}, "block length"},
+		{"thresholds", Options{Layout: graph.BatchFirst, Low: ptr(5), High: ptr(4)}, "low threshold 5"},
+		{"params", Options{Layout: graph.BatchFirst, Params: "nothing*"}, "no parameter matches"},
+		{"solver", Options{Layout: graph.BatchFirst, Solver: "magic"}, "unknown solver"},
 	} {
 		_, err := Run(ctx, g, train, nil, &tc.opt)
 		if err == nil || !contains(err.Error(), tc.want) {
@@ -276,7 +276,7 @@ func TestRunErrors(t *testing.T) {
 		seqs[i] = &c
 	}
 	bad.Seqs = seqs
-	if _, err := Run(ctx, g, &bad, nil, &Options{Layout: BatchFirst}); err == nil || !contains(err.Error(), "3 features") {
+	if _, err := Run(ctx, g, &bad, nil, &Options{Layout: graph.BatchFirst}); err == nil || !contains(err.Error(), "3 features") {
 		t.Errorf("feature mismatch: error %v", err)
 	}
 }
@@ -301,12 +301,12 @@ func indexOf(s, sub string) int {
 // with sensible output.
 func TestSolversAndSchemes(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, graph.BatchFirst, 5, 0, 4, 7, 12)
 	ctx := context.Background()
 	// The infinitesimal estimator: the Newton one divides by 1 - leverage,
 	// which with 14 sequences amplifies CG's estimated lambda (below).
-	base := Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: Infinitesimal}
+	base := Options{Layout: graph.BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: Infinitesimal}
 	ex, err := Run(ctx, g, train, test, &Options{Layout: base.Layout, Curvature: base.Curvature, Damping: base.Damping, Estimator: base.Estimator, Solver: Exact})
 	if err != nil {
 		t.Fatal(err)
@@ -333,9 +333,9 @@ func TestSolversAndSchemes(t *testing.T) {
 		}
 	}
 	for _, opt := range []Options{
-		{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.5, Solver: LiSSA},
-		{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 2},
-		{Layout: BatchFirst, Blocks: blocks.Nested, BlockLength: 3},
+		{Layout: graph.BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.5, Solver: LiSSA},
+		{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 2},
+		{Layout: graph.BatchFirst, Blocks: blocks.Nested, BlockLength: 3},
 	} {
 		res, err := Run(ctx, g, train, test, &opt)
 		if err != nil {
@@ -353,15 +353,15 @@ func TestModelShapes(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		model    string
-		layout   Layout
+		layout   graph.Layout
 		perStep  bool
 		horizons int
 	}{
-		{"lstm_last_bf", BatchFirst, false, 1},
-		{"gru_2l_tf", TimeFirst, true, 1},
-		{"lstm_packed_bf", BatchFirst, true, 1},
-		{"gru_horizon3_bf", BatchFirst, true, 3},
-		{"rnn_bidir_bf", BatchFirst, true, 1},
+		{"lstm_last_bf", graph.BatchFirst, false, 1},
+		{"gru_2l_tf", graph.TimeFirst, true, 1},
+		{"lstm_packed_bf", graph.BatchFirst, true, 1},
+		{"gru_horizon3_bf", graph.BatchFirst, true, 3},
+		{"rnn_bidir_bf", graph.BatchFirst, true, 1},
 	} {
 		g := fixtureModel(t, tc.model)
 		var cols []string
@@ -408,9 +408,9 @@ func TestModelShapes(t *testing.T) {
 func TestPerHorizon(t *testing.T) {
 	ctx := context.Background()
 	g := fixtureModel(t, "gru_horizon3_bf")
-	train := randomData(t, "train", g, BatchFirst, 20, 0, 3, 6, 41)
-	test := randomData(t, "test", g, BatchFirst, 30, 0, 3, 6, 42)
-	res, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst})
+	train := randomData(t, "train", g, graph.BatchFirst, 20, 0, 3, 6, 41)
+	test := randomData(t, "test", g, graph.BatchFirst, 30, 0, 3, 6, 42)
+	res, err := Run(ctx, g, train, test, &Options{Layout: graph.BatchFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestPerHorizon(t *testing.T) {
 	}
 
 	g1 := fixtureModel(t, "gru_2l_tf")
-	res, err = Run(ctx, g1, randomData(t, "train", g1, TimeFirst, 10, 0, 3, 6, 43), nil, &Options{Layout: TimeFirst})
+	res, err = Run(ctx, g1, randomData(t, "train", g1, graph.TimeFirst, 10, 0, 3, 6, 43), nil, &Options{Layout: graph.TimeFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,13 +463,13 @@ func TestPerHorizon(t *testing.T) {
 // forecast and no summary.
 func TestUnlabelledTest(t *testing.T) {
 	g := fixtureModel(t, "rnn_tanh_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 10, 0, 4, 6, 31)
-	test := randomData(t, "test", g, BatchFirst, 3, 0, 5, 5, 32)
+	train := randomData(t, "train", g, graph.BatchFirst, 10, 0, 4, 6, 31)
+	test := randomData(t, "test", g, graph.BatchFirst, 3, 0, 5, 5, 32)
 	test.Targets = nil
 	for _, s := range test.Seqs {
 		s.Y = nil
 	}
-	res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst})
+	res, err := Run(context.Background(), g, train, test, &Options{Layout: graph.BatchFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,10 +494,10 @@ func TestUnlabelledTest(t *testing.T) {
 // curve uses them all).
 func TestCalibrationCurve(t *testing.T) {
 	g := fixtureModel(t, "gru_2l_tf")
-	train := randomData(t, "train", g, TimeFirst, 30, 2, 2, 7, 5)
-	test := randomData(t, "test", g, TimeFirst, 40, 2, 2, 7, 6)
+	train := randomData(t, "train", g, graph.TimeFirst, 30, 2, 2, 7, 5)
+	test := randomData(t, "test", g, graph.TimeFirst, 40, 2, 2, 7, 6)
 	ctx := context.Background()
-	base, err := Run(ctx, g, train, test, &Options{Layout: TimeFirst})
+	base, err := Run(ctx, g, train, test, &Options{Layout: graph.TimeFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func TestCalibrationCurve(t *testing.T) {
 		if c.Alpha >= 0.5 {
 			continue // Options allow alpha below 0.5 only
 		}
-		res, err := Run(ctx, g, train, test, &Options{Layout: TimeFirst, Alpha: c.Alpha})
+		res, err := Run(ctx, g, train, test, &Options{Layout: graph.TimeFirst, Alpha: c.Alpha})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,10 +528,10 @@ func TestCalibrationCurve(t *testing.T) {
 // the audit's coverage exactly, so it counts every point.
 func TestCalibrationAllPoints(t *testing.T) {
 	g := fixtureModel(t, "gru_2l_tf")
-	train := randomData(t, "train", g, TimeFirst, 30, 2, 2, 7, 5)
-	test := randomData(t, "test", g, TimeFirst, 800, 2, 3, 4, 8)
+	train := randomData(t, "train", g, graph.TimeFirst, 30, 2, 2, 7, 5)
+	test := randomData(t, "test", g, graph.TimeFirst, 800, 2, 3, 4, 8)
 	for _, alpha := range []float64{0.1, 0.25} {
-		res, err := Run(context.Background(), g, train, test, &Options{Layout: TimeFirst, Alpha: alpha})
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: graph.TimeFirst, Alpha: alpha})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -624,10 +624,10 @@ func TestWidthWarning(t *testing.T) {
 // are the dense exact solver's.
 func TestDualSolver(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, graph.BatchFirst, 5, 0, 4, 7, 12)
 	ctx := context.Background()
-	auto, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst})
+	auto, err := Run(ctx, g, train, test, &Options{Layout: graph.BatchFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,7 +635,7 @@ func TestDualSolver(t *testing.T) {
 	if st.Solver != string(Dual) || st.SolverReason != string(ReasonFewerTerms) || st.LossTerms > g.NumParams() || st.LossTerms == 0 {
 		t.Fatalf("solver %s (%s), %d terms, %d parameters: want dual for fewer terms", st.Solver, st.SolverReason, st.LossTerms, g.NumParams())
 	}
-	ex, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst, Solver: Exact})
+	ex, err := Run(ctx, g, train, test, &Options{Layout: graph.BatchFirst, Solver: Exact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/onnx/onnxtest"
@@ -40,13 +41,13 @@ func arData(name string, n, T int, seed uint64) *blocks.Dataset {
 // hidden units (481 parameters), the exact solver, the default estimator
 // and curvature. Phase times are reported as extra metrics (seconds).
 func BenchmarkAuditPaper(b *testing.B) {
-	benchAuditPaper(b, &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact})
+	benchAuditPaper(b, &audit.Options{Layout: graph.BatchFirst, Solver: audit.Exact})
 }
 
 // BenchmarkAuditPaperInfinitesimal is BenchmarkAuditPaper with the
 // paper's method: the infinitesimal jackknife with the Hessian.
 func BenchmarkAuditPaperInfinitesimal(b *testing.B) {
-	benchAuditPaper(b, &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal, Curvature: hvp.Hessian})
+	benchAuditPaper(b, &audit.Options{Layout: graph.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal, Curvature: hvp.Hessian})
 }
 
 func benchAuditPaper(b *testing.B, opt *audit.Options) {

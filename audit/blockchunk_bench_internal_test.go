@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/table"
+	"github.com/rnnaudit/rnnaudit/graph"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
@@ -56,9 +57,9 @@ func newBlockChunkBench(tb testing.TB, n int) *blockChunkBench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	d := randomData(tb, "train", g, BatchFirst, n, 0, 10, 10, 19)
+	d := randomData(tb, "train", g, graph.BatchFirst, n, 0, 10, 10, 19)
 	r := rand.New(rand.NewPCG(19, 5))
-	opt := Options{Layout: BatchFirst, Solver: LowRank}
+	opt := Options{Layout: graph.BatchFirst, Solver: LowRank}
 	o, err := opt.withDefaults()
 	if err != nil {
 		tb.Fatal(err)

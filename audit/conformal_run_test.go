@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestCalibrationRun audits the small synthetic example with the
@@ -24,7 +25,7 @@ import (
 func TestCalibrationRun(t *testing.T) {
 	g, train, test, cal := smallSynthetic(t)
 	low, high := 0.0, 10.0
-	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, High: &high}
+	opt := audit.Options{Layout: graph.BatchFirst, Ridge: 10, Low: &low, High: &high}
 	plain, err := audit.Run(context.Background(), g, train, test, &opt)
 	if err != nil {
 		t.Fatal(err)

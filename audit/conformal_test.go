@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // conformalRef is the conformal quantile by its definition, in exact
@@ -100,9 +101,9 @@ func TestCalibrationShapes(t *testing.T) {
 		unlabelled bool
 	}{{"lstm_last_bf", false}, {"gru_horizon3_bf", false}, {"rnn_tanh_1l_bf", true}} {
 		g := fixtureModel(t, tc.model)
-		train := randomData(t, "train", g, BatchFirst, 10, 0, 3, 6, 41)
-		test := randomData(t, "test", g, BatchFirst, 4, 0, 3, 6, 42)
-		cal := randomData(t, "cal", g, BatchFirst, 25, 0, 3, 6, 43)
+		train := randomData(t, "train", g, graph.BatchFirst, 10, 0, 3, 6, 41)
+		test := randomData(t, "test", g, graph.BatchFirst, 4, 0, 3, 6, 42)
+		cal := randomData(t, "cal", g, graph.BatchFirst, 25, 0, 3, 6, 43)
 		for _, s := range cal.Seqs {
 			s.ID = "c" + s.ID
 		}
@@ -112,7 +113,7 @@ func TestCalibrationShapes(t *testing.T) {
 				s.Y = nil
 			}
 		}
-		res, err := Run(ctx, g, train, test, &Options{Layout: BatchFirst, Calibration: cal})
+		res, err := Run(ctx, g, train, test, &Options{Layout: graph.BatchFirst, Calibration: cal})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.model, err)
 		}
@@ -122,7 +123,7 @@ func TestCalibrationShapes(t *testing.T) {
 		}
 		// The calibration |residuals| per forecast, from an audit of the
 		// calibration set as test data.
-		ref, err := Run(ctx, g, train, cal, &Options{Layout: BatchFirst})
+		ref, err := Run(ctx, g, train, cal, &Options{Layout: graph.BatchFirst})
 		if err != nil {
 			t.Fatal(err)
 		}

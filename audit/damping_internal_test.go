@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
@@ -15,15 +16,15 @@ import (
 // curvatures, and the dual one.
 func TestDampingSensitivityRedamped(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	test := randomData(t, "test", g, graph.BatchFirst, 5, 0, 4, 7, 12)
 	ctx := context.Background()
 	for _, o := range []Options{
 		{Solver: Exact},
 		{Solver: Exact, Estimator: Infinitesimal, Curvature: hvp.Hessian},
 		{Solver: Dual},
 	} {
-		o.Layout, o.DampingSensitivity = BatchFirst, true
+		o.Layout, o.DampingSensitivity = graph.BatchFirst, true
 		res, err := Run(ctx, g, train, test, &o)
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -66,7 +67,7 @@ func TestDegenerateSchemes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := audit.Run(context.Background(), g, tc.train, tc.train,
-				&audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge, Blocks: tc.kind, BlockLength: tc.k})
+				&audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge, Blocks: tc.kind, BlockLength: tc.k})
 			if tc.opt == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

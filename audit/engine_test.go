@@ -85,7 +85,7 @@ func TestExecutorSameJSON(t *testing.T) {
 	}{{"test and calibration", test, cal}, {"self-audit", nil, nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := func() *audit.Options {
-				return &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge, Solver: audit.LowRank, Calibration: tc.cal}
+				return &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge, Solver: audit.LowRank, Calibration: tc.cal}
 			}
 			run := func(e table.Executor) []byte {
 				o := opts()
@@ -120,7 +120,7 @@ func TestExecutorSameJSON(t *testing.T) {
 // a worker built on other data.
 func TestExecutorFaults(t *testing.T) {
 	g, train, test, _ := smallSynthetic(t)
-	opts := &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge, Solver: audit.LowRank}
+	opts := &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge, Solver: audit.LowRank}
 	same := func() (*audit.Worker, error) { return audit.NewWorker(g, train, test, opts) }
 	for _, tc := range []struct {
 		name string

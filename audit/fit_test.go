@@ -12,6 +12,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestFitPredict checks that Predict after Fit gives the result of a full
@@ -23,7 +24,7 @@ func TestFitPredict(t *testing.T) {
 	g, sum, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
 	train, test, cal := ds[0], ds[1], ds[2]
 	low, high := 0.0, 10.0
-	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, High: &high, Calibration: cal}
+	opt := audit.Options{Layout: graph.BatchFirst, Ridge: 10, Low: &low, High: &high, Calibration: cal}
 	ctx := context.Background()
 	want, err := audit.Run(ctx, g, train, test, &opt)
 	if err != nil {

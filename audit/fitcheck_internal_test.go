@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestFitCheckRMSE: the column check's RMSE of the data as read and of
@@ -15,8 +16,8 @@ import (
 // given as from passes of its own.
 func TestFitCheckRMSE(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	d := randomData(t, "train", g, BatchFirst, 9, 0, 4, 7, 3)
-	p := newProblem(t, g, d, Options{Layout: BatchFirst})
+	d := randomData(t, "train", g, graph.BatchFirst, 9, 0, 4, 7, 3)
+	p := newProblem(t, g, d, Options{Layout: graph.BatchFirst})
 	fx, err := p.trainOutputs(t.Context())
 	if err != nil {
 		t.Fatal(err)

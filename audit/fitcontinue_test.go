@@ -50,7 +50,7 @@ func TestFitPredictContinued(t *testing.T) {
 	} {
 		t.Run(string(tc.solver), func(t *testing.T) {
 			train, rows := tc.train, tc.train.Seqs[0].Len()
-			opt := audit.Options{Layout: audit.BatchFirst, Blocks: tc.blocks, BlockLength: 40, Workers: 2, Solver: tc.solver, Rank: 20}
+			opt := audit.Options{Layout: graph.BatchFirst, Blocks: tc.blocks, BlockLength: 40, Workers: 2, Solver: tc.solver, Rank: 20}
 			want, err := audit.Run(ctx, g, train, test, &opt)
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestFitPredictLowRank checks that a fit with the LowRank solver,
@@ -22,7 +23,7 @@ func TestFitPredictLowRank(t *testing.T) {
 	g, sum, ds := synthetic(t, "model_small.onnx", "train_small.csv", "test_small.csv", "cal_small.csv")
 	train, test, cal := ds[0], ds[1], ds[2]
 	low := 0.0
-	opt := audit.Options{Layout: audit.BatchFirst, Ridge: 10, Low: &low, Calibration: cal, Solver: audit.LowRank, Rank: 30}
+	opt := audit.Options{Layout: graph.BatchFirst, Ridge: 10, Low: &low, Calibration: cal, Solver: audit.LowRank, Rank: 30}
 	ctx := context.Background()
 	want, err := audit.Run(ctx, g, train, test, &opt)
 	if err != nil {
@@ -81,7 +82,7 @@ func TestPredictConcurrent(t *testing.T) {
 		parts = append(parts, &d)
 	}
 	for _, solver := range []audit.Solver{audit.Exact, audit.LowRank} {
-		f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: audit.BatchFirst, Ridge: 10, Solver: solver, Rank: 30})
+		f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: graph.BatchFirst, Ridge: 10, Solver: solver, Rank: 30})
 		if err != nil {
 			t.Fatal(err)
 		}

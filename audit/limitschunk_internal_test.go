@@ -20,9 +20,9 @@ import (
 // every group whole.
 func TestChunkedLimitsMatchMatrix(t *testing.T) {
 	g := fixtureModel(t, "paper_rnn")
-	train := randomData(t, "train.csv", g, BatchFirst, 40, 0, 4, 6, 1)
-	test := randomData(t, "test.csv", g, BatchFirst, 31, 0, 4, 6, 2)
-	cal := randomData(t, "cal.csv", g, BatchFirst, 17, 0, 4, 6, 3)
+	train := randomData(t, "train.csv", g, graph.BatchFirst, 40, 0, 4, 6, 1)
+	test := randomData(t, "test.csv", g, graph.BatchFirst, 31, 0, 4, 6, 2)
+	cal := randomData(t, "cal.csv", g, graph.BatchFirst, 17, 0, 4, 6, 3)
 	p, ev, r := fitInfinitesimal(t, g, train, test, cal)
 	o := p.opt
 	entries := p.sets(r.loo.entries)
@@ -73,8 +73,8 @@ func same(t *testing.T, set string, seqs int, l, m limits) {
 // limitsAndCurve, as the adaptive kinds run it).
 func BenchmarkIntervalsPaper(b *testing.B) {
 	g := fixtureModel(b, "paper_rnn")
-	train := randomData(b, "train.csv", g, BatchFirst, 1000, 0, 10, 10, 1)
-	test := randomData(b, "test.csv", g, BatchFirst, 1000, 0, 10, 10, 2)
+	train := randomData(b, "train.csv", g, graph.BatchFirst, 1000, 0, 10, 10, 1)
+	test := randomData(b, "test.csv", g, graph.BatchFirst, 1000, 0, 10, 10, 2)
 	p, ev, r := fitInfinitesimal(b, g, train, test, nil)
 	p.workers = runtime.GOMAXPROCS(0)
 	o := p.opt
@@ -105,7 +105,7 @@ func BenchmarkIntervalsPaper(b *testing.B) {
 // the problem, its evaluation points and the blocks' steps.
 func fitInfinitesimal(tb testing.TB, g *graph.Graph, train, test, cal *blocks.Dataset) (*problem, *evaluation, *stepsRep) {
 	tb.Helper()
-	o, err := (&Options{Layout: BatchFirst, Solver: Exact, Estimator: Infinitesimal, Calibration: cal}).withDefaults()
+	o, err := (&Options{Layout: graph.BatchFirst, Solver: Exact, Estimator: Infinitesimal, Calibration: cal}).withDefaults()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestPooledLongSeries(t *testing.T) {
 		{"one series", only(train, "A"), only(test, "A")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := audit.Options{Layout: audit.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2}
+			o := audit.Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2}
 			res, err := audit.Run(context.Background(), g, tc.train, tc.test, &o)
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +123,7 @@ func TestContinuation(t *testing.T) {
 		}
 		want[[2]string{r[0], r[1]}] = v
 	}
-	o := audit.Options{Layout: audit.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2}
+	o := audit.Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2}
 	res, err := audit.Run(context.Background(), g, train, test, &o)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestMinResiduals(t *testing.T) {
 // in 200 Newton steps: removing 10% of each series moves this RNN far.)
 func TestRetrainWarm(t *testing.T) {
 	g, train, test := longSeries(t)
-	o := audit.Options{Layout: audit.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2, Retrain: 2, RetrainMaxIter: 5, Seed: 2}
+	o := audit.Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 40, Workers: 2, Retrain: 2, RetrainMaxIter: 5, Seed: 2}
 	res, err := audit.Run(context.Background(), g, train, test, &o)
 	if err != nil {
 		t.Fatal(err)

@@ -58,9 +58,9 @@ func modelioAudit(t *testing.T, name string, o Options) (*Result, *onnxtest.Fixt
 	t.Helper()
 	out, _, _ := modelio.ParseOutput(o.Output)
 	g, fx := loadModelio(t, name, out)
-	o.Layout = BatchFirst
+	o.Layout = graph.BatchFirst
 	if fx.Layout == "time-first" {
-		o.Layout = TimeFirst
+		o.Layout = graph.TimeFirst
 	}
 	train, test := readModelio(t, name)
 	res, err := Run(context.Background(), g, train, test, &o)
@@ -128,7 +128,7 @@ func TestSeveralInputs(t *testing.T) {
 	// feature count.
 	g, _ := loadModelio(t, "embed_input", "")
 	train, _ := readModelio(t, "embed_input")
-	_, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst})
+	_, err := Run(context.Background(), g, train, nil, &Options{Layout: graph.BatchFirst})
 	var oe *OptionError
 	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "x_cat=COLUMN") || !slices.Contains(oe.Options, OptInputs) || strings.Contains(err.Error(), "the file has") {
 		t.Errorf("embed_input without Inputs: %v", err)
@@ -141,7 +141,7 @@ func TestSeveralInputs(t *testing.T) {
 	s.X[1] = slices.Clone(s.X[1])
 	s.X[1][slices.Index(train.Features, "dow")] = 2.5
 	bad.Seqs[0] = &s
-	_, err = Run(context.Background(), g, &bad, nil, &Options{Layout: BatchFirst, Inputs: map[string][]string{"x_cat": {"store", "dow"}}})
+	_, err = Run(context.Background(), g, &bad, nil, &Options{Layout: graph.BatchFirst, Inputs: map[string][]string{"x_cat": {"store", "dow"}}})
 	if err == nil || !strings.Contains(err.Error(), `column "dow" holds 2.5`) || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("fractional code: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestGatherGradient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := loadModelio(t, tc.name, "")
 			train, _ := readModelio(t, tc.name)
-			o := Options{Layout: BatchFirst, Inputs: tc.inputs}
+			o := Options{Layout: graph.BatchFirst, Inputs: tc.inputs}
 			o, g, err := validate(g, train, nil, &o)
 			if err != nil {
 				t.Fatal(err)
@@ -275,7 +275,7 @@ func TestOutputs(t *testing.T) {
 		{"y:2", "column 2"},
 		{"mu", `first output is "y"`},
 	} {
-		if _, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Output: tc.out}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Run(context.Background(), g, train, nil, &Options{Layout: graph.BatchFirst, Output: tc.out}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Output %q: %v, want %q", tc.out, err, tc.want)
 		}
 	}
@@ -297,7 +297,7 @@ func TestManyToOneHorizons(t *testing.T) {
 		s.Y = append(s.Y, []float64{100 + float64(r)})
 	}
 	test := &blocks.Dataset{File: "hand.csv", IDCol: "id", TimeCol: "t", Features: train.Features, Targets: train.Targets, Seqs: []*blocks.Sequence{s}}
-	res, err := Run(context.Background(), g, train, test, &Options{Layout: BatchFirst})
+	res, err := Run(context.Background(), g, train, test, &Options{Layout: graph.BatchFirst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestManyToOneHorizons(t *testing.T) {
 	// A sequence shorter than the horizons is named.
 	short := *test
 	short.Seqs = []*blocks.Sequence{{ID: "short", Steps: []float64{0, 1}, X: s.X[:2], Y: s.Y[:2]}}
-	if _, err := Run(context.Background(), g, train, &short, &Options{Layout: BatchFirst}); err == nil || !strings.Contains(err.Error(), "at least 3 rows") {
+	if _, err := Run(context.Background(), g, train, &short, &Options{Layout: graph.BatchFirst}); err == nil || !strings.Contains(err.Error(), "at least 3 rows") {
 		t.Errorf("short sequence: %v", err)
 	}
 }
@@ -406,7 +406,7 @@ func TestInseparableSolver(t *testing.T) {
 	}{{"embed_cast", true}, {"rescaled", false}} {
 		g, _ := loadModelio(t, tc.name, "")
 		train, _ := readModelio(t, tc.name)
-		o, g, err := validate(g, train, nil, &Options{Layout: BatchFirst})
+		o, g, err := validate(g, train, nil, &Options{Layout: graph.BatchFirst})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func TestInseparableSolver(t *testing.T) {
 		if (p.inseparable != nil) != tc.inseparable {
 			t.Errorf("%s: inseparable %v", tc.name, p.inseparable)
 		}
-		_, err = Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Solver: LowRank})
+		_, err = Run(context.Background(), g, train, nil, &Options{Layout: graph.BatchFirst, Solver: LowRank})
 		if got := err != nil && strings.Contains(err.Error(), "low-rank solver needs per-sequence gradients"); got != tc.inseparable {
 			t.Errorf("%s with the low-rank solver: %v", tc.name, err)
 		}

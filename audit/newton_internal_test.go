@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 )
 
@@ -73,8 +74,8 @@ func (r *problem) partOutputs(t *testing.T, i int, theta []float64) ([]float64, 
 // enough to make the test well conditioned.
 func TestNewtonAgainstDense(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	r := newProblem(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5})
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	r := newProblem(t, g, train, Options{Layout: graph.BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5})
 	inf := newtonRun(t, r)
 	ctx := t.Context()
 	P := len(r.theta)
@@ -204,14 +205,14 @@ func TestNewtonAgainstDense(t *testing.T) {
 // finite.
 func TestNewtonUnboundedBlock(t *testing.T) {
 	g := fixtureModel(t, "rnn_tanh_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 30, 0, 6, 6, 5)
+	train := randomData(t, "train", g, graph.BatchFirst, 30, 0, 6, 6, 5)
 	for _, s := range train.Seqs[1:] {
 		for _, x := range s.X {
 			clear(x)
 		}
 	}
-	test := randomData(t, "test", g, BatchFirst, 6, 0, 6, 6, 6)
-	res, err := Run(r0(t), g, train, test, &Options{Layout: BatchFirst, Solver: Exact, Params: "onnx::RNN_40", Damping: 1e-6})
+	test := randomData(t, "test", g, graph.BatchFirst, 6, 0, 6, 6, 6)
+	res, err := Run(r0(t), g, train, test, &Options{Layout: graph.BatchFirst, Solver: Exact, Params: "onnx::RNN_40", Damping: 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +260,8 @@ func TestNewtonUnboundedBlock(t *testing.T) {
 // does.
 func TestGaussNewtonDefaultDefinite(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 14, 0, 4, 6, 11)
-	gn, err := Run(r0(t), g, train, nil, &Options{Layout: BatchFirst, Solver: Exact})
+	train := randomData(t, "train", g, graph.BatchFirst, 14, 0, 4, 6, 11)
+	gn, err := Run(r0(t), g, train, nil, &Options{Layout: graph.BatchFirst, Solver: Exact})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestGaussNewtonDefaultDefinite(t *testing.T) {
 	if gn.Diag.NegativeEigenvalues != 0 || gn.Diag.MinEig < -1e-9*gn.Diag.MaxEig {
 		t.Errorf("Gauss-Newton: %d negative eigenvalues, smallest %.3g", gn.Diag.NegativeEigenvalues, gn.Diag.MinEig)
 	}
-	h, err := Run(r0(t), g, train, nil, &Options{Layout: BatchFirst, Solver: Exact, Curvature: hvp.Hessian})
+	h, err := Run(r0(t), g, train, nil, &Options{Layout: graph.BatchFirst, Solver: Exact, Curvature: hvp.Hessian})
 	if err != nil {
 		t.Fatal(err)
 	}

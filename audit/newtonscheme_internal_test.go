@@ -30,10 +30,10 @@ import (
 // of the outputs along the step; and the leverage is in [0, 1).
 func TestNewtonEverySchemeAgainstDense(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 10, 0, 5, 8, 21)
+	train := randomData(t, "train", g, graph.BatchFirst, 10, 0, 5, 8, 21)
 	ctx := t.Context()
 	for _, kind := range []blocks.Kind{blocks.Intervals, blocks.Nested} {
-		r := newProblem(t, g, train, Options{Layout: BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5, Blocks: kind, BlockLength: 3, NewtonSteps: 1})
+		r := newProblem(t, g, train, Options{Layout: graph.BatchFirst, Solver: Exact, Damping: 0.01, Ridge: 0.5, Blocks: kind, BlockLength: 3, NewtonSteps: 1})
 		inf := newtonRun(t, r)
 		r.opt.keepLinear = true
 		lin := newtonRun(t, r)
@@ -397,8 +397,8 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 		t.Skip("re-fits 76 blocks exactly (about 40 s); not in -short")
 	}
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 12, 0, 8, 8, 41)
-	test := randomData(t, "test", g, BatchFirst, 20, 0, 8, 8, 42)
+	train := randomData(t, "train", g, graph.BatchFirst, 12, 0, 8, 8, 41)
+	test := randomData(t, "test", g, graph.BatchFirst, 20, 0, 8, 8, 42)
 	for _, tc := range []struct {
 		params  string
 		damping float64
@@ -407,7 +407,7 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 		var theta []float64
 		seqErr := exactAgreement{}
 		for _, kind := range []blocks.Kind{blocks.Sequences, blocks.Intervals, blocks.Nested} {
-			opt := Options{Layout: BatchFirst, Ridge: 0.5, Blocks: kind, BlockLength: 4, Solver: Exact, Params: tc.params, Damping: tc.damping}
+			opt := Options{Layout: graph.BatchFirst, Ridge: 0.5, Blocks: kind, BlockLength: 4, Solver: Exact, Params: tc.params, Damping: tc.damping}
 			var p *problem
 			p, theta = stationaryProblem(t, g, train, test, opt, theta)
 			rf := &refitting{p: p, gradScale: 1e-7}
@@ -477,7 +477,7 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 // block stays bounded.
 func TestNewtonUnboundedIntervalBlock(t *testing.T) {
 	g := fixtureModel(t, "rnn_tanh_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 10, 0, 8, 8, 61)
+	train := randomData(t, "train", g, graph.BatchFirst, 10, 0, 8, 8, 61)
 	for _, s := range train.Seqs {
 		for r, x := range s.X {
 			if r < 4 {
@@ -485,7 +485,7 @@ func TestNewtonUnboundedIntervalBlock(t *testing.T) {
 			}
 		}
 	}
-	res, err := Run(r0(t), g, train, nil, &Options{Layout: BatchFirst, Solver: Exact, Params: "onnx::RNN_40", Damping: 1e-6, Blocks: blocks.Intervals, BlockLength: 4})
+	res, err := Run(r0(t), g, train, nil, &Options{Layout: graph.BatchFirst, Solver: Exact, Params: "onnx::RNN_40", Damping: 1e-6, Blocks: blocks.Intervals, BlockLength: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,16 +14,6 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// Layout is how the model's feature input is laid out.
-type Layout = graph.Layout
-
-const (
-	// BatchFirst is [batch, time, features] (PyTorch batch_first=True).
-	BatchFirst = graph.BatchFirst
-	// TimeFirst is [time, batch, features] (the ONNX RNN default).
-	TimeFirst = graph.TimeFirst
-)
-
 // Solver names the inverse-curvature method. Auto picks, with the
 // Gauss-Newton curvature, Dual when the training set has no more loss
 // terms than the model has parameters (and the dual form fits in memory,
@@ -95,7 +85,7 @@ const (
 // estimator with the Gauss-Newton curvature and its default damping, the
 // automatic solver, squared error.
 type Options struct {
-	Layout Layout
+	Layout graph.Layout
 	// Inputs names, by model input, the data columns that fill it, in the
 	// order the input takes them: {"x_cat": {"store", "dow"}}. An input
 	// not named here is filled by rule (modelio.IO's doc): integer sequence
@@ -264,7 +254,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Rank < 0 {
 		return r, errs.Fix([]Option{OptRank}, "audit: rank %d must not be negative", r.Rank)
 	}
-	if r.Layout != BatchFirst && r.Layout != TimeFirst {
+	if r.Layout != graph.BatchFirst && r.Layout != graph.TimeFirst {
 		return r, errs.Fix([]Option{OptLayout}, "audit: the model's input layout is not known: batch-first or time-first")
 	}
 	if (r.Blocks == blocks.Intervals || r.Blocks == blocks.Nested) && r.BlockLength <= 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -55,7 +56,7 @@ func TestSmallDataWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge})
+	res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge})
 	if err != nil {
 		t.Fatal(err)
 	}

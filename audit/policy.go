@@ -3,7 +3,7 @@ package audit
 // This file is the audit's policy: every threshold of its judgement,
 // once, with what it rests on. A threshold here is a figure against which
 // a measured figure decides the verdict's level (Judge), raises a
-// warning, makes a kind of interval count as holding (Hold), advises a
+// warning, makes a kind of interval count as holding (hold), advises a
 // block scheme (SchemeAdvice), or sends the audit down another path
 // (Auto's solver, the LowRank solver's shortcuts). The numerical settings
 // of the solvers (tolerances, iteration caps, memory bounds) stay with
@@ -158,19 +158,19 @@ const (
 	minAgreement = 0.9
 
 	// stepZ is how many standard errors a step's coverage may fall below
-	// the target before a kind counts as failing there (Hold): 3, since
+	// the target before a kind counts as failing there (hold): 3, since
 	// every step of every kind is tested (two, CoverageTolerance, for
 	// pooled coverage).
 	stepZ = 3
 
-	// stepFloor is the least tolerance, in coverage, that Hold allows a
+	// stepFloor is the least tolerance, in coverage, that hold allows a
 	// step: one point, so that a step with very many values, whose
 	// standard error is tiny, is not failed for a shortfall of less than
 	// a point.
 	stepFloor = 0.01
 
 	// minStepValues is the fewest labelled values at a step for its
-	// coverage to be judged (Hold, the StepsNearBound reason): below 20
+	// coverage to be judged (hold, the StepsNearBound reason): below 20
 	// one miss moves it by 5 points.
 	minStepValues = 20
 

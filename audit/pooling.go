@@ -16,7 +16,8 @@ type Pooling string
 // Poolings.
 const (
 	// PoolAuto chooses PoolRows for interval and nested blocks over fewer
-	// than PoolSequences(alpha) training sequences, else PoolPosition.
+	// than 2 ceil(1/alpha) training sequences (20 at alpha 0.1), else
+	// PoolPosition.
 	PoolAuto Pooling = "auto"
 	// PoolPosition pairs a forecast with the residuals of the training
 	// forecasts at its own row and horizon (DESIGN section 5): one per
@@ -54,12 +55,12 @@ func MinResiduals(alpha float64) int {
 	return int(math.Ceil(1/alpha-1e-9)) - 1
 }
 
-// PoolSequences is the number of training sequences below which PoolAuto
+// poolSequences is the number of training sequences below which PoolAuto
 // pools across rows with interval or nested blocks: 2 ceil(1/alpha) (20
 // at alpha 0.1). With fewer, a row's residuals (one per sequence) are
 // too few for a bounded interval or put its limit on the largest one or
 // two of them.
-func PoolSequences(alpha float64) int {
+func poolSequences(alpha float64) int {
 	return 2 * (MinResiduals(alpha) + 1)
 }
 
@@ -71,9 +72,9 @@ func resolvePooling(o *Options, s *blocks.Scheme, train *blocks.Dataset) (Poolin
 	why := "chosen"
 	if pool == "" || pool == PoolAuto {
 		pool, why = PoolPosition, ""
-		if s.Kind != blocks.Sequences && train.Len() < PoolSequences(o.Alpha) {
+		if s.Kind != blocks.Sequences && train.Len() < poolSequences(o.Alpha) {
 			pool = PoolRows
-			why = fmt.Sprintf("%s blocks over %d training sequence(s), fewer than %d", s.Kind, train.Len(), PoolSequences(o.Alpha))
+			why = fmt.Sprintf("%s blocks over %d training sequence(s), fewer than %d", s.Kind, train.Len(), poolSequences(o.Alpha))
 		}
 	}
 	if pool == PoolPosition {

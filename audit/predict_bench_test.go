@@ -24,7 +24,7 @@ func BenchmarkPredictPaper(b *testing.B) {
 	g, sum, ds := synthetic(b, "model.onnx", "train.csv", "test.csv")
 	train, test := ds[0], ds[1]
 	ctx := context.Background()
-	f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: audit.BatchFirst, Ridge: 10})
+	f, err := audit.Fit(ctx, g, train, &audit.Options{Layout: graph.BatchFirst, Ridge: 10})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
@@ -94,10 +95,10 @@ func TestAgainstBruteForce(t *testing.T) {
 			}
 			// The reference is the paper's infinitesimal jackknife with a
 			// forward pass per leave-one-out model.
-			opt := &audit.Options{Layout: audit.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal,
+			opt := &audit.Options{Layout: graph.BatchFirst, Solver: audit.Exact, Estimator: audit.Infinitesimal,
 				Curvature: hvp.Hessian, Damping: ref.Rho, Alpha: ref.Alpha}
 			if ref.Layout == "time-first" {
-				opt.Layout = audit.TimeFirst
+				opt.Layout = graph.TimeFirst
 			}
 			if ref.Curvature == "gauss-newton" {
 				opt.Curvature = hvp.GaussNewton

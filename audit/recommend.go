@@ -13,7 +13,7 @@ type Recommendation struct {
 	// Kind is the recommended kind (a Kind constant), "" when none holds
 	// or there is nothing to compare.
 	Kind string
-	// Holds[i] says whether Conformal.Kinds[i]'s coverage holds (Hold);
+	// Holds[i] says whether Conformal.Kinds[i]'s coverage holds (hold);
 	// Short[i], when it does not, says where it falls short.
 	Holds []bool
 	Short []Shortfall
@@ -28,7 +28,7 @@ type Shortfall struct {
 	Coverage float64
 }
 
-// Hold reports whether kind k's measured coverage reaches the target
+// hold reports whether kind k's measured coverage reaches the target
 // 1-alpha: pooled within sampling error (interval.CoverageTolerance), and at every
 // step with at least minStepValues values within stepZ standard errors
 // (and at least stepFloor). For the calibrated kinds a step's standard
@@ -37,7 +37,7 @@ type Shortfall struct {
 // p(1-p)/(m+1), m the calibration values at the step. The Bonferroni
 // kind is judged on joint coverage. When the coverage does not hold it
 // says where.
-func Hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
+func hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	p := 1 - s.Alpha
 	if k.Kind == KindBonferroni {
 		if k.JointCoverage < p-interval.CoverageTolerance(p, k.Sequences) {
@@ -111,7 +111,7 @@ func Recommend(c *Conformal, s *Summary) *Recommendation {
 	var best *interval.KindSummary
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
-		r.Holds[i], r.Short[i] = Hold(k, s, c)
+		r.Holds[i], r.Short[i] = hold(k, s, c)
 		if Eligible(k, s) && r.Holds[i] && (best == nil || narrower(k, best)) {
 			best = k
 		}

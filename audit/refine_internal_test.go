@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit/table"
+	"github.com/rnnaudit/rnnaudit/graph"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -24,8 +25,8 @@ import (
 func TestRefineBlocks(t *testing.T) {
 	ctx := context.Background()
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 12, 0, 5, 8, 31)
-	o, err := (&Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Ridge: 0.05, Estimator: Newton, Workers: 2}).withDefaults()
+	train := randomData(t, "train", g, graph.BatchFirst, 12, 0, 5, 8, 31)
+	o, err := (&Options{Layout: graph.BatchFirst, Curvature: hvp.GaussNewton, Ridge: 0.05, Estimator: Newton, Workers: 2}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
@@ -42,7 +43,7 @@ func TestRetrainAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: audit.BatchFirst, Ridge: 3000, Retrain: 8, Seed: 3, Curvature: hvp.Hessian})
+	res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: graph.BatchFirst, Ridge: 3000, Retrain: 8, Seed: 3, Curvature: hvp.Hessian})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestRetrainBudgetCounts(t *testing.T) {
 		{"iteration cap", 0, 1, 0, 5, 1, audit.RefitNotConverged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := audit.Run(context.Background(), g, train, nil, &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge,
+			res, err := audit.Run(context.Background(), g, train, nil, &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge,
 				Retrain: 5, RetrainBudget: tc.budget, RetrainMaxIter: tc.maxIter, Seed: 1})
 			if err != nil {
 				t.Fatal(err)

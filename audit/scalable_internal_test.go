@@ -157,11 +157,11 @@ func TestLowRankFullRank(t *testing.T) {
 		{"many-to-one newton per-block", last, 75, Newton, -1, false},
 	} {
 		g := tc.g
-		train := randomData(t, "train", g, BatchFirst, tc.n, 0, 4, 6, 11)
-		test := randomData(t, "test", g, BatchFirst, 5, 0, 4, 7, 12)
+		train := randomData(t, "train", g, graph.BatchFirst, tc.n, 0, 4, 6, 11)
+		test := randomData(t, "test", g, graph.BatchFirst, 5, 0, 4, 7, 12)
 		P := g.NumParams()
 		t.Run(tc.name, func(t *testing.T) {
-			base := Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: tc.est, Workers: 2}
+			base := Options{Layout: graph.BatchFirst, Curvature: hvp.GaussNewton, Damping: 0.05, Estimator: tc.est, Workers: 2}
 			rlo, rup := linearReference(t, g, train, test, base, tc.inSample)
 			opt := base
 			opt.Solver, opt.Rank, opt.leverageRule = LowRank, P, tc.rule
@@ -208,8 +208,8 @@ func TestLowRankFullRank(t *testing.T) {
 // low-rank path does not keep; the error names both options.
 func TestLowRankRetrain(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 8, 0, 4, 6, 11)
-	_, err := Run(context.Background(), g, train, nil, &Options{Layout: BatchFirst, Solver: LowRank, Retrain: 2})
+	train := randomData(t, "train", g, graph.BatchFirst, 8, 0, 4, 6, 11)
+	_, err := Run(context.Background(), g, train, nil, &Options{Layout: graph.BatchFirst, Solver: LowRank, Retrain: 2})
 	if err == nil || !contains(err.Error(), "Options.Retrain") || !contains(err.Error(), "Options.Solver") {
 		t.Fatalf("error %v: want one naming Options.Retrain and Options.Solver", err)
 	}
@@ -228,9 +228,9 @@ func TestAutoLowRank(t *testing.T) {
 	if P <= AutoExactMax {
 		t.Fatalf("rnn64 has %d parameters, want more than %d", P, AutoExactMax)
 	}
-	layout := BatchFirst
+	layout := graph.BatchFirst
 	if g.Inputs[0].Dims[0].Value == -1 && g.Inputs[0].Dims[1].Value != -1 {
-		layout = TimeFirst
+		layout = graph.TimeFirst
 	}
 	// Sequences of 10 steps: P/10 of them have fewer terms than P.
 	few := randomData(t, "few", g, layout, P/10-5, 0, 10, 10, 1)
@@ -260,9 +260,9 @@ func TestAutoLowRank(t *testing.T) {
 // finish in; a cancelled context ends the audit with its error.
 func TestLowRankDeterministic(t *testing.T) {
 	g := fixtureModel(t, "lstm_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 150, 0, 3, 6, 21)
-	test := randomData(t, "test", g, BatchFirst, 6, 0, 3, 6, 22)
-	opt := Options{Layout: BatchFirst, Solver: LowRank, Rank: 12, Seed: 4, Workers: 2, leverageRule: -1}
+	train := randomData(t, "train", g, graph.BatchFirst, 150, 0, 3, 6, 21)
+	test := randomData(t, "test", g, graph.BatchFirst, 6, 0, 3, 6, 22)
+	opt := Options{Layout: graph.BatchFirst, Solver: LowRank, Rank: 12, Seed: 4, Workers: 2, leverageRule: -1}
 	a, err := Run(context.Background(), g, train, test, &opt)
 	if err != nil {
 		t.Fatal(err)
@@ -301,8 +301,8 @@ func TestLowRankDeterministic(t *testing.T) {
 func TestBlockPassReduced(t *testing.T) {
 	ctx := context.Background()
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 40, 0, 4, 6, 11)
-	o, err := (&Options{Layout: BatchFirst, Curvature: hvp.GaussNewton, Solver: LowRank, Ridge: 0.3, Workers: 2}).withDefaults()
+	train := randomData(t, "train", g, graph.BatchFirst, 40, 0, 4, 6, 11)
+	o, err := (&Options{Layout: graph.BatchFirst, Curvature: hvp.GaussNewton, Solver: LowRank, Ridge: 0.3, Workers: 2}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}

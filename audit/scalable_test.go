@@ -8,6 +8,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -36,7 +37,7 @@ func TestLowRankSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(s audit.Solver) *audit.Result {
-		res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge, Solver: s})
+		res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge, Solver: s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestDependenceLength: the block length with |rho|^K <= 0.05, at most
@@ -42,12 +43,12 @@ func TestDependenceLength(t *testing.T) {
 // flags about one seed in twenty, 51 among them.)
 func TestAdviseScheme(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	many := randomData(t, "many", g, BatchFirst, 30, 0, 6, 6, 52)
+	many := randomData(t, "many", g, graph.BatchFirst, 30, 0, 6, 6, 52)
 	for _, tc := range []struct {
 		kind blocks.Kind
 		fits bool
 	}{{blocks.Sequences, true}, {blocks.Intervals, false}} {
-		p := newProblem(t, g, many, Options{Layout: BatchFirst, Blocks: tc.kind, BlockLength: 2})
+		p := newProblem(t, g, many, Options{Layout: graph.BatchFirst, Blocks: tc.kind, BlockLength: 2})
 		a, err := adviseScheme(t.Context(), p, mustTrainOutputs(t, p))
 		if err != nil {
 			t.Fatal(err)
@@ -58,14 +59,14 @@ func TestAdviseScheme(t *testing.T) {
 		}
 	}
 
-	one := randomData(t, "one", g, BatchFirst, 1, 0, 400, 400, 52)
+	one := randomData(t, "one", g, graph.BatchFirst, 1, 0, 400, 400, 52)
 	r := rand.New(rand.NewPCG(53, 0))
 	e := 0.0
 	for _, y := range one.Seqs[0].Y {
 		e = 0.8*e + r.NormFloat64()
 		y[0] += e
 	}
-	p := newProblem(t, g, one, Options{Layout: BatchFirst, Blocks: blocks.Intervals, BlockLength: 3})
+	p := newProblem(t, g, one, Options{Layout: graph.BatchFirst, Blocks: blocks.Intervals, BlockLength: 3})
 	a, err := adviseScheme(t.Context(), p, mustTrainOutputs(t, p))
 	if err != nil {
 		t.Fatal(err)

@@ -104,9 +104,9 @@ func Solvers() []Solver {
 	return out
 }
 
-// SolverList words the names of Solvers for a message: "auto, exact,
+// solverList words the names of Solvers for a message: "auto, exact,
 // dual, lowrank, cg or lissa".
-func SolverList() string {
+func solverList() string {
 	var names []string
 	for _, n := range Solvers() {
 		names = append(names, string(n))
@@ -138,7 +138,7 @@ func solverFor(name Solver) (solver, error) {
 			return r.s, nil
 		}
 	}
-	return nil, fmt.Errorf("audit: unknown solver %q (%s)", name, SolverList())
+	return nil, fmt.Errorf("audit: unknown solver %q (%s)", name, solverList())
 }
 
 // errNoRetrain is Run's error when exact re-training is asked of a solver

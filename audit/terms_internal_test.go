@@ -3,6 +3,8 @@ package audit
 import (
 	"reflect"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // TestTermStore checks the compact store's terms against ownTerms, which
@@ -11,8 +13,8 @@ import (
 // field equal.
 func TestTermStore(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 700, 0, 3, 9, 5)
-	o, err := (&Options{Layout: BatchFirst, Solver: LowRank}).withDefaults()
+	train := randomData(t, "train", g, graph.BatchFirst, 700, 0, 3, 9, 5)
+	o, err := (&Options{Layout: graph.BatchFirst, Solver: LowRank}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -28,8 +29,8 @@ func mustTrainOutputs(t *testing.T, p *problem) trainOutputs {
 // workers, bit for bit.
 func TestTrainOutputsChecks(t *testing.T) {
 	g := fixtureModel(t, "gru_1l_bf")
-	train := randomData(t, "train", g, BatchFirst, 700, 0, 3, 9, 5)
-	p := newProblem(t, g, train, Options{Layout: BatchFirst})
+	train := randomData(t, "train", g, graph.BatchFirst, 700, 0, 3, 9, 5)
+	p := newProblem(t, g, train, Options{Layout: graph.BatchFirst})
 	if len(p.groups) < 4 {
 		t.Fatalf("%d batches: the test needs several", len(p.groups))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -61,7 +62,7 @@ func TestKnownTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := arData("fresh", 2000, 10, 424242)
-	res, err := audit.Run(context.Background(), g, train, fresh, &audit.Options{Layout: audit.BatchFirst, Ridge: exampleRidge})
+	res, err := audit.Run(context.Background(), g, train, fresh, &audit.Options{Layout: graph.BatchFirst, Ridge: exampleRidge})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringVar(&f.pool, "pool", "auto", "pool leave-one-out residuals by position, or across rows after a warm-up (rows; auto: rows for interval and nested blocks over few sequences)")
 	fs.IntVar(&f.poolWarmup, "pool-warmup", 0, "rows at the start of a sequence kept by position when pooling across rows (0: the block length; -1: none)")
 	fs.BoolVar(&f.restart, "restart", false, "start every test sequence at row 0, even one that continues a training sequence (same id, later steps)")
-	fs.StringVar(&f.solver, "solver", "auto", audit.SolverList())
+	fs.StringVar(&f.solver, "solver", "auto", solverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.IntVar(&f.newtonSteps, "newton-steps", 0, "most Newton steps per block, iterating with the exact leave-block-out gradient (1: one step; default 20 for interval and nested blocks of at most 400 loss terms of a model at a stationary point, else 1)")
@@ -475,7 +475,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	solver := audit.Solver(strings.ToLower(f.solver))
 	if !slices.Contains(audit.Solvers(), solver) {
-		return usagef("--solver %q: choose %s", f.solver, audit.SolverList())
+		return usagef("--solver %q: choose %s", f.solver, solverList())
 	}
 	if f.rank < 0 {
 		return usagef("--rank %d: must be at least 1 (0: the default)", f.rank)
@@ -789,4 +789,14 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// solverList words the names of audit.Solvers for the flag's help and its
+// message: "auto, exact, dual, lowrank, cg or lissa".
+func solverList() string {
+	var names []string
+	for _, n := range audit.Solvers() {
+		names = append(names, string(n))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
@@ -37,7 +38,7 @@ var (
 // options are the audit's: the LowRank solver, whose stages an executor
 // runs, and ridge 10 as the model was trained.
 func options() *audit.Options {
-	return &audit.Options{Layout: audit.BatchFirst, Ridge: 10, Solver: audit.LowRank}
+	return &audit.Options{Layout: graph.BatchFirst, Ridge: 10, Solver: audit.LowRank}
 }
 
 // auditJSON runs the audit of the small study with executor e (nil: in
