@@ -188,16 +188,16 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 	add(adaptive.KindNexCP, lo, up, nil, adaptive.Guarantee(adaptive.KindNexCP, alpha, o), math.NaN())
 	lo, up = col(func(s *adaptive.Step) (float64, float64) { return s.RollingLower, s.RollingUpper })
 	add(adaptive.KindRolling, lo, up, nil, adaptive.Guarantee(adaptive.KindRolling, alpha, o), math.NaN())
-	add(KindJackknife, jk.lo, jk.up, nil, fmt.Sprintf("%g with exact re-training and exchangeable sequences (jackknife+); none when the test period is not exchangeable with the training period", 1-2*alpha), math.NaN())
-	add(KindInSample, jk.nlo, jk.nup, nil, "none", math.NaN())
+	add(interval.KindJackknife, jk.lo, jk.up, nil, fmt.Sprintf("%g with exact re-training and exchangeable sequences (jackknife+); none when the test period is not exchangeable with the training period", 1-2*alpha), math.NaN())
+	add(interval.KindInSample, jk.nlo, jk.nup, nil, "none", math.NaN())
 	if conf != nil {
 		slo, sup, clo, cup := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		for i, c := range conf {
 			slo[i], sup[i], clo[i], cup[i] = c.SplitLower, c.SplitUpper, c.JackknifeLower, c.JackknifeUpper
 		}
 		g := fmt.Sprintf("%g per forecast when calibration and test sequences are exchangeable; none when the test period drifts from the calibration period", 1-alpha)
-		add(KindSplit, slo, sup, nil, g, math.NaN())
-		add(KindConformalJackknife, clo, cup, nil, g, math.NaN())
+		add(interval.KindSplit, slo, sup, nil, g, math.NaN())
+		add(interval.KindConformalJackknife, clo, cup, nil, g, math.NaN())
 	}
 	return ad
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -57,7 +58,7 @@ func TestAdaptiveRun(t *testing.T) {
 		}
 	}
 	for _, k := range a.Kinds {
-		if k.Kind == audit.KindJackknife && math.Abs(k.Coverage-res.Summary.Coverage) > 1e-12 {
+		if k.Kind == interval.KindJackknife && math.Abs(k.Coverage-res.Summary.Coverage) > 1e-12 {
 			t.Errorf("jackknife+ coverage %g in the comparison, %g in the summary", k.Coverage, res.Summary.Coverage)
 		}
 	}

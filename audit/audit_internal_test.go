@@ -600,7 +600,7 @@ func TestWidthWarning(t *testing.T) {
 		s := &Summary{MeanLength: c.jack, Naive: NaiveSummary{MeanLength: c.naive}}
 		var conf *Conformal
 		if c.split > 0 {
-			conf = &Conformal{Kinds: []interval.KindSummary{{Kind: KindSplit, MeanLength: c.split}}}
+			conf = &Conformal{Kinds: []interval.KindSummary{{Kind: interval.KindSplit, MeanLength: c.split}}}
 		}
 		var got []WarningCode
 		for _, w := range widthWarnings(s, conf) {

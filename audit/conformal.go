@@ -19,15 +19,6 @@ import (
 // Here the calibration and test points are grouped by forecast, and the
 // figures laid out as the Result's.
 
-// Kinds of interval compared in Conformal.Kinds.
-const (
-	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (docs/design.md, section 5.4)
-	KindConformalJackknife = "conformal_jackknife_plus"   // jackknife+ scaled on the calibration set
-	KindSplit              = "split_conformal"            // prediction ± calibration quantile
-	KindBonferroni         = "split_conformal_bonferroni" // the same at alpha / L, for joint coverage
-	KindInSample           = "in_sample"                  // prediction ± quantile of training residuals
-)
-
 // Conformal is what a calibration set adds to a result.
 type Conformal struct {
 	File      string
@@ -180,11 +171,11 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	}
 	if labelled {
 		c.Kinds = []interval.KindSummary{
-			kindSummary(KindJackknife, lv, test, jk.lo, jk.up, nil),
-			kindSummary(KindConformalJackknife, lv, test, cd.cj.lo, cd.cj.up, nil),
-			kindSummary(KindSplit, lv, test, cd.split.lo, cd.split.up, cd.split.nq),
-			kindSummary(KindBonferroni, lv, test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
-			kindSummary(KindInSample, lv, test, jk.nlo, jk.nup, jk.nq),
+			kindSummary(interval.KindJackknife, lv, test, jk.lo, jk.up, nil),
+			kindSummary(interval.KindConformalJackknife, lv, test, cd.cj.lo, cd.cj.up, nil),
+			kindSummary(interval.KindSplit, lv, test, cd.split.lo, cd.split.up, cd.split.nq),
+			kindSummary(interval.KindBonferroni, lv, test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
+			kindSummary(interval.KindInSample, lv, test, jk.nlo, jk.nup, jk.nq),
 		}
 	}
 	return c, steps
@@ -215,18 +206,18 @@ func rowList(rows []int) string {
 // pct formats a fraction as a percentage, "90%" or "92.5%".
 func pct(x float64) string { return fmt.Sprintf("%g%%", math.Round(1000*x)/10) }
 
-// ErrCalibrationOverlap is wrapped by the error of Run when the
+// errCalibrationOverlap is wrapped by the error of Run when the
 // calibration set shares sequences with the training data (by id or by
 // content) or with the test data (by content): a calibration set must be
 // held out, or its coverage guarantee does not hold.
-var ErrCalibrationOverlap = errors.New("calibration data overlaps")
+var errCalibrationOverlap = errors.New("calibration data overlaps")
 
-// overlapError is a message that wraps ErrCalibrationOverlap without
+// overlapError is a message that wraps errCalibrationOverlap without
 // repeating its text.
 type overlapError struct{ msg string }
 
 func (e *overlapError) Error() string        { return e.msg }
-func (e *overlapError) Is(target error) bool { return target == ErrCalibrationOverlap }
+func (e *overlapError) Is(target error) bool { return target == errCalibrationOverlap }
 
 // checkCalibration checks a calibration set against the training and
 // test data: labelled, with their columns, and disjoint from both.
@@ -255,7 +246,7 @@ func checkCalibrationTrain(train, cal *blocks.Dataset) error {
 	return overlap(cal, train, true)
 }
 
-// overlap returns a *blocks.DataError wrapping ErrCalibrationOverlap on
+// overlap returns a *blocks.DataError wrapping errCalibrationOverlap on
 // the first calibration sequence that is also in other
 // (blocks.Repeats): with the same rows, or (byID) with the same id.
 func overlap(cal, other *blocks.Dataset, byID bool) error {

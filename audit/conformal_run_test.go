@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
 
@@ -120,7 +121,7 @@ func TestCalibrationRun(t *testing.T) {
 		t.Errorf("split-conformal coverage %.4f, want near 0.9", cov)
 	}
 
-	kinds := []string{audit.KindJackknife, audit.KindConformalJackknife, audit.KindSplit, audit.KindBonferroni, audit.KindInSample}
+	kinds := []string{interval.KindJackknife, interval.KindConformalJackknife, interval.KindSplit, interval.KindBonferroni, interval.KindInSample}
 	if len(c.Kinds) != len(kinds) {
 		t.Fatalf("%d kinds", len(c.Kinds))
 	}

@@ -77,8 +77,8 @@ func TestCalibrationOverlap(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", tc.name, err, w)
 			}
 		}
-		if got := errors.Is(err, ErrCalibrationOverlap); got != tc.overlap {
-			t.Errorf("%s: errors.Is(err, ErrCalibrationOverlap) = %v", tc.name, got)
+		if got := errors.Is(err, errCalibrationOverlap); got != tc.overlap {
+			t.Errorf("%s: errors.Is(err, errCalibrationOverlap) = %v", tc.name, got)
 		}
 	}
 	// Same id as a test sequence with other rows is allowed (files often

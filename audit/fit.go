@@ -383,7 +383,7 @@ func widthWarnings(s *Summary, c *Conformal) []Warning {
 	}
 	if c != nil {
 		for _, k := range c.Kinds {
-			if k.Kind == KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
+			if k.Kind == interval.KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
 				out = append(out, Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
 			}
 		}

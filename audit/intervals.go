@@ -237,11 +237,11 @@ func summarize(lv level, horizons int, pts []point, l limits) *Summary {
 	if labelled == 0 {
 		return nil
 	}
-	jk := kindSummary(KindJackknife, lv, pts, l.lo, l.up, nil)
+	jk := kindSummary(interval.KindJackknife, lv, pts, l.lo, l.up, nil)
 	// Naive coverage is |y - prediction| <= q: exact, where the float
 	// limits prediction ± q could misjudge a target lying on the boundary
 	// (in a self-audit one point per row does).
-	nv := kindSummary(KindInSample, lv, pts, l.nlo, l.nup, l.nq)
+	nv := kindSummary(interval.KindInSample, lv, pts, l.nlo, l.nup, l.nq)
 	s := &Summary{Alpha: lv.alpha, Points: labelled,
 		Coverage: jk.Coverage, CoveragePerStep: jk.CoveragePerStep, JointCoverage: jk.JointCoverage,
 		MeanLength: jk.MeanLength, LengthPerStep: jk.LengthPerStep, Infinite: jk.Infinite,

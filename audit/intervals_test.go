@@ -186,9 +186,9 @@ func TestKindSummary(t *testing.T) {
 	lo := []float64{4, 7, 0, -inf, 0, 8}
 	up := []float64{6, 9, 3, 4, 0, 12}
 	low, high := 1.0, 9.0
-	k := kindSummary(KindJackknife, level{alpha: 0.2, low: &low, high: &high}, pts, lo, up, nil)
+	k := kindSummary(interval.KindJackknife, level{alpha: 0.2, low: &low, high: &high}, pts, lo, up, nil)
 	// The figures of interval's TestMetrics, which adds the same values.
-	if k.Kind != KindJackknife || !near(k.Coverage, 0.8) || !near(k.JointCoverage, 2.0/3) || k.Sequences != 3 ||
+	if k.Kind != interval.KindJackknife || !near(k.Coverage, 0.8) || !near(k.JointCoverage, 2.0/3) || k.Sequences != 3 ||
 		!near(k.MeanLength, 2.75) || !near(k.IntervalScore, 4) || k.Infinite != 1 ||
 		!slices.EqualFunc(k.CoveragePerStep, []float64{1, 2.0 / 3}, near) || !slices.EqualFunc(k.LengthPerStep, []float64{2.5, 3}, near) ||
 		k.Audit.Low == nil || k.Audit.Low.Flagged != 2 || k.Audit.High == nil || k.Audit.High.Actual != 2 {
@@ -196,7 +196,7 @@ func TestKindSummary(t *testing.T) {
 	}
 
 	sym := []point{{seq: 0, f: forecast{T: 0}, pred: 1, y: 2, has: true}}
-	k = kindSummary(KindSplit, level{alpha: 0.1}, sym, []float64{1}, []float64{1}, []float64{1})
+	k = kindSummary(interval.KindSplit, level{alpha: 0.1}, sym, []float64{1}, []float64{1}, []float64{1})
 	if k.Coverage != 1 || k.Audit.Low != nil || k.Audit.High != nil {
 		t.Errorf("symmetric: coverage %v audit %+v, want 1 and no thresholds", k.Coverage, k.Audit)
 	}

@@ -39,7 +39,7 @@ type Shortfall struct {
 // says where.
 func hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	p := 1 - s.Alpha
-	if k.Kind == KindBonferroni {
+	if k.Kind == interval.KindBonferroni {
 		if k.JointCoverage < p-interval.CoverageTolerance(p, k.Sequences) {
 			return false, Shortfall{Step: -1, Joint: true, Coverage: k.JointCoverage}
 		}
@@ -48,7 +48,7 @@ func hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 	if k.Coverage < p-interval.CoverageTolerance(p, s.Points) {
 		return false, Shortfall{Step: -1, Coverage: k.Coverage}
 	}
-	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife
+	calibrated := k.Kind == interval.KindSplit || k.Kind == interval.KindConformalJackknife
 	for t, cov := range k.CoveragePerStep {
 		n := 0
 		if t < len(s.PointsPerStep) {
@@ -88,7 +88,7 @@ func calibrationValues(c *Conformal, t int) int {
 // their coverage on new data), and not a kind whose every interval is
 // unbounded.
 func Eligible(k *interval.KindSummary, s *Summary) bool {
-	return k.Kind != KindBonferroni && k.Kind != KindInSample && k.Infinite < s.Points
+	return k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite < s.Points
 }
 
 // narrower orders kinds by width: fewer unbounded intervals first, then

@@ -75,10 +75,9 @@ const (
 	// the Count pairs): the values are serially dependent, so coverage
 	// rests on fewer effective values than it counts.
 	SerialCorrelation WarningCode = "serial-correlation"
-)
 
-// Width warnings.
-const (
+	// The width warnings.
+
 	// TooWide: the jackknife+ intervals' mean width is Figure times that
 	// of the in-sample residual intervals (Ratio, their mean width), above
 	// Bound (WideBound): intervals this much wider than the model's own

@@ -16,15 +16,15 @@ import (
 // kindName is the name a report gives a kind of interval.
 func kindName(kind string) string {
 	switch kind {
-	case audit.KindJackknife:
+	case interval.KindJackknife:
 		return "jackknife+"
-	case audit.KindConformalJackknife:
+	case interval.KindConformalJackknife:
 		return "conformalized jackknife+"
-	case audit.KindSplit:
+	case interval.KindSplit:
 		return "split conformal"
-	case audit.KindBonferroni:
+	case interval.KindBonferroni:
 		return "split conformal, Bonferroni (joint)"
-	case audit.KindInSample:
+	case interval.KindInSample:
 		return "in-sample residuals"
 	}
 	return kind
@@ -33,13 +33,13 @@ func kindName(kind string) string {
 // kindShort is the name of a kind in a table header.
 func kindShort(kind string) string {
 	switch kind {
-	case audit.KindConformalJackknife:
+	case interval.KindConformalJackknife:
 		return "conf. jackknife+"
-	case audit.KindSplit:
+	case interval.KindSplit:
 		return "split"
-	case audit.KindBonferroni:
+	case interval.KindBonferroni:
 		return "Bonferroni"
-	case audit.KindInSample:
+	case interval.KindInSample:
 		return "in-sample"
 	}
 	return kindName(kind)
@@ -48,11 +48,11 @@ func kindShort(kind string) string {
 // kindGuarantee says what each kind guarantees.
 func kindGuarantee(kind string, alpha float64) string {
 	switch kind {
-	case audit.KindJackknife:
+	case interval.KindJackknife:
 		return fmt.Sprintf("at least %s with exact re-training", pct0(1-2*alpha))
-	case audit.KindConformalJackknife, audit.KindSplit:
+	case interval.KindConformalJackknife, interval.KindSplit:
 		return fmt.Sprintf("at least %s per step", pct0(1-alpha))
-	case audit.KindBonferroni:
+	case interval.KindBonferroni:
 		return fmt.Sprintf("every step of a sequence at once, at least %s", pct0(1-alpha))
 	}
 	return "none"
@@ -93,7 +93,7 @@ func recommendation(r *audit.Result) (kind, text string) {
 	var why, unbounded []string
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
-		if k.Kind != audit.KindBonferroni && k.Kind != audit.KindInSample && k.Infinite == s.Points {
+		if k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite == s.Points {
 			unbounded = append(unbounded, kindName(k.Kind))
 		}
 		if !audit.Eligible(k, s) {
@@ -152,7 +152,7 @@ func recommendation(r *audit.Result) (kind, text string) {
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
 		switch {
-		case k.Kind != audit.KindBonferroni:
+		case k.Kind != interval.KindBonferroni:
 		case k.Infinite == s.Points:
 			b.WriteString(" Joint coverage of whole sequences (Bonferroni) needs more calibration sequences: those intervals are unbounded.")
 		case rec.Holds[i]:

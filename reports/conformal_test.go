@@ -47,30 +47,30 @@ func calibrated(kinds ...interval.KindSummary) *audit.Result {
 // Joint (200 sequences): 0.9 - 2 sqrt(0.09/200) = 0.8576.
 func TestRecommendation(t *testing.T) {
 	t.Parallel()
-	jk := kindOf(audit.KindJackknife, 0.85, 2.2, nil)
-	cj := kindOf(audit.KindConformalJackknife, 0.9, 2.0, nil)
-	bon := kindOf(audit.KindBonferroni, 0.99, 4, nil)
+	jk := kindOf(interval.KindJackknife, 0.85, 2.2, nil)
+	cj := kindOf(interval.KindConformalJackknife, 0.9, 2.0, nil)
+	bon := kindOf(interval.KindBonferroni, 0.99, 4, nil)
 	bon.JointCoverage = 0.93
-	ins := kindOf(audit.KindInSample, 0.91, 1.5, nil) // narrowest and covering, but not eligible
+	ins := kindOf(interval.KindInSample, 0.91, 1.5, nil) // narrowest and covering, but not eligible
 	for _, tc := range []struct {
 		name  string
 		kinds []interval.KindSummary
 		want  string
 		text  []string
 	}{
-		{"split fails at a step", []interval.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.80}), bon, ins},
-			audit.KindConformalJackknife, []string{"Use conformalized jackknife+: its coverage holds (90.0% of 2,000 test values",
+		{"split fails at a step", []interval.KindSummary{jk, cj, kindOf(interval.KindSplit, 0.905, 1.9, map[int]float64{2: 0.80}), bon, ins},
+			interval.KindConformalJackknife, []string{"Use conformalized jackknife+: its coverage holds (90.0% of 2,000 test values",
 				"Short of the target: jackknife+ (coverage 85.0%); split conformal (coverage 80.0% at step 3).",
 				"use the Bonferroni intervals: joint coverage 93.0%"}},
-		{"split within its step tolerance", []interval.KindSummary{jk, cj, kindOf(audit.KindSplit, 0.905, 1.9, map[int]float64{2: 0.82}), bon, ins},
-			audit.KindSplit, []string{"Use split conformal", "narrowest of the kinds whose coverage holds (conformalized jackknife+ 2)"}},
-		{"jackknife+ fails at a step", []interval.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.83}), cj, bon, ins},
-			audit.KindConformalJackknife, []string{"jackknife+ (coverage 83.0% at step 10)"}},
-		{"jackknife+ within its step tolerance", []interval.KindSummary{kindOf(audit.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.84}), cj, bon, ins},
-			audit.KindJackknife, []string{"Use jackknife+", "guaranteed at least 80% with exact re-training"}},
-		{"pooled just short", []interval.KindSummary{kindOf(audit.KindJackknife, 0.886, 1.8, nil), cj},
-			audit.KindConformalJackknife, []string{"jackknife+ (coverage 88.6%)"}},
-		{"none holds", []interval.KindSummary{jk, kindOf(audit.KindSplit, 0.87, 1.9, nil), ins},
+		{"split within its step tolerance", []interval.KindSummary{jk, cj, kindOf(interval.KindSplit, 0.905, 1.9, map[int]float64{2: 0.82}), bon, ins},
+			interval.KindSplit, []string{"Use split conformal", "narrowest of the kinds whose coverage holds (conformalized jackknife+ 2)"}},
+		{"jackknife+ fails at a step", []interval.KindSummary{kindOf(interval.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.83}), cj, bon, ins},
+			interval.KindConformalJackknife, []string{"jackknife+ (coverage 83.0% at step 10)"}},
+		{"jackknife+ within its step tolerance", []interval.KindSummary{kindOf(interval.KindJackknife, 0.9, 1.8, map[int]float64{9: 0.84}), cj, bon, ins},
+			interval.KindJackknife, []string{"Use jackknife+", "guaranteed at least 80% with exact re-training"}},
+		{"pooled just short", []interval.KindSummary{kindOf(interval.KindJackknife, 0.886, 1.8, nil), cj},
+			interval.KindConformalJackknife, []string{"jackknife+ (coverage 88.6%)"}},
+		{"none holds", []interval.KindSummary{jk, kindOf(interval.KindSplit, 0.87, 1.9, nil), ins},
 			"", []string{"No kind of interval reaches the 90% target on the test data; the closest is split conformal (coverage 87.0%)"}},
 	} {
 		r := calibrated(tc.kinds...)
@@ -91,9 +91,9 @@ func TestRecommendation(t *testing.T) {
 		t.Errorf("Bonferroni offered at joint coverage 85%%: %s", text)
 	}
 	// All-unbounded kinds are not recommended, and the text says why.
-	unb := kindOf(audit.KindSplit, 1, math.NaN(), nil)
+	unb := kindOf(interval.KindSplit, 1, math.NaN(), nil)
 	unb.Infinite = 2000
-	if got, text := recommendation(calibrated(jk, unb, kindOf(audit.KindJackknife, 0.9, 3, nil))); got != audit.KindJackknife || !strings.Contains(text, "Every split conformal interval is unbounded") {
+	if got, text := recommendation(calibrated(jk, unb, kindOf(interval.KindJackknife, 0.9, 3, nil))); got != interval.KindJackknife || !strings.Contains(text, "Every split conformal interval is unbounded") {
 		t.Errorf("with unbounded split conformal: %q, %s", got, text)
 	}
 }
@@ -107,7 +107,7 @@ func TestConformalReports(t *testing.T) {
 	r := fixture()
 	inf := math.Inf(1)
 	r.Conformal = &audit.Conformal{File: "cal<b>.csv", Sequences: 4, Values: 20,
-		Kinds: []interval.KindSummary{kindOf(audit.KindJackknife, 0.875, 3.25, nil), kindOf(audit.KindSplit, 0.9, 3, nil)},
+		Kinds: []interval.KindSummary{kindOf(interval.KindJackknife, 0.875, 3.25, nil), kindOf(interval.KindSplit, 0.9, 3, nil)},
 		Notes: []string{"few values"}}
 	for t := range 6 {
 		r.Conformal.Forecasts = append(r.Conformal.Forecasts, interval.ConformalForecast{Row: t, M: 4, HalfWidth: inf, Scale: inf, JackknifeCoverage: 0.75})

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // CSVHeader names the columns of WriteCSV, in order. The header is
@@ -123,7 +124,7 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 // guarantee, and the choice between them is the user's.
 func RecommendedKind(r *audit.Result) string {
 	if r.Conformal == nil {
-		return audit.KindJackknife
+		return interval.KindJackknife
 	}
 	kind, _ := recommendation(r)
 	return kind
@@ -136,17 +137,17 @@ func RecommendedKind(r *audit.Result) string {
 func KindLimits(st *audit.StepResult, kind string) (lower, upper float64, ok bool) {
 	c := st.Conformal
 	switch {
-	case kind == audit.KindJackknife:
+	case kind == interval.KindJackknife:
 		return st.Lower, st.Upper, true
-	case kind == audit.KindInSample:
+	case kind == interval.KindInSample:
 		return st.NaiveLower, st.NaiveUpper, true
 	case c == nil:
 		return math.NaN(), math.NaN(), false
-	case kind == audit.KindSplit:
+	case kind == interval.KindSplit:
 		return c.SplitLower, c.SplitUpper, true
-	case kind == audit.KindBonferroni:
+	case kind == interval.KindBonferroni:
 		return c.BonferroniLower, c.BonferroniUpper, true
-	case kind == audit.KindConformalJackknife:
+	case kind == interval.KindConformalJackknife:
 		return c.JackknifeLower, c.JackknifeUpper, true
 	}
 	return math.NaN(), math.NaN(), false

@@ -67,8 +67,8 @@ func TestCSVColumns(t *testing.T) {
 	t.Parallel()
 	plain := fixture()
 	cal := fixture()
-	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []interval.KindSummary{{Kind: audit.KindSplit}},
-		Recommendation: &audit.Recommendation{Kind: audit.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1)}}
+	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []interval.KindSummary{{Kind: interval.KindSplit}},
+		Recommendation: &audit.Recommendation{Kind: interval.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1)}}
 	for i := range cal.Sequences {
 		for k := range cal.Sequences[i].Steps {
 			st := &cal.Sequences[i].Steps[k]
@@ -81,7 +81,7 @@ func TestCSVColumns(t *testing.T) {
 		name string
 		r    *audit.Result
 		kind string
-	}{{"plain", plain, audit.KindJackknife}, {"calibrated", cal, audit.KindSplit}} {
+	}{{"plain", plain, interval.KindJackknife}, {"calibrated", cal, interval.KindSplit}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := WriteCSV(&b, tc.r, nil); err != nil {

@@ -6,6 +6,16 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
+// The kinds of interval an audit compares (KindSummary.Kind): the names
+// its results and reports give them.
+const (
+	KindJackknife          = "jackknife_plus"             // the influence jackknife+ (docs/design.md, section 5.4)
+	KindConformalJackknife = "conformal_jackknife_plus"   // jackknife+ scaled on the calibration set
+	KindSplit              = "split_conformal"            // prediction ± calibration quantile
+	KindBonferroni         = "split_conformal_bonferroni" // the same at alpha / L, for joint coverage
+	KindInSample           = "in_sample"                  // prediction ± quantile of training residuals
+)
+
 // KindSummary are the metrics of one kind of interval over labelled
 // values (docs/design.md, section 8): what a report shows to compare
 // kinds of interval on the same values. Per-step arrays are indexed by

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
@@ -324,10 +325,10 @@ func (s *Server) predictOrFail(w http.ResponseWriter, r *http.Request, d *blocks
 // answer is the body of a 200 answer for the result res.
 func (s *Server) answer(res *audit.Result) predictAnswer {
 	ans := predictAnswer{ModelSHA256: s.head.ModelSHA256, FormatVersion: s.head.Version, Alpha: res.Setting.Alpha,
-		Kinds: []string{audit.KindJackknife, audit.KindInSample}, Recommended: reports.RecommendedKind(res),
+		Kinds: []string{interval.KindJackknife, interval.KindInSample}, Recommended: reports.RecommendedKind(res),
 		Sequences: reports.JSONSequences(res)}
 	if res.Conformal != nil {
-		ans.Kinds = append(ans.Kinds, audit.KindSplit, audit.KindBonferroni, audit.KindConformalJackknife)
+		ans.Kinds = append(ans.Kinds, interval.KindSplit, interval.KindBonferroni, interval.KindConformalJackknife)
 	}
 	if res.Adaptive != nil {
 		ans.Kinds = append(ans.Kinds, adaptive.KindACI, adaptive.KindAgACI, adaptive.KindNexCP, adaptive.KindRolling)
