@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 )
 
 // Beyond summarises the forecasts of the evaluated sequences at steps
@@ -56,12 +58,12 @@ func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	return pts, nil
 }
 
-// fitCheck is the column and ridge check of a fit (FitCheck): the ridge
+// fitCheck is the column and ridge check of a fit (datacheck.FitCheck): the ridge
 // part from the total training gradient, except on the LowRank path,
 // which does not form it. total is that gradient when the influence
 // phase formed it (influence.total), else nil; fx are the model's
 // outputs on the training batches (trainOutputs).
-func fitCheck(ctx context.Context, p *problem, total []float64, fx trainOutputs) (*FitCheck, error) {
+func fitCheck(ctx context.Context, p *problem, total []float64, fx trainOutputs) (*datacheck.FitCheck, error) {
 	if solver, _ := p.solverName(); solver != LowRank && total == nil {
 		total = make([]float64, len(p.theta))
 		if _, err := p.objective(p.groups).Gradient(ctx, p.theta, total); err != nil {

@@ -67,36 +67,3 @@ func TestBeyondTraining(t *testing.T) {
 		t.Errorf("no beyond-training reason with count %d: %+v", beyond, res.Verdict.Reasons)
 	}
 }
-
-// TestFitAlternatives: the column check's alternatives reorder the
-// features and shift the targets as the flags they print would.
-func TestFitAlternatives(t *testing.T) {
-	g := fixtureModel(t, "gru_1l_bf")
-	d := randomData(t, "train", g, graph.BatchFirst, 3, 0, 4, 5, 1)
-	if len(d.Features) < 2 {
-		t.Skip("the fixture has one feature")
-	}
-	perm := []int{1, 0}
-	for i := 2; i < len(d.Features); i++ {
-		perm = append(perm, i)
-	}
-	p := permuted(d, perm)
-	if p.Features[0] != d.Features[1] || p.Seqs[0].X[2][0] != d.Seqs[0].X[2][1] || p.Seqs[0].X[2][1] != d.Seqs[0].X[2][0] {
-		t.Errorf("permuted: %v, row %v from %v", p.Features, p.Seqs[0].X[2], d.Seqs[0].X[2])
-	}
-	s := shifted(d, 1)
-	q := d.Seqs[0]
-	if s.Seqs[0].Y[0][0] != q.Y[1][0] || s.Seqs[0].Y[q.Len()-1] != nil || s.Shift != 1 {
-		t.Errorf("shift 1: row 0 target %v (want %v), last %v", s.Seqs[0].Y[0], q.Y[1], s.Seqs[0].Y[q.Len()-1])
-	}
-	back := shifted(s, 0)
-	if back.Seqs[0].Y[1][0] != q.Y[1][0] || back.Seqs[0].Y[0] != nil {
-		t.Errorf("shift 1 then 0: %v, %v", back.Seqs[0].Y[0], back.Seqs[0].Y[1])
-	}
-	if n := len(permutations(3)); n != 5 {
-		t.Errorf("permutations of 3: %d, want 5", n)
-	}
-	if n := len(permutations(6)); n != 16 {
-		t.Errorf("orders of 6 features tried: %d, want 15 exchanges and the reversed", n)
-	}
-}

@@ -17,8 +17,8 @@
 // package renders. The Result carries the audit's judgement as values
 // (verdict.go): Result.Verdict (a level and its reasons, each with its
 // figures), Conformal.Recommendation (the kind of interval to use), the
-// column and ridge check (Diagnostics.Fit, a FitCheck) and the damping sensitivity
-// (Diagnostics.DampingSensitivity); every threshold of that judgement is
+// column and ridge check (Diagnostics.Fit, a datacheck.FitCheck) and the
+// damping sensitivity (Diagnostics.DampingSensitivity); every threshold of that judgement is
 // a constant in policy.go, given once with its justification. The model must take one float input of features over
 // time (batch-first or time-first) and optionally one integer input of
 // sequence lengths, and give one forecast per step (possibly several

@@ -4,7 +4,7 @@ package audit
 // once, with what it rests on. A threshold here is a figure against which
 // a measured figure decides the verdict's level (Judge), raises a
 // warning, makes a kind of interval count as holding (hold), advises a
-// block scheme (SchemeAdvice), or sends the audit down another path
+// block scheme (datacheck.SchemeAdvice), or sends the audit down another path
 // (Auto's solver, the LowRank solver's shortcuts). The numerical settings
 // of the solvers (tolerances, iteration caps, memory bounds) stay with
 // their code: they decide how a figure is computed, not what it means.
@@ -21,7 +21,7 @@ const (
 	// alone does not tell a mistake from an ordinary model:
 	// benchmarks/trust measured 47 to 111 on correctly audited mini-batch
 	// Adam GRUs, 104 to 194 with swapped features or a forgotten shift;
-	// the column check (FitCheck) does.
+	// the column check (datacheck.FitCheck) does.
 	StationarityBound = 0.2
 
 	// DampingShare is the share by which the mean width may move when
@@ -84,7 +84,7 @@ const (
 	AutoExactMax = 3000
 
 	// DependenceLevel is the autocorrelation, under an AR(1)-like decay,
-	// that an advised block length should reach down to (SchemeAdvice:
+	// that an advised block length should reach down to (datacheck.SchemeAdvice:
 	// the K with |rho|^K at most DependenceLevel): the conventional 5% of
 	// a significance level, beyond which a block's values are nearly
 	// independent of the data outside it, as leave-one-block-out needs,
@@ -176,7 +176,7 @@ const (
 
 	// minCorrelation is the smallest |lag-1 autocorrelation| of the
 	// training residuals that counts as serial correlation however many
-	// pairs there are (SchemeAdvice.Correlated): below it an interval
+	// pairs there are (datacheck.SchemeAdvice.Correlated): below it an interval
 	// leaves out data whose errors are at most weakly tied to their
 	// neighbours'.
 	minCorrelation = 0.1

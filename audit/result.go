@@ -2,6 +2,7 @@ package audit
 
 import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 )
@@ -234,11 +235,11 @@ type Diagnostics struct {
 	// Fit checks the column mapping and the ridge against the training
 	// data (fit.go); DampingSensitivity is how much the intervals move
 	// with the damping (damping.go; nil without labelled data).
-	Fit                *FitCheck
+	Fit                *datacheck.FitCheck
 	DampingSensitivity *DampingSensitivity
 	// Scheme is the advice on the block scheme from the training data's
 	// shape and the serial correlation of its residuals (scheme.go).
-	Scheme *SchemeAdvice
+	Scheme *datacheck.SchemeAdvice
 }
 
 // InfluenceEntry is one block and the size of its influence.

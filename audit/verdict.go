@@ -74,8 +74,9 @@ const (
 	// SomeUnbounded: a share Figure above Bound (unboundedFair) (Fair).
 	SomeUnbounded ReasonCode = "some-unbounded"
 	// WrongColumns: the model fits its training data better under another
-	// column mapping (FitCheck.BestAlternative): training RMSE Ratio against Figure under
-	// the given one, below Bound (mappingGain) times it (Poor).
+	// column mapping (datacheck.FitCheck.BestAlternative): training RMSE
+	// Ratio against Figure under the given one, below Bound (mappingGain)
+	// times it (Poor).
 	WrongColumns ReasonCode = "wrong-columns"
 	// RidgeMismatch: the training gradient is explained better by the
 	// ridge Ratio than by the given one, Bound: with it the gradient is
@@ -178,7 +179,7 @@ func Judge(res *Result) Verdict {
 	if f := res.Diag.Fit; f != nil {
 		if b := f.BestAlternative(); b != nil && b.RMSE < mappingGain*f.RMSE {
 			add(Reason{Code: WrongColumns, Level: Poor, Figure: f.RMSE, Ratio: b.RMSE, Bound: mappingGain})
-		} else if f.RidgeMismatch() {
+		} else if ridgeMismatch(f) {
 			add(Reason{Code: RidgeMismatch, Level: Fair, Figure: f.FittedGradNorm / f.GradNorm, Bound: f.Ridge, Ratio: f.FittedRidge})
 		}
 	}

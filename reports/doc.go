@@ -99,7 +99,7 @@
 //	                leverage_estimate, leverage_rule ("in-sample" or
 //	                "per-block"), refined_blocks, refine_skipped and
 //	                refine_products (each absent when zero)
-//	  fit                   the column and ridge check (audit.FitCheck): {sequences,
+//	  fit                   the column and ridge check (datacheck.FitCheck): {sequences,
 //	                        rmse (training RMSE with the columns as given,
 //	                        to compare with the training log), alternatives
 //	                        [{flags, features, shift, rmse}] (the features

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 )
 
 // The JSON of the audit's judgement: the verdict with its reasons, the
@@ -52,7 +53,7 @@ type jsonAlternative struct {
 	RMSE     fnum     `json:"rmse"`
 }
 
-func jsonFitOf(f *audit.FitCheck) *jsonFit {
+func jsonFitOf(f *datacheck.FitCheck) *jsonFit {
 	if f == nil {
 		return nil
 	}

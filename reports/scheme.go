@@ -5,10 +5,11 @@ import (
 	"math"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 )
 
 // schemeText puts the audit's advice on the block scheme
-// (audit.SchemeAdvice) into words: which scheme fits the training data's
+// (datacheck.SchemeAdvice) into words: which scheme fits the training data's
 // shape and the serial correlation of its residuals, why, and what to
 // change when the scheme in use does not fit. "" without advice.
 func schemeText(r *audit.Result) string {
@@ -18,15 +19,15 @@ func schemeText(r *audit.Result) string {
 	}
 	var out string
 	switch a.Shape {
-	case audit.ShapeMany:
+	case datacheck.ShapeMany:
 		out = fmt.Sprintf("Block scheme: the training data are %s (median %s), so sequence blocks fit: each block is one whole sequence, the unit new data come in, whatever serial correlation a sequence's errors have stays inside its own block, and every step has a residual from each sequence.",
 			plural(a.Sequences, "sequence"), plural(a.MedianLength, "row"))
-	case audit.ShapeOne:
+	case datacheck.ShapeOne:
 		out = fmt.Sprintf("Block scheme: the training data are one sequence of %s, so interval blocks fit: they leave out stretches of time (nested blocks would delete the whole series with every block).",
 			plural(a.MaxLength, "row"))
 	default:
 		out = fmt.Sprintf("Block scheme: the training data are %s (median %s), too few to leave out one at a time (sequence blocks are advised from %d at alpha %s), so nested blocks fit, or interval blocks: they leave out stretches of time, nested blocks in one sequence at a time.",
-			plural(a.Sequences, "sequence"), plural(a.MedianLength, "row"), audit.ManySequences(r.Setting.Alpha), step(r.Setting.Alpha))
+			plural(a.Sequences, "sequence"), plural(a.MedianLength, "row"), datacheck.ManySequences(r.Setting.Alpha), step(r.Setting.Alpha))
 	}
 	out += " " + correlationText(a)
 	if !a.Fits {
@@ -37,14 +38,14 @@ func schemeText(r *audit.Result) string {
 
 // correlationText words the serial correlation of the training residuals
 // and, for interval and nested blocks, the block length it asks for.
-func correlationText(a *audit.SchemeAdvice) string {
+func correlationText(a *datacheck.SchemeAdvice) string {
 	switch {
 	case a.Pairs == 0 || math.IsNaN(a.Lag1):
 		return "No sequence has two consecutive forecasts, so the residuals' serial correlation is not measured."
 	case !a.Correlated:
 		return fmt.Sprintf("The training residuals show no serial correlation to speak of (lag-1 autocorrelation %s over %s).",
 			num(a.Lag1), plural(a.Pairs, "pair"))
-	case a.Shape == audit.ShapeMany:
+	case a.Shape == datacheck.ShapeMany:
 		return fmt.Sprintf("The training residuals are serially correlated (lag-1 autocorrelation %s over %s), which sequence blocks allow for.",
 			num(a.Lag1), plural(a.Pairs, "pair"))
 	}
@@ -53,7 +54,7 @@ func correlationText(a *audit.SchemeAdvice) string {
 }
 
 // mismatchText says what to change when the scheme in use does not fit.
-func mismatchText(a *audit.SchemeAdvice) string {
+func mismatchText(a *datacheck.SchemeAdvice) string {
 	used := a.Used + " blocks"
 	if a.UsedLength > 0 {
 		used = fmt.Sprintf("%s blocks of %s", a.Used, plural(a.UsedLength, "step"))
@@ -77,7 +78,7 @@ func schemeLine(r *audit.Result) string {
 	return schemeText(r)
 }
 
-// jsonScheme is the JSON form of audit.SchemeAdvice.
+// jsonScheme is the JSON form of datacheck.SchemeAdvice.
 type jsonScheme struct {
 	Sequences       int    `json:"sequences"`
 	MedianLength    int    `json:"median_length"`

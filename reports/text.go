@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
@@ -460,7 +461,7 @@ func hasReason(r *audit.Result, code audit.ReasonCode) bool {
 
 // alternativesText lists the alternatives' training RMSEs:
 // "0.52 with --features b,a --shift 1; 1.19 with --shift 0".
-func alternativesText(f *audit.FitCheck) string {
+func alternativesText(f *datacheck.FitCheck) string {
 	var parts []string
 	for _, a := range f.Alternatives {
 		parts = append(parts, fmt.Sprintf("%s with %s", num(a.RMSE), a.Flags()))

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 )
 
 func TestNumberFormats(t *testing.T) {
@@ -133,8 +134,8 @@ func TestVerdictReadsWidth(t *testing.T) {
 	}
 	r.Diag.Warnings = nil
 	r.Diag.Stationarity = 110
-	r.Diag.Fit = &audit.FitCheck{Sequences: 200, RMSE: 0.52, Ridge: 0.38, GradNorm: 3, FittedRidge: 0.4, FittedGradNorm: 2.9,
-		Alternatives: []audit.Alternative{{Features: []string{"b", "a"}, Shift: 1, RMSE: 6.4}, {Shift: 0, RMSE: 1.19}}}
+	r.Diag.Fit = &datacheck.FitCheck{Sequences: 200, RMSE: 0.52, Ridge: 0.38, GradNorm: 3, FittedRidge: 0.4, FittedGradNorm: 2.9,
+		Alternatives: []datacheck.Alternative{{Features: []string{"b", "a"}, Shift: 1, RMSE: 6.4}, {Shift: 0, RMSE: 1.19}}}
 	level, text = verdict(judged(r))
 	if level != "good" || strings.Contains(text, "stationary") {
 		t.Errorf("ordinary mini-batch model: %s, %q", level, text)
