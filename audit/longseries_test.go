@@ -50,7 +50,7 @@ func only(d *blocks.Dataset, id string) *blocks.Dataset {
 // one alone) get bounded intervals on a test period that continues them
 // (issue 23): the residuals are pooled across rows after a warm-up of
 // one block, where by position each row has four residuals (one), fewer
-// than the 9 that alpha 0.1 needs (MinResiduals), and every interval
+// than the 9 that alpha 0.1 needs (interval.MinResiduals), and every interval
 // was unbounded.
 func TestPooledLongSeries(t *testing.T) {
 	g, train, test := longSeries(t)
@@ -150,19 +150,6 @@ func TestContinuation(t *testing.T) {
 	st := res.Sequences[0].Steps[0]
 	if st.Row != 0 || math.Abs(st.Prediction-want[[2]string{"A", "400"}]) < 1e-6 {
 		t.Errorf("restarted: row %d prediction %g, want row 0 and a prediction from the zero state", st.Row, st.Prediction)
-	}
-}
-
-// TestMinResiduals: ceil((1-alpha)(m+1)) <= m from m = ceil(1/alpha) - 1
-// on, worked by hand at four levels.
-func TestMinResiduals(t *testing.T) {
-	for _, c := range []struct {
-		alpha float64
-		want  int
-	}{{0.1, 9}, {0.05, 19}, {0.2, 4}, {0.3, 3}} {
-		if got := audit.MinResiduals(c.alpha); got != c.want {
-			t.Errorf("MinResiduals(%g) = %d, want %d", c.alpha, got, c.want)
-		}
 	}
 }
 

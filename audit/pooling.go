@@ -2,10 +2,10 @@ package audit
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -47,21 +47,13 @@ func ParsePooling(s string) (Pooling, error) {
 	return "", fmt.Errorf("audit: unknown pooling %q: choose auto, position or rows", s)
 }
 
-// MinResiduals is the number of residuals a forecast needs for a bounded
-// jackknife+ interval at level alpha: ceil((1-alpha)(m+1)) <= m exactly
-// when m >= ceil(1/alpha) - 1 (9 at alpha 0.1, 19 at 0.05).
-func MinResiduals(alpha float64) int {
-	// The small tolerance keeps 1/0.1 = 10 from rounding up to 11.
-	return int(math.Ceil(1/alpha-1e-9)) - 1
-}
-
 // poolSequences is the number of training sequences below which PoolAuto
 // pools across rows with interval or nested blocks: 2 ceil(1/alpha) (20
 // at alpha 0.1). With fewer, a row's residuals (one per sequence) are
 // too few for a bounded interval or put its limit on the largest one or
 // two of them.
 func poolSequences(alpha float64) int {
-	return 2 * (MinResiduals(alpha) + 1)
+	return 2 * (interval.MinResiduals(alpha) + 1)
 }
 
 // resolvePooling decides the pooling of an audit and its warm-up rows

@@ -9,17 +9,18 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
 // tooFewResiduals says why intervals are unbounded for lack of
-// leave-one-out residuals: the rule (audit.MinResiduals), the fewest
+// leave-one-out residuals: the rule (interval.MinResiduals), the fewest
 // residuals an unbounded interval had, and the remedies.
 func tooFewResiduals(r *audit.Result) string {
 	alpha := r.Setting.Alpha
 	if s := r.Summary; s != nil && s.Alpha > 0 {
 		alpha = s.Alpha
 	}
-	need := audit.MinResiduals(alpha)
+	need := interval.MinResiduals(alpha)
 	fewest := -1
 	for _, q := range r.Sequences {
 		for _, st := range q.Steps {

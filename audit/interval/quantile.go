@@ -130,3 +130,13 @@ func UpperQuantile(alpha float64, v []float64) float64 {
 	w := slices.Clone(v)
 	return KthSmallest(w, k)
 }
+
+// MinResiduals is the number of residuals a forecast needs for a bounded
+// jackknife+ interval at level alpha (JackknifePlus): ceil((1-alpha)(m+1))
+// <= m exactly when m >= ceil(1/alpha) - 1 (9 at alpha 0.1, 19 at
+// 0.05), in closed form (MinValues applies the same rule, by search, to
+// calibration values).
+func MinResiduals(alpha float64) int {
+	// The small tolerance keeps 1/0.1 = 10 from rounding up to 11.
+	return int(math.Ceil(1/alpha-1e-9)) - 1
+}

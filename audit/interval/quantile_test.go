@@ -140,3 +140,16 @@ func TestKthSmallestInfinite(t *testing.T) {
 		t.Errorf("30th smallest %g, want +Inf", got)
 	}
 }
+
+// TestMinResiduals: ceil((1-alpha)(m+1)) <= m from m = ceil(1/alpha) - 1
+// on, worked by hand at four levels.
+func TestMinResiduals(t *testing.T) {
+	for _, c := range []struct {
+		alpha float64
+		want  int
+	}{{0.1, 9}, {0.05, 19}, {0.2, 4}, {0.3, 3}} {
+		if got := MinResiduals(c.alpha); got != c.want {
+			t.Errorf("MinResiduals(%g) = %d, want %d", c.alpha, got, c.want)
+		}
+	}
+}
