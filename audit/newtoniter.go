@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -147,7 +148,7 @@ func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence
 			continue
 		}
 		ts, J, AJ := block(k)
-		obj := &refitObjective{Objective: p.blockObjective(k), tilt: tilt}
+		obj := &refit.Objective{Objective: p.blockObjective(k), Tilt: tilt}
 		// precond applies (C - C_b)^-1, the block's Woodbury solve.
 		precond := func(g []float64) ([]float64, error) {
 			u := [][]float64{nil}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 
@@ -285,7 +286,7 @@ func stationaryProblem(t *testing.T, g *graph.Graph, train, test *blocks.Dataset
 	}
 	if theta == nil {
 		rf := &refitting{p: p, gradScale: 1e-7}
-		if rf.base, err = rf.hessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
+		if rf.base, err = refit.HessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
 			t.Fatal(err)
 		}
 		th, _, gn, _, err := rf.refit(t.Context(), -1, time.Time{})
@@ -412,7 +413,7 @@ func TestNewtonAgainstExactRetraining(t *testing.T) {
 			p, theta = stationaryProblem(t, g, train, test, opt, theta)
 			rf := &refitting{p: p, gradScale: 1e-7}
 			var err error
-			if rf.base, err = rf.hessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
+			if rf.base, err = refit.HessianEig(t.Context(), p.blockObjective(-1), p.theta); err != nil {
 				t.Fatal(err)
 			}
 			exact := make([][]float64, len(p.scheme.Blocks))

@@ -2,18 +2,15 @@ package audit
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/hvp"
-	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -24,7 +21,7 @@ import (
 type refitting struct {
 	p         *problem
 	gradScale float64 // Diagnostics.BlockGradMedian
-	base      *newtonEig
+	base      *refit.Eig
 	// tilt, when set, is the gradient of the full loss at theta_hat,
 	// subtracted from every block re-fit's gradient (see retrain).
 	tilt []float64
@@ -53,7 +50,7 @@ type refitting struct {
 // estimator's limit (newtoniter.go). The tilted objective can be
 // unbounded below, so small models' tilted re-fits solve for its
 // stationary point nearest theta_hat instead of minimising it
-// (rootNewton, retrainroot.go). Skipping the full re-fit
+// (refit.Root). Skipping the full re-fit
 // altogether would change the check of converged models, for which theta*
 // is the better reference. A re-fit that was never started because the
 // budget was spent is "not run" (0 iterations), apart from the re-fits
@@ -79,7 +76,7 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		// Newton re-fits start from the Hessian of the full loss at
 		// theta_hat: one eigendecomposition for all of them.
 		var err error
-		if rf.base, err = rf.hessianEig(ctx, p.blockObjective(-1), p.theta); err != nil {
+		if rf.base, err = refit.HessianEig(ctx, p.blockObjective(-1), p.theta); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -287,170 +284,20 @@ func (rf *refitting) tol() float64 {
 // the deadline (zero: none); converged says whether the final gradient
 // norm is below tol. Newton re-fits start from rf.base.
 func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
-	obj := &refitObjective{Objective: rf.p.blockObjective(b)}
+	obj := &refit.Objective{Objective: rf.p.blockObjective(b)}
 	if b >= 0 {
-		obj.tilt = rf.tilt
+		obj.Tilt = rf.tilt
 	}
+	s := refit.Settings{Start: rf.p.theta, GradScale: rf.gradScale, MaxIter: rf.p.retrainMaxIter(), Deadline: deadline, Base: rf.base}
 	switch {
-	case rf.base != nil && obj.tilt != nil:
-		theta, iters, gradNorm, err = rf.rootNewton(ctx, obj, deadline)
+	case rf.base != nil && obj.Tilt != nil:
+		theta, iters, gradNorm, err = refit.Root(ctx, obj, s)
 	case rf.base != nil:
-		theta, iters, gradNorm, err = rf.newton(ctx, obj, deadline)
+		theta, iters, gradNorm, err = refit.Newton(ctx, obj, s)
 	default:
-		theta, iters, gradNorm, err = rf.lbfgs(ctx, obj, deadline)
+		theta, iters, gradNorm, err = refit.LBFGS(ctx, obj, s)
 	}
 	return theta, iters, gradNorm, err == nil && gradNorm <= rf.tol(), err
-}
-
-// newtonEig is an eigendecomposition of a Hessian, the Newton matrix.
-type newtonEig struct {
-	vals []float64
-	vecs *mat.Dense
-}
-
-// hessianEig is the eigendecomposition of obj's Hessian at theta.
-func (rf *refitting) hessianEig(ctx context.Context, obj *hvp.Objective, theta []float64) (*newtonEig, error) {
-	h, err := obj.Dense(ctx, hvp.Hessian, theta)
-	if err != nil {
-		return nil, err
-	}
-	var e mat.EigenSym
-	if !e.Factorize(h, true) {
-		return nil, fmt.Errorf("audit: exact re-training: eigendecomposition failed")
-	}
-	ne := &newtonEig{vals: e.Values(nil), vecs: &mat.Dense{}}
-	e.VectorsTo(ne.vecs)
-	return ne, nil
-}
-
-// step returns -(|H| + mu I)^-1 g, a descent direction for any mu > 0.
-func (ne *newtonEig) step(g []float64, mu float64) []float64 {
-	P := len(g)
-	var t mat.VecDense
-	t.MulVec(ne.vecs.T(), mat.NewVecDense(P, g))
-	for i := 0; i < P; i++ {
-		t.SetVec(i, -t.AtVec(i)/(math.Abs(ne.vals[i])+mu))
-	}
-	var s mat.VecDense
-	s.MulVec(ne.vecs, &t)
-	return s.RawVector().Data
-}
-
-// newton minimises obj from theta_hat: Newton steps with |eigenvalues| +
-// mu (saddle-free, so always a descent direction) and backtracking, from
-// the Newton matrix rf.base; the Hessian is recomputed when the gradient
-// stops falling fast. It stops at a gradient norm of 1e-10 times the
-// typical block gradient, or when no step decreases the loss any more
-// (converged to rounding).
-func (rf *refitting) newton(ctx context.Context, obj *refitObjective, deadline time.Time) ([]float64, int, float64, error) {
-	theta := slices.Clone(rf.p.theta)
-	P := len(theta)
-	g := make([]float64, P)
-	tol := 1e-10 * math.Max(rf.gradScale, 1e-300)
-	ne := rf.base
-	mu := 1e-10 * math.Max(math.Abs(ne.vals[0]), math.Abs(ne.vals[P-1]))
-	loss, err := obj.Gradient(ctx, theta, g)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	it := 0
-	for ; it < rf.p.retrainMaxIter() && num.Norm(g) > tol && (deadline.IsZero() || time.Now().Before(deadline)); it++ {
-		s := ne.step(g, mu)
-		accepted := false
-		for a := 1.0; a > 1e-6; a /= 2 {
-			next := make([]float64, P)
-			for i := range next {
-				next[i] = theta[i] + a*s[i]
-			}
-			l, err := obj.Value(ctx, next)
-			if err != nil {
-				return nil, 0, 0, err
-			}
-			if l < loss {
-				theta, loss, accepted = next, l, true
-				break
-			}
-		}
-		if !accepted {
-			break // no decrease left: at the minimum to rounding
-		}
-		before := num.Norm(g)
-		if _, err := obj.Gradient(ctx, theta, g); err != nil {
-			return nil, 0, 0, err
-		}
-		if num.Norm(g) > 0.25*before && (deadline.IsZero() || time.Now().Before(deadline)) {
-			// Slow: the Newton matrix is stale; take the Hessian here
-			// (not past the deadline, where the loop ends anyway: on a
-			// model of 1,000 parameters it costs more than a step).
-			if ne, err = rf.hessianEig(ctx, obj.Objective, theta); err != nil {
-				return nil, 0, 0, err
-			}
-		}
-	}
-	return theta, it, num.Norm(g), nil
-}
-
-// lbfgs minimises obj from theta_hat with L-BFGS (large models).
-func (rf *refitting) lbfgs(ctx context.Context, obj *refitObjective, deadline time.Time) ([]float64, int, float64, error) {
-	var ferr error
-	grad := make([]float64, len(rf.p.theta))
-	scale := math.Max(rf.gradScale, 1e-12)
-	prob := optimize.Problem{
-		Func: func(x []float64) float64 {
-			v, err := obj.Value(ctx, x)
-			if err != nil && ferr == nil {
-				ferr = err
-			}
-			return v
-		},
-		Grad: func(g, x []float64) {
-			if _, err := obj.Gradient(ctx, x, g); err != nil && ferr == nil {
-				ferr = err
-			}
-		},
-	}
-	set := &optimize.Settings{GradientThreshold: 1e-9 * scale, MajorIterations: rf.p.retrainMaxIter(), Converger: &optimize.FunctionConverge{Absolute: 0, Relative: 0, Iterations: 200}}
-	if !deadline.IsZero() {
-		set.Runtime = max(time.Until(deadline), time.Millisecond)
-	}
-	res, err := optimize.Minimize(prob, slices.Clone(rf.p.theta), set, &optimize.LBFGS{Store: 30})
-	if ferr != nil {
-		return nil, 0, 0, ferr
-	}
-	if err != nil && res == nil {
-		return nil, 0, 0, errs.Wrapf(err, "audit: exact re-training: ")
-	}
-	if _, err := obj.Gradient(ctx, res.X, grad); err != nil {
-		return nil, 0, 0, err
-	}
-	return res.X, res.Stats.MajorIterations, num.Norm(grad), nil
-}
-
-// refitObjective is a re-fit's loss: the loss without a block, minus
-// tilt.theta when tilt is set (the tilted re-fits of retrain). The
-// Hessian is the Objective's: the tilt is linear.
-type refitObjective struct {
-	*hvp.Objective
-	tilt []float64
-}
-
-// Value is the loss minus tilt.theta.
-func (o *refitObjective) Value(ctx context.Context, theta []float64) (float64, error) {
-	v, err := o.Objective.Value(ctx, theta)
-	for i, t := range o.tilt {
-		v -= t * theta[i]
-	}
-	return v, err
-}
-
-// Gradient writes the gradient minus tilt into grad and returns Value.
-func (o *refitObjective) Gradient(ctx context.Context, theta, grad []float64) (float64, error) {
-	v, err := o.Objective.Gradient(ctx, theta, grad)
-	for i, t := range o.tilt {
-		v -= t * theta[i]
-		grad[i] -= t
-	}
-	return v, err
 }
 
 func sub(a, b []float64) []float64 {
