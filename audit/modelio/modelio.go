@@ -52,8 +52,8 @@ type Config struct {
 type Forecast struct{ T, H int }
 
 // IO maps sequences to the model's inputs and the model's forecast
-// output (its first) to forecasts (row t, horizon h) per sequence (DESIGN
-// section 1).
+// output (its first) to forecasts (row t, horizon h) per sequence
+// (docs/design.md, section 1).
 //
 // Every graph input is filled from the data: an integer input of rank 1
 // takes the sequence lengths; an input named in Config.Inputs takes those

@@ -1,7 +1,7 @@
 // Package refit re-fits a model's training loss from a start point: the
-// minimisers of audit's exact re-training. Newton takes saddle-free
-// Newton steps on a Hessian's eigendecomposition (small models), LBFGS
-// runs L-BFGS (large ones), and Root solves for the stationary point of
+// minimisers of audit's exact re-training (docs/design.md, section 9).
+// Newton takes saddle-free Newton steps on a Hessian's
+// eigendecomposition (small models), LBFGS runs L-BFGS (large ones), and Root solves for the stationary point of
 // a tilted loss nearest the start (Objective with Tilt), each under an
 // iteration cap and a deadline. Which blocks are re-fitted, from where,
 // and what the re-fits are compared with is audit's.
@@ -21,7 +21,7 @@
 // stationarity ratio 0.52, Hessian eigenvalues from -34 to 2.2e4) the
 // saddle-free Newton minimisation of three interval blocks ran to |theta|
 // of 1e3 to 3e6 with F_b at -1e4 to -3e6 and gradient norms of 1e4 to
-// 1e15, never converging (issue 23: cosines 0.37, 0.05, 0.00 against the
+// 1e15, never converging (cosines 0.37, 0.05, 0.00 against the
 // influence steps). What the influence estimate approximates, and what
 // the iterated Newton estimator converges to (audit's newtoniter.go), is the
 // stationary point of F_b nearest theta_hat: where grad L_-b(theta) =
