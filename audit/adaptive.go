@@ -226,10 +226,3 @@ func chainNames(p *problem, pts []point, chains []adaptive.Chain, pooled bool) [
 	}
 	return out
 }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

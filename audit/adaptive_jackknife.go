@@ -40,7 +40,7 @@ func (r *stepsRep) limitsAndSets(ctx context.Context, p *problem, pts []point) (
 	buf := make([]float64, preds.blocks())
 	sets := func(i int) ([]float64, []float64) {
 		es, skip := entries.at(pts[i], p.self)
-		vm, vp := jackknifeValues(es, preds.point(i, buf), skip, nil, nil, nil)
+		vm, vp := interval.JackknifeValues(es, preds.point(i, buf), skip, nil, nil, nil)
 		interval.InfForNaN(vm, vp)
 		slices.Sort(vm)
 		slices.Sort(vp)

@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
@@ -240,7 +241,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		for _, fc := range sortedForecasts(r.loo.entries) {
 			e := fitEntries{T: fc.T, H: fc.H}
 			for _, en := range r.loo.entries[fc] {
-				e.Blk, e.Seq, e.R = append(e.Blk, en.blk), append(e.Seq, en.seq), append(e.R, en.r)
+				e.Blk, e.Seq, e.R = append(e.Blk, en.Blk), append(e.Seq, en.Seq), append(e.R, en.R)
 			}
 			b.Entries = append(b.Entries, e)
 		}
@@ -420,17 +421,17 @@ func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
 	for k, d := range b.Delta {
 		f.inf.delta[k] = d
 	}
-	loo := &looResiduals{entries: map[forecast][]entry{}}
+	loo := &looResiduals{entries: map[forecast][]interval.Residual{}}
 	for _, e := range b.Entries {
 		if len(e.Blk) != len(e.R) || len(e.Seq) != len(e.R) {
 			return errors.New("audit: load: residual lists of unequal lengths: the file is damaged")
 		}
-		es := make([]entry, len(e.R))
+		es := make([]interval.Residual, len(e.R))
 		for i := range es {
 			if e.Blk[i] < 0 || e.Blk[i] >= h.Blocks {
 				return fmt.Errorf("audit: load: a residual of block %d of %d: the file is damaged", e.Blk[i], h.Blocks)
 			}
-			es[i] = entry{blk: e.Blk[i], seq: e.Seq[i], r: e.R[i]}
+			es[i] = interval.Residual{Blk: e.Blk[i], Seq: e.Seq[i], R: e.R[i]}
 		}
 		loo.entries[forecast{T: e.T, H: e.H}] = es
 	}

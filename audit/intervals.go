@@ -26,27 +26,7 @@ type limits struct {
 	m        []int
 }
 
-// jackknifeValues returns the sets V- = {pred[b] - r} and V+ = {pred[b] +
-// r} of the point whose residual entries are es and whose perturbed
-// predictions are pred (pred[b] the prediction of block b's model),
-// leaving out the entries skip drops and those of blocks keep rejects
-// (keep nil: none), in vm and vp (scratch space, reused). They are the
-// values interval.JackknifePlus takes the limits of (docs/design.md,
-// section 5.4).
-func jackknifeValues(es []entry, pred []float64, skip skipRule, keep func(blk int) bool, vm, vp []float64) ([]float64, []float64) {
-	vm, vp = vm[:0], vp[:0]
-	for _, e := range es {
-		if skip.drops(e) || (keep != nil && !keep(e.blk)) {
-			continue
-		}
-		f := pred[e.blk]
-		vm = append(vm, f-e.r)
-		vp = append(vp, f+e.r)
-	}
-	return vm, vp
-}
-
-// jackknifeLimits computes the jackknife+ limits (jackknifeValues and
+// jackknifeLimits computes the jackknife+ limits (interval.JackknifeValues and
 // interval.JackknifePlus) of the
 // points pts, whose perturbed predictions are preds.point(off+p), from the
 // residual sets; self leaves out a point's own training sequence, or
@@ -77,10 +57,11 @@ func scanLimits(ctx context.Context, workers int, alpha float64, pts []point, of
 
 // scanCounts is scanLimits with, for the curve, the coverage counts of
 // the labelled points per range of points (nil without curve), to be
-// added by curveOf. sel (nil: one made for these points) is the banded
-// selection of the points' limits where preds is a whole predMatrix and
-// keep is nil; elsewhere every value is formed and selected.
-func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool, sel *selector) (limits, [][]int) {
+// added by curveOf. sel (nil: one made for these points, newSelector) is
+// the banded selection of the points' limits (interval.Scratch.Banded)
+// where preds is a whole predMatrix and keep is nil; elsewhere every
+// value is formed and selected (interval.Scratch.Plain).
+func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, off int, preds perturbed, entries *residualSets, self bool, keep func(blk int) bool, curve bool, sel *interval.Selector) (limits, [][]int) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
 	pm, banded := preds.(predMatrix)
@@ -94,10 +75,11 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 	// Ranges of points small enough that every worker has a few.
 	chunk := min(256, max(16, n/(4*max(1, workers))))
 	chunks := (n + chunk - 1) / chunk
-	buf := make([]selectScratch, workers)
+	buf := make([]interval.Scratch, workers)
 	if banded {
-		buf = sel.scratch
+		buf = sel.Scratch()
 	}
+	nb := preds.blocks()
 	// Counts per chunk, added afterwards: integers, so the curve does not
 	// depend on the order.
 	counts := make([][]int, chunks)
@@ -106,14 +88,10 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 		p0, p1 := c*chunk, min(n, (c+1)*chunk)
 		// The spread of the range's points, unless sel has that of
 		// all of them.
-		var sp *predSpread
+		var sp *interval.Spread
 		at := 0 // sp's index of point 0
 		if banded {
-			sp = &sel.spread
-			if len(sp.fmin) != n {
-				s.spread.rows(pm, off+p0, off+p1)
-				sp, at = &s.spread, p0
-			}
+			sp, at = s.Spread(sel, pm, n, off, p0, p1)
 		}
 		hits := make([]int, len(calibrationAlphas))
 		for p := p0; p < p1; p++ {
@@ -123,27 +101,17 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 			if curve && pt.has {
 				h = hits
 			}
-			if j := p - at; banded && skip == noSkip && sp.usable(j) {
-				if se := sel.of(es); se != nil {
-					lo, up, m, ok := s.banded(alpha, se, pm, off+p, sp.fmin[j], sp.fmax[j], pt.y, h)
+			if j := p - at; banded && skip == noSkip && sp.Usable(j) {
+				if se := sel.Sorted(es); se != nil {
+					lo, up, m, ok := s.Banded(calibrationAlphas, alpha, se, pm, off+p, sp, j, pt.y, h)
 					if ok {
 						l.lo[p], l.up[p], l.m[p] = lo, up, m
 						continue
 					}
 				}
 			}
-			if s.pred == nil {
-				s.pred = make([]float64, preds.blocks())
-			}
-			preds.point(off+p, s.pred)
-			s.vm, s.vp = jackknifeValues(es, s.pred, skip, keep, s.vm, s.vp)
-			if h != nil {
-				// Before interval.JackknifePlus, which reorders the
-				// values and maps NaN to infinities.
-				interval.CountCovered(calibrationAlphas, pt.y, s.vm, s.vp, h)
-			}
-			l.lo[p], l.up[p] = interval.JackknifePlus(alpha, s.vm, s.vp)
-			l.m[p] = len(s.vp)
+			pred := preds.point(off+p, s.Pred(nb))
+			l.lo[p], l.up[p], l.m[p] = s.Plain(calibrationAlphas, alpha, es, pred, skip, keep, pt.y, h)
 		}
 		counts[c] = hits
 		return nil
@@ -152,6 +120,18 @@ func scanCounts(ctx context.Context, workers int, alpha float64, pts []point, of
 		return l, nil
 	}
 	return l, counts
+}
+
+// newSelector prepares banded selection at the points pts (residual sets
+// entries, self as in residualSets.at) on up to workers goroutines: the
+// residual set of every point is sorted once (interval.Selector.Add).
+func newSelector(pts []point, entries *residualSets, self bool, workers int) *interval.Selector {
+	s := interval.NewSelector(workers)
+	for _, pt := range pts {
+		es, _ := entries.at(pt, self)
+		s.Add(es)
+	}
+	return s
 }
 
 // curveOf is the calibration curve over calibrationAlphas from per-chunk

@@ -21,7 +21,7 @@ import (
 //	V- = pred - r = 9.5 9.4 9.6 8.1 9.3, sorted 8.1 9.3 9.4 9.5 9.6
 //	V+ = pred + r = 10.5 11.4 10.0 12.1 9.9, sorted 9.9 10.0 10.5 11.4 12.1
 var (
-	fiveEntries = []entry{{0, 0, 0.5}, {1, 1, 1.0}, {2, 2, 0.2}, {3, 3, 2.0}, {4, 4, 0.3}}
+	fiveEntries = []interval.Residual{{Blk: 0, Seq: 0, R: 0.5}, {Blk: 1, Seq: 1, R: 1.0}, {Blk: 2, Seq: 2, R: 0.2}, {Blk: 3, Seq: 3, R: 2.0}, {Blk: 4, Seq: 4, R: 0.3}}
 	fivePreds   = []float64{10.0, 10.4, 9.8, 10.1, 9.6}
 )
 
@@ -74,8 +74,8 @@ func TestJackknifeAt(t *testing.T) {
 // floor(alpha(m+1))-th smallest of V- (-Inf below 1), up the
 // ceil((1-alpha)(m+1))-th smallest of V+ (+Inf above m). vm and vp are
 // scratch space, returned for reuse.
-func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
-	vm, vp = jackknifeValues(es, pred, skipRule{seq: skipSeq, blk: -1}, keep, vm, vp)
+func jackknifeAt(alpha float64, es []interval.Residual, pred []float64, skipSeq int, keep func(blk int) bool, vm, vp []float64) (lo, up float64, m int, vm2, vp2 []float64) {
+	vm, vp = interval.JackknifeValues(es, pred, interval.Skip{Seq: skipSeq, Blk: -1}, keep, vm, vp)
 	lo, up = interval.JackknifePlus(alpha, vm, vp)
 	return lo, up, len(vp), vm, vp
 }
@@ -83,8 +83,8 @@ func jackknifeAt(alpha float64, es []entry, pred []float64, skipSeq int, keep fu
 // coveredAt adds to hits[a] one for every level alphas[a] whose
 // jackknife+ interval at a point (entries es, block predictions pred,
 // leaving out what skip drops) covers y (interval.CountCovered).
-func coveredAt(alphas []float64, y float64, es []entry, pred []float64, skip skipRule, hits []int) {
-	vm, vp := jackknifeValues(es, pred, skip, nil, nil, nil)
+func coveredAt(alphas []float64, y float64, es []interval.Residual, pred []float64, skip interval.Skip, hits []int) {
+	vm, vp := interval.JackknifeValues(es, pred, skip, nil, nil, nil)
 	interval.CountCovered(alphas, y, vm, vp, hits)
 }
 
@@ -134,7 +134,7 @@ func near(a, b float64) bool {
 func TestJackknifeLimits(t *testing.T) {
 	t.Parallel()
 	f := forecast{T: 0}
-	entries := map[forecast][]entry{f: fiveEntries}
+	entries := map[forecast][]interval.Residual{f: fiveEntries}
 	// Columns: an unused one (off = 1), the five-block point, the same
 	// shifted by +1.
 	preds := make(predMatrix, 5)
@@ -243,7 +243,7 @@ func TestSummarize(t *testing.T) {
 func TestCalibrationCurveByHand(t *testing.T) {
 	t.Parallel()
 	f := forecast{T: 0}
-	entries := map[forecast][]entry{f: fiveEntries}
+	entries := map[forecast][]interval.Residual{f: fiveEntries}
 	ys := []float64{11, 12, 9}
 	for _, c := range []struct {
 		y    float64
@@ -339,11 +339,11 @@ func TestLimitsAndCurve(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const nb, np = 40, 600
 	fs := []forecast{{T: 0}, {T: 1, H: 1}}
-	entries := map[forecast][]entry{}
+	entries := map[forecast][]interval.Residual{}
 	for b := 0; b < nb; b++ {
 		for j, f := range fs {
 			if (b+j)%7 != 0 {
-				entries[f] = append(entries[f], entry{blk: b, seq: b, r: math.Abs(r.NormFloat64())})
+				entries[f] = append(entries[f], interval.Residual{Blk: b, Seq: b, R: math.Abs(r.NormFloat64())})
 			}
 		}
 	}
@@ -362,11 +362,11 @@ func TestLimitsAndCurve(t *testing.T) {
 	brute := func(p int, alpha float64, self bool) (lo, up float64, m int) {
 		var vm, vp []float64
 		for _, e := range entries[pts[p].f] {
-			if self && e.seq == pts[p].seq {
+			if self && e.Seq == pts[p].seq {
 				continue
 			}
-			vm = append(vm, preds[e.blk][p]-e.r)
-			vp = append(vp, preds[e.blk][p]+e.r)
+			vm = append(vm, preds[e.Blk][p]-e.R)
+			vp = append(vp, preds[e.Blk][p]+e.R)
 		}
 		lo, up = interval.JackknifePlus(alpha, vm, vp)
 		return lo, up, len(vp)

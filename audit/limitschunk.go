@@ -50,7 +50,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 	ws := newStates(p.workers)
 	sel := newSelector(pts, entries, self, p.workers)
 	ths := make([][]float64, p.workers)
-	spreads := make([]predSpread, p.workers)
+	spreads := make([]interval.Spread, p.workers)
 	for w := range ths {
 		ths[w] = make([]float64, len(p.theta))
 	}
@@ -67,7 +67,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 			preds[b] = buf[b*np : (b+1)*np]
 		}
 		for w := range spreads {
-			spreads[w].reset(np)
+			spreads[w].Reset(np)
 		}
 		err := par.For(ctx, nb, p.workers, func(w, b int) error {
 			th := ths[w]
@@ -78,7 +78,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 				return err
 			}
 			c.g.do(preds[b], outs[0].F)
-			spreads[w].add(preds[b])
+			spreads[w].Add(preds[b])
 			if p.opt.Progress != nil {
 				mu.Lock()
 				done++
@@ -90,7 +90,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		if err != nil {
 			return l, nil, err
 		}
-		sel.merge(spreads)
+		sel.Merge(spreads)
 		local = local[:0]
 		for _, i := range c.idx {
 			local = append(local, pts[i])

@@ -94,32 +94,26 @@ func resolvePooling(o *Options, s *blocks.Scheme, train *blocks.Dataset) (Poolin
 // entries a self-audit leaves out: by position (DESIGN section 5), or
 // pooled across rows from warmup on (PoolRows).
 type residualSets struct {
-	byF    map[forecast][]entry
+	byF    map[forecast][]interval.Residual
 	warmup int
-	pooled map[int][]entry // by horizon; nil: by position
+	pooled map[int][]interval.Residual // by horizon; nil: by position
 	// own is the block whose evaluation region holds a point of the
 	// training set (pooled self-audits).
 	own func(pt point) int
 }
 
-// skipRule names the entries a point's interval leaves out: those of
-// training sequence seq and those of block blk (-1: none).
-type skipRule struct{ seq, blk int }
-
-func (s skipRule) drops(e entry) bool { return e.seq == s.seq || e.blk == s.blk }
-
 // noSkip leaves out nothing.
-var noSkip = skipRule{-1, -1}
+var noSkip = interval.Skip{Seq: -1, Blk: -1}
 
 // byPosition is the residual sets of DESIGN section 5: by forecast.
-func byPosition(m map[forecast][]entry) *residualSets {
+func byPosition(m map[forecast][]interval.Residual) *residualSets {
 	return &residualSets{byF: m}
 }
 
 // at returns the entries of point pt and what its interval leaves out:
 // in a self-audit (self) by position (and in the warm-up rows) its own
 // sequence's entries, pooled the entries of its own block.
-func (r *residualSets) at(pt point, self bool) ([]entry, skipRule) {
+func (r *residualSets) at(pt point, self bool) ([]interval.Residual, interval.Skip) {
 	es, pooled := r.byF[pt.f], r.pooled != nil && pt.f.T >= r.warmup
 	if pooled {
 		es = r.pooled[pt.f.H]
@@ -128,20 +122,20 @@ func (r *residualSets) at(pt point, self bool) ([]entry, skipRule) {
 	case !self:
 		return es, noSkip
 	case pooled && r.own != nil:
-		return es, skipRule{seq: -1, blk: r.own(pt)}
+		return es, interval.Skip{Seq: -1, Blk: r.own(pt)}
 	}
-	return es, skipRule{seq: pt.seq, blk: -1}
+	return es, interval.Skip{Seq: pt.seq, Blk: -1}
 }
 
 // sets returns the residual sets of the leave-one-block-out residuals
 // byF under p's pooling (p.opt.Pooling, resolved by prepare).
-func (p *problem) sets(byF map[forecast][]entry) *residualSets {
+func (p *problem) sets(byF map[forecast][]interval.Residual) *residualSets {
 	r := byPosition(byF)
 	if p.opt.Pooling != PoolRows {
 		return r
 	}
 	r.warmup = p.opt.Warmup
-	r.pooled = map[int][]entry{}
+	r.pooled = map[int][]interval.Residual{}
 	for _, f := range sortedForecasts(byF) {
 		if f.T >= r.warmup {
 			r.pooled[f.H] = append(r.pooled[f.H], byF[f]...)

@@ -33,20 +33,12 @@ func newStates(n int) []states {
 	return ws
 }
 
-// entry is one leave-one-block-out residual: of training sequence seq,
-// for block blk.
-type entry struct {
-	blk int
-	seq int
-	r   float64
-}
-
 // looResiduals are the residual phase's output: the leave-one-block-out
 // residuals by forecast (row, horizon), the sets V± of DESIGN section 5,
 // and per block the mean |f(x; theta_-b) - f(x; theta_hat)| over its
 // evaluation region.
 type looResiduals struct {
-	entries map[forecast][]entry
+	entries map[forecast][]interval.Residual
 	shift   []float64
 }
 
@@ -95,7 +87,7 @@ func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*o
 			// block's terms in its evaluation region.
 			ob := own[k]
 			for a, t := range ob.terms {
-				res.entries = append(res.entries, entry{blk: k, seq: t.seq, r: ob.res[a]})
+				res.entries = append(res.entries, interval.Residual{Blk: k, Seq: t.seq, R: ob.res[a]})
 				res.keys = append(res.keys, t.f)
 				res.shift += ob.shift[a]
 				res.count++
@@ -120,9 +112,9 @@ func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*o
 			count[f]++
 		}
 	}
-	out := &looResiduals{entries: make(map[forecast][]entry, len(count)), shift: make([]float64, len(bl))}
+	out := &looResiduals{entries: make(map[forecast][]interval.Residual, len(count)), shift: make([]float64, len(bl))}
 	for f, c := range count {
-		out.entries[f] = make([]entry, 0, c)
+		out.entries[f] = make([]interval.Residual, 0, c)
 	}
 	for k, res := range results {
 		for j, e := range res.entries {
@@ -138,7 +130,7 @@ func blockResiduals(ctx context.Context, p *problem, delta [][]float64, own []*o
 // blockRes are one block's residual entries, their forecasts, and the sum
 // and count of its prediction shifts.
 type blockRes struct {
-	entries []entry
+	entries []interval.Residual
 	keys    []forecast
 	shift   float64
 	count   int
@@ -153,7 +145,7 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 		for _, sp := range region {
 			n += len(p.io.Forecasts(p.parts[partOf[sp.Seq]].T))
 		}
-		res.entries, res.keys = make([]entry, 0, n), make([]forecast, 0, n)
+		res.entries, res.keys = make([]interval.Residual, 0, n), make([]forecast, 0, n)
 	}
 	for _, sp := range region {
 		pi := partOf[sp.Seq]
@@ -169,7 +161,7 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 				continue
 			}
 			y := outs[0].F[q]
-			res.entries = append(res.entries, entry{blk: k, seq: sp.Seq, r: math.Abs(gr.target[q] - y)})
+			res.entries = append(res.entries, interval.Residual{Blk: k, Seq: sp.Seq, R: math.Abs(gr.target[q] - y)})
 			res.keys = append(res.keys, f)
 			res.shift += math.Abs(y - base[pi][q])
 			res.count++

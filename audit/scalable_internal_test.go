@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"gonum.org/v1/gonum/mat"
@@ -87,7 +88,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 	for pi, gr := range p.parts {
 		partOf[gr.seqs[0]] = pi
 	}
-	entries := map[forecast][]entry{}
+	entries := map[forecast][]interval.Residual{}
 	preds := make(predMatrix, len(p.scheme.Blocks))
 	for k, b := range p.scheme.Blocks {
 		var own []float64
@@ -104,7 +105,7 @@ func linearReference(t *testing.T, g *graph.Graph, train, test *blocks.Dataset, 
 			default:
 				r = math.Abs(tm.y - tm.fx - own[p.io.Index(1, p.parts[partOf[b.Seq]].T, 0, tm.f.T, tm.f.H)])
 			}
-			entries[tm.f] = append(entries[tm.f], entry{blk: k, seq: b.Seq, r: r})
+			entries[tm.f] = append(entries[tm.f], interval.Residual{Blk: k, Seq: b.Seq, R: r})
 		}
 		preds[k] = make([]float64, len(ev.test))
 		for gi, gr := range p.evalGroups {

@@ -26,7 +26,7 @@ func sortedRank(v []float64, k int, neg bool) float64 {
 
 // TestBandedLimits: scanCounts' banded selection gives every point the
 // jackknife+ limits of a full sort of its values and, bit for bit, those
-// of the plain path (jackknifeValues, jackknifePlus), and the coverage
+// of the plain path (interval.JackknifeValues, interval.JackknifePlus), and the coverage
 // counts of countCovered, on residual sets and predictions made to meet
 // its edge cases: predictions spread from none to far more than the
 // residuals, outlying blocks, ties among residuals and at the target,
@@ -42,18 +42,18 @@ func TestBandedLimits(t *testing.T) {
 		self := trial%7 == 3
 		// Residual sets of four forecasts; the first has ties, the second
 		// a NaN residual when trial is odd.
-		byF := map[forecast][]entry{}
+		byF := map[forecast][]interval.Residual{}
 		for f := range 4 {
-			es := make([]entry, nb)
+			es := make([]interval.Residual, nb)
 			for b := range es {
 				v := math.Abs(r.NormFloat64())
 				if f == 0 {
 					v = float64(max(0, r.IntN(5)-2)) / 4 // 60% zeros
 				}
-				es[b] = entry{blk: b, seq: b, r: v}
+				es[b] = interval.Residual{Blk: b, Seq: b, R: v}
 			}
 			if f == 1 && trial%2 == 1 {
-				es[r.IntN(nb)].r = math.NaN()
+				es[r.IntN(nb)].R = math.NaN()
 			}
 			byF[forecast{T: f}] = es
 		}
@@ -79,7 +79,7 @@ func TestBandedLimits(t *testing.T) {
 			case 1:
 				// Values exactly zero: the prediction equals a residual.
 				for b := range preds {
-					preds[b][p] = es[b].r
+					preds[b][p] = es[b].R
 				}
 			case 2:
 				preds[r.IntN(nb)][p] = math.NaN()
@@ -88,10 +88,10 @@ func TestBandedLimits(t *testing.T) {
 			case 4:
 				// The target ties values.
 				b := r.IntN(nb)
-				pts[p].y = preds[b][p] + es[b].r
+				pts[p].y = preds[b][p] + es[b].R
 			case 5:
 				b := r.IntN(nb)
-				pts[p].y = preds[b][p] - es[b].r
+				pts[p].y = preds[b][p] - es[b].R
 			case 6, 7:
 				// Zeros of both signs: -0 - 0 is -0, +0 - 0 is +0.
 				for b := range preds {
@@ -111,7 +111,7 @@ func TestBandedLimits(t *testing.T) {
 		pred := make([]float64, nb)
 		for p, pt := range pts {
 			es, skip := entries.at(pt, self)
-			vm, vp := jackknifeValues(es, preds.point(p, pred), skip, nil, nil, nil)
+			vm, vp := interval.JackknifeValues(es, preds.point(p, pred), skip, nil, nil, nil)
 			if pt.has {
 				interval.CountCovered(calibrationAlphas, pt.y, vm, vp, want)
 			}
@@ -134,38 +134,5 @@ func TestBandedLimits(t *testing.T) {
 		if !slices.Equal(hits, want) {
 			t.Fatalf("%s: coverage counts %v, want %v", name, hits, want)
 		}
-	}
-}
-
-// TestBandedLimitsTakesBand: at the points of TestBandedLimits' kind with
-// a small spread, the banded path settles the limits (it does not fall
-// back to the plain path), so that the test above exercises it.
-func TestBandedLimitsTakesBand(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const nb = 500
-	es := make([]entry, nb)
-	preds := make(predMatrix, nb)
-	for b := range es {
-		es[b] = entry{blk: b, seq: b, r: math.Abs(r.NormFloat64())}
-		preds[b] = []float64{1 + 1e-3*r.NormFloat64()}
-	}
-	var sp predSpread
-	sp.rows(preds, 0, 1)
-	if !sp.usable(0) {
-		t.Fatalf("spread [%v, %v] (NaN %v) not usable", sp.fmin[0], sp.fmax[0], sp.nan[0])
-	}
-	var sc selectScratch
-	hits := make([]int, len(calibrationAlphas))
-	lo, up, m, ok := sc.banded(0.1, sortEntries(es), preds, 0, sp.fmin[0], sp.fmax[0], 1.5, hits)
-	if !ok {
-		t.Fatal("banded selection fell back to the plain path")
-	}
-	if len(sc.cand) > nb/4 {
-		t.Errorf("%d candidates of %d", len(sc.cand), nb)
-	}
-	vm, vp := jackknifeValues(es, preds.point(0, make([]float64, nb)), noSkip, nil, nil, nil)
-	wlo, wup := sortedRank(vm, interval.LowerRank(0.1, nb), true), sortedRank(vp, interval.UpperRank(0.1, nb), false)
-	if lo != wlo || up != wup || m != nb {
-		t.Errorf("[%v, %v] of %d, want [%v, %v] of %d", lo, up, m, wlo, wup, nb)
 	}
 }
