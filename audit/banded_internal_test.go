@@ -136,3 +136,45 @@ func TestBandedLimits(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSelectPaper is the limits phase's selection alone at the
+// paper's scale (1000 blocks, 10,000 points over 10 forecasts, the
+// blocks' predictions spread over a few residual spacings) from a whole
+// predMatrix, with the calibration curve: banded, and plain (a
+// self-audit, whose points leave their own sequence out).
+func BenchmarkSelectPaper(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const nb, np, nf = 1000, 10000, 10
+	byF := map[forecast][]interval.Residual{}
+	for f := range nf {
+		es := make([]interval.Residual, nb)
+		for k := range es {
+			es[k] = interval.Residual{Blk: k, Seq: k, R: math.Abs(r.NormFloat64())}
+		}
+		byF[forecast{T: f}] = es
+	}
+	entries := byPosition(byF)
+	pts := make([]point, np)
+	preds := make(predMatrix, nb)
+	for k := range preds {
+		preds[k] = make([]float64, np)
+	}
+	for p := range pts {
+		F := r.NormFloat64()
+		pts[p] = point{seq: r.IntN(nb), f: forecast{T: p % nf}, pred: F, y: F + r.NormFloat64(), has: true}
+		for k := range preds {
+			preds[k][p] = F + 1e-2*r.NormFloat64()
+		}
+	}
+	for _, self := range []bool{false, true} {
+		name := "banded"
+		if self {
+			name = "plain"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				scanCounts(b.Context(), 2, 0.1, pts, 0, preds, entries, self, nil, true, nil)
+			}
+		})
+	}
+}
