@@ -1,17 +1,13 @@
 package audit
 
 import (
-	"bufio"
-	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
@@ -21,92 +17,12 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// FormatVersion is the version of the fitted-audit artifact that Save
-// writes and Load reads. The artifact is:
-//
-//	magic     the 14 bytes "rnnaudit-fit\r\n"
-//	version   uint32, little-endian
-//	length    uint32, little-endian: the header's length in bytes
-//	header    JSON (ArtifactHeader): the model's SHA-256 and path, the
-//	          model output, inputs and horizons the fit read the model
-//	          with, the parameter pattern, the layout, the training file's
-//	          id, time, feature and target columns and shift, the solver,
-//	          the representation of the leave-one-block-out models, the
-//	          number of blocks and parameters (and the rank)
-//	body      a Go gob of the fit (fitBody): the options after defaults,
-//	          the description of model and setting, the diagnostics and
-//	          warnings of the influence phase, the in-sample residuals by
-//	          forecast, the calibration points (forecast, prediction,
-//	          target) with their jackknife+ limits, and the
-//	          leave-one-block-out models:
-//	          representation "steps" (the exact, dual, CG and LiSSA
-//	          solvers): per block its step in parameter space (P float64)
-//	          and the leave-one-block-out residuals by forecast (block,
-//	          sequence, residual);
-//	          representation "low-rank" (the LowRank solver): the factor's
-//	          k×P orthonormal rows, per block its step's k coordinates in
-//	          them and its own leave-out residuals by forecast slot (the
-//	          table.BlockTable), the forecast (row, horizon) of each slot, and
-//	          per block its mean own prediction shift;
-//	          unless the fit was made with Options.Restart, the training
-//	          sequences' ids, steps and input rows (fitContext: no
-//	          targets), from which Predict continues a new sequence that
-//	          follows a training sequence in time (blocks.Continue).
-//	          The float64 arrays (steps, residuals, basis, table,
-//	          training rows) are left empty in the gob; their lengths
-//	          are the body's Lens.
-//	raw       the float64 arrays, little-endian, one after another in
-//	          the order of fitBody.arrays (artifactraw.go).
-//
-// A reader that knows the version can read the header without Go; the
-// body is for Load. Any change to either is a new version. Versions 1
-// (gzip-compressed body, steps only, no output selection), 2 (gob's own
-// float encoding) and 3 (no training rows: it restarted every sequence)
-// are refused: fit again.
-const FormatVersion = 4
-
-// artifactMagic opens every artifact.
-const artifactMagic = "rnnaudit-fit\r\n"
-
-// ArtifactHeader is the artifact's readable header: what Load checks
-// before it reads the body.
-type ArtifactHeader struct {
-	Format      string `json:"format"`
-	Version     int    `json:"version"`
-	ModelSHA256 string `json:"model_sha256"`
-	ModelPath   string `json:"model_path,omitempty"`
-	// Output, Inputs and Horizons are Options.Output, Inputs and
-	// Horizons of the fit: the model must be loaded with the same output
-	// (onnx.LoadOutput with modelio.ParseOutput's name) for its hash and
-	// parameters to match.
-	Output    string              `json:"output,omitempty"`
-	Inputs    map[string][]string `json:"inputs,omitempty"`
-	Horizons  int                 `json:"horizons,omitempty"`
-	Params    string              `json:"params,omitempty"`
-	Layout    string              `json:"layout"`
-	TrainFile string              `json:"train_file"`
-	IDCol     string              `json:"id_col"`
-	TimeCol   string              `json:"time_col"`
-	Features  []string            `json:"features"`
-	Targets   []string            `json:"targets"`
-	Shift     int                 `json:"shift"`
-	Solver    string              `json:"solver"`
-	// Representation is how the body holds the leave-one-block-out
-	// models: "steps" or "low-rank" (see FormatVersion).
-	Representation string `json:"representation"`
-	Blocks         int    `json:"blocks"`
-	Parameters     int    `json:"parameters"`
-	// Rank is the number of basis rows of a low-rank fit.
-	Rank int `json:"rank,omitempty"`
-}
-
-// The representations of ArtifactHeader.
-const (
-	repSteps   = "steps"
-	repLowRank = "low-rank"
-)
-
-// fitBody is the artifact's body: everything Predict reads.
+// fitBody is the artifact's body: everything Predict reads, written
+// and read by package artifact (artifact.Version describes the layout).
+// It and its records stay in package audit under these names: gob
+// writes each record's type name into the body, a slice's with its
+// package ("[]audit.fitEntries"), so renaming or moving them would change
+// the bytes Save writes.
 type fitBody struct {
 	Options     Options
 	Model       ModelInfo
@@ -135,7 +51,7 @@ type fitBody struct {
 	// continues; nil when the fit restarts every sequence.
 	Context *fitContext
 	// Lens are the lengths of the float64 arrays (arrays), whose values
-	// follow the gob body raw (artifactraw.go).
+	// follow the gob body raw (artifact.Write).
 	Lens []int
 }
 
@@ -169,32 +85,19 @@ type fitTable struct {
 }
 
 // f64s are the float64 arrays of an artifact. Save moves them to the raw
-// section after the gob body (artifactraw.go), so gob sees them empty;
+// section after the gob body (detach, artifact.Write), so gob sees them empty;
 // their gob encoding (raw little-endian bytes, every bit kept) is for
 // any left in it.
 type f64s []float64
 
 // GobEncode implements gob.GobEncoder.
-func (v f64s) GobEncode() ([]byte, error) {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-	}
-	return b, nil
-}
+func (v f64s) GobEncode() ([]byte, error) { return artifact.EncodeFloats(v), nil }
 
 // GobDecode implements gob.GobDecoder.
 func (v *f64s) GobDecode(b []byte) error {
-	if len(b)%8 != 0 {
-		return fmt.Errorf("%d bytes of float64s", len(b))
-	}
-	if len(b) == 0 {
-		*v = nil
-		return nil
-	}
-	out := make(f64s, len(b)/8)
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	out, err := artifact.DecodeFloats(b)
+	if err != nil {
+		return err
 	}
 	*v = out
 	return nil
@@ -219,7 +122,24 @@ type fitCal struct {
 	Lower, Upper []float64
 }
 
-// Save writes the fit as an artifact of FormatVersion (see there) for
+// fitContext is artifact.Training in the body.
+type fitContext struct {
+	IDs      []string
+	Lens     []int
+	Steps, X f64s
+}
+
+// contextOf is the fitContext of the training data d, or nil when d
+// holds no sequences (artifact.TrainingOf).
+func contextOf(d *blocks.Dataset) *fitContext {
+	c := artifact.TrainingOf(d)
+	if c == nil {
+		return nil
+	}
+	return &fitContext{IDs: c.IDs, Lens: c.Lens, Steps: c.Steps, X: c.X}
+}
+
+// Save writes the fit as an artifact of artifact.Version (see there) for
 // Load; modelSHA256 is the SHA-256 of the model file the fit was made
 // with, which Load checks.
 func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
@@ -233,7 +153,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		if f.inf.delta == nil {
 			return errors.New("audit: save: the fit holds no leave-one-block-out steps")
 		}
-		h.Representation, h.Blocks = repSteps, len(f.inf.delta)
+		h.Representation, h.Blocks = artifact.Steps, len(f.inf.delta)
 		b.Delta = make([]f64s, len(f.inf.delta))
 		for k, d := range f.inf.delta {
 			b.Delta[k] = d
@@ -249,7 +169,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		if r.basis == nil || r.basis.KS() != 0 || r.table.KS != 0 {
 			return errors.New("audit: save: the low-rank fit keeps no basis (or a sketch, which artifacts do not hold)")
 		}
-		h.Representation, h.Rank, h.Blocks = repLowRank, r.basis.K(), r.table.N
+		h.Representation, h.Rank, h.Blocks = artifact.LowRank, r.basis.K(), r.table.N
 		b.Table = &fitTable{N: r.table.N, K: r.table.K, F: r.table.F, Coef: r.table.Coef, Res: r.table.Res}
 		b.Basis, b.Shift = r.basis.U, r.shift
 		b.Slots = make([]fitSlot, len(r.slots))
@@ -258,10 +178,6 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		}
 	default:
 		return fmt.Errorf("audit: save: a fit of the %s solver cannot be saved", f.setting.Solver)
-	}
-	hj, err := json.Marshal(h)
-	if err != nil {
-		return fmt.Errorf("audit: save: header: %w", err)
 	}
 	for _, fc := range sortedForecasts(f.naive) {
 		b.Naive = append(b.Naive, fitNaive{T: fc.T, H: fc.H, R: f.naive[fc]})
@@ -277,60 +193,18 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 	if !f.opt.Restart {
 		b.Context = contextOf(f.train)
 	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString(artifactMagic)
-	binary.Write(bw, binary.LittleEndian, uint32(FormatVersion))
-	binary.Write(bw, binary.LittleEndian, uint32(len(hj)))
-	bw.Write(hj)
 	raw := b.detach()
-	if err := gob.NewEncoder(bw).Encode(&b); err != nil {
-		return fmt.Errorf("audit: save: %w", err)
-	}
-	if err := writeRaw(bw, raw); err != nil {
-		return fmt.Errorf("audit: save: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
+	if err := artifact.Write(w, h, &b, raw); err != nil {
 		return fmt.Errorf("audit: save: %w", err)
 	}
 	return nil
 }
 
 // header is the artifact header of f.
-func (f *Fitted) header(sum [32]byte) ArtifactHeader {
-	return ArtifactHeader{Format: "rnnaudit fitted audit", Version: FormatVersion, ModelSHA256: hex.EncodeToString(sum[:]),
+func (f *Fitted) header(sum [32]byte) artifact.Header {
+	return artifact.Header{Format: artifact.FormatName, Version: artifact.Version, ModelSHA256: hex.EncodeToString(sum[:]),
 		ModelPath: f.opt.ModelPath, Output: f.opt.Output, Inputs: f.opt.Inputs, Horizons: f.opt.Horizons, IDCol: f.train.IDCol, TimeCol: f.train.TimeCol, Params: f.opt.Params, Layout: f.opt.Layout.String(), TrainFile: f.train.File, Features: f.train.Features,
 		Targets: f.train.Targets, Shift: f.train.Shift, Solver: f.setting.Solver, Parameters: len(f.theta)}
-}
-
-// ReadHeader reads an artifact's magic, version and header, refusing
-// another format or version.
-func ReadHeader(r io.Reader) (ArtifactHeader, error) {
-	var h ArtifactHeader
-	magic := make([]byte, len(artifactMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != artifactMagic {
-		return h, errors.New("not a fitted audit (written by audit fit --save)")
-	}
-	var version, n uint32
-	if err := binary.Read(r, binary.LittleEndian, &version); err != nil {
-		return h, fmt.Errorf("truncated header: %w", err)
-	}
-	if version != FormatVersion {
-		return h, fmt.Errorf("format version %d, this audit reads version %d: fit again with this version", version, FormatVersion)
-	}
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return h, fmt.Errorf("truncated header: %w", err)
-	}
-	if n > 1<<26 {
-		return h, fmt.Errorf("header of %d bytes: the file is damaged", n)
-	}
-	hj := make([]byte, n)
-	if _, err := io.ReadFull(r, hj); err != nil {
-		return h, fmt.Errorf("truncated header: %w", err)
-	}
-	if err := json.Unmarshal(hj, &h); err != nil {
-		return h, fmt.Errorf("header: %w", err)
-	}
-	return h, nil
 }
 
 // Load reads an artifact of Save for the model it was fitted with, whose
@@ -338,7 +212,7 @@ func ReadHeader(r io.Reader) (ArtifactHeader, error) {
 // format version or another model. Predict then checks the feature
 // columns of the data against the artifact's.
 func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error) {
-	h, err := ReadHeader(r)
+	h, err := artifact.ReadHeader(r)
 	if err != nil {
 		return nil, fmt.Errorf("audit: load: %w", err)
 	}
@@ -346,8 +220,8 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		return nil, fmt.Errorf("audit: load: the artifact was fitted with the model of SHA-256 %s, this model's is %s: give the model it was fitted with, or fit again", h.ModelSHA256, got)
 	}
 	var b fitBody
-	br := bufio.NewReaderSize(r, 1<<16) // an io.ByteReader: gob reads no further than its body
-	if err := gob.NewDecoder(br).Decode(&b); err != nil {
+	br := artifact.NewBodyReader(r)
+	if err := br.Decode(&b); err != nil {
 		return nil, fmt.Errorf("audit: load: body: %w", err)
 	}
 	if err := b.attach(br); err != nil {
@@ -378,11 +252,11 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	}
 	f.inf = &influence{estimator: b.Estimator, damping: b.Damping, notes: b.Notes, diag: b.Diag, warnings: b.Warnings}
 	switch h.Representation {
-	case repSteps:
+	case artifact.Steps:
 		if err := f.loadSteps(&h, &b); err != nil {
 			return nil, err
 		}
-	case repLowRank:
+	case artifact.LowRank:
 		if err := f.loadTable(&h, &b); err != nil {
 			return nil, err
 		}
@@ -405,15 +279,16 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		f.cal = cf
 	}
 	if b.Context != nil {
-		if train.Seqs, err = b.Context.sequences(len(h.Features)); err != nil {
-			return nil, err
+		c := &artifact.Training{IDs: b.Context.IDs, Lens: b.Context.Lens, Steps: b.Context.Steps, X: b.Context.X}
+		if train.Seqs, err = c.Sequences(len(h.Features)); err != nil {
+			return nil, fmt.Errorf("audit: load: %w", err)
 		}
 	}
 	return f, nil
 }
 
 // loadSteps reads the "steps" representation of b into f.
-func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
+func (f *Fitted) loadSteps(h *artifact.Header, b *fitBody) error {
 	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d f64s) bool { return len(d) != len(f.theta) }) {
 		return fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
 	}
@@ -441,7 +316,7 @@ func (f *Fitted) loadSteps(h *ArtifactHeader, b *fitBody) error {
 }
 
 // loadTable reads the "low-rank" representation of b into f.
-func (f *Fitted) loadTable(h *ArtifactHeader, b *fitBody) error {
+func (f *Fitted) loadTable(h *artifact.Header, b *fitBody) error {
 	ft, P := b.Table, len(f.theta)
 	if ft == nil {
 		return errors.New("audit: load: a low-rank artifact without its table: the file is damaged")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
@@ -34,7 +35,7 @@ func TestFitPredictLowRank(t *testing.T) {
 	}
 	f, art := fitSaved(t, g, train, &opt, sum)
 	buf := bytes.NewBuffer(art)
-	h, err := audit.ReadHeader(bytes.NewReader(buf.Bytes()))
+	h, err := artifact.ReadHeader(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -220,7 +221,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 // checkFitColumns refuses data whose header lacks a column the fit read
 // (the id and time columns and every feature column), naming them: the
 // model's inputs are filled from the columns of the training file.
-func checkFitColumns(data, load string, h audit.ArtifactHeader) error {
+func checkFitColumns(data, load string, h artifact.Header) error {
 	header := csvHeader(data)
 	if header == nil {
 		return nil // reading the data names the problem
@@ -239,13 +240,13 @@ func checkFitColumns(data, load string, h audit.ArtifactHeader) error {
 }
 
 // readArtifactHeader reads the header of the artifact at load.
-func readArtifactHeader(load string) (audit.ArtifactHeader, error) {
+func readArtifactHeader(load string) (artifact.Header, error) {
 	fh, err := os.Open(load)
 	if err != nil {
-		return audit.ArtifactHeader{}, fmt.Errorf("--load: %w", unwrapPath(err))
+		return artifact.Header{}, fmt.Errorf("--load: %w", unwrapPath(err))
 	}
 	defer fh.Close()
-	h, err := audit.ReadHeader(bufio.NewReader(fh))
+	h, err := artifact.ReadHeader(bufio.NewReader(fh))
 	if err != nil {
 		return h, fmt.Errorf("--load %s: %w", load, err)
 	}
@@ -256,7 +257,7 @@ func readArtifactHeader(load string) (audit.ArtifactHeader, error) {
 // the path the fit recorded) as the fit loaded it, checks that they
 // belong together, and returns the fit, the artifact's header and the
 // model's graph (all its parameters, for the report's parameter roles).
-func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *graph.Graph, error) {
+func loadFittedGraph(load, model string) (*audit.Fitted, artifact.Header, *graph.Graph, error) {
 	h, err := readArtifactHeader(load)
 	if err != nil {
 		return nil, h, nil, err
@@ -286,7 +287,7 @@ func loadFittedGraph(load, model string) (*audit.Fitted, audit.ArtifactHeader, *
 // loadFitModel loads the model at path as the fit of header h loaded
 // it (the output it chose, and only what that output needs) and the
 // SHA-256 of its file, which audit.Load checks.
-func loadFitModel(path string, h audit.ArtifactHeader) (*graph.Graph, [32]byte, error) {
+func loadFitModel(path string, h artifact.Header) (*graph.Graph, [32]byte, error) {
 	name, _, err := modelio.ParseOutput(h.Output)
 	if err != nil {
 		return nil, [32]byte{}, errs.Wrapf(err, "the artifact's output %q: ", h.Output)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -64,7 +64,7 @@ type requestLimits struct {
 // requestReader turns a request body into a dataset with the artifact's
 // columns, collecting up to maxRequestProblems problems that name their field.
 type requestReader struct {
-	h        audit.ArtifactHeader
+	h        artifact.Header
 	lim      requestLimits
 	problems []fieldProblem
 	// targetFeature is the position of the target column among the

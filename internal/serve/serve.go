@@ -23,6 +23,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/reports"
@@ -59,7 +60,7 @@ type Config struct {
 // A Server answers prediction requests from one fitted audit. It is an
 // http.Handler, safe for concurrent use; Serve runs it.
 type Server struct {
-	head audit.ArtifactHeader
+	head artifact.Header
 	// predict is the fit's Predict (a test may wrap it).
 	predict func(context.Context, *blocks.Dataset) (*audit.Result, error)
 	cfg     Config
@@ -73,7 +74,7 @@ type Server struct {
 // New returns a Server for the fit f, whose artifact's header is h (its
 // columns say what a request holds), with the limits of cfg, logging
 // every request on one line to logw.
-func New(f *audit.Fitted, h audit.ArtifactHeader, cfg Config, logw io.Writer) *Server {
+func New(f *audit.Fitted, h artifact.Header, cfg Config, logw io.Writer) *Server {
 	s := &Server{head: h, predict: f.Predict, cfg: cfg, log: log.New(logw, "", 0), now: time.Now}
 	s.setLimits()
 	s.mux = s.handler()
@@ -355,12 +356,12 @@ func isInternal(err error) bool {
 // healthAnswer is the body of GET /healthz: the artifact's header (its
 // columns say what a request must hold) and the server's limits.
 type healthAnswer struct {
-	Status        string               `json:"status"`
-	ModelSHA256   string               `json:"model_sha256"`
-	FormatVersion int                  `json:"format_version"`
-	ToolVersion   string               `json:"tool_version"`
-	Artifact      audit.ArtifactHeader `json:"artifact"`
-	Limits        map[string]any       `json:"limits"`
+	Status        string          `json:"status"`
+	ModelSHA256   string          `json:"model_sha256"`
+	FormatVersion int             `json:"format_version"`
+	ToolVersion   string          `json:"tool_version"`
+	Artifact      artifact.Header `json:"artifact"`
+	Limits        map[string]any  `json:"limits"`
 }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {

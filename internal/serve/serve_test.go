@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
@@ -35,7 +36,7 @@ const (
 // fitted is an audit fitted to a model and its artifact's header.
 type fitted struct {
 	f *audit.Fitted
-	h audit.ArtifactHeader
+	h artifact.Header
 }
 
 // fitSmall fits the small synthetic example with its calibration split
@@ -72,7 +73,7 @@ var fitSmall = sync.OnceValues(func() (fitted, error) {
 	if err := f.Save(&buf, sha256.Sum256(model)); err != nil {
 		return fitted{}, err
 	}
-	h, err := audit.ReadHeader(bufio.NewReader(&buf))
+	h, err := artifact.ReadHeader(bufio.NewReader(&buf))
 	return fitted{f, h}, err
 })
 
@@ -97,7 +98,7 @@ func startServer(t *testing.T, edit func(*Config, *Server)) *testServer {
 }
 
 // startServerFor starts a server for the fit f with artifact header h.
-func startServerFor(t *testing.T, f *audit.Fitted, h audit.ArtifactHeader, edit func(*Config, *Server)) *testServer {
+func startServerFor(t *testing.T, f *audit.Fitted, h artifact.Header, edit func(*Config, *Server)) *testServer {
 	t.Helper()
 	cfg := Config{MaxBody: 8 << 20, Timeout: 30 * time.Second, Drain: 5 * time.Second, Concurrency: 2,
 		MaxSequences: 1000, MaxRows: 100, MaxStreams: 100, ToolVersion: "rnnaudit test"}
@@ -195,7 +196,7 @@ func requestFromCSV(t *testing.T, path string, targets bool) []byte {
 // shift steps later, as the CSV reader does, and rows in any order are
 // sorted by t.
 func TestServeShift(t *testing.T) {
-	h := audit.ArtifactHeader{IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}, Shift: 1}
+	h := artifact.Header{IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}, Shift: 1}
 	body := `{"sequences": [{"id": 7, "rows": [{"t": 3, "features": [0.3], "target": 30}, {"t": 1, "features": [0.1], "target": 10},
 		{"t": 2, "features": [0.2], "target": 20}]}]}`
 	rr := &requestReader{h: h, lim: requestLimits{maxSequences: 10, maxRows: 10}}
@@ -332,7 +333,7 @@ func TestServeHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != 200 || h.Status != "ok" || h.ModelSHA256 != ts.s.head.ModelSHA256 || len(h.ModelSHA256) != 64 ||
-		h.FormatVersion != audit.FormatVersion || !reflect.DeepEqual(h.Artifact.Features, []string{"x"}) || h.ToolVersion == "" {
+		h.FormatVersion != artifact.Version || !reflect.DeepEqual(h.Artifact.Features, []string{"x"}) || h.ToolVersion == "" {
 		t.Errorf("status %d, %+v", resp.StatusCode, h)
 	}
 }

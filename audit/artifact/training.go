@@ -1,4 +1,4 @@
-package audit
+package artifact
 
 import (
 	"fmt"
@@ -6,31 +6,31 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
-// fitContext is what of the training data an artifact keeps so that
+// Training is what of the training data an artifact keeps so that
 // Predict can continue a new sequence that follows a training sequence
 // in time (same id, later steps; blocks.Continue), as a full audit does:
 // every training sequence's id, steps and input rows, in the training
 // file's order, concatenated. The targets are not kept: the rows taken
 // from training only set the recurrent state, and their forecasts are
 // not evaluated. Size: 8·rows·(features+1) bytes plus the ids.
-type fitContext struct {
+type Training struct {
 	IDs  []string
 	Lens []int // rows per sequence
 	// Steps holds every row's step, X its features (row-major), the
 	// sequences one after another.
-	Steps, X f64s
+	Steps, X []float64
 }
 
-// contextOf is the fitContext of the training data d, or nil when d
-// holds no sequences (a fit loaded without them).
-func contextOf(d *blocks.Dataset) *fitContext {
+// TrainingOf is the Training of the data d, or nil when d holds no
+// sequences (a fit loaded without them).
+func TrainingOf(d *blocks.Dataset) *Training {
 	if d == nil || d.Len() == 0 {
 		return nil
 	}
-	c := &fitContext{IDs: make([]string, d.Len()), Lens: make([]int, d.Len())}
+	c := &Training{IDs: make([]string, d.Len()), Lens: make([]int, d.Len())}
 	rows := d.Rows()
-	c.Steps = make(f64s, 0, rows)
-	c.X = make(f64s, 0, rows*len(d.Features))
+	c.Steps = make([]float64, 0, rows)
+	c.X = make([]float64, 0, rows*len(d.Features))
 	for i, s := range d.Seqs {
 		c.IDs[i], c.Lens[i] = s.ID, s.Len()
 		c.Steps = append(c.Steps, s.Steps...)
@@ -41,18 +41,18 @@ func contextOf(d *blocks.Dataset) *fitContext {
 	return c
 }
 
-// sequences rebuilds the training sequences of c, whose rows have d
-// features, checking that its lists agree.
-func (c *fitContext) sequences(d int) ([]*blocks.Sequence, error) {
+// Sequences rebuilds the training sequences of c, whose rows have d
+// features, refusing lists that disagree (a damaged file).
+func (c *Training) Sequences(d int) ([]*blocks.Sequence, error) {
 	rows := 0
 	for _, n := range c.Lens {
 		if n < 0 {
-			return nil, fmt.Errorf("audit: load: a training sequence of %d rows: the file is damaged", n)
+			return nil, fmt.Errorf("a training sequence of %d rows: the file is damaged", n)
 		}
 		rows += n
 	}
 	if len(c.IDs) != len(c.Lens) || len(c.Steps) != rows || len(c.X) != rows*d {
-		return nil, fmt.Errorf("audit: load: training rows: %d ids, %d lengths, %d steps and %d values for %d rows of %d features: the file is damaged",
+		return nil, fmt.Errorf("training rows: %d ids, %d lengths, %d steps and %d values for %d rows of %d features: the file is damaged",
 			len(c.IDs), len(c.Lens), len(c.Steps), len(c.X), rows, d)
 	}
 	seqs := make([]*blocks.Sequence, len(c.IDs))
