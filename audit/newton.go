@@ -205,7 +205,7 @@ func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]i
 
 // newtonCorrection turns the infinitesimal steps inf.delta = A g_b (A =
 // (C + lambda I)^-1, applied by f) into Newton steps on the leave-block-out
-// objective (DESIGN section 8):
+// objective (docs/design.md, section 4.5):
 //
 //	theta_-b - theta = (C - C_b)^-1 g_b = u + A J^T (Lambda^-1 - J A J^T)^-1 J u,  u = A g_b,
 //
