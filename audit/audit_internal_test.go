@@ -104,8 +104,8 @@ func blockGrads(t *testing.T, p *problem, separate bool) ([][]float64, *seqGrads
 }
 
 // TestBlockGradientsAddUp: the block gradients of each scheme add up as
-// the loss does (DESIGN sections 2 and 3): sequence blocks and interval
-// blocks each partition the loss terms, so both sums equal the full
+// the loss does (docs/design.md, sections 2.2 and 3): sequence blocks and
+// interval blocks each partition the loss terms, so both sums equal the full
 // gradient; a nested block deletes the union of its sequence and its
 // interval.
 func TestBlockGradientsAddUp(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 // degenerate refuses a block scheme in which deleting any one block
-// deletes the whole training set (issue 23), so that every leave-one-out
+// deletes the whole training set, so that every leave-one-out
 // fit would be a fit to nothing:
 //
 //   - nested blocks over one sequence: block (i, j) deletes the union of

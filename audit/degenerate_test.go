@@ -40,7 +40,7 @@ func firstSequences(t *testing.T, n int) *blocks.Dataset {
 }
 
 // TestDegenerateSchemes: a scheme whose every block deletes the whole
-// training set is refused with the option that fixes it (issue 23):
+// training set is refused with the option that fixes it:
 // nested blocks over one sequence (block (1, j) is sequence 1 and more),
 // and interval blocks as long as the one sequence (which fall back to a
 // single sequence block). Interval blocks of 3 steps on that sequence,

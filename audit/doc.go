@@ -1,5 +1,5 @@
-// Package audit is the blockwise jackknife+ (DESIGN sections 3 to 6 and
-// 8): from a trained model and its training data it estimates every
+// Package audit is the blockwise jackknife+ (docs/design.md, sections 3
+// to 10): from a trained model and its training data it estimates every
 // leave-one-block-out model by influence, by default the Newton step on
 // the leave-block-out objective theta_-b = theta_hat + (C - C_b)^-1
 // grad L_b with C the damped Gauss-Newton matrix (Estimator Newton; the
@@ -11,7 +11,7 @@
 // intervals, and it can check influence against exact re-training. With a
 // held-out calibration set (Options.Calibration) it adds split-conformal,
 // Bonferroni and conformalized jackknife+ intervals with a finite-sample
-// guarantee and compares every kind (conformal.go, DESIGN section 8).
+// guarantee and compares every kind (conformal.go; docs/design.md, section 6).
 //
 // Run is the one entry point; it returns a Result that the reports
 // package renders. The Result carries the audit's judgement as values
@@ -106,7 +106,8 @@
 // options, named by a table.WorkerSpec) and checks it against the
 // driver's digest.
 //
-// Conventions the package fixes where DESIGN leaves room:
+// Conventions the package fixes where the method leaves room (docs/design.md,
+// sections 1.1, 5.2, 8.1 and 9):
 //   - Sequences are evaluated in groups of equal length, so no padding ever
 //     enters a forecast, of at most 512 sequences (wholeBatch), so that no
 //     curvature product runs one huge program.

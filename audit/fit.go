@@ -17,9 +17,9 @@ import (
 // Run audits a trained model: from the training data it estimates every
 // leave-one-block-out model by influence, collects the leave-one-block-out
 // residuals, and gives every forecast of the test sequences a jackknife+
-// interval (DESIGN sections 3 to 6). Without test data (test nil) it
-// audits the training set itself, leaving one sequence out. The model is
-// not modified.
+// interval (docs/design.md, sections 3 to 5 and 8). Without test data (test
+// nil) it audits the training set itself, leaving one sequence out. The model
+// is not modified.
 func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, opt *Options) (res *Result, err error) {
 	defer func() {
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 
 // TestFitPredictContinued: a saved fit continues a test sequence that
 // follows a training sequence in time (same id, later steps) as a full
-// audit does (issue 23): on the four long series, whose test file
+// audit does: on the four long series, whose test file
 // continues every training series at row 400, Predict after Save and
 // Load gives the Result of Run (every limit and prediction to 1e-12),
 // with the exact solver (interval blocks) and the low-rank one (sequence

@@ -85,8 +85,8 @@ type influenceRep interface {
 
 // estimate is the influence phase: from the block gradients it factorises
 // the damped curvature, solves for the infinitesimal steps
-// (C + lambda I)^-1 grad L_b (DESIGN section 4: the leave-one-out sign),
-// and with the Newton estimator turns them into Newton steps on the
+// (C + lambda I)^-1 grad L_b (docs/design.md, section 4.1: the leave-one-out
+// sign), and with the Newton estimator turns them into Newton steps on the
 // leave-block-out objective. sg gives the output Jacobians of the Newton
 // correction; mark is called as its sub-phases begin.
 func estimate(ctx context.Context, p *problem, grads [][]float64, sg *seqGrads, mark func(phase string)) (*influence, error) {
@@ -243,9 +243,9 @@ func (inf *influence) curvature(lambda, trace, minEig, maxEig float64) {
 
 // lissaSampler draws, for LiSSA, training sequences (one part each) and
 // with interval blocks truncates each to a prefix S_{1:Kj} of whole
-// intervals, j drawn at random (blockwise batch sampling, DESIGN section
-// 4); the scale n/size makes the sample's curvature an unbiased estimate
-// of the whole one for sequence blocks.
+// intervals, j drawn at random (blockwise batch sampling, docs/design.md,
+// section 4.8); the scale n/size makes the sample's curvature an unbiased
+// estimate of the whole one for sequence blocks.
 func lissaSampler(p *problem) func(rnd *rand.Rand, size int) ([]hvp.Job, float64) {
 	n := len(p.parts)
 	K := p.scheme.K

@@ -47,11 +47,10 @@ func only(d *blocks.Dataset, id string) *blocks.Dataset {
 }
 
 // TestPooledLongSeries: with interval blocks, four long sequences (and
-// one alone) get bounded intervals on a test period that continues them
-// (issue 23): the residuals are pooled across rows after a warm-up of
-// one block, where by position each row has four residuals (one), fewer
-// than the 9 that alpha 0.1 needs (interval.MinResiduals), and every interval
-// was unbounded.
+// one alone) get bounded intervals on a test period that continues them: the
+// residuals are pooled across rows after a warm-up of one block, where by
+// position each row has four residuals (one), fewer than the 9 that alpha 0.1
+// needs (interval.MinResiduals), and every interval was unbounded.
 func TestPooledLongSeries(t *testing.T) {
 	g, train, test := longSeries(t)
 	for _, tc := range []struct {

@@ -104,7 +104,7 @@ func inputsOf(res *Result) string {
 }
 
 // TestSeveralInputs fills integer inputs of category codes from named
-// columns (issue 18 item 4).
+// columns.
 func TestSeveralInputs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -214,8 +214,7 @@ func TestGatherGradient(t *testing.T) {
 }
 
 // TestOutputs: a second output is pruned, and a last axis holding a mean
-// and a log-variance is never silently audited as horizons (issue 18
-// item 5).
+// and a log-variance is never silently audited as horizons.
 func TestOutputs(t *testing.T) {
 	res, _ := modelioAudit(t, "gauss_two", Options{})
 	if res.Model.Horizons != 1 {
@@ -284,7 +283,7 @@ func TestOutputs(t *testing.T) {
 // TestManyToOneHorizons: a many-to-one model with H = 3 values (Linear on
 // the last hidden state, and a seq2seq decoder fed its own output) reads
 // the first T-2 rows of a sequence of T rows and compares value h with
-// the target of row T-3+h (issue 18 item 6).
+// the target of row T-3+h.
 func TestManyToOneHorizons(t *testing.T) {
 	// Hand-worked: a sequence of 5 rows with targets 100..104. The model
 	// reads rows 0, 1, 2; value 0 forecasts row 2 (target 102), value 1
@@ -366,8 +365,7 @@ func TestManyToOneHorizons(t *testing.T) {
 }
 
 // TestRescaleBuffers: the buffers of y * std + mean after the last Linear
-// are constants, its bias a parameter, and the audit runs (issue 18 item
-// 7).
+// are constants, its bias a parameter, and the audit runs.
 func TestRescaleBuffers(t *testing.T) {
 	g, _ := loadModelio(t, "rescaled", "")
 	var params []string

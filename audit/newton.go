@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rnnaudit/rnnaudit/audit/krylov"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -204,7 +205,7 @@ func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]i
 
 // newtonCorrection turns the infinitesimal steps inf.delta = A g_b (A =
 // (C + lambda I)^-1, applied by f) into Newton steps on the leave-block-out
-// objective (DESIGN section 8):
+// objective (docs/design.md, section 4.5):
 //
 //	theta_-b - theta = (C - C_b)^-1 g_b = u + A J^T (Lambda^-1 - J A J^T)^-1 J u,  u = A g_b,
 //
@@ -328,7 +329,7 @@ func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrad
 	inf.leverageDiagnostics(lev, func(k int) []ownTerm { return own[k].terms }, unbounded, levMax, bl)
 	if n := num.Count(approx); n > 0 {
 		inf.notes = append(inf.notes, fmt.Sprintf("For %d of %d blocks the Lanczos process of the Newton step (blocks of more than %d loss terms) stopped at its step cap before the step reached relative residual %g and the largest leverage eigenvalue %g: their steps are the last iterates.",
-			n, len(bl), newtonMaxBlockTerms, krylovSolveTol, krylovEigTol))
+			n, len(bl), newtonMaxBlockTerms, krylov.SolveTol, krylov.EigTol))
 	}
 	inf.own, inf.lev, inf.levMax = own, lev, levMax
 	it, err := newtonIterate(ctx, p, f, inf, unbounded, blockRows)

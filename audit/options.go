@@ -68,15 +68,15 @@ type Estimator string
 
 // Estimators.
 const (
-	// Newton is the Newton step on the leave-block-out objective (DESIGN
-	// section 8): theta_-b = theta + (C - C_b)^-1 grad L_b, C_b the
-	// block's own Gauss-Newton term, through the Woodbury identity from
+	// Newton is the Newton step on the leave-block-out objective
+	// (docs/design.md, section 4.5): theta_-b = theta + (C - C_b)^-1 grad L_b,
+	// C_b the block's own Gauss-Newton term, through the Woodbury identity from
 	// one factorisation of C; the block's own residuals get the leverage
 	// correction of the linearised model. The default.
 	Newton Estimator = "newton"
 	// Infinitesimal is the paper's infinitesimal jackknife, theta_-b =
-	// theta + C^-1 grad L_b (DESIGN section 4), with residuals from a
-	// forward pass at theta_-b: to reproduce the paper.
+	// theta + C^-1 grad L_b (docs/design.md, section 4.7), with residuals from
+	// a forward pass at theta_-b: to reproduce the paper.
 	Infinitesimal Estimator = "infinitesimal"
 )
 
@@ -177,7 +177,8 @@ type Options struct {
 	// Calibration is a held-out labelled set of sequences (nil: none),
 	// exchangeable with the test sequences and disjoint from the training
 	// ones: it adds split-conformal and conformalized jackknife+
-	// intervals (DESIGN section 8; see conformal.go). It needs test data.
+	// intervals (docs/design.md, section 6; see conformal.go). It needs test
+	// data.
 	Calibration *blocks.Dataset `json:"-"`
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).

@@ -10,7 +10,7 @@ import (
 )
 
 // Pooling says which leave-one-block-out residuals form the sets V± of a
-// forecast (DESIGN section 5).
+// forecast (docs/design.md, section 5.2).
 type Pooling string
 
 // Poolings.
@@ -20,8 +20,8 @@ const (
 	// PoolPosition.
 	PoolAuto Pooling = "auto"
 	// PoolPosition pairs a forecast with the residuals of the training
-	// forecasts at its own row and horizon (DESIGN section 5): one per
-	// training sequence per row, so a row needs at least ceil(1/alpha) - 1
+	// forecasts at its own row and horizon (docs/design.md, section 5.2): one
+	// per training sequence per row, so a row needs at least ceil(1/alpha) - 1
 	// training sequences for a bounded interval.
 	PoolPosition Pooling = "position"
 	// PoolRows pairs a forecast made at row Warmup or later with every
@@ -91,8 +91,8 @@ func resolvePooling(o *Options, s *blocks.Scheme, train *blocks.Dataset) (Poolin
 }
 
 // residualSets gives each evaluated point its residual entries and the
-// entries a self-audit leaves out: by position (DESIGN section 5), or
-// pooled across rows from warmup on (PoolRows).
+// entries a self-audit leaves out: by position (docs/design.md, section 5.2),
+// or pooled across rows from warmup on (PoolRows).
 type residualSets struct {
 	byF    map[forecast][]interval.Residual
 	warmup int
@@ -105,7 +105,7 @@ type residualSets struct {
 // noSkip leaves out nothing.
 var noSkip = interval.Skip{Seq: -1, Blk: -1}
 
-// byPosition is the residual sets of DESIGN section 5: by forecast.
+// byPosition is the residual sets of docs/design.md, section 5.2: by forecast.
 func byPosition(m map[forecast][]interval.Residual) *residualSets {
 	return &residualSets{byF: m}
 }

@@ -34,15 +34,15 @@ func newStates(n int) []states {
 }
 
 // looResiduals are the residual phase's output: the leave-one-block-out
-// residuals by forecast (row, horizon), the sets V± of DESIGN section 5,
-// and per block the mean |f(x; theta_-b) - f(x; theta_hat)| over its
-// evaluation region.
+// residuals by forecast (row, horizon), the sets V± of docs/design.md,
+// section 5.2, and per block the mean |f(x; theta_-b) - f(x; theta_hat)| over
+// its evaluation region.
 type looResiduals struct {
 	entries map[forecast][]interval.Residual
 	shift   []float64
 }
 
-// blockResiduals is the residual phase (DESIGN section 5): for every
+// blockResiduals is the residual phase (docs/design.md, section 5.1): for every
 // block b and every training forecast in its evaluation region, |y -
 // f(x; theta_hat + delta[b])| from a real forward pass, or the block's own
 // linearised residuals own[b] where own and own[b] are non-nil (the Newton

@@ -8,9 +8,9 @@ import (
 )
 
 // Result is everything an audit found, in one value that the reports
-// render. Limits are float64 and may be ±Inf (DESIGN section 5: infinite
-// limits are reported, never clipped); renderers decide how to show them.
-// It has no JSON encoding of its own: the schema is package reports'
+// render. Limits are float64 and may be ±Inf (docs/design.md, section 5.3:
+// infinite limits are reported, never clipped); renderers decide how to show
+// them. It has no JSON encoding of its own: the schema is package reports'
 // (reports.WriteJSON), which writes non-finite numbers as null.
 type Result struct {
 	Model   ModelInfo
@@ -95,7 +95,7 @@ type Setting struct {
 	GuaranteedMin float64 // 1 - 2 alpha
 }
 
-// Summary holds the metrics of DESIGN section 6 on labelled data.
+// Summary holds the metrics (docs/design.md, section 8) on labelled data.
 type Summary struct {
 	Coverage        float64
 	CoveragePerStep []float64
@@ -216,9 +216,10 @@ type Diagnostics struct {
 	NegativeEigenvalues int
 	// LeveragePerStep is, per row (step), the mean over the training
 	// blocks' own terms at that row of their leverage, the diagonal of
-	// Lambda_b^1/2 J_b (C + lambda I)^-1 J_b^T Lambda_b^1/2 (DESIGN
-	// section 8): in [0, 1), the fraction of a term's own residual that the
-	// trained model absorbs. Nil for the infinitesimal estimator.
+	// Lambda_b^1/2 J_b (C + lambda I)^-1 J_b^T Lambda_b^1/2
+	// (docs/design.md, section 4.5): in [0, 1), the fraction of a term's own
+	// residual that the trained model absorbs. Nil for the infinitesimal
+	// estimator.
 	LeveragePerStep []float64
 	// UnboundedBlocks counts the blocks the model almost interpolates
 	// (a leverage eigenvalue within leverageLimit of 1): their own

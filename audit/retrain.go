@@ -27,8 +27,8 @@ type refitting struct {
 	tilt []float64
 }
 
-// retrain is the optional re-training check (DESIGN section 5, exact
-// mode): it re-fits the model exactly without some blocks and compares
+// retrain is the optional re-training check (docs/design.md, section
+// 9): it re-fits the model exactly without some blocks and compares
 // with the influence estimates inf. Every re-fit, and a re-fit of the
 // full loss, starts at theta_hat and minimises to a tight gradient
 // tolerance (Newton steps for small models, L-BFGS otherwise). The exact
@@ -37,7 +37,7 @@ type refitting struct {
 // every block.
 //
 // A model stopped early is far from a minimum, and its full re-fit may
-// not converge at all (issue 23: on an early-stopped LSTM the gradient
+// not converge at all (on an early-stopped LSTM the gradient
 // norm went from 25 to 1e6 while the loss fell, and the full re-fit used
 // the whole time budget). So the full re-fit gets its share of the time
 // budget, 1/(n+1) for n block re-fits, and when it does not converge the

@@ -73,8 +73,8 @@ func TestRetrainAgreement(t *testing.T) {
 // TestRetrainBudgetCounts: with a budget too small to start any block
 // re-fit (1 ns), the full re-fit gets its share and stops, and the five
 // block re-fits are counted as not run, with 0 iterations, apart from the
-// re-fits that ran and did not converge (none here) (issue 23: they were
-// reported as "5 of 5 exact re-fits did not converge (iteration cap
+// re-fits that ran and did not converge (none here) (an earlier version
+// reported them as "5 of 5 exact re-fits did not converge (iteration cap
 // 200)"). With a cap of one iteration and no budget every re-fit runs one
 // Newton step and is counted as not converged, none as not run.
 func TestRetrainBudgetCounts(t *testing.T) {

@@ -258,8 +258,8 @@ func (s *seqGrads) grads(ctx context.Context, mask func(gr *group) []float64, ou
 }
 
 // blockGradients is the block-gradient phase: grad L_b for every block of
-// p's scheme (DESIGN section 2), from per-sequence gradients, and for
-// interval and nested schemes from per (sequence, interval) cell
+// p's scheme (docs/design.md, section 2.2), from per-sequence gradients, and
+// for interval and nested schemes from per (sequence, interval) cell
 // gradients combined by addition.
 func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64, error) {
 	bl := p.scheme.Blocks

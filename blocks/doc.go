@@ -1,5 +1,6 @@
 // Package blocks reads training and test data as sequences and builds the
-// block schemes of the blockwise jackknife+ (DESIGN sections 1, 3 and 5).
+// block schemes of the blockwise jackknife+ (docs/design.md, sections 1, 3 and
+// 5).
 //
 // Read and ReadFile turn a CSV file in long format into a Dataset; NewScheme
 // cuts a training Dataset into blocks of loss terms, each deleted together
@@ -66,14 +67,14 @@
 // # Blocks
 //
 // Loss term (i, t, h) is the forecast made at row t of sequence i for
-// horizon h, compared with the target of row t+h (DESIGN section 1;
+// horizon h, compared with the target of row t+h (docs/design.md, section 1.1;
 // h = 0 for a model with one output per step, and a many-to-one model has
-// the single term (i, T_i-1, 0)). The schemes of DESIGN section 3:
+// the single term (i, T_i-1, 0)). The schemes (docs/design.md, section 3):
 //
 //   - Sequences: block i holds every term of sequence i; n blocks.
 //   - Intervals of length K: block j holds the terms whose target row
 //     t+h is in [jK, (j+1)K), in every sequence; ceil(Tmax/K) blocks,
-//     Tmax the longest sequence. In DESIGN's 1-based words, steps jK+1 to
+//     Tmax the longest sequence. In 1-based words, steps jK+1 to
 //     (j+1)K.
 //   - Nested: block (i, j) deletes the union of sequence i and interval j;
 //     its evaluation region is their intersection, the rows of interval j
@@ -94,8 +95,9 @@
 // model would have been fitted to part of the data its residuals are taken
 // on. Deciding by t+h, every residual of the evaluation region is taken
 // against a value the model was not fitted to. (Deletion only sets loss
-// weights to zero; the inputs still flow through the recurrence, DESIGN
-// section 3.) With one output per step (h = 0) the two rules coincide.
+// weights to zero; the inputs still flow through the recurrence,
+// docs/design.md, section 2.2.) With one output per step (h = 0) the two rules
+// coincide.
 //
 // Rows without a target have no terms. NewScheme leaves out blocks whose
 // evaluation region holds no target, and says so in Scheme.Notes. When

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Kind is a block scheme (DESIGN section 3). The zero value is Sequences.
+// Kind is a block scheme (docs/design.md, section 3). The zero value is
+// Sequences.
 type Kind int
 
 // The block schemes.
@@ -114,8 +115,8 @@ func (b Block) Deletes(i, t, h int) bool {
 
 // InRegion reports whether loss term (i, t, h) is in the block's
 // evaluation region, where its leave-one-block-out residuals are taken
-// (DESIGN section 5). For sequence and interval blocks the region is the
-// set of deleted terms; for a nested block it is the intersection of its
+// (docs/design.md, section 5.1). For sequence and interval blocks the region is
+// the set of deleted terms; for a nested block it is the intersection of its
 // sequence and its interval:
 //
 //	Sequences: i = Seq
@@ -191,7 +192,7 @@ type Scheme struct {
 	// Degenerate reports that the interval length leaves fewer than two
 	// intervals holding a target, always so when K >= the longest
 	// sequence: one interval block would delete the whole training set,
-	// so sequence blocks are used instead (DESIGN section 3).
+	// so sequence blocks are used instead (docs/design.md, section 3.4).
 	Degenerate bool
 	K          int     // the interval length asked for; 0 for the sequence scheme
 	Blocks     []Block // the blocks, each with at least one target in its region

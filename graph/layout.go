@@ -1,7 +1,7 @@
 package graph
 
 // Layout is the order of the batch and time axes of a sequence input
-// (DESIGN.md section 1). Package onnx detects it from a model; package
+// (docs/design.md, section 1.3). Package onnx detects it from a model; package
 // audit is told it.
 type Layout int
 

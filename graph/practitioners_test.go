@@ -52,7 +52,7 @@ func practitionerModels(t *testing.T) (names []string, fxs []*onnxtest.Fixture, 
 // BatchNorm1d on the inputs, LayerNorm at opsets 14 and 17, GELU,
 // attention pooling, Softplus and clamped log-variance heads, and two
 // operator probes; made by export.py there) and compares with PyTorch's
-// float64 outputs to 1e-10 (issue 18). The references compute the function
+// float64 outputs to 1e-10. The references compute the function
 // the graph holds, with its float32 constants (export.py's doc says which).
 func TestPractitionerModels(t *testing.T) {
 	names, fxs, gs, ins := practitionerModels(t)

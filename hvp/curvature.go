@@ -12,8 +12,8 @@ import (
 // Gauss-Newton matrix, of the whole objective or of a set of jobs, and
 // Hutchinson's estimate of trace(C). The dense matrix is in dense.go.
 
-// Curvature selects the matrix C of the Newton step (DESIGN sections 4
-// and 8). The zero value is the generalised Gauss-Newton matrix: it is
+// Curvature selects the matrix C of the Newton step (docs/design.md,
+// section 4.2). The zero value is the generalised Gauss-Newton matrix: it is
 // positive semi-definite, so the damped system can never be indefinite,
 // whereas the Hessian of a model trained by a stochastic optimiser
 // usually has negative eigenvalues that (H + lambda I)^-1 amplifies.

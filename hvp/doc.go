@@ -1,6 +1,6 @@
 // Package hvp computes the weighted training loss of a model and its
 // curvature, and applies the inverse of the damped curvature to many
-// vectors (DESIGN sections 2 and 4).
+// vectors (docs/design.md, sections 2 and 4).
 //
 // An Objective is L(theta; w) = sum_e w_e l(y_e, f_e(theta)) over batches
 // of compiled programs (one per group of equal-length sequences, or one per

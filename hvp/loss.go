@@ -6,7 +6,7 @@ import (
 )
 
 // Loss is the per-term loss l(y, f) of a target y and a model output f
-// (DESIGN section 2).
+// (docs/design.md, section 2.1).
 type Loss int
 
 const (
@@ -49,7 +49,7 @@ func (l Loss) eval(y, f float64) (v, d1, d2 float64) {
 // matrix for one term: the second derivative of l(y, f) in f, which is
 // positive for both losses (2 for squared error, 1/f² or 1/(1-f)² for
 // cross-entropy), so the Gauss-Newton matrix is positive semi-definite.
-// It is the Lambda of DESIGN section 8 (times the term's weight).
+// It is the Lambda_b of docs/design.md, section 4.5 (times the term's weight).
 func (l Loss) SecondDerivative(y, f float64) float64 {
 	_, _, d2 := l.eval(y, f)
 	return d2

@@ -15,9 +15,9 @@ import (
 // the loss in gradients.go.
 
 // Batch is one part of the data: a compiled program, its inputs, and for
-// one of its outputs the target and weight of every element (DESIGN
-// section 2). An element with weight 0 is not a loss term (a padded step,
-// a step past a sequence's end, a deleted block).
+// one of its outputs the target and weight of every element
+// (docs/design.md, section 2.2). An element with weight 0 is not a loss term (a
+// padded step, a step past a sequence's end, a deleted block).
 type Batch struct {
 	Program *graph.Program
 	Inputs  []*graph.Tensor

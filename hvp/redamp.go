@@ -17,8 +17,8 @@ type redamper interface {
 }
 
 // Redamp returns the factorisation of the same curvature at the relative
-// damping rho (lambda = rho |trace(C)| / P, DESIGN section 4), and its
-// report, without forming or decomposing the curvature again: a
+// damping rho (lambda = rho |trace(C)| / P, docs/design.md, section 4.3), and
+// its report, without forming or decomposing the curvature again: a
 // damping-sensitivity check then costs the solves, not the
 // factorisation. Its solves are the same, bit for bit, as those of
 // Factorize called with Damping rho (the factorisation is

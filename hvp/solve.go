@@ -35,8 +35,8 @@ var (
 	// gradients for the Gauss-Newton matrix, MINRES (conjugate gradients'
 	// counterpart for symmetric indefinite systems) for the Hessian.
 	CG Method = cgMethod{}
-	// LiSSA is the paper's stochastic recursion (DESIGN section 4) with
-	// blockwise batch sampling.
+	// LiSSA is the paper's stochastic recursion (docs/design.md, section 4.8)
+	// with blockwise batch sampling.
 	LiSSA Method = lissaMethod{}
 	// Dual is exact like Exact, for the Gauss-Newton curvature only,
 	// through the N×N kernel of the N loss terms instead of the P×P
@@ -55,10 +55,10 @@ type Options struct {
 	// Method is the solver (nil: Exact).
 	Method    Method
 	Curvature Curvature
-	// Damping is rho in lambda = rho * trace(C) / P (DESIGN section 4):
-	// damping relative to the mean eigenvalue. 0 means the default for
-	// the curvature with an unknown stationarity (DefaultDampingFor); use a
-	// negative value for no damping at all.
+	// Damping is rho in lambda = rho * trace(C) / P (docs/design.md,
+	// section 4.3): damping relative to the mean eigenvalue. 0 means the
+	// default for the curvature with an unknown stationarity
+	// (DefaultDampingFor); use a negative value for no damping at all.
 	Damping float64
 
 	// CG: stop when |(C + lambda I) x - b| <= Tol |b| (default 1e-10), or
@@ -206,8 +206,8 @@ var ErrIndefinite = errors.New("hvp: the damped curvature is not positive defini
 // Factor applies (C + lambda I)^-1, C the curvature of an objective at a
 // point, to many vectors after one preparation (a factorisation for the
 // exact method, the damping and scale for the iterative ones). The
-// leave-one-block-out estimator of DESIGN section 8 needs nothing else of
-// the curvature, so any approximation that can apply its inverse (a
+// leave-one-block-out estimator (docs/design.md, section 4.5) needs nothing
+// else of the curvature, so any approximation that can apply its inverse (a
 // low-rank one, say) can stand in.
 type Factor interface {
 	// Dim is the number of parameters P.
@@ -252,9 +252,10 @@ func (f *Factorization) SolveRecorded(ctx context.Context, x, b [][]float64) err
 }
 
 // Factorize prepares (C + lambda I)^-1 for the curvature, damping and
-// method of opt (DESIGN section 4), C that of o at theta. The report says
-// what it found (trace, lambda, extreme eigenvalues, warnings);
-// Factorization.SolveRecorded adds per-right-hand-side figures to it.
+// method of opt (docs/design.md, sections 4.2, 4.3 and 4.8), C that of o at
+// theta. The report says what it found (trace, lambda, extreme eigenvalues,
+// warnings); Factorization.SolveRecorded adds per-right-hand-side figures to
+// it.
 func Factorize(ctx context.Context, o *Objective, theta []float64, opt *Options) (*Factorization, *Report, error) {
 	f, rep, err := factorize(ctx, o, theta, opt)
 	if err != nil {
@@ -291,8 +292,8 @@ func factorize(ctx context.Context, o *Objective, theta []float64, opt *Options)
 }
 
 // Solve returns x_j = (C + lambda I)^-1 b_j for every right-hand side b_j
-// (DESIGN section 4), with C the chosen curvature of o at theta. It never
-// modifies rhs.
+// (docs/design.md, section 4.8), with C the chosen curvature of o at theta. It
+// never modifies rhs.
 func Solve(ctx context.Context, o *Objective, theta []float64, rhs [][]float64, opt *Options) ([][]float64, *Report, error) {
 	P := o.numParams()
 	for i, b := range rhs {
@@ -330,7 +331,7 @@ func checkSolveArgs(P int, x, b [][]float64) error {
 	return nil
 }
 
-// setDamping sets lambda from the trace (DESIGN section 4). A
+// setDamping sets lambda from the trace (docs/design.md, section 4.3). A
 // non-positive trace (Report.Trace, for the caller to report) gives the
 // damping of its magnitude.
 func (rep *Report) setDamping(P int) {

@@ -20,7 +20,7 @@ import (
 //	t                           the step value of the row the forecast is made at
 //	horizon                     0 for one output per step; h for the forecast of row t+h
 //	prediction                  the model's forecast
-//	lower, upper                the jackknife+ interval (DESIGN section 5)
+//	lower, upper                the jackknife+ interval (docs/design.md, section 5)
 //	target                      the target, empty when the data have none
 //	naive_lower, naive_upper    the in-sample residual interval
 //	m                           leave-one-block-out residuals behind the jackknife+ limits

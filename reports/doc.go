@@ -1,6 +1,6 @@
 // Package reports renders an audit.Result as an HTML page, a Markdown page
-// with SVG charts, a JSON document or a few lines of text (DESIGN section
-// 7: nothing below this package knows about reports).
+// with SVG charts, a JSON document or a few lines of text (docs/design.md,
+// section 11: nothing below this package knows about reports).
 //
 // WriteFile writes one report in the format its file name asks for
 // (FormatOf); WriteHTML, WriteMarkdown, WriteJSON and WriteSummary write to

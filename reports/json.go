@@ -110,7 +110,7 @@ func (f fnum) MarshalJSON() ([]byte, error) {
 // notation below 1e-6 and from 1e21 on (with a one-digit negative
 // exponent written without its leading zero), in 'f' notation otherwise.
 // json.Marshal on each of a million influence norms was most of the
-// seconds the JSON report took (issue 19).
+// seconds the JSON report took.
 func appendJSONFloat(b []byte, x float64) []byte {
 	format := byte('f')
 	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {

@@ -9,7 +9,7 @@ import (
 // BenchmarkReportsMillionBlocks writes the JSON, HTML and text summary of
 // a result with a million blocks' influence norms (the fixture's
 // sequences otherwise): the part of the reports that grows with the
-// training set (issue 19: about 50 CPU s at a million sequences).
+// training set (about 50 CPU s at a million sequences).
 func BenchmarkReportsMillionBlocks(b *testing.B) {
 	r := fixture()
 	rng := rand.New(rand.NewPCG(1, 2))

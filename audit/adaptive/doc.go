@@ -4,6 +4,8 @@
 // over time. It knows nothing of models, data sets or the audit's
 // options: package audit gathers the forecasts of each series in time
 // order with their base intervals and calls it.
+// The method and its conventions are in docs/design.md, section 7
+// (coverage over time: section 8.7).
 //
 // # Time order and labels
 //

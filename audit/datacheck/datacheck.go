@@ -7,6 +7,8 @@
 // from the training data's shape and the serial correlation of the
 // model's residuals (SchemeAdvice). The audit measures the figures on its
 // model and judges them with its policy's levels, which it passes in.
+// The advice's rule is in docs/design.md, section 3.5, the thresholds
+// that judge the figures in section 10.3.
 package datacheck
 
 import (

@@ -4,6 +4,8 @@
 // path computes on the same values. It imports no engine and no part of
 // the audit's pipeline (package audit builds the problem, the factor and
 // the chunks, and runs them).
+// The method is in docs/design.md: the low-rank path in section 4.9,
+// the jackknife+ selection in section 5.3.
 //
 // A leave-one-block-out step delta_b is kept as its k coordinates in a
 // low-rank factor's basis (a BlockRecord, a row of the BlockTable), an

@@ -76,7 +76,7 @@ func indexedCase(seed uint64, n, nx int, scale float64) (BlockTable, []PointReco
 }
 
 // bruteLimits is the reference: every block's value at every point from
-// Shifts, sorted, and the floor/ceil ranks of DESIGN section 5.
+// Shifts, sorted, and the floor/ceil ranks of docs/design.md, section 5.3.
 func bruteLimits(t *testing.T, alpha float64, tab *BlockTable, pts []PointRecord) (lo, up []float64, m []int) {
 	d, err := tab.Shifts(pts)
 	if err != nil {

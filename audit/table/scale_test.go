@@ -376,7 +376,7 @@ func jacobianByStep(t *testing.T, o *hvp.Objective, theta []float64) (rows [][]f
 type inverse func(x, b [][]float64)
 
 // newtonSteps returns every block's Newton leave-one-out step under A
-// (DESIGN section 8; newtonCorrection's formula, in plain form: all
+// (docs/design.md, section 4.5; newtonCorrection's formula, in plain form: all
 // sequences are blocks, squared error, weights 1) or, with newton false,
 // the infinitesimal step A g_b, and the own leave-out residuals
 // |y - f - J_b delta_b| per step.

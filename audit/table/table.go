@@ -322,7 +322,7 @@ var shiftBuffers = sync.Pool{New: func() any { return new([]float64) }}
 // FinalizeLimits is the finalize step for a chunk of points: their
 // jackknife+ limits at level alpha from V± = F + Delta_b(x) ± r_b over the
 // blocks b with a residual at the point's forecast slot, leaving out the
-// block Skip (DESIGN section 5; jackknifePlus), m the number of such
+// block Skip (docs/design.md, section 5.3; jackknifePlus), m the number of such
 // blocks, and, for the labelled points, their coverage at every level of
 // alphas (nil: none). From indexMinBlocks blocks on it bounds the shifts
 // and forms only those near the order statistics (finalizeIndexed,

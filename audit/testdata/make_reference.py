@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Brute-force PyTorch reference of the rnnaudit audit procedure
-(DESIGN.md sections 1-6: sequence blocks, dense curvature, damped Newton
+(docs/design.md, sections 1 to 5 and 8: sequence blocks, dense curvature, damped Newton
 step, leave-one-block-out residuals, jackknife+ intervals, metrics).
 
 Run:  /usr/bin/python3 make_reference.py            (all cases)
@@ -48,7 +48,7 @@ torch.set_default_dtype(torch.float64)
 
 NOISE = 0.3      # y = f(x; theta_hat) + NOISE * N(0,1)
 DECIMALS = 6     # features and targets are rounded to 6 decimals in the CSV
-TOL = 1e-9       # rank tolerance (DESIGN section 5)
+TOL = 1e-9       # rank tolerance (docs/design.md, section 5.3)
 
 # --------------------------------------------------------------------------
 # Data sets and cases

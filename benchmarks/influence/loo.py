@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Own-block leave-one-out residuals of a few blocks, four ways (issue 14):
+"""Own-block leave-one-out residuals of a few blocks, four ways:
 
   - from scratch: the zoo's recipe (same init seed, same Adam settings and
     shuffling seed) on the training set without the block;

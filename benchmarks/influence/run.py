@@ -248,7 +248,7 @@ def table(rows):
 
 HEADER = """# Influence benchmark: the audit's intervals on Adam-trained models
 
-Produced by `bash benchmarks/influence/run.sh` (issue 14): trains the model
+Produced by `bash benchmarks/influence/run.sh`: trains the model
 zoo (zoo.py, cached), the from-scratch leave-one-out comparison (loo.py,
 cached), builds the audit binary from this tree and audits every model with
 every estimator x curvature the binary accepts (run.py; runs cached in

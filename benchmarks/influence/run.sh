@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The influence benchmark of issue 14, end to end:
+# The influence benchmark, end to end:
 #   1. zoo.py   trains the model zoo (cached in models/ and models.json);
 #   2. loo.py   from-scratch and warm-started leave-one-out re-training in
 #               PyTorch for a few blocks of rnn100 and gru300 (cached in loo.json);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy of the scalable (low-rank) path against the exact one (issue 12):
+# Accuracy of the scalable (low-rank) path against the exact one:
 # on every model small enough for the dense solver, audit once with
 # --solver exact and once with --solver lowrank (default rank), write every
 # interval as CSV, and compare the limits point by point:

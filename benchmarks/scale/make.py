@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Make the scale benchmark's models and data (issue 12).
+"""Make the scale benchmark's models and data.
 
 Data: the synthetic process of examples/synthetic/generate.py (same
 simulate(), sd 0.1 t noise, T = 10), seed 12 split into two streams:

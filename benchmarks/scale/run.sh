@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 12): times `audit` on growing data and models and
+# Scale benchmark: times `audit` on growing data and models and
 # reports, per run, the exit status, wall time, peak memory (GNU time's
 # maximum resident set size) and the JSON's per-phase seconds
 # (timings.phases). A run that hits its timeout reports the last

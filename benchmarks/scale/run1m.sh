@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 1M-sequence local measurement of issue 19 (benchmarks/scale/RESULTS.md):
+# The 1M-sequence local measurement (benchmarks/scale/RESULTS.md):
 # audit of lstm64 on data/train_1000000.csv (make.py --million) and
 # data/test_1000.csv (make.py), with GNU time's peak memory, the JSON's
 # per-phase seconds, and every 30 s the load average and the process's

@@ -319,7 +319,7 @@ def write(a, rows):
             checks.append(f"{label}: coverage within 1 point of 0.90 {'yes' if c1 else 'no'}, worst window above 0.80 "
                           f"{'yes' if c2 else 'no (no window of 250)' if np.isnan(m['worst']) else 'no'}, width at most 1.3 times the narrowest "
                           f"{'yes' if c3 else 'no'}{' (' + str(m['unbounded']) + ' unbounded, ' + format(m['unbounded'] / m['n'], '.1%') + ')' if m['unbounded'] else ''}")
-        out += [f"Issue 23's target on {name} (ACI/AgACI: long-run coverage within 1 point of 1 − α, worst window of 250 "
+        out += [f"The target on {name} (ACI/AgACI: long-run coverage within 1 point of 1 − α, worst window of 250 "
                 "above 1 − 2α, width at most 1.3 times the narrowest kind that covers, with at most 2% of its intervals unbounded):", ""] + ["- " + c for c in checks] + [""]
     out += ["## Notes", "",
             "- The test windows are pooled in time order (--adaptive-pooled): one adaptive state runs along the whole test "
@@ -342,7 +342,7 @@ def write(a, rows):
             "- goog has 400 test forecasts, so its worst window is the lowest of 151 windows of 250. Its jackknife+ with "
             "sequence blocks (26 training windows) is 20 times wider than the others: the influence estimate of this "
             "Adam-trained GRU is poor there, which the audit's own warnings say; the interval blocks are narrow and under-cover.",
-            "- EuStockMarkets (R's datasets, issue 23's real volatility series) has its own script and results: "
+            "- EuStockMarkets (R's datasets, a real volatility series) has its own script and results: "
             "eustock/run.sh, eustock/RESULTS.md.",
             "- Every target here is known at its own row (y_t at row t), so labels are fed back with no delay (--label-delay 0).",
             "- AgACI's limits were checked against an independent Python implementation of the same rule (ACI experts on the "

@@ -9,7 +9,7 @@ import (
 // TestDegenerateBlocks: the command refuses a block scheme whose every
 // block deletes the whole training set, naming the flag to change; interval
 // blocks longer than every sequence fall back to sequence blocks, which the
-// terminal and the report say (issue 23).
+// terminal and the report say.
 func TestDegenerateBlocks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -66,8 +66,8 @@ func dropCommand(b []byte) []byte {
 }
 
 // TestFitPredictOutputsNotInputs checks that fit's --save and predict's
-// --out never replace a file the command reads (issue 24's data loss, for
-// the two commands with flag sets of their own): each is refused with exit
+// --out never replace a file the command reads (a past data loss, for the
+// two commands with flag sets of their own): each is refused with exit
 // 2 and the input keeps its bytes.
 func TestFitPredictOutputsNotInputs(t *testing.T) {
 	dir := t.TempDir()

@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// The hostile-input catalogue (issue 24): inputs an attacker or an unlucky
+// The hostile-input catalogue: inputs an attacker or an unlucky
 // user could give the command (models, data, flags, output paths, signals),
 // each run in a child process under limits, as a user's shell would run
 // the command (the test binary is the command there: TestMain). Every case must end with exit status 1 or 2 and one
@@ -170,7 +170,7 @@ func clip(s string) string {
 // hostileCase is one entry of the catalogue.
 type hostileCase struct {
 	name  string
-	class int // the class of issue 24 it belongs to (1-7)
+	class int // the class of the catalogue it belongs to (1-7)
 	// setup, if set, makes the case's own inputs in dir (a copy of
 	// testdata/hostile) and may return arguments to append.
 	setup func(t *testing.T, dir string) []string
@@ -659,7 +659,7 @@ func TestHostileWrites(t *testing.T) {
 // 38 s and could not be interrupted) take its Lanczos path, whose cost is
 // linear in the length per step, and the audit takes a second with the
 // Newton estimator (they fell back to the infinitesimal estimator with
-// a note before the Lanczos path; issue 23).
+// a note before the Lanczos path).
 func TestHostileLongSequence(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "hostile"), dir)

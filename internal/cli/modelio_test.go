@@ -17,7 +17,7 @@ func modelioArgs(name string, extra ...string) []string {
 
 // TestSeveralInputsCmd: --input fills a second integer input, the summary
 // says what fills every input, and without it the message names the
-// input and the flag (issue 18 item 4).
+// input and the flag.
 func TestSeveralInputsCmd(t *testing.T) {
 	code, out, errs := runCmd(modelioArgs("embed_input", "--input", "x_cat=store,dow")...)
 	if code != 0 {
@@ -51,8 +51,7 @@ func TestSeveralInputsCmd(t *testing.T) {
 
 // TestOutputsCmd: a second output is not audited and said so; a last axis
 // of two values is audited as horizons only with a stated assumption, in
-// the summary and the report; --output y:0 audits the mean (issue 18
-// item 5).
+// the summary and the report; --output y:0 audits the mean.
 func TestOutputsCmd(t *testing.T) {
 	code, out, errs := runCmd(modelioArgs("gauss_two")...)
 	if code != 0 || !strings.Contains(out, "Forecast output: y; not audited: logvar (choose another with --output).") {
@@ -93,7 +92,7 @@ func TestOutputsCmd(t *testing.T) {
 }
 
 // TestInspectConstants: inspect says which initializers are parameters
-// and which are constants, and why (issue 18 item 7).
+// and which are constants, and why.
 func TestInspectConstants(t *testing.T) {
 	code, out, errs := runCmd("inspect", "--model", filepath.Join(modelioDir, "rescaled.onnx"))
 	if code != 0 {

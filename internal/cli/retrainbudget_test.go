@@ -12,7 +12,7 @@ import (
 // any block re-fit, the JSON report counts the three outcomes apart (0
 // converged, 0 not converged, 3 not run with 0 iterations) and the Markdown
 // report says the re-fits were not run, not that they hit the iteration
-// cap (issue 23).
+// cap.
 func TestRetrainBudgetReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -15,7 +15,7 @@ const longDir = "../../audit/testdata/longseries"
 
 // TestServeStreamEqualsBatch: series A of the long-series test file,
 // sent to POST /v1/stream one row per request with the label of the
-// row before (issue 23: labels fed back), gets at every row the limits
+// row before (labels fed back), gets at every row the limits
 // of every kind, the adaptive ones included, that a batch audit predict
 // of the whole labelled series gives (to 1e-12): the adaptive state (ACI's working
 // level, AgACI's weights, NexCP's and the rolling window's scores) is

@@ -14,7 +14,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
-// zooDir holds the zoo of exports practitioners make (issue 18), built by
+// zooDir holds the zoo of exports practitioners make, built by
 // make_zoo.py there, with float64 PyTorch references.
 const zooDir = "../../onnx/testdata/zoo"
 

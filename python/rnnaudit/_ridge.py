@@ -12,7 +12,7 @@ def ridge_from_optimizer(optimizer, n_terms, target_scale=1.0, per_parameter=Fal
     """Returns the --ridge R that matches optimizer's weight decay.
 
     The audit's objective is the SUM of squared errors over the training
-    data's N loss terms plus (R/2)|theta|^2 (DESIGN.md section 2; `--ridge`).
+    data's N loss terms plus (R/2)|theta|^2 (docs/design.md, section 2.3; `--ridge`).
     Training with the MEAN over those terms (nn.MSELoss(), mini-batches or
     not) and weight_decay w:
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Small models exported the way practitioners export them, for the tests of
-the audit's model IO (issue 18, items 4 to 7): several inputs, several
+the audit's model IO: several inputs, several
 outputs, many-to-one multi-horizon heads and output-rescaling buffers.
 
 Run:  /usr/bin/python3 make.py     (Debian's python3-torch 1.13, python3-onnx)

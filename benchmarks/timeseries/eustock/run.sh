@@ -1,8 +1,8 @@
 #!/bin/bash
 # EuStockMarkets (R's datasets, Debian's r-base-core): next-week log volatility
 # of DAX, SMI, CAC and FTSE from daily returns, a GRU(8) trained with Adam and
-# weight decay on the first 80% of the days, tested on the last 20% (issue 23's
-# "one or a few long series"). Audits the four indices as four whole sequences
+# weight decay on the first 80% of the days, tested on the last 20% ("one or a
+# few long series"). Audits the four indices as four whole sequences
 # and DAX alone with interval blocks (K = 12; residuals pooled across rows by
 # default), then the four with the adaptive kinds: on the split base calibrated
 # on each index's last 250 forecasts, and on the jackknife base (ACI and AgACI

@@ -15,7 +15,7 @@ widened exactly). The JSON format is that of onnx/testdata/pytorch.
 Deterministic: re-running rewrites byte-identical .json files.
 
 The reference computes the function the exported graph holds, exactly, in
-float64 (issue 18 asks for a match to 1e-10), so where the export rounds a
+float64 (the Go tests ask for a match to 1e-10), so where the export rounds a
 constant to float32 the reference uses that float32 value: sqrt(2) in GELU,
 sqrt(2/pi) and 0.044715 in GELU's tanh form, the eps of LayerNorm and
 InstanceNorm, SELU's alpha and scale (ONNX's float32 defaults), HardSigmoid's

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Build the zoo of exports practitioners make (issue 18) and their float64
+"""Build the zoo of exports practitioners make and their float64
 PyTorch references.
 
 Run from anywhere with Debian's PyTorch 1.13 and python3-onnx 1.12:
