@@ -129,16 +129,6 @@ type fitContext struct {
 	Steps, X f64s
 }
 
-// contextOf is the fitContext of the training data d, or nil when d
-// holds no sequences (artifact.TrainingOf).
-func contextOf(d *blocks.Dataset) *fitContext {
-	c := artifact.TrainingOf(d)
-	if c == nil {
-		return nil
-	}
-	return &fitContext{IDs: c.IDs, Lens: c.Lens, Steps: c.Steps, X: c.X}
-}
-
 // Save writes the fit as an artifact of artifact.Version (see there) for
 // Load; modelSHA256 is the SHA-256 of the model file the fit was made
 // with, which Load checks.
@@ -191,7 +181,9 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		b.Cal = fc
 	}
 	if !f.opt.Restart {
-		b.Context = contextOf(f.train)
+		if c := artifact.TrainingOf(f.train); c != nil {
+			b.Context = &fitContext{IDs: c.IDs, Lens: c.Lens, Steps: c.Steps, X: c.X}
+		}
 	}
 	raw := b.detach()
 	if err := artifact.Write(w, h, &b, raw); err != nil {
