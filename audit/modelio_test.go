@@ -2,10 +2,8 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,19 +24,15 @@ const modelioDir = "modelio/testdata"
 // the first) and its fixture, in onnxtest's format.
 func loadModelio(t *testing.T, name, output string) (*graph.Graph, *onnxtest.Fixture) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(modelioDir, name+".json"))
+	fx, err := onnxtest.ReadFixture(modelioDir, name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	fx := onnxtest.Fixture{Name: name, Dir: modelioDir}
-	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
 	g, _, err := onnx.LoadOutput(filepath.Join(modelioDir, fx.Model), output)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, &fx
+	return g, fx
 }
 
 func readModelio(t *testing.T, name string) (train, test *blocks.Dataset) {

@@ -1,10 +1,8 @@
 package graph_test
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,13 +24,9 @@ func practitionerModels(t *testing.T) (names []string, fxs []*onnxtest.Fixture, 
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		b, err := os.ReadFile(f)
+		fx, err := onnxtest.ReadFixture(dir, name)
 		if err != nil {
 			t.Fatal(err)
-		}
-		fx := &onnxtest.Fixture{Name: name, Dir: dir}
-		if err := json.Unmarshal(b, fx); err != nil {
-			t.Fatalf("%s: %v", f, err)
 		}
 		g, err := fx.Load()
 		if err != nil {

@@ -1,10 +1,8 @@
 package modelio
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,12 +24,8 @@ const dir = "testdata"
 // fixture, in onnxtest's format, and the Config of its layout.
 func load(t *testing.T, name, output string) (*graph.Graph, *onnxtest.Fixture, Config) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name+".json"))
+	fx, err := onnxtest.ReadFixture(dir, name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	fx := onnxtest.Fixture{Name: name, Dir: dir}
-	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
 	g, _, err := onnx.LoadOutput(filepath.Join(dir, fx.Model), output)
@@ -42,7 +36,7 @@ func load(t *testing.T, name, output string) (*graph.Graph, *onnxtest.Fixture, C
 	if fx.Layout == "time-first" {
 		c.Layout = graph.TimeFirst
 	}
-	return g, &fx, c
+	return g, fx, c
 }
 
 // readTrain reads the training data of a model of testdata.

@@ -2,9 +2,7 @@ package refit
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -17,12 +15,8 @@ import (
 func ridgeOnly(t *testing.T, r float64) (*hvp.Objective, []float64) {
 	t.Helper()
 	const dir = "../modelio/testdata"
-	b, err := os.ReadFile(dir + "/linear_horizons.json")
+	fx, err := onnxtest.ReadFixture(dir, "linear_horizons")
 	if err != nil {
-		t.Fatal(err)
-	}
-	fx := onnxtest.Fixture{Name: "linear_horizons", Dir: dir}
-	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
 	g, err := fx.Load()

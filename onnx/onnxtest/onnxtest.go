@@ -70,6 +70,21 @@ func (f *Fixture) InputsFor(g *graph.Graph) ([]*graph.Tensor, error) {
 	return out, nil
 }
 
+// ReadFixture reads the fixture name (the file name.json) of folder dir:
+// the model it names lies in dir too.
+func ReadFixture(dir, name string) (*Fixture, error) {
+	f := filepath.Join(dir, name+".json")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return nil, err
+	}
+	fx := &Fixture{Dir: dir, Name: name}
+	if err := json.Unmarshal(b, fx); err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	return fx, nil
+}
+
 // PyTorchDir is the folder of the PyTorch fixtures.
 func PyTorchDir() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -88,13 +103,9 @@ func PyTorch() ([]*Fixture, error) {
 		if filepath.Base(f) == "operators.json" {
 			continue
 		}
-		b, err := os.ReadFile(f)
+		fx, err := ReadFixture(dir, strings.TrimSuffix(filepath.Base(f), ".json"))
 		if err != nil {
 			return nil, err
-		}
-		fx := &Fixture{Dir: dir, Name: strings.TrimSuffix(filepath.Base(f), ".json")}
-		if err := json.Unmarshal(b, fx); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		out = append(out, fx)
 	}
