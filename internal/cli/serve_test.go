@@ -20,6 +20,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/internal/serve"
+	"github.com/rnnaudit/rnnaudit/internal/serve/servetest"
 )
 
 // The serve command's tests: the server (internal/serve) started as the
@@ -92,56 +93,18 @@ func startServerFor(t *testing.T, art, model string) *testServer {
 // postTo sends body to the endpoint path.
 func (ts *testServer) postTo(t *testing.T, path string, body []byte) (int, http.Header, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(ts.url+path, "application/json", bytes.NewReader(body))
+	status, h, ans, err := servetest.Post(ts.url+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ans map[string]any
-	if err := json.Unmarshal(b, &ans); err != nil {
-		t.Fatalf("status %d, answer not JSON: %v: %s", resp.StatusCode, err, b)
-	}
-	return resp.StatusCode, resp.Header, ans
+	return status, h, ans
 }
 
 // requestFromCSV is the request that sends the sequences of a CSV file
 // of the small example (columns id, t, x, y), with or without targets.
 func requestFromCSV(t *testing.T, path string, targets bool) []byte {
 	t.Helper()
-	recs := readRows(t, path)
-	if got := strings.Join(recs[0], ","); got != "id,t,x,y" {
-		t.Fatalf("%s: header %s", path, got)
-	}
-	type row struct {
-		T        json.Number   `json:"t"`
-		Features []json.Number `json:"features"`
-		Target   *json.Number  `json:"target,omitempty"`
-	}
-	type seq struct {
-		ID   string `json:"id"`
-		Rows []row  `json:"rows"`
-	}
-	var seqs []*seq
-	byID := map[string]*seq{}
-	for _, r := range recs[1:] {
-		s := byID[r[0]]
-		if s == nil {
-			s = &seq{ID: r[0]}
-			byID[r[0]] = s
-			seqs = append(seqs, s)
-		}
-		w := row{T: json.Number(r[1]), Features: []json.Number{json.Number(r[2])}}
-		if targets {
-			y := json.Number(r[3])
-			w.Target = &y
-		}
-		s.Rows = append(s.Rows, w)
-	}
-	b, err := json.Marshal(map[string]any{"sequences": seqs})
+	b, err := servetest.RequestFromCSV(path, targets)
 	if err != nil {
 		t.Fatal(err)
 	}

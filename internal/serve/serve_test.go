@@ -21,6 +21,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/serve/servetest"
 	"github.com/rnnaudit/rnnaudit/onnx"
 )
 
@@ -136,56 +137,18 @@ func (ts *testServer) post(t *testing.T, body []byte) (int, http.Header, map[str
 // postTo sends body to the endpoint path.
 func (ts *testServer) postTo(t *testing.T, path string, body []byte) (int, http.Header, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(ts.url+path, "application/json", bytes.NewReader(body))
+	status, h, ans, err := servetest.Post(ts.url+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ans map[string]any
-	if err := json.Unmarshal(b, &ans); err != nil {
-		t.Fatalf("status %d, answer not JSON: %v: %s", resp.StatusCode, err, b)
-	}
-	return resp.StatusCode, resp.Header, ans
+	return status, h, ans
 }
 
 // requestFromCSV is the request that sends the sequences of a CSV file
 // of the small example (columns id, t, x, y), with or without targets.
 func requestFromCSV(t *testing.T, path string, targets bool) []byte {
 	t.Helper()
-	recs := readRows(t, path)
-	if got := strings.Join(recs[0], ","); got != "id,t,x,y" {
-		t.Fatalf("%s: header %s", path, got)
-	}
-	type row struct {
-		T        json.Number   `json:"t"`
-		Features []json.Number `json:"features"`
-		Target   *json.Number  `json:"target,omitempty"`
-	}
-	type seq struct {
-		ID   string `json:"id"`
-		Rows []row  `json:"rows"`
-	}
-	var seqs []*seq
-	byID := map[string]*seq{}
-	for _, r := range recs[1:] {
-		s := byID[r[0]]
-		if s == nil {
-			s = &seq{ID: r[0]}
-			byID[r[0]] = s
-			seqs = append(seqs, s)
-		}
-		w := row{T: json.Number(r[1]), Features: []json.Number{json.Number(r[2])}}
-		if targets {
-			y := json.Number(r[3])
-			w.Target = &y
-		}
-		s.Rows = append(s.Rows, w)
-	}
-	b, err := json.Marshal(map[string]any{"sequences": seqs})
+	b, err := servetest.RequestFromCSV(path, targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,20 +473,6 @@ func TestServeUnprocessable(t *testing.T) {
 	if status != 500 || strings.Contains(fmt.Sprint(ans), "index out of range") || !strings.Contains(ts.log.String(), "index out of range") {
 		t.Errorf("internal error: status %d, %v; log %s", status, ans, ts.log.String())
 	}
-}
-
-// readRows reads a CSV file without quotes as rows of fields.
-func readRows(t *testing.T, path string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		rows = append(rows, strings.Split(line, ","))
-	}
-	return rows
 }
 
 // lockedBuffer is a buffer safe for concurrent writes: a server's log.
