@@ -49,7 +49,7 @@
 //	                                        -> Summary, warnings
 //	re-training       retrain (optional)    -> *RetrainResult, warnings
 //
-// A solver (solvers.go; what Options.Solver names) runs the influence
+// A solver (fit.go; what Options.Solver names) runs the influence
 // phase and keeps the leave-one-block-out models in one of two
 // representations behind the small influenceRep interface:
 //

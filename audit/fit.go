@@ -3,15 +3,17 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"time"
 
-	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/hvp"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Run audits a trained model: from the training data it estimates every
@@ -261,195 +263,313 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 	return f, nil
 }
 
-// Predict gives every forecast of the sequences of test (labels
-// optional) its intervals of every kind from the fit, as Run would with
-// test as its test data; with labels it measures coverage as Run does.
-// Predict does not modify f: any number of goroutines may call it at
-// once on one Fitted (audit serve does), each call with its own test.
-func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result, err error) {
-	defer func() {
+// solver is one way of running the influence phase: what Options.Solver
+// names. Each returns the estimated leave-one-block-out models in the
+// representation it keeps them in (influence.rep); the phases after it
+// are the same for every solver. Adding a solver is a type here (or its
+// own file) and a row in solverTable.
+type solver interface {
+	// influence runs the influence phase on p for the evaluation points
+	// ev, calling mark as its sub-phases begin.
+	influence(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, error)
+	// retrains says whether exact re-training (Options.Retrain) can be
+	// compared with its estimates: it needs the steps in parameter space.
+	retrains() bool
+}
+
+// denseSolver estimates every block's step in parameter space from one
+// hvp.Factorize of the damped curvature by method (the exact, dual, CG
+// and LiSSA solvers): the block gradients, then estimate.
+type denseSolver struct{ method hvp.Method }
+
+func (s denseSolver) retrains() bool { return true }
+
+func (s denseSolver) influence(ctx context.Context, p *problem, _ *evaluation, mark func(string)) (*influence, error) {
+	mark("block gradients")
+	var tp *trainingPass
+	if s.method == hvp.Exact {
+		// The exact solver's curvature runs batches of its own: the
+		// training batches' passes run first, so that their buffers are
+		// free again for the block gradients'.
+		var err error
+		if tp, err = trainingPasses(ctx, p); err != nil {
+			return nil, err
+		}
+		tp.whole = nil
+	}
+	sg, err := newSeqGrads(p, false)
+	if err != nil {
+		return nil, err
+	}
+	grads, err := blockGradients(ctx, p, sg)
+	if err != nil {
+		return nil, err
+	}
+	if p.opt.Estimator != Newton {
+		// Only the Newton correction takes gradients again: the
+		// curvature need not share the heap with these buffers.
+		sg.release()
+	}
+	mark("curvature and solve")
+	return estimateWith(ctx, p, s.method, tp, grads, sg, mark)
+}
+
+// lowRankSolver is the streaming path (scalable.go): a low-rank factor
+// of the Gauss-Newton matrix, every block's step kept as k coordinates
+// in its basis.
+type lowRankSolver struct{}
+
+func (lowRankSolver) retrains() bool { return false }
+
+func (lowRankSolver) influence(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*influence, error) {
+	return lowRankInfluence(ctx, p, ev, mark)
+}
+
+// namedSolver is one row of the solver table.
+type namedSolver struct {
+	name Solver
+	s    solver
+}
+
+// solverTable lists the solvers Options.Solver names, in the order a
+// command offers them: adding a solver is a row here and its type.
+func solverTable() []namedSolver {
+	return []namedSolver{
+		{Exact, denseSolver{hvp.Exact}},
+		{Dual, denseSolver{hvp.Dual}},
+		{LowRank, lowRankSolver{}},
+		{CG, denseSolver{hvp.CG}},
+		{LiSSA, denseSolver{hvp.LiSSA}},
+	}
+}
+
+// Solvers returns the names Options.Solver takes, Auto first: what a
+// command's solver flag offers.
+func Solvers() []Solver {
+	out := []Solver{Auto}
+	for _, r := range solverTable() {
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// solverList words the names of Solvers for a message: "auto, exact,
+// dual, lowrank, cg or lissa".
+func solverList() string {
+	var names []string
+	for _, n := range Solvers() {
+		names = append(names, string(n))
+	}
+	return joinWords(names, "or")
+}
+
+// joinWords joins words as a sentence lists them: "a, b and c" (conj
+// "and").
+func joinWords(words []string, conj string) string {
+	out := ""
+	for i, w := range words {
+		switch {
+		case i == 0:
+		case i == len(words)-1:
+			out += " " + conj + " "
+		default:
+			out += ", "
+		}
+		out += w
+	}
+	return out
+}
+
+// solverFor returns the solver named (not Auto: see problem.solverName).
+func solverFor(name Solver) (solver, error) {
+	for _, r := range solverTable() {
+		if r.name == name {
+			return r.s, nil
+		}
+	}
+	return nil, fmt.Errorf("audit: unknown solver %q (%s)", name, solverList())
+}
+
+// errNoRetrain is Run's error when exact re-training is asked of a solver
+// that keeps no steps in parameter space.
+func errNoRetrain() error {
+	return errs.Fix([]Option{OptSolver, OptRetrain}, "audit: exact re-training compares per-block parameter steps, which the low-rank solver does not keep: choose the exact, dual or cg solver, or no re-training")
+}
+
+// chunkSize is the most sequences per batch for per-sequence gradients:
+// enough batches to keep every core busy, each small enough to stay in
+// cache.
+const chunkSize = 256
+
+// seqGrads computes per-training-sequence gradients: from batched passes
+// over chunks of at most chunkSize sequences split by sequence
+// (hvp.Objective.PerExampleGradients), or, for a model whose batch entries
+// do not separate, from one backward pass per sequence. It keeps its
+// objectives (their example analyses and evaluation buffers) and which
+// path works across calls; the block-gradient and influence phases share
+// one.
+type seqGrads struct {
+	p        *problem
+	chunks   []*group // nil on the one-pass-per-sequence path
+	chunkObj *hvp.Objective
+	partObj  *hvp.Objective
+	// separate: one pass per sequence (the batch entries do not separate,
+	// found on the first call, or a test asks for it).
+	separate bool
+}
+
+// newSeqGrads prepares per-sequence gradients of p's training sequences;
+// separate asks for one pass per sequence from the start.
+func newSeqGrads(p *problem, separate bool) (*seqGrads, error) {
+	s := &seqGrads{p: p, separate: separate}
+	if !separate {
+		var err error
+		if s.chunks, err = p.makeGroups(p.train, chunkSize); err != nil {
+			return nil, err
+		}
+		s.chunkObj = s.chunkObjective()
+	}
+	return s, nil
+}
+
+// chunkObjective is the objective over the chunks, with their example
+// axes.
+func (s *seqGrads) chunkObjective() *hvp.Objective {
+	o := s.p.objective(s.chunks)
+	for c := range s.chunks {
+		o.Batches[c].ExampleAxes = s.p.io.ExampleAxes()
+	}
+	return o
+}
+
+// release drops the evaluation buffers the objectives keep, so that the
+// phases after the block gradients do not hold them; a later call of grads
+// makes them again.
+func (s *seqGrads) release() {
+	if s.chunkObj != nil {
+		s.chunkObj = s.chunkObjective()
+	}
+	s.partObj = nil
+}
+
+// rows returns, for every training sequence, the gradient of its loss
+// terms whose target row is in [lo, hi).
+func (s *seqGrads) rows(ctx context.Context, lo, hi int) ([][]float64, error) {
+	return s.grads(ctx, func(gr *group) []float64 { return s.p.maskRows(gr, lo, hi) }, false)
+}
+
+// grads returns, for every training sequence, the gradient of its loss
+// terms that mask keeps (mask gives a group's weights), or with outputs
+// set the gradient of the kept outputs' weighted sum (hvp.Job.Outputs):
+// rows of the output Jacobian when mask keeps one term per sequence.
+func (s *seqGrads) grads(ctx context.Context, mask func(gr *group) []float64, outputs bool) ([][]float64, error) {
+	p := s.p
+	n := p.train.Len()
+	out := make([][]float64, n)
+	if !s.separate {
+		jobs := make([]hvp.Job, len(s.chunks))
+		res := make([][][]float64, len(s.chunks))
+		for c, gr := range s.chunks {
+			jobs[c] = hvp.Job{Batch: c, Weight: mask(gr), Outputs: outputs}
+			res[c] = make([][]float64, len(gr.seqs))
+		}
+		err := s.chunkObj.PerExampleGradients(ctx, p.theta, jobs, res, nil)
+		if err == nil {
+			for c, gr := range s.chunks {
+				for b, i := range gr.seqs {
+					out[i] = res[c][b]
+				}
+			}
+			return out, nil
+		}
+		if !errors.Is(err, graph.ErrNotSeparable) {
+			return nil, err
+		}
+		s.separate = true
+	}
+	if s.partObj == nil {
+		s.partObj = p.objective(p.parts)
+	}
+	jobs := make([]hvp.Job, len(p.parts))
+	idx := make([]int, len(p.parts))
+	for pi, gr := range p.parts {
+		jobs[pi] = hvp.Job{Batch: pi, Weight: mask(gr), Outputs: outputs}
+		idx[pi] = gr.seqs[0]
+	}
+	res := make([][]float64, len(jobs))
+	if err := s.partObj.Gradients(ctx, p.theta, jobs, res, nil); err != nil {
+		return nil, err
+	}
+	for pi, i := range idx {
+		out[i] = res[pi]
+	}
+	return out, nil
+}
+
+// blockGradients is the block-gradient phase: grad L_b for every block of
+// p's scheme (docs/design.md, section 2.2), from per-sequence gradients, and
+// for interval and nested schemes from per (sequence, interval) cell
+// gradients combined by addition.
+func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64, error) {
+	bl := p.scheme.Blocks
+	out := make([][]float64, len(bl))
+	if p.scheme.Kind == blocks.Sequences {
+		seq, err := sg.rows(ctx, 0, math.MaxInt)
 		if err != nil {
-			res = nil
-		}
-	}()
-	defer catchInternal(&err)
-	if test == nil || test.Len() == 0 {
-		return nil, errors.New("audit: no sequences to predict")
-	}
-	if err := blocks.CheckCompatible(f.train, test); err != nil {
-		return nil, err
-	}
-	if f.calData != nil {
-		if err := overlap(f.calData, test, false); err != nil {
 			return nil, err
 		}
+		for k, b := range bl {
+			out[k] = seq[b.Seq]
+		}
+		return out, nil
 	}
-	if !f.opt.Restart && f.train.Len() > 0 {
-		test = blocks.ContinueOrSelf(f.train, test)
-	}
-	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
-	if p.workers <= 0 {
-		p.workers = runtime.GOMAXPROCS(0)
-	}
-	if n, ok := modelio.FeatureCount(f.g, f.opt.Inputs); ok {
-		if err := test.CheckFeatures(n); err != nil {
-			return nil, err
+	// cells[j][i]: the gradient of sequence i's terms in interval j.
+	P := len(p.theta)
+	n := p.train.Len()
+	var cells [][][]float64
+	for _, b := range bl {
+		if b.Interval < 0 {
+			continue
+		}
+		for len(cells) <= b.Interval {
+			cells = append(cells, nil)
+		}
+		if cells[b.Interval] == nil {
+			c, err := sg.rows(ctx, b.Lo, b.Hi)
+			if err != nil {
+				return nil, err
+			}
+			cells[b.Interval] = c
 		}
 	}
-	if err := p.io.CheckLengths(test); err != nil {
-		return nil, err
-	}
-	if p.evalGroups, err = p.makeGroups(test, wholeBatch); err != nil {
-		return nil, err
-	}
-	clock := &phaseClock{opt: &p.opt}
-	clock.begin("prepare")
-	ev, err := evaluate(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := pointsRep(ctx, p, f.inf.rep, ev)
-	if err != nil {
-		return nil, err
-	}
-	if res, err = f.predict(ctx, p, ev, rep, clock.begin); err != nil {
-		return nil, err
-	}
-	judgePredicted(res)
-	res.Diag.Phases = clock.end()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// predict runs the phases of an audit that depend on the evaluated
-// points ev.test of p: their jackknife+, in-sample and calibrated limits,
-// the summary and the warnings on them. p is the fit's problem (Run) or
-// one for new data (Predict); rep is the fit's influence representation
-// for the points of ev (pointsRep).
-func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep influenceRep, mark func(string)) (*Result, error) {
-	res := &Result{SelfAudit: p.self, Model: f.model, Setting: f.setting}
-	res.Setting.Notes = slices.Clone(f.setting.Notes)
-	describeEval(&res.Setting, p.eval, p.self)
-	res.Setting.Estimator, res.Setting.Damping = string(f.inf.estimator), f.inf.damping
-	res.Setting.Notes = append(res.Setting.Notes, f.inf.notes...)
-	res.Diag = f.inf.diag
-	res.Diag.Influential = f.influential
-	warns := slices.Clone(f.inf.warnings)
-
-	mark("intervals")
-	l, curve, sets, setsNote, err := testLimits(ctx, p, rep, ev)
-	if err != nil {
-		return nil, err
-	}
-	pooled, beyond := withinTraining(ev.test, l)
-	naiveLimits(p.opt.Alpha, f.naive, p.opt.poolKey(), ev.test, &l)
-	if res.Summary = summarize(p.level(), p.io.Horizons(), pooled, l); res.Summary != nil {
-		if res.Summary.Beyond = beyond; beyond != nil {
-			beyond.TrainRows = p.train.MaxLen()
-		}
-	}
-	if res.Summary != nil {
-		res.Calibration = curve
-		warns = append(warns, stepCoverageWarnings(res.Summary, f.naive, p.self)...)
-		res.Summary.OverTime = overTime(p.eval, pooled, l, p.opt.Alpha, p.opt.timeLag())
-		warns = append(warns, timeWarnings(res.Summary.OverTime)...)
-	}
-	var conf []*interval.StepConformal
-	if f.cal != nil {
-		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
-	}
-	res.Sequences = sequences(p.eval, ev.test, l, conf)
-	if p.opt.Adaptive != nil {
-		res.Adaptive = adaptiveResult(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
-	}
-	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
-	return res, nil
-}
-
-// widthWarnings warns when the jackknife+ intervals (summary s) are more
-// than WideBound times wider than the in-sample residual intervals, or
-// than split conformal on a calibration set (c, nil without one;
-// docs/design.md, section 10.2): coverage alone would call such intervals
-// good.
-func widthWarnings(s *Summary, c *Conformal) []Warning {
-	if s == nil || !(s.MeanLength > 0) {
-		return nil
-	}
-	var out []Warning
-	if ref := s.Naive.MeanLength; ref > 0 && s.MeanLength > WideBound*ref {
-		out = append(out, Warning{Code: TooWide, Step: -1, Figure: s.MeanLength / ref, Bound: WideBound, Ratio: ref})
-	}
-	if c != nil {
-		for _, k := range c.Kinds {
-			if k.Kind == interval.KindSplit && k.MeanLength > 0 && s.MeanLength > WideBound*k.MeanLength {
-				out = append(out, Warning{Code: WiderThanCalibrated, Step: -1, Figure: s.MeanLength / k.MeanLength, Bound: WideBound, Ratio: k.MeanLength})
+	seqGrad := func(i int) []float64 {
+		s := make([]float64, P)
+		for _, c := range cells {
+			if c != nil {
+				num.AddScaled(s, 1, c[i])
 			}
 		}
+		return s
 	}
-	return out
-}
-
-// stepCoverageWarnings warns about the steps whose coverage in s falls
-// below the 1 - 2 alpha the jackknife+ guarantees by more than sampling
-// error (interval.ShortSteps, steps with at least minStepValues values),
-// and gives the ratio of the model's test to training errors at those
-// steps (the in-sample residuals naive; not in a self-audit), from which
-// the judgement tells a model that fits training noise there (OverfitRatio),
-// which leave-one-out models started from the trained model keep in part.
-func stepCoverageWarnings(s *Summary, naive map[forecast][]float64, self bool) []Warning {
-	floor := 1 - 2*s.Alpha
-	low := interval.ShortSteps(s.CoveragePerStep, s.PointsPerStep, floor, minStepValues)
-	if len(low) == 0 {
-		return nil
-	}
-	// In-sample residual RMS per row, summed in the order of the
-	// forecasts: over a map's order the sums of a row's horizons would
-	// round differently from run to run.
-	ss := make([]float64, len(s.CoveragePerStep))
-	cnt := make([]float64, len(ss))
-	for _, f := range sortedForecasts(naive) {
-		if res := naive[f]; f.T < len(ss) {
-			for _, e := range res {
-				ss[f.T] += e * e
-				cnt[f.T]++
-			}
+	intGrad := make([][]float64, len(cells))
+	for j, c := range cells {
+		intGrad[j] = make([]float64, P)
+		for i := 0; i < n && c != nil; i++ {
+			num.AddScaled(intGrad[j], 1, c[i])
 		}
 	}
-	var out []Warning
-	for _, t := range low {
-		w := Warning{Code: StepCoverage, Step: t, Figure: s.CoveragePerStep[t], Bound: floor, Count: s.PointsPerStep[t]}
-		if cnt[t] > 0 && !self {
-			if in := math.Sqrt(ss[t] / cnt[t]); in > 0 {
-				w.Ratio = s.RMSEPerStep[t] / in
-			}
+	for k, b := range bl {
+		switch b.Kind {
+		case blocks.Intervals:
+			out[k] = slices.Clone(intGrad[b.Interval])
+		case blocks.Nested:
+			g := seqGrad(b.Seq)
+			num.AddScaled(g, 1, intGrad[b.Interval])
+			num.AddScaled(g, -1, cells[b.Interval][b.Seq])
+			out[k] = g
+		default:
+			out[k] = seqGrad(b.Seq)
 		}
-		out = append(out, w)
 	}
-	return out
-}
-
-// pointsRep is the influence representation rep of a fit made ready
-// for the evaluation points ev of the problem p of Predict: the steps of
-// the dense solvers need nothing more; the LowRank solver's table needs
-// the points' records in its basis (their output-Jacobian rows mapped by
-// table.MapPoints, as its influence phase maps the test points of Run). rep is
-// not modified, so that Predict may run concurrently.
-func pointsRep(ctx context.Context, p *problem, rep influenceRep, ev *evaluation) (influenceRep, error) {
-	r, ok := rep.(*tableRep)
-	if !ok {
-		return rep, nil
-	}
-	if r.basis == nil {
-		return nil, errors.New("audit: the low-rank fit keeps no basis to map new points with")
-	}
-	lr := &lowRankPass{p: p, basis: r.basis, slots: r.slots}
-	test, _, err := lr.testRecords(ctx, &evaluation{test: ev.test})
-	if err != nil {
-		return nil, err
-	}
-	out := *r
-	out.test, out.cal = test, nil
-	return &out, nil
+	return out, nil
 }

@@ -9,8 +9,10 @@ import (
 
 // The scalar functions of the elementwise operators and of the recurrent
 // operators' activations, each with its first and second derivative: an
-// activation value holds all of one function's rules, which the unary
-// kernel (unaryK in kernels.go and kernels_diff.go) applies elementwise.
+// activation value holds all of one function's rules, and the unary
+// kernel (unaryK, at the end of this file) that applies them elementwise:
+// its forward pass and its derivative rules, so that an elementwise
+// function's gradient rule is read in one file.
 
 // activation is a scalar function y = f(x) with its first and second
 // derivatives, all as functions of the input x. The unary kernel's rules
@@ -287,4 +289,120 @@ func recurrentActivation(name string, alphas, betas []float64, ai, bi *int) (*ac
 		return actAffine(a, take(betas, bi, 0)), nil
 	}
 	return nil, attrErr("unknown activation %q", name)
+}
+
+// unaryK applies an activation elementwise: the forward pass and every
+// derivative rule of the elementwise operators (Tanh, Sigmoid, Relu, ...),
+// from the activation's scalar derivatives or its slice rules.
+type unaryK struct{ a *activation }
+
+func (k *unaryK) keepsInt() bool { return false }
+
+func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
+	f := k.a.f
+	src, dst := in[0].F, out.F
+	if v := k.a.vec; v != nil {
+		if ex.inline(len(dst)) {
+			v.f(dst, src) // no closure: an allocation per call
+			return
+		}
+		// The closures of the slice rules capture tensors rather than
+		// slices: a smaller allocation.
+		x := in[0]
+		ex.parallelFor(len(dst), func(lo, hi int) { v.f(out.F[lo:hi], x.F[lo:hi]) })
+		return
+	}
+	ex.parallelFor(len(dst), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst[i] = f(src[i])
+		}
+	})
+}
+
+// jvp: dy = f'(x) dx
+func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
+	if din[0] == nil {
+		clear(dout.F)
+		return
+	}
+	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
+	if v := k.a.vec; v != nil {
+		if ex.inline(len(dy)) {
+			v.jvp(dy, y, dx)
+			return
+		}
+		tx := din[0] // the closure captures tensors: a smaller allocation than slices
+		ex.parallelFor(len(dy), func(lo, hi int) { v.jvp(dout.F[lo:hi], out.F[lo:hi], tx.F[lo:hi]) })
+		return
+	}
+	d, _ := k.a.derivs()
+	ex.parallelFor(len(dy), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dy[i] = d(x[i], y[i]) * dx[i]
+		}
+	})
+}
+
+// vjp: gx += f'(x) g
+func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
+	if gin[0] == nil {
+		return
+	}
+	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
+	if v := k.a.vec; v != nil {
+		tgx := gin[0] // the closure captures tensors: a smaller allocation than slices
+		ex.parallelFor(len(gv), func(lo, hi int) { v.vjp(tgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi]) })
+		return
+	}
+	d, _ := k.a.derivs()
+	ex.parallelFor(len(gv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gx[i] += d(x[i], y[i]) * gv[i]
+		}
+	})
+}
+
+// vjpTangent: dgx += f'(x) dg + f”(x) dx g
+func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
+	if dgin[0] == nil {
+		return
+	}
+	x, y, gv, dgv, dgx := in[0].F, out.F, g.F, dg.F, dgin[0].F
+	var dx []float64
+	if din[0] != nil {
+		dx = din[0].F
+	}
+	v := k.a.vec
+	if ex.freshIn(0) {
+		if v != nil && dx != nil && ex.inline(len(gv)) {
+			v.vjpTangentSet(dgx, y, gv, dgv, dx)
+			return
+		}
+		clear(dgx) // the other forms add
+	}
+	if v != nil && dx == nil && ex.inline(len(gv)) {
+		v.vjp(dgx, y, dgv) // f' dg: the tangent of x is zero
+		return
+	}
+	if v != nil && dx != nil {
+		if ex.inline(len(gv)) {
+			v.vjpTangent(dgx, y, gv, dgv, dx)
+			return
+		}
+		tdgx, tdx := dgin[0], din[0] // the closure captures tensors: a smaller allocation than slices
+		ex.parallelFor(len(gv), func(lo, hi int) {
+			v.vjpTangent(tdgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi], dg.F[lo:hi], tdx.F[lo:hi])
+		})
+		return
+	}
+	d, dd := k.a.derivs()
+	ex.parallelFor(len(gv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := d(x[i], y[i]) * dgv[i]
+			if dx != nil {
+				v += dd(x[i], y[i]) * dx[i] * gv[i]
+			}
+			dgx[i] += v
+		}
+	})
 }

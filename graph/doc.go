@@ -32,7 +32,8 @@
 //
 // # Derivatives
 //
-// Each kernel has three derivative rules (kernels_diff.go): the tangent
+// Each kernel has three derivative rules (kernels_diff.go; the elementwise
+// functions' in activations.go, beside each activation's derivatives): the tangent
 // (J v), the vector-Jacobian product (J^T g) and the tangent of the latter
 // along v, which gives exact Hessian-vector products by forward-over-reverse
 // differentiation. State exposes them as Forward, Tangent, Backward and

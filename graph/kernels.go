@@ -10,8 +10,8 @@ import (
 // at compile time with every size and index they need, so forward does no
 // checking. Derivative rules are added per kernel by the hvp work; the set
 // of kernels is deliberately small: data movement (mapK, concatK),
-// broadcasting arithmetic (binK), elementwise functions (unaryK), matrix
-// products (matmulK) and softmax (softmaxK).
+// broadcasting arithmetic (binK), elementwise functions (unaryK, with its
+// rules in activations.go), matrix products (matmulK) and softmax (softmaxK).
 type kernel interface {
 	// forward writes the result into out, whose shape and backing are
 	// already allocated.
@@ -184,33 +184,6 @@ func at(idx []int32, i int) int {
 		return i
 	}
 	return int(idx[i])
-}
-
-// unaryK applies an activation elementwise: its function, derivatives and
-// slice rules are in activations.go.
-type unaryK struct{ a *activation }
-
-func (k *unaryK) keepsInt() bool { return false }
-
-func (k *unaryK) forward(ex *exec, out *Tensor, in []*Tensor) {
-	f := k.a.f
-	src, dst := in[0].F, out.F
-	if v := k.a.vec; v != nil {
-		if ex.inline(len(dst)) {
-			v.f(dst, src) // no closure: an allocation per call
-			return
-		}
-		// The closures of the slice rules capture tensors rather than
-		// slices: a smaller allocation.
-		x := in[0]
-		ex.parallelFor(len(dst), func(lo, hi int) { v.f(out.F[lo:hi], x.F[lo:hi]) })
-		return
-	}
-	ex.parallelFor(len(dst), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst[i] = f(src[i])
-		}
-	})
 }
 
 // matmulK is a batch of matrix products C[b] = A[ia[b]] B[ib[b]] with

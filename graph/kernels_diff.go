@@ -11,7 +11,8 @@ package graph
 // where D_dx is the directional derivative along the input tangents. The
 // last term vanishes for kernels linear in their inputs (mapK, concatK,
 // add, sub). Gradient slices (gin, dgin) are nil for inputs that need no
-// gradient; rules accumulate with +=.
+// gradient; rules accumulate with +=. The elementwise kernel's rules
+// (unaryK) sit beside the activations they apply, in activations.go.
 
 import "github.com/rnnaudit/rnnaudit/internal/asm/f64"
 
@@ -214,96 +215,6 @@ func (k *binK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor)
 			}
 		}
 	}
-}
-
-// --- unaryK: y = f(x), f and its derivatives an activation (activations.go) ---
-
-// jvp: dy = f'(x) dx
-func (k *unaryK) jvp(ex *exec, dout *Tensor, in, din []*Tensor, out *Tensor) {
-	if din[0] == nil {
-		clear(dout.F)
-		return
-	}
-	x, y, dx, dy := in[0].F, out.F, din[0].F, dout.F
-	if v := k.a.vec; v != nil {
-		if ex.inline(len(dy)) {
-			v.jvp(dy, y, dx)
-			return
-		}
-		tx := din[0] // the closure captures tensors: a smaller allocation than slices
-		ex.parallelFor(len(dy), func(lo, hi int) { v.jvp(dout.F[lo:hi], out.F[lo:hi], tx.F[lo:hi]) })
-		return
-	}
-	d, _ := k.a.derivs()
-	ex.parallelFor(len(dy), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dy[i] = d(x[i], y[i]) * dx[i]
-		}
-	})
-}
-
-// vjp: gx += f'(x) g
-func (k *unaryK) vjp(ex *exec, gin, in []*Tensor, out, g *Tensor) {
-	if gin[0] == nil {
-		return
-	}
-	x, y, gv, gx := in[0].F, out.F, g.F, gin[0].F
-	if v := k.a.vec; v != nil {
-		tgx := gin[0] // the closure captures tensors: a smaller allocation than slices
-		ex.parallelFor(len(gv), func(lo, hi int) { v.vjp(tgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi]) })
-		return
-	}
-	d, _ := k.a.derivs()
-	ex.parallelFor(len(gv), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			gx[i] += d(x[i], y[i]) * gv[i]
-		}
-	})
-}
-
-// vjpTangent: dgx += f'(x) dg + f”(x) dx g
-func (k *unaryK) vjpTangent(ex *exec, dgin, in, din []*Tensor, out, g, dg *Tensor) {
-	if dgin[0] == nil {
-		return
-	}
-	x, y, gv, dgv, dgx := in[0].F, out.F, g.F, dg.F, dgin[0].F
-	var dx []float64
-	if din[0] != nil {
-		dx = din[0].F
-	}
-	v := k.a.vec
-	if ex.freshIn(0) {
-		if v != nil && dx != nil && ex.inline(len(gv)) {
-			v.vjpTangentSet(dgx, y, gv, dgv, dx)
-			return
-		}
-		clear(dgx) // the other forms add
-	}
-	if v != nil && dx == nil && ex.inline(len(gv)) {
-		v.vjp(dgx, y, dgv) // f' dg: the tangent of x is zero
-		return
-	}
-	if v != nil && dx != nil {
-		if ex.inline(len(gv)) {
-			v.vjpTangent(dgx, y, gv, dgv, dx)
-			return
-		}
-		tdgx, tdx := dgin[0], din[0] // the closure captures tensors: a smaller allocation than slices
-		ex.parallelFor(len(gv), func(lo, hi int) {
-			v.vjpTangent(tdgx.F[lo:hi], out.F[lo:hi], g.F[lo:hi], dg.F[lo:hi], tdx.F[lo:hi])
-		})
-		return
-	}
-	d, dd := k.a.derivs()
-	ex.parallelFor(len(gv), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := d(x[i], y[i]) * dgv[i]
-			if dx != nil {
-				v += dd(x[i], y[i]) * dx[i] * gv[i]
-			}
-			dgx[i] += v
-		}
-	})
 }
 
 // --- matmulK: C = A B per batch ---
