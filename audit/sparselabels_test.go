@@ -110,3 +110,42 @@ func TestLabelsOnlyWhereForecast(t *testing.T) {
 		})
 	}
 }
+
+// TestWithinTrainingInside: forecasts without residuals at a row before
+// one with residuals (a row no training sequence labels) are Inside;
+// those after the last row with residuals (past the training sequences,
+// or the rows a shift leaves unlabelled at their end) are not.
+func TestWithinTrainingInside(t *testing.T) {
+	pts := func() []point {
+		var out []point
+		for r := range 3 {
+			out = append(out, point{f: forecast{T: r}, has: true})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		m      []int
+		from   int
+		inside bool
+	}{
+		{[]int{5, 0, 5}, 1, true},
+		{[]int{0, 5, 5}, 0, true},
+		{[]int{5, 5, 0}, 2, false},
+		{[]int{5, 0, 0}, 1, false},
+	} {
+		_, b := withinTraining(pts(), limits{m: c.m})
+		if b == nil || b.FromRow != c.from || b.Inside != c.inside || b.Labelled != 3-countPositive(c.m) {
+			t.Errorf("m %v: %+v; want from row %d, inside %v", c.m, b, c.from, c.inside)
+		}
+	}
+}
+
+func countPositive(m []int) int {
+	n := 0
+	for _, v := range m {
+		if v > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -143,7 +143,7 @@ func TestUnlabelledRowWords(t *testing.T) {
 		st.Target = ptr(st.Prediction)
 	}
 	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.9, 10000, 0
-	r.Summary.Beyond = &audit.Beyond{FromRow: 2, TrainRows: 6, Forecasts: 3, Labelled: 3}
+	r.Summary.Beyond = &audit.Beyond{FromRow: 2, TrainRows: 6, Forecasts: 3, Labelled: 3, Inside: true}
 	r.Verdict = audit.Judge(r)
 	got := renderWords(t, r)
 	for _, want := range []string{
