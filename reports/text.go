@@ -316,17 +316,19 @@ func warnings(r *audit.Result) []string {
 		}
 		out = append(out, sentence(warningText(r, w)))
 	}
-	if t, warn := fitText(r); warn {
-		out = append([]string{t}, out...)
-	}
 	if ds := r.Diag.DampingSensitivity; ds != nil && hasReason(r, audit.DampingSensitive) {
 		out = append(out, fmt.Sprintf("The intervals depend on the damping, a setting the data do not pin down: the mean width is %s; the influence steps of this model are bounded mostly by the damping, not by its curvature. Compare with intervals calibrated on held-out sequences (--calibration), or audit a model trained closer to a minimum of its loss.", sensitivityText(ds)))
 	}
+	// The joined warnings fill the places kept for them before the fit
+	// warning goes first: prepending shifts every place by one.
 	if stepsAt >= 0 {
 		out[stepsAt] = stepCoverageText(steps)
 	}
 	if levAt >= 0 {
 		out[levAt] = highLeverageText(lev)
+	}
+	if t, warn := fitText(r); warn {
+		out = append([]string{t}, out...)
 	}
 	return out
 }
