@@ -103,6 +103,7 @@ type Options struct {
 	// horizons and a note says so (unless the export names that axis as
 	// one of horizons).
 	Horizons int
+	Align    string // where a many-to-one output's H values sit: "" or "after", or "last" (modelio.Config.Align)
 
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
@@ -280,8 +281,7 @@ func (o *Options) progress(phase string, done, total int) {
 	}
 }
 
-// ioConfig is what modelio needs of o to read the model's inputs and
-// output.
+// ioConfig is what modelio needs of o to read the model's inputs and output.
 func ioConfig(o *Options) modelio.Config {
-	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons}
+	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align}
 }

@@ -129,6 +129,7 @@ type flags struct {
 	inputs                    []string
 	output                    string
 	horizons                  int
+	align                     string
 	shift                     int
 	layout                    string
 	alpha                     float64
@@ -178,6 +179,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringArrayVar(&f.inputs, "input", nil, "fill a model input from these columns, in its order: NAME=COL1,COL2 (repeatable)")
 	fs.StringVar(&f.output, "output", "", "the forecast output, or one column of its last axis: y or y:0 (default: the first output)")
 	fs.IntVar(&f.horizons, "horizons", 0, "the forecast output's last axis holds this many horizons (default: assumed, and said so)")
+	fs.StringVar(&f.align, "align", "", "where a many-to-one output's H values sit: after (the H rows after the window the model reads, the default) or last (the last H rows of the window)")
 	fs.IntVar(&f.shift, "shift", 0, "take the target of row t from row t+N")
 	fs.StringVar(&f.layout, "layout", "auto", "auto, batch-first or time-first")
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
@@ -602,7 +604,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, NewtonSteps: f.newtonSteps, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
-		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
+		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons, Align: f.align,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
 	}

@@ -19,8 +19,7 @@ const zooInputsDir = "../../onnx/testdata/zoo-inputs"
 // zooInputsMissing lists the entries of zooInputsDir that need a
 // capability main does not have yet.
 var zooInputsMissing = map[string]string{
-	"external_gru_op14":  "external data",
-	"decoder_last3_op14": "--align last",
+	"external_gru_op14": "external data",
 }
 
 // zooInputsDoc is one <name>.json of zooInputsDir: a zoo entry and the
