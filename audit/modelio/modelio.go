@@ -105,6 +105,7 @@ type inputFill struct {
 	names   []string // their names
 	integer bool     // an integer tensor: the columns hold category codes
 	rank    int      // 2: [B,T] (one column), 3: [B,T,len(cols)]
+	static  bool     // [B,len(cols)]: per-sequence values (static.go)
 }
 
 // InputInfo says what fills one input of the model: the sequence lengths
@@ -114,6 +115,9 @@ type InputInfo struct {
 	Type    string   // "float", "int64", ...
 	Lengths bool     // the sequence lengths
 	Columns []string // the data columns, in the order the input takes them
+	// Static says the input takes one value per sequence from each column
+	// (static covariates, [batch, len(Columns)]).
+	Static bool `json:",omitempty"`
 }
 
 // Horizons is the number of forecasts per row (K).
@@ -332,8 +336,12 @@ func (m *IO) resolveInputs(given map[string][]string, features []string) error {
 			if f.rank == 0 {
 				f.rank = 3
 			}
-			if f.rank == 2 && len(cols) != 1 {
-				return fmt.Errorf("audit: input %s takes one column per step, %d are named (%s)", names[i], len(cols), strings.Join(cols, ", "))
+			if S, static := StaticWidth(g, in); static {
+				if err := staticFill(&f, names[i], S, cols); err != nil {
+					return errs.Fix([]errs.Option{optInputs}, "%w", err)
+				}
+			} else if f.rank == 2 && len(cols) != 1 {
+				return errs.Fix([]errs.Option{optInputs}, "audit: input %s takes one column per step (its second axis is the time axis), %d are named (%s); an input of per-sequence values (static covariates) is declared [batch, S] with S fixed", names[i], len(cols), strings.Join(cols, ", "))
 			}
 			if dt == graph.Float && f.rank == 3 && m.main < 0 {
 				m.main, mainGiven = i, true
@@ -344,6 +352,14 @@ func (m *IO) resolveInputs(given map[string][]string, features []string) error {
 			continue
 		case f.rank == 2 && slices.Contains(features, in.Name):
 			cols = []string{in.Name}
+			if S, static := StaticWidth(g, in); static {
+				if err := staticFill(&f, names[i], S, cols); err != nil {
+					return errs.Fix([]errs.Option{optInputs}, "%w", err)
+				}
+			}
+		case f.rank == 2 && isStatic(g, in):
+			S, _ := StaticWidth(g, in)
+			return errs.Fix([]errs.Option{optInputs}, "audit: the model's input %s takes %d per-sequence values (static covariates) and no column is named for it: name its columns, in the order the model takes them, as %s=A,B,... (each holding one value per sequence, repeated on every row), or name a data column %q when it takes one; the model's inputs are %s", names[i], S, in.Name, in.Name, strings.Join(names, "; "))
 		case dt == graph.Float && (f.rank == 3 || in.Dims == nil) && m.main < 0:
 			f.rank = 3
 			m.main = i
@@ -437,7 +453,7 @@ func (m *IO) inputList() string {
 func (m *IO) Describe() []InputInfo {
 	out := make([]InputInfo, len(m.fills))
 	for i, f := range m.fills {
-		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names}
+		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names, Static: f.static}
 	}
 	return out
 }
@@ -446,10 +462,21 @@ func (m *IO) Describe() []InputInfo {
 // all have the number of steps the model's input fixes.
 var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed number of steps")
 
-// CheckLengths accepts any data for a model with an open time axis, and
-// for a model whose time axis is fixed (a loop traced and unrolled for
-// fixedT steps) data whose every sequence has fixedT rows read.
+// CheckLengths checks data against what the model's inputs fix: a model
+// with an open time axis takes sequences of any length, one whose time
+// axis is fixed (a loop traced and unrolled for fixedT steps) only
+// sequences of fixedT rows read; and the columns that fill an input of
+// per-sequence values (static covariates) must hold one value per
+// sequence.
 func (m *IO) CheckLengths(sets ...*blocks.Dataset) error {
+	for _, ds := range sets {
+		if ds == nil {
+			continue
+		}
+		if err := m.checkStatic(ds); err != nil {
+			return err
+		}
+	}
 	if m.fixedT == 0 {
 		return nil
 	}
@@ -516,6 +543,14 @@ func (m *IO) Inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) 
 				l.I[k] = int64(n)
 			}
 			in[i] = l
+			continue
+		}
+		if f.static {
+			t, err := f.staticInput(seqs)
+			if err != nil {
+				return nil, err
+			}
+			in[i] = t
 			continue
 		}
 		c := len(f.cols)
@@ -614,7 +649,7 @@ func (m *IO) ExampleAxes() []int {
 	axes := make([]int, len(m.g.Inputs))
 	if m.layout != graph.BatchFirst {
 		for i, f := range m.fills {
-			if !f.lengths {
+			if !f.lengths && !f.static {
 				axes[i] = 1
 			}
 		}
