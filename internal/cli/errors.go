@@ -169,6 +169,8 @@ func flagOf(o errs.Option) string {
 		return "--blocks"
 	case audit.OptBlockLength:
 		return "--block-length"
+	case audit.OptWindow:
+		return "--window"
 	}
 	return ""
 }

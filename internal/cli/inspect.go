@@ -146,7 +146,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	}
 	fmt.Fprintf(w, "\nOperators (%d nodes): %s\n", len(g.Nodes), strings.Join(ops, ", "))
 
-	fmt.Fprintf(w, "\nParameters: %d in %d tensors: every float initializer the forecast depends on, trained with the model, except the constants below\n", g.NumParams(), len(g.Params()))
+	which := "every float initializer the forecast depends on, trained with the model, except the constants below"
+	if g.TrainedRecord() {
+		which = "the initializers the export recorded as trained (metadata " + graph.TrainedKey + ")"
+	}
+	fmt.Fprintf(w, "\nParameters: %d in %d tensors: %s\n", g.NumParams(), len(g.Params()), which)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
