@@ -203,6 +203,14 @@ func moreOpCases() []opCase {
 				op("Mul", []string{"y2"}, []string{"b", "d"}, nil),
 				op("Mul", []string{"y3"}, []string{"c", "c"}, nil),
 			}, outputs: []string{"y", "y2", "y3"}},
+		opCase{name: "Trilu upper and lower, batched, with k", params: map[string][]int{"x": {2, 3, 4}}, ints: map[string][]int64{"k": {1}, "km": {-1}},
+			nodes: []*graph.Node{
+				op("Trilu", []string{"u"}, []string{"x", "k"}, nil),
+				op("Trilu", []string{"l"}, []string{"x", "km"}, map[string]graph.Attr{"upper": aInt(0)}),
+				op("Trilu", []string{"d"}, []string{"x"}, nil),
+				op("Mul", []string{"y"}, []string{"u", "l"}, nil),
+				op("Mul", []string{"y2"}, []string{"d", "x"}, nil),
+			}, outputs: []string{"y", "y2"}},
 		opCase{name: "Tile", params: map[string][]int{"x": {2, 3}}, ints: map[string][]int64{"r": {2, 3}},
 			nodes: []*graph.Node{
 				op("Tile", []string{"t"}, []string{"x", "r"}, nil),

@@ -171,6 +171,7 @@ func init() {
 		"Einsum":         tensor(lowerEinsum),
 		"GatherElements": tensor(lowerGatherElements),
 		"OneHot":         tensor(lowerOneHot),
+		"Trilu":          tensor(lowerTrilu),
 
 		"Loop":               control(lowerLoop, true),
 		"Scan":               control(lowerScan, true),

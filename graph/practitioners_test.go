@@ -72,54 +72,66 @@ func TestPractitionerModels(t *testing.T) {
 func TestPractitionerModelsExamples(t *testing.T) {
 	names, _, gs, ins := practitionerModels(t)
 	for k, name := range names {
-		t.Run(name, func(t *testing.T) {
-			g, inputs := gs[k], ins[k]
-			p, err := g.Compile(inputs)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(name, func(t *testing.T) { checkExamplesMasked(t, gs[k], ins[k]) })
+	}
+}
+
+// checkExamplesMasked checks BackwardPerExample on model g, batched over
+// the first axis of its first input: each example's gradient must be the
+// one Backward gives with a random output cotangent restricted to that
+// example's outputs (the output's first axis indexes the examples).
+func checkExamplesMasked(t *testing.T, g *graph.Graph, inputs []*graph.Tensor) {
+	t.Helper()
+	p, err := g.Compile(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := p.PerExample([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := g.Theta()
+	s := p.NewState()
+	outs, err := s.Forward(theta, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	seed := graph.NewFloat(outs[0].Shape, nil)
+	for i := range seed.F {
+		seed.F[i] = r.NormFloat64()
+	}
+	N := inputs[0].Shape[0]
+	grads := make([][]float64, N)
+	for e := range grads {
+		grads[e] = make([]float64, len(theta))
+	}
+	if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
+		t.Fatal(err)
+	}
+	ids := ex.Output(0)
+	per := len(ids) / N // the output's first axis indexes the examples
+	for i, id := range ids {
+		if int(id) != i/per {
+			t.Fatalf("output element %d belongs to example %d, want %d", i, id, i/per)
+		}
+	}
+	for e := 0; e < N; e++ {
+		masked := graph.NewFloat(seed.Shape, nil)
+		for i, id := range ids {
+			if int(id) == e {
+				masked.F[i] = seed.F[i]
 			}
-			ex, err := p.PerExample([]int{0})
-			if err != nil {
-				t.Fatal(err)
+		}
+		want := make([]float64, len(theta))
+		if err := s.Backward([]*graph.Tensor{masked}, want); err != nil {
+			t.Fatal(err)
+		}
+		for j, w := range want {
+			if math.Abs(grads[e][j]-w) > 1e-10*math.Max(1, math.Abs(w)) {
+				t.Fatalf("example %d, parameter %d: %.12g, masked backward %.12g", e, j, grads[e][j], w)
 			}
-			theta := g.Theta()
-			s := p.NewState()
-			outs, err := s.Forward(theta, inputs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(7, 8))
-			seed := graph.NewFloat(outs[0].Shape, nil)
-			for i := range seed.F {
-				seed.F[i] = r.NormFloat64()
-			}
-			N := inputs[0].Shape[0]
-			grads := make([][]float64, N)
-			for e := range grads {
-				grads[e] = make([]float64, len(theta))
-			}
-			if err := s.BackwardPerExample(ex, []*graph.Tensor{seed}, grads); err != nil {
-				t.Fatal(err)
-			}
-			ids := ex.Output(0)
-			for e := 0; e < N; e++ {
-				masked := graph.NewFloat(seed.Shape, nil)
-				for i, id := range ids {
-					if int(id) == e {
-						masked.F[i] = seed.F[i]
-					}
-				}
-				want := make([]float64, len(theta))
-				if err := s.Backward([]*graph.Tensor{masked}, want); err != nil {
-					t.Fatal(err)
-				}
-				for j, w := range want {
-					if math.Abs(grads[e][j]-w) > 1e-10*math.Max(1, math.Abs(w)) {
-						t.Fatalf("example %d, parameter %d: %.12g, masked backward %.12g", e, j, grads[e][j], w)
-					}
-				}
-			}
-		})
+		}
 	}
 }
 

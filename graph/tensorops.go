@@ -8,8 +8,8 @@ import (
 
 // Tensor operators lowered onto existing kernels: CumSum (a product with a
 // constant triangular matrix), Einsum (transposes, reductions and one
-// batched matrix product), GatherElements (an index map) and OneHot
-// (evaluated at compile time).
+// batched matrix product), GatherElements (an index map), OneHot
+// (evaluated at compile time) and Trilu (an index map with zero fill).
 
 // lowerCumSum sums along axis: the axis is moved last and the result is a
 // product with the constant matrix T[i][j] = 1 when input position i
@@ -350,4 +350,53 @@ func lowerOneHot(c *compiler, n *Node, in []*value) ([]*value, error) {
 		}
 	}
 	return []*value{staticValue(like(values, shape, out))}, nil
+}
+
+// lowerTrilu keeps the upper (upper = 1, the default) or lower triangle of
+// the last two axes of x, from diagonal k (input 1, a static scalar,
+// default 0): element (i, j) is kept when j - i >= k (upper) or
+// j - i <= k (lower) and is 0 otherwise. It is an index map with zero
+// fill rather than a product with a 0/1 mask, so that the entries it
+// drops may be infinite: torch's causal mask is Trilu of a tensor of
+// -inf, whose dropped entries must be 0, not -inf * 0 = NaN. The map is
+// linear, so its derivative rules are those of the map (padK).
+func lowerTrilu(c *compiler, n *Node, in []*value) ([]*value, error) {
+	x, err := need(in, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	var k int64
+	if len(in) > 1 && in[1] != nil {
+		ks, err := staticInts(in[1], "k")
+		if err != nil {
+			return nil, err
+		}
+		if len(ks) != 1 {
+			return nil, shapeErr("Trilu k must be a scalar, got %d values", len(ks))
+		}
+		k = ks[0]
+	}
+	upper, err := n.attrInt("upper", 1)
+	if err != nil {
+		return nil, err
+	}
+	d := x.dims()
+	if len(d) < 2 {
+		return nil, shapeErr("Trilu of rank %d: it takes a tensor of rank 2 or more", len(d))
+	}
+	rows, cols := d[len(d)-2], d[len(d)-1]
+	idx := make([]int32, numel(d))
+	near := make([]int32, len(idx))
+	for o := range idx {
+		i, j := int64(o/cols%rows), int64(o%cols)
+		keep := j-i >= k
+		if upper == 0 {
+			keep = j-i <= k
+		}
+		idx[o], near[o] = int32(o), int32(o)
+		if !keep {
+			idx[o] = -1
+		}
+	}
+	return []*value{c.mapFill(x, d, idx, near, 0)}, nil
 }

@@ -22,7 +22,7 @@ type Curvature int
 const (
 	// GaussNewton is the generalised Gauss-Newton matrix J^T D J, D the
 	// second derivatives of the loss in the outputs: positive
-	// semi-definite for both losses. The default.
+	// semi-definite for every loss. The default.
 	GaussNewton Curvature = iota
 	// Hessian is the exact Hessian of the loss (the paper's curvature).
 	Hessian
@@ -50,7 +50,7 @@ func (o *Objective) HVP(ctx context.Context, theta, v, hv []float64) error {
 // GNVP writes the Gauss-Newton-vector product G v = J^T D J v into gv,
 // where J is the Jacobian of the outputs and D the diagonal of second
 // derivatives of the weighted loss in the outputs (positive
-// semi-definite for both losses).
+// semi-definite for every loss; for a grouped loss D is block-diagonal).
 func (o *Objective) GNVP(ctx context.Context, theta, v, gv []float64) error {
 	return o.curvature(ctx, theta, v, gv, true)
 }
@@ -83,7 +83,7 @@ func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaus
 			df = douts[b.Output].F
 		}
 		g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-		if _, err := o.terms(b, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+		if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
 			return 0, err
 		}
 		if gaussNewton {
@@ -134,7 +134,7 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 		df = douts[b.Output].F
 	}
 	g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-	if _, err := o.terms(b, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+	if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
 		return err
 	}
 	if c == GaussNewton {

@@ -90,6 +90,8 @@ type densePrepared struct {
 	g, dg []*graph.Tensor
 	f     []float64
 	wd2   []float64 // weight times the loss's second derivative, per output
+	// scratch receives a grouped loss's first derivatives, not needed.
+	scratch []float64
 }
 
 // denseBlocks splits the P columns into blocks of consecutive columns
@@ -134,13 +136,13 @@ func (dw *denseWorker) prepare(o *Objective, c Curvature, theta []float64, i int
 		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
 	}
 	pb.f = outs[b.Output].F
-	if _, err := o.terms(b, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+	if _, err := o.terms(b, pb.g[b.Output].Shape, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
 		return nil, err
 	}
 	pb.wd2 = slices.Grow(pb.wd2[:0], len(b.Weight))[:len(b.Weight)]
 	for k, w := range b.Weight {
 		pb.wd2[k] = 0
-		if w != 0 {
+		if w != 0 && !o.Loss.Grouped() {
 			_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
 			pb.wd2[k] = w * d2
 		}
@@ -189,6 +191,12 @@ func (dw *denseWorker) batchColumn(o *Objective, c Curvature, b *Batch, pb *dens
 	dg := pb.dg[b.Output].F
 	if douts[b.Output] == nil {
 		clear(dg)
+	} else if o.Loss.Grouped() {
+		// The term's K×K Hessian block times df, as terms computes it.
+		pb.scratch = slices.Grow(pb.scratch[:0], len(dg))[:len(dg)]
+		if _, err := groupedTerms(b, pb.g[b.Output].Shape, pb.f, douts[b.Output].F, pb.scratch, dg); err != nil {
+			return err
+		}
 	} else {
 		df := douts[b.Output].F
 		for k, w := range b.Weight {

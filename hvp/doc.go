@@ -47,7 +47,10 @@
 // Each file has one job:
 //
 //   - objective.go: Objective and Batch, the weighted loss, its value and
-//     gradient; loss.go: the per-term losses and their derivatives;
+//     gradient; loss.go: the per-term losses and their derivatives
+//     (squared error, binary cross-entropy on probabilities and on
+//     logits, and softmax cross-entropy, whose terms are groups of K
+//     logits with a K×K curvature block);
 //   - workers.go: per-worker buffers, reductions over batches in a fixed
 //     order, and parallel jobs;
 //   - gradients.go: gradients of parts of the loss, per job (Gradients)

@@ -367,6 +367,9 @@ func (o *Objective) gaussNewtonRows(ctx context.Context, theta []float64, progre
 	if err := checkLen("theta", theta, P); err != nil {
 		return nil, 0, err
 	}
+	if o.Loss.Grouped() {
+		return nil, 0, fmt.Errorf("hvp: the dual method needs a loss of single elements, not %v; use the exact or CG method", o.Loss)
+	}
 	// Λ per term, from one forward pass per batch.
 	lams := make([][]float64, len(o.Batches))
 	err := o.eachJob(ctx, len(o.Batches), func(w *worker, i int) error {

@@ -132,15 +132,39 @@ func (o *Objective) exampleJob(w *worker, theta []float64, x *graph.PerExample, 
 			wt = nil // no loss terms
 		}
 		ids, f := x.Output(b.Output), outs[b.Output].F
-		for k, we := range wt {
-			if we != 0 && ids[k] >= 0 {
-				v, _, _ := o.Loss.eval(b.Target[k], f[k])
-				losses[ids[k]] += we * v
+		if o.Loss.Grouped() {
+			if err := groupLosses(b, outs[b.Output].Shape, wt, f, ids, losses); err != nil {
+				return errs.Wrapf(err, "batch %d: ", j.Batch)
+			}
+		} else {
+			for k, we := range wt {
+				if we != 0 && ids[k] >= 0 {
+					v, _, _ := o.Loss.eval(b.Target[k], f[k])
+					losses[ids[k]] += we * v
+				}
 			}
 		}
 	}
 	if err := st.BackwardPerExample(x, g, out); err != nil {
 		return errs.Wrapf(err, "batch %d: ", j.Batch)
+	}
+	return nil
+}
+
+// groupLosses adds, for a grouped loss, every term's loss (the group of
+// K logits f with weights wt) to the example of its first element.
+func groupLosses(b *Batch, shape []int, wt, f []float64, ids []int32, losses []float64) error {
+	K, err := groupSize(shape, len(f))
+	if err != nil {
+		return err
+	}
+	p, scratch := make([]float64, K), make([]float64, K)
+	for lo := 0; lo < len(f); lo += K {
+		hi := lo + K
+		if ids[lo] < 0 || allZero(wt[lo:hi]) {
+			continue
+		}
+		losses[ids[lo]] += groupTerms(b.Target[lo:hi], wt[lo:hi], f[lo:hi], nil, scratch, nil, p)
 	}
 	return nil
 }

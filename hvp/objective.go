@@ -127,16 +127,20 @@ func (o *Objective) lossSeeds(w *worker, b *Batch, theta, wt []float64, outputs 
 	}
 	bw := *b
 	bw.Weight = wt
-	loss, err = o.terms(&bw, outs[b.Output].F, nil, g[b.Output].F, nil)
+	loss, err = o.terms(&bw, outs[b.Output].Shape, outs[b.Output].F, nil, g[b.Output].F, nil)
 	return st, outs, g, loss, err
 }
 
-// terms evaluates the loss terms of batch b at outputs f: their sum, and
-// for each element the weighted first derivative into g and, when df is
-// given, the weighted second derivative times df into dg.
-func (o *Objective) terms(b *Batch, f, df, g, dg []float64) (float64, error) {
+// terms evaluates the loss terms of batch b at outputs f (of the given
+// shape): their sum, and for each element the weighted first derivative
+// into g and, when df is given, the weighted second derivative times df
+// into dg (for a grouped loss, the term's Hessian block times df).
+func (o *Objective) terms(b *Batch, shape []int, f, df, g, dg []float64) (float64, error) {
 	if len(b.Target) != len(f) || len(b.Weight) != len(f) {
 		return 0, fmt.Errorf("targets (%d) and weights (%d) do not match the output's %d elements", len(b.Target), len(b.Weight), len(f))
+	}
+	if o.Loss.Grouped() {
+		return groupedTerms(b, shape, f, df, g, dg)
 	}
 	sum := 0.0
 	for e, w := range b.Weight {
@@ -159,6 +163,52 @@ func (o *Objective) terms(b *Batch, f, df, g, dg []float64) (float64, error) {
 		}
 	}
 	return sum, nil
+}
+
+// groupedTerms is terms for a grouped loss: one term per group of K
+// consecutive elements, K the last axis of the output.
+func groupedTerms(b *Batch, shape []int, f, df, g, dg []float64) (float64, error) {
+	K, err := groupSize(shape, len(f))
+	if err != nil {
+		return 0, err
+	}
+	p := make([]float64, K)
+	sum := 0.0
+	for lo := 0; lo < len(f); lo += K {
+		hi := lo + K
+		var dfk, dgk []float64
+		if df != nil {
+			dfk = df[lo:hi]
+		}
+		if dg != nil {
+			dgk = dg[lo:hi]
+		}
+		if allZero(b.Weight[lo:hi]) {
+			clear(g[lo:hi])
+			clear(dgk)
+			continue
+		}
+		sum += groupTerms(b.Target[lo:hi], b.Weight[lo:hi], f[lo:hi], dfk, g[lo:hi], dgk, p)
+	}
+	return sum, nil
+}
+
+// groupSize returns K, the last axis of an output of the given shape and
+// n elements: the size of one term of a grouped loss.
+func groupSize(shape []int, n int) (int, error) {
+	if len(shape) == 0 || shape[len(shape)-1] < 2 || n%shape[len(shape)-1] != 0 {
+		return 0, fmt.Errorf("softmax cross-entropy needs an output whose last axis holds the K >= 2 logits of the classes; this output has shape %v", shape)
+	}
+	return shape[len(shape)-1], nil
+}
+
+func allZero(w []float64) bool {
+	for _, x := range w {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func checkLen(name string, v []float64, p int) error {

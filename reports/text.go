@@ -248,6 +248,11 @@ func reasonText(r *audit.Result, why audit.Reason) string {
 	case audit.Warned:
 		return "Read the warnings before relying on the intervals."
 	case audit.BeyondTraining:
+		if r.Summary.Beyond.Inside {
+			// Rows inside the training sequences' length that no
+			// training sequence labels (empty target cells).
+			return fmt.Sprintf("%s at steps where no training sequence has a label (the first at step %d) have no leave-one-out residual, so their intervals are unbounded: they are left out of these figures and reported apart.", plural(why.Count, "test value"), int(why.Bound)+1)
+		}
 		return fmt.Sprintf("%s at steps past every training sequence (from step %d; the longest training sequence has %s) have no leave-one-out residual, so their intervals are unbounded: they are left out of these figures and reported apart.", plural(why.Count, "test value"), int(why.Bound)+1, plural(r.Summary.Beyond.TrainRows, "row"))
 	}
 	return ""
@@ -267,7 +272,9 @@ func subline(r *audit.Result) string {
 		parts = append(parts, fmt.Sprintf("%s in %s of sequences", jc, pct(s.JointCoverage)))
 	}
 	out := strings.Join(parts, "; ") + "."
-	if b := s.Beyond; b != nil && b.Forecasts > 0 {
+	if b := s.Beyond; b != nil && b.Forecasts > 0 && b.Inside {
+		out += fmt.Sprintf(" %s at steps where no training sequence has a target (the first at step %d), unbounded for that reason: not counted above.", pluralIs(b.Forecasts, "interval"), b.FromRow+1)
+	} else if b != nil && b.Forecasts > 0 {
 		out += fmt.Sprintf(" %s at steps from %d on, where no training sequence has a target (the longest has %s), unbounded for that reason: not counted above.", pluralIs(b.Forecasts, "interval"), b.FromRow+1, plural(b.TrainRows, "row"))
 	}
 	if s.Infinite > 0 {
@@ -316,17 +323,19 @@ func warnings(r *audit.Result) []string {
 		}
 		out = append(out, sentence(warningText(r, w)))
 	}
-	if t, warn := fitText(r); warn {
-		out = append([]string{t}, out...)
-	}
 	if ds := r.Diag.DampingSensitivity; ds != nil && hasReason(r, audit.DampingSensitive) {
 		out = append(out, fmt.Sprintf("The intervals depend on the damping, a setting the data do not pin down: the mean width is %s; the influence steps of this model are bounded mostly by the damping, not by its curvature. Compare with intervals calibrated on held-out sequences (--calibration), or audit a model trained closer to a minimum of its loss.", sensitivityText(ds)))
 	}
+	// The joined warnings fill the places kept for them before the fit
+	// warning goes first: prepending shifts every place by one.
 	if stepsAt >= 0 {
 		out[stepsAt] = stepCoverageText(steps)
 	}
 	if levAt >= 0 {
 		out[levAt] = highLeverageText(lev)
+	}
+	if t, warn := fitText(r); warn {
+		out = append([]string{t}, out...)
 	}
 	return out
 }

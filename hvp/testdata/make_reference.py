@@ -56,6 +56,7 @@ import export  # noqa: E402  (model table + builders of the fixtures)
 # (case name, fixture model, loss)
 CASES = [(s["name"], s["name"], "squared_error") for s in export.MODELS]
 CASES.append(("gru_1l_bf_bce", "gru_1l_bf", "bce_logits"))
+CASES.append(("gru_horizon3_bf_softmax", "gru_horizon3_bf", "softmax_ce"))
 
 NOISE = 0.3          # Y = F + NOISE * N(0,1)
 P_ZERO = 0.15        # fraction of zero weights
@@ -63,15 +64,24 @@ P_TWO = 0.15         # fraction of weights 2.0
 DENSE_MATRIX_MAX_P = 120
 EIG_MAX_P = 600
 FD_EPS = 1e-5
+# softmax_ce: nn.CrossEntropyLoss(weight=CLASS_WEIGHTS,
+# label_smoothing=LABEL_SMOOTHING, reduction="none") on the last axis.
+CLASS_WEIGHTS = [0.5, 1.0, 2.0]
+LABEL_SMOOTHING = 0.1
 
 LOSS_FORMULA = {
     "squared_error": "L = sum_e Wt_e * (Y_e - F_e)^2",
     "bce_logits": "L = sum_e Wt_e * -(Y_e*log(sigmoid(F_e)) + (1-Y_e)*log(1-sigmoid(F_e))) "
                   "(BCE with logits: F is the logit)",
+    "softmax_ce": "L = sum_g Wt_g * torch.nn.functional.cross_entropy(F_g, C_g, weight=class_weights, "
+                  "label_smoothing=label_smoothing, reduction='none') over groups g of the last axis "
+                  "= sum_g Wt_g * -sum_k Y_gk log softmax(F_g)_k, "
+                  "Y_gk = (1-eps) w_C [k=C] + eps/K w_k",
 }
 LPP_FORMULA = {
     "squared_error": "l''_e = 2*Wt_e",
     "bce_logits": "l''_e = Wt_e*s_e*(1-s_e), s_e = sigmoid(F_e)",
+    "softmax_ce": "d2L/dF_g dF_g = Wt_g S_g (diag(p_g) - p_g p_g^T), p_g = softmax(F_g), S_g = sum_k Y_gk",
 }
 
 
@@ -84,6 +94,15 @@ def flat(t):
 
 
 def elementwise_loss(kind, F, Y, Wt):
+    """Per-term losses: one per element, or for softmax_ce one per group of
+    the last axis (Y holds the class indices, Wt one weight per group)."""
+    if kind == "softmax_ce":
+        K = F.shape[-1]
+        ce = torch.nn.functional.cross_entropy(
+            F.reshape(-1, K), Y.reshape(-1), reduction="none",
+            weight=torch.tensor(CLASS_WEIGHTS, dtype=torch.float64),
+            label_smoothing=LABEL_SMOOTHING)
+        return Wt * ce.reshape(F.shape[:-1])
     if kind == "squared_error":
         return Wt * (Y - F) ** 2
     # -(y log s + (1-y) log(1-s)) = softplus(F) - y*F, computed stably
@@ -197,13 +216,21 @@ def process(case, model_name, kind):
 
     # targets and weights (fixed seed; order of draws is part of the format)
     F0n = F0.numpy()
-    if kind == "squared_error":
+    wshape = shape
+    if kind == "softmax_ce":
+        wshape = shape[:-1]
+        e0 = np.exp(F0n - F0n.max(-1, keepdims=True))
+        p0 = e0 / e0.sum(-1, keepdims=True)
+        Yn = (rng.random(wshape)[..., None] > np.cumsum(p0, -1)).sum(-1)
+        Yn = np.minimum(Yn, shape[-1] - 1).astype(np.int64)
+        pad = pad.any(-1) if pad.ndim == len(shape) else pad
+    elif kind == "squared_error":
         Yn = F0n + NOISE * rng.standard_normal(shape)
     else:
         s0 = 1.0 / (1.0 + np.exp(-F0n))
         Yn = (rng.random(shape) < s0).astype(np.float64)
-    u = rng.random(shape)
-    Wn = np.ones(shape)
+    u = rng.random(wshape)
+    Wn = np.ones(wshape)
     Wn[u < P_ZERO] = 0.0
     Wn[(u >= P_ZERO) & (u < P_ZERO + P_TWO)] = 2.0
     Wn[pad] = 0.0
@@ -247,13 +274,20 @@ def process(case, model_name, kind):
     assert checks["symmetry_rel"] < 1e-12, (case, a, b_)
 
     # Gauss-Newton products: Jv by the double-backward trick, then J^T(l'' Jv)
-    lpp = loss_second_derivative(kind, F.detach(), Wt)
+    # (for softmax_ce, l'' is the Hessian of the loss in F, block-diagonal)
+    def lpp_times(jv):
+        if kind != "softmax_ce":
+            return loss_second_derivative(kind, F.detach(), Wt) * jv
+        Fd = F.detach().clone().requires_grad_(True)
+        (gF,) = torch.autograd.grad(loss_of_F(Fd), Fd, create_graph=True)
+        (hv,) = torch.autograd.grad(gF, Fd, jv)
+        return hv
 
     def gn_vec(v):
         w = torch.zeros_like(F, requires_grad=True)
         (jtw,) = torch.autograd.grad(F, theta, w, create_graph=True)
         (jv,) = torch.autograd.grad(jtw, w, v)
-        (gnv,) = torch.autograd.grad(F, theta, lpp * jv, retain_graph=True)
+        (gnv,) = torch.autograd.grad(F, theta, lpp_times(jv), retain_graph=True)
         return gnv
     GNv1, GNv2 = gn_vec(v1), gn_vec(v2)
 
@@ -276,6 +310,19 @@ def process(case, model_name, kind):
     assert checks["nn_module_grad_rel"] < 1e-12 and checks["nn_module_Hv1_rel"] < 1e-12, \
         (case, checks)
 
+    # per-element targets and weights (softmax_ce: the term's soft targets
+    # Y_gk = (1-eps) w_C [k=C] + eps/K w_k and its weight on every element)
+    Y_el, Wt_el = Y, Wt
+    if kind == "softmax_ce":
+        K = shape[-1]
+        cw = torch.tensor(CLASS_WEIGHTS, dtype=torch.float64)
+        oh = torch.nn.functional.one_hot(Y, K).double()
+        Y_el = (1 - LABEL_SMOOTHING) * cw[Y].unsqueeze(-1) * oh + LABEL_SMOOTHING / K * cw
+        Wt_el = Wt.unsqueeze(-1).expand(shape)
+        checks["soft_target_loss_rel"] = abs(float(
+            (Wt_el * Y_el * -torch.log_softmax(F.detach(), -1)).sum()) - float(L)) / abs(float(L))
+        assert checks["soft_target_loss_rel"] < 1e-12, (case, checks)
+
     out = {
         "case": case,
         "model": "onnx/testdata/pytorch/" + fx["model"],
@@ -292,8 +339,8 @@ def process(case, model_name, kind):
         "batch_axis": batch_axis,
         "n_sequences": nb,
         "F": flat(F0),
-        "target": flat(Y),
-        "weight": flat(Wt),
+        "target": flat(Y_el),
+        "weight": flat(Wt_el),
         "P": P,
         "params": model.params,
         "theta": flat(theta0),
@@ -308,6 +355,11 @@ def process(case, model_name, kind):
         "per_seq_loss": per_loss,
         "per_seq_grad": [flat(r) for r in per_grad],
     }
+
+    if kind == "softmax_ce":
+        out["target_class"] = [int(c) for c in Y.reshape(-1).tolist()]
+        out["class_weights"] = CLASS_WEIGHTS
+        out["label_smoothing"] = LABEL_SMOOTHING
 
     # dense Hessian and Gauss-Newton matrix
     if P <= EIG_MAX_P:
@@ -338,7 +390,14 @@ def process(case, model_name, kind):
 
         J = torch.autograd.functional.jacobian(lambda th: forward(th).reshape(-1),
                                                theta0.clone())
-        GN = J.T @ (lpp.reshape(-1, 1) * J)
+        if kind == "softmax_ce":
+            D = torch.autograd.functional.hessian(
+                lambda f: loss_of_F(f.reshape(F0.shape)), F0.reshape(-1).clone())
+            GN = J.T @ D @ J
+            lpp = torch.diagonal(D)
+        else:
+            lpp = loss_second_derivative(kind, F.detach(), Wt)
+            GN = J.T @ (lpp.reshape(-1, 1) * J)
         gev = torch.linalg.eigvalsh(0.5 * (GN + GN.T))
         gscale = float(gev.abs().max())
         checks["dense_GNv1_rel"] = rel(GN @ v1, GNv1)

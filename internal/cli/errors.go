@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -194,10 +195,14 @@ func flagOf(o errs.Option) string {
 		return "--output"
 	case audit.OptHorizons:
 		return "--horizons"
+	case modelio.OptAlign:
+		return "--align"
 	case audit.OptBlocks:
 		return "--blocks"
 	case audit.OptBlockLength:
 		return "--block-length"
+	case audit.OptWindow:
+		return "--window"
 	}
 	return ""
 }

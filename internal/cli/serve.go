@@ -56,7 +56,8 @@ would on the same sequences (the same numbers):
 	  in-sample one and, when the fit had --calibration, split_lower/upper,
 	  bonferroni_lower/upper and conformal_jackknife_lower/upper, and with
 	  --adaptive aci_alpha, aci_lower/upper, agaci_lower/upper,
-	  nexcp_lower/upper and rolling_lower/upper; an unbounded limit is null. recommended is the kind the audit recommends
+	  nexcp_lower/upper, rolling_lower/upper, aci_clipped_lower/upper,
+	  qt_lower/upper and pid_lower/upper; an unbounded limit is null. recommended is the kind the audit recommends
 	  (as the CSV's column: "" when a calibration set leaves the choice
 	  open). With targets, covered says whether each is inside its interval.
 

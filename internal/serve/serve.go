@@ -412,7 +412,7 @@ func (s *Server) answer(res *audit.Result) predictAnswer {
 		ans.Kinds = append(ans.Kinds, interval.KindSplit, interval.KindBonferroni, interval.KindConformalJackknife)
 	}
 	if res.Adaptive != nil {
-		ans.Kinds = append(ans.Kinds, adaptive.KindACI, adaptive.KindAgACI, adaptive.KindNexCP, adaptive.KindRolling)
+		ans.Kinds = append(ans.Kinds, adaptive.Online()...)
 	}
 	return ans
 }
