@@ -146,7 +146,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	}
 	fmt.Fprintf(w, "\nOperators (%d nodes): %s\n", len(g.Nodes), strings.Join(ops, ", "))
 
-	fmt.Fprintf(w, "\nParameters: %d in %d tensors: every float initializer the forecast depends on, trained with the model, except the constants below\n", g.NumParams(), len(g.Params()))
+	which := "every float initializer the forecast depends on, trained with the model, except the constants below"
+	if g.TrainedRecord() {
+		which = "the initializers the export recorded as trained (metadata " + graph.TrainedKey + ")"
+	}
+	fmt.Fprintf(w, "\nParameters: %d in %d tensors: %s\n", g.NumParams(), len(g.Params()), which)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
@@ -221,8 +225,16 @@ func fixedShapeWarning(g *graph.Graph, layout onnx.Layout) string {
 			return fmt.Sprintf("the export fixes the number of steps (%d) of input %q: the model runs only on sequences of exactly %d steps, and the audit takes it when every sequence has %d. %s, with dynamic axes:%s",
 				steps, in.Name, steps, steps, unrolled, call)
 		}
-		msg := fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
-			"Export it again with dynamic axes:%s", strings.Join(fixed, " and "), in.Name, call)
+		b := in.Dims[batchAxis].Value
+		runs := fmt.Sprintf("the audit runs the model on chunks of %d sequences (the last chunk padded)", b)
+		if b == 1 {
+			runs = "the audit runs the model on one sequence at a time"
+		}
+		if steps >= 0 {
+			runs += fmt.Sprintf(", on sequences of exactly %d steps", steps)
+		}
+		msg := fmt.Sprintf("the export fixes %s of input %q: %s. "+
+			"For one pass per batch, export it again with dynamic axes:%s", strings.Join(fixed, " and "), in.Name, runs, call)
 		if steps >= 0 {
 			msg += "\n" + unrolled + "."
 		}
