@@ -205,19 +205,19 @@ func (f *Fitted) header(sum [32]byte) artifact.Header {
 // format version or another model. Predict then checks the feature
 // columns of the data against the artifact's.
 func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error) {
-	h, err := artifact.ReadHeader(r)
+	c, err := artifact.Read(r)
 	if err != nil {
 		return nil, fmt.Errorf("audit: load: %w", err)
 	}
+	h := c.Header
 	if got := hex.EncodeToString(modelSHA256[:]); got != h.ModelSHA256 {
 		return nil, fmt.Errorf("audit: load: the artifact was fitted with the model of SHA-256 %s, this model's is %s: give the model it was fitted with, or fit again", h.ModelSHA256, got)
 	}
 	var b fitBody
-	br := artifact.NewBodyReader(r)
-	if err := br.Decode(&b); err != nil {
+	if err := c.Decode(&b); err != nil {
 		return nil, fmt.Errorf("audit: load: body: %w", err)
 	}
-	if err := b.attach(br); err != nil {
+	if err := b.attach(c); err != nil {
 		return nil, fmt.Errorf("audit: load: %w", err)
 	}
 	train := &blocks.Dataset{File: h.TrainFile, IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
@@ -287,8 +287,8 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 
 // loadSteps reads the "steps" representation of b into f.
 func (f *Fitted) loadSteps(h *artifact.Header, b *fitBody) error {
-	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d f64s) bool { return len(d) != len(f.theta) }) {
-		return fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters, the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
+	if len(b.Delta) != h.Blocks || slices.ContainsFunc(b.Delta, func(d f64s) bool { return len(d) != len(f.theta) || !artifact.Finite(d) }) {
+		return fmt.Errorf("audit: load: the artifact has %d blocks of %d parameters (finite), the model %d parameters: the file is damaged", h.Blocks, h.Parameters, len(f.theta))
 	}
 	f.inf.delta = make([][]float64, len(b.Delta))
 	for k, d := range b.Delta {
@@ -321,8 +321,8 @@ func (f *Fitted) loadTable(h *artifact.Header, b *fitBody) error {
 	}
 	t := &table.BlockTable{N: ft.N, K: ft.K, F: ft.F, Coef: ft.Coef, Res: ft.Res}
 	if t.N != h.Blocks || t.K != h.Rank || t.F != len(b.Slots) || len(t.Coef) != t.N*t.K ||
-		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N {
-		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters: the file is damaged", h.Blocks, h.Rank, P)
+		len(t.Res) != t.N*t.F || len(b.Basis) != t.K*P || len(b.Shift) != t.N || !artifact.Finite(t.Coef) || !artifact.Finite(b.Basis) {
+		return fmt.Errorf("audit: load: the low-rank table does not match %d blocks of rank %d over %d parameters (finite): the file is damaged", h.Blocks, h.Rank, P)
 	}
 	slots := make(map[forecast]int, len(b.Slots))
 	for i, sl := range b.Slots {

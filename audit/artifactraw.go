@@ -44,14 +44,14 @@ func (b *fitBody) detach() [][]float64 {
 	return out
 }
 
-// attach reads the raw section from r into b's arrays, of the lengths
+// attach sets b's arrays to the raw section of c, of the lengths
 // b.Lens.
-func (b *fitBody) attach(r *artifact.BodyReader) error {
+func (b *fitBody) attach(c *artifact.Contents) error {
 	ptrs := b.arrays()
 	if len(b.Lens) != len(ptrs) {
 		return fmt.Errorf("%d array lengths for %d arrays: the file is damaged", len(b.Lens), len(ptrs))
 	}
-	raw, err := r.ReadRaw(b.Lens)
+	raw, err := c.Arrays(b.Lens)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ type Beyond struct {
 	// Forecasts counts them, Labelled those with a target.
 	Forecasts int
 	Labelled  int
+	// Inside is true when some of them lie before a row that has
+	// residuals: rows inside the training sequences that no training
+	// sequence labels (empty target cells), not rows past their end.
+	Inside bool
 }
 
 // withinTraining returns pts with the forecasts that have no training
@@ -31,8 +35,10 @@ type Beyond struct {
 func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	var out []point
 	b := &Beyond{FromRow: math.MaxInt}
+	lastBounded := -1 // the last row with residuals
 	for i, pt := range pts {
 		if i >= len(l.m) || l.m[i] > 0 {
+			lastBounded = max(lastBounded, pt.f.T)
 			continue
 		}
 		if out == nil {
@@ -48,6 +54,7 @@ func withinTraining(pts []point, l limits) ([]point, *Beyond) {
 	if out == nil {
 		return pts, nil
 	}
+	b.Inside = b.FromRow < lastBounded
 	for _, pt := range out {
 		if pt.has {
 			return out, b

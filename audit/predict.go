@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/audit/classify"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -32,11 +33,19 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 		return nil, err
 	}
 	if f.calData != nil {
-		if err := overlap(f.calData, test, false); err != nil {
+		if err := datacheck.Overlap(f.calData, test, false); err != nil {
 			return nil, err
 		}
 	}
-	if !f.opt.Restart && f.train.Len() > 0 {
+	if f.opt.Window > 0 {
+		// A loaded fit has no training series to continue.
+		if w := f.train.Windows; w != nil && !f.opt.Restart {
+			test = blocks.ContinueOrSelf(w.Series, test)
+		}
+		if test, err = blocks.CutWindows(test, f.opt.Window, f.io.Horizons()); err != nil {
+			return nil, err
+		}
+	} else if !f.opt.Restart && f.train.Len() > 0 {
 		test = blocks.ContinueOrSelf(f.train, test)
 	}
 	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}

@@ -80,19 +80,22 @@ type Setting struct {
 	// SolverReason is why the solver was used (a SolverReason), and
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.
-	SolverReason  string
-	LossTerms     int
-	Estimator     string // newton or infinitesimal
-	Curvature     string
-	Damping       float64
-	Loss          string
-	Ridge         float64
-	Seed          uint64
-	TrainFile     string
-	TestFile      string
-	TrainSeqs     int
-	TestSeqs      int
-	Notes         []string
+	SolverReason string
+	LossTerms    int
+	Estimator    string // newton or infinitesimal
+	Curvature    string
+	Damping      float64
+	Loss         string
+	Ridge        float64
+	Seed         uint64
+	TrainFile    string
+	TestFile     string
+	TrainSeqs    int
+	TestSeqs     int
+	Notes        []string
+	// Windows says, for window blocks (Options.Window), how the windows
+	// were cut and how long the blocks are, and why (also among Notes).
+	Windows       string
 	Low           *float64
 	High          *float64
 	NominalCover  float64 // 1 - alpha

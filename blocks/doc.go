@@ -33,16 +33,21 @@
 // line ends, a UTF-8 byte order mark, blank lines and spaces around
 // values are accepted. Ids are text, compared as written after trimming
 // spaces, so "7" and "07" are two sequences. Numbers are read with
-// strconv.ParseFloat: 3, -2.5, 1e-3. An empty cell or a missing-value
-// marker (NaN, NA, N/A, null, none, ?, - or ., in any case) is an error,
-// and so are infinite values: rnnaudit does not impute. Steps must be
+// strconv.ParseFloat: 3, -2.5, 1e-3. Empty target cells mean "no label
+// here": the row has no target (Y[t] is nil), so it has no loss term,
+// residual or coverage count, and a many-to-one model's file needs
+// labels only on the rows its outputs forecast; a row has a value in
+// every target column or in none. Any other empty cell, a missing-value
+// marker in any cell (NaN, NA, N/A, null, none, ?, - or ., in any case)
+// and infinite values are errors: rnnaudit does not impute. Steps must be
 // unique within a sequence (3 and 3.0 are the same step).
 //
 // Options.Shift takes the target of row t from row t+Shift of the same
 // sequence: with Shift = 1, a file whose row t holds the value y observed at
 // step t gives a model that forecasts the next value, and y may then also
 // be a feature. The last Shift rows of each sequence (the first -Shift rows
-// for a negative Shift) are left without a target.
+// for a negative Shift) are left without a target, and so is a row whose
+// target row has empty target cells.
 //
 // # Errors
 //
@@ -79,6 +84,13 @@
 //   - Nested: block (i, j) deletes the union of sequence i and interval j;
 //     its evaluation region is their intersection, the rows of interval j
 //     in sequence i.
+//   - Windows: over the sliding windows of long series (CutWindows:
+//     stride 1, each window a sequence), block (s, j) has in its
+//     evaluation region the windows of series s whose last row read is in
+//     the stretch [jK, (j+1)K) of its rows, and deletes every window that
+//     uses a row of the stretch, a target row included (Künsch's block
+//     jackknife over windows). WindowBlockLength chooses K from the
+//     residuals' autocorrelation.
 //
 // For sequence and interval blocks the evaluation region is the deleted
 // set itself. Block.Deletes and Block.InRegion answer for one term;

@@ -223,12 +223,15 @@ func (p *parser) read(in io.Reader) *Dataset {
 	// appends they were half the CPU of reading a million sequences
 	// (copying and clearing each larger array).
 	var (
-		rows    = make([]row, 0, rowsHint)
-		xs      = make([]float64, 0, rowsHint*d)
-		ys      = make([]float64, 0, rowsHint*k)
-		seqOf   = map[string]int{}
-		ids     []string
-		seqRows [][]int
+		rows = make([]row, 0, rowsHint)
+		xs   = make([]float64, 0, rowsHint*d)
+		ys   = make([]float64, 0, rowsHint*k)
+		// labelled[r] is false when row r's target cells are empty
+		// (no label); its values in ys are then zeros.
+		labelled = make([]bool, 0, rowsHint)
+		seqOf    = map[string]int{}
+		ids      []string
+		seqRows  [][]int
 	)
 	for !p.stopped {
 		rec, err := cr.Read()
@@ -271,17 +274,12 @@ func (p *parser) read(in io.Reader) *Dataset {
 			continue
 		}
 		m := len(ys)
-		for _, c := range p.targCols {
-			v, ok1 := p.number(cr, rec, c, p.header[c], roleTarget)
-			if ok = ok1; !ok {
-				break
-			}
-			ys = append(ys, v)
-		}
-		if !ok {
+		var has bool
+		if ys, has, ok = p.targets(cr, rec, ys); !ok {
 			xs, ys = xs[:n], ys[:m]
 			continue
 		}
+		labelled = append(labelled, has)
 		s, seen := seqOf[id]
 		if !seen {
 			s = len(ids)
@@ -347,7 +345,7 @@ func (p *parser) read(in io.Reader) *Dataset {
 			seq.Steps[t] = rows[r].step
 			seq.Lines[t] = rows[r].line
 			seq.X[t] = xs[r*d : (r+1)*d : (r+1)*d]
-			if u := t + p.o.Shift; k > 0 && u >= 0 && u < T {
+			if u := t + p.o.Shift; k > 0 && u >= 0 && u < T && labelled[idx[u]] {
 				ru := idx[u]
 				seq.Y[t] = ys[ru*k : (ru+1)*k : (ru+1)*k]
 			}
@@ -588,7 +586,7 @@ func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role in
 		case roleFeature:
 			prob = fail(ErrMissing, "%s: fill it in; rnnaudit does not impute missing values", what)
 		default:
-			prob = fail(ErrMissing, "%s: fill it in (rnnaudit does not impute missing values); a test file without labels may leave out the target columns", what)
+			prob = fail(ErrMissing, "%s: leave the cell empty if the row has no label (only an empty target cell means \"no label here\"; rnnaudit does not impute); a test file without labels may leave out the target columns", what)
 		}
 	case math.IsInf(v, 0) && err == nil:
 		prob = fail(ErrNumber, "%q is infinite: only finite values are allowed", text)
@@ -611,6 +609,42 @@ func (p *parser) number(cr *csv.Reader, rec []string, c int, col string, role in
 	}
 	p.add(line, col, prob)
 	return 0, false
+}
+
+// targets appends the target values of one row to ys and reports whether
+// the row has a label, and whether the row can be read (a problem is
+// recorded otherwise). Target cells that are all empty (or spaces) mean
+// "no label here": the row then has no target and zeros stand in ys for
+// its values. A row with some target cells empty and others filled is a
+// problem: the label would be partial.
+func (p *parser) targets(cr *csv.Reader, rec []string, ys []float64) ([]float64, bool, bool) {
+	empty := 0
+	for _, c := range p.targCols {
+		if strings.TrimSpace(rec[c]) == "" {
+			empty++
+		}
+	}
+	if empty == len(p.targCols) {
+		for range p.targCols {
+			ys = append(ys, 0)
+		}
+		return ys, false, true
+	}
+	for _, c := range p.targCols {
+		if strings.TrimSpace(rec[c]) == "" {
+			line, _ := cr.FieldPos(c)
+			p.add(line, p.header[c], fail(ErrMissing,
+				"empty cell, while %d of the row's %d target columns hold a value: a row has a value in every target column (a label) or in none (no label here)",
+				len(p.targCols)-empty, len(p.targCols)))
+			return ys, false, false
+		}
+		v, ok := p.number(cr, rec, c, p.header[c], roleTarget)
+		if !ok {
+			return ys, false, false
+		}
+		ys = append(ys, v)
+	}
+	return ys, true, true
 }
 
 // blank reports whether every field of a row is empty or spaces.

@@ -160,6 +160,39 @@ func TestRead(t *testing.T) {
 			},
 		},
 		{
+			name: "empty target cells: no label on those rows (one label per window)",
+			src:  "id,t,x,y\nw1,0,1,\nw1,1,2, \nw1,2,3,7\nw2,0,4,\"\"\nw2,1,5,\nw2,2,6,8\n",
+			want: &Dataset{
+				File: "in.csv", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"},
+				Seqs: []*Sequence{
+					{ID: "w1", Steps: []float64{0, 1, 2}, Lines: []int{2, 3, 4}, X: rows{{1}, {2}, {3}}, Y: rows{nil, nil, {7}}},
+					{ID: "w2", Steps: []float64{0, 1, 2}, Lines: []int{5, 6, 7}, X: rows{{4}, {5}, {6}}, Y: rows{nil, nil, {8}}},
+				},
+			},
+		},
+		{
+			name: "empty target cells with a shift: the label moves with its row",
+			src:  "id,t,x,y\nA,0,1,10\nA,1,2,\nA,2,3,30\nA,3,4,40\n",
+			opts: &Options{Shift: 1},
+			want: &Dataset{
+				File: "in.csv", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}, Shift: 1,
+				Seqs: []*Sequence{
+					{ID: "A", Steps: []float64{0, 1, 2, 3}, Lines: []int{2, 3, 4, 5}, X: rows{{1}, {2}, {3}, {4}}, Y: rows{nil, {30}, {40}, nil}},
+				},
+			},
+		},
+		{
+			name: "two targets, both empty: no label",
+			src:  "id,t,x,y1,y2\nA,0,1,,\nA,1,2,5,6\n",
+			opts: &Options{Targets: []string{"y1", "y2"}},
+			want: &Dataset{
+				File: "in.csv", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y1", "y2"},
+				Seqs: []*Sequence{
+					{ID: "A", Steps: []float64{0, 1}, Lines: []int{2, 3}, X: rows{{1}, {2}}, Y: rows{nil, {5, 6}}},
+				},
+			},
+		},
+		{
 			name: "ids that look like numbers stay text",
 			src:  "id,t,x,y\n7,0,1,1\n07,0,2,2\n7.0,0,3,3\n",
 			want: &Dataset{
@@ -229,9 +262,12 @@ func checkDataset(t *testing.T, d *Dataset) {
 			if len(s.X[r]) != len(d.Features) {
 				t.Errorf("sequence %q row %d: %d features, want %d", s.ID, r, len(s.X[r]), len(d.Features))
 			}
-			want := d.Labelled() && r+d.Shift >= 0 && r+d.Shift < n
-			if s.HasTarget(r) != want {
-				t.Errorf("sequence %q row %d: HasTarget %v, want %v", s.ID, r, s.HasTarget(r), want)
+			// A row whose shifted target row is outside the sequence has
+			// no target; one inside has it unless the file's target
+			// cells there are empty (no label).
+			inRange := d.Labelled() && r+d.Shift >= 0 && r+d.Shift < n
+			if s.HasTarget(r) && !inRange {
+				t.Errorf("sequence %q row %d: a target, though row %d is outside the sequence", s.ID, r, r+d.Shift)
 			}
 			if s.HasTarget(r) && len(s.Y[r]) != len(d.Targets) {
 				t.Errorf("sequence %q row %d: %d targets, want %d", s.ID, r, len(s.Y[r]), len(d.Targets))
@@ -332,13 +368,13 @@ func TestReadErrors(t *testing.T) {
 		{"decimal comma", "id,t,x,y\nA,0,\"1,5\",2\n", nil,
 			wantErr{[]error{ErrNumber}, 2, "x", []string{`"1,5" is not a number`, "decimal separator as a point"}}},
 		{"NaN target", "id,t,x,y\nA,0,1,NaN\n", nil,
-			wantErr{[]error{ErrMissing}, 2, "y", []string{`missing value "NaN"`, "does not impute", "leave out the target columns"}}},
+			wantErr{[]error{ErrMissing}, 2, "y", []string{`missing value "NaN"`, "leave the cell empty if the row has no label", "does not impute", "leave out the target columns"}}},
 		{"NA feature", "id,t,x,y\nA,0, NA ,1\n", nil,
 			wantErr{[]error{ErrMissing}, 2, "x", []string{`missing value "NA"`, "fill it in"}}},
 		{"empty feature cell", "id,t,x1,x2,y\nA,0,1,,1\n", nil,
 			wantErr{[]error{ErrMissing}, 2, "x2", []string{"empty cell", "fill it in"}}},
-		{"empty quoted target", "id,t,x,y\nA,0,1,\"  \"\n", nil,
-			wantErr{[]error{ErrMissing}, 2, "y", []string{"empty cell"}}},
+		{"one of two targets empty", "id,t,x,y1,y2\nA,0,1,\"  \",3\n", &Options{Targets: []string{"y1", "y2"}},
+			wantErr{[]error{ErrMissing}, 2, "y1", []string{"empty cell, while 1 of the row's 2 target columns hold a value", "in none (no label here)"}}},
 		{"infinite feature", "id,t,x,y\nA,0,-Inf,1\n", nil,
 			wantErr{[]error{ErrNumber}, 2, "x", []string{`"-Inf" is infinite`}}},
 		{"out of range", "id,t,x,y\nA,0,1e999,1\n", nil,

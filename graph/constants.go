@@ -30,12 +30,20 @@ type Constant struct {
 //     Gemm without C) is that layer's bias and stays a parameter.
 //
 // Constants lists the others with why; Restrict can leave out more.
+// construles.go has the rules for input normalisers, masks, folded
+// scalars, position tables and buffer names; WithTrained replaces every
+// rule by the exporter's record.
 
 // ruleConstants returns the initializers that are constants by rule, with
 // the reason for each: running statistics of batch normalisation (when
 // nothing else uses them) and output-rescaling buffers.
 func (g *Graph) ruleConstants() map[string]string {
 	out := g.rescalers()
+	for name, why := range g.extraConstants() { // construles.go
+		if out[name] == "" {
+			out[name] = why
+		}
+	}
 	other := map[string]bool{} // used other than as a statistic
 	stat := map[string]string{}
 	for _, n := range g.Nodes {
@@ -178,6 +186,9 @@ func (g *Graph) Constants() []Constant {
 			continue
 		}
 		r := why[name]
+		if g.trained != nil && !g.trained[name] {
+			r = "not among the initializers the export recorded as trained (metadata " + TrainedKey + ")"
+		}
 		if r == "" {
 			r = "left out of the audited parameters (Restrict, --params)"
 		}

@@ -182,6 +182,10 @@ type Graph struct {
 	params  []Param
 	theta   []float64
 	isParam map[string]int
+	// trained, when not nil, is the exporter's record of the initializers
+	// that hold trained values (WithTrained): exactly those are
+	// parameters.
+	trained map[string]bool
 }
 
 // New checks the model description and returns a Graph. Nodes are sorted
@@ -329,7 +333,10 @@ func (g *Graph) collectParams() {
 	rule := g.ruleConstants() // constants by rule (constants.go)
 	for _, name := range g.InitOrder {
 		t := g.Init[name]
-		if t == nil || t.DType != Float || !need[name] || rule[name] != "" {
+		if t == nil || t.DType != Float || !need[name] {
+			continue
+		}
+		if g.trained != nil && !g.trained[name] || g.trained == nil && rule[name] != "" {
 			continue
 		}
 		g.isParam[name] = len(g.params)

@@ -38,11 +38,15 @@ func (g *Graph) Restrict(keep func(name string) bool) (*Graph, error) {
 // ParamPattern compiles a parameter selection: comma-separated glob
 // patterns where * matches any run of characters (including / and .) and
 // ? any one character, matched against the whole initializer name. For
-// example "head.*" or "*LSTM*,head.bias".
+// example "head.*" or "*LSTM*,head.bias". A pattern after "!" excludes
+// what it matches: "!mean,!std" keeps every parameter but mean and std,
+// "*LSTM*,!*bias*" the LSTM's parameters but its biases.
 func ParamPattern(pattern string) (func(name string) bool, error) {
-	var res []*regexp.Regexp
+	var res, not []*regexp.Regexp
 	for _, glob := range strings.Split(pattern, ",") {
 		glob = strings.TrimSpace(glob)
+		neg := strings.HasPrefix(glob, "!")
+		glob = strings.TrimSpace(strings.TrimPrefix(glob, "!"))
 		if glob == "" {
 			continue
 		}
@@ -63,17 +67,56 @@ func ParamPattern(pattern string) (func(name string) bool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("graph: parameter pattern %q: %w", glob, err)
 		}
-		res = append(res, re)
+		if neg {
+			not = append(not, re)
+		} else {
+			res = append(res, re)
+		}
 	}
-	if len(res) == 0 {
+	if len(res)+len(not) == 0 {
 		return nil, fmt.Errorf("graph: empty parameter pattern")
 	}
-	return func(name string) bool {
-		for _, re := range res {
+	match := func(list []*regexp.Regexp, name string) bool {
+		for _, re := range list {
 			if re.MatchString(name) {
 				return true
 			}
 		}
 		return false
+	}
+	return func(name string) bool {
+		return (len(res) == 0 || match(res, name)) && !match(not, name)
 	}, nil
 }
+
+// TrainedKey is the key of the ONNX metadata entry in which an exporter
+// (the Python bridge's export) records which initializers hold trained
+// values, as a JSON list of names.
+const TrainedKey = "rnnaudit.parameters"
+
+// WithTrained returns a copy of g whose parameters are exactly the float
+// initializers named in trained that the outputs depend on, in file
+// order: the exporter's record of what was trained replaces the rules by
+// which initializers are constants. Every other initializer is a
+// constant (Constants says why). Names that are not initializers are
+// returned as unknown; it is an error when no parameter is left.
+func (g *Graph) WithTrained(trained []string) (r *Graph, unknown []string, err error) {
+	c := *g
+	c.params, c.theta, c.isParam = nil, nil, nil
+	c.trained = map[string]bool{}
+	for _, name := range trained {
+		c.trained[name] = true
+		if _, ok := g.Init[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	c.collectParams()
+	if len(c.params) == 0 {
+		return nil, unknown, fmt.Errorf("graph: none of the %d initializers recorded as trained (%s) is a float initializer the outputs depend on", len(trained), TrainedKey)
+	}
+	return &c, unknown, nil
+}
+
+// TrainedRecord reports whether the parameters of g are an exporter's
+// record of what was trained (WithTrained) rather than the rules'.
+func (g *Graph) TrainedRecord() bool { return g.trained != nil }

@@ -127,6 +127,9 @@ func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if g, err = useTrained(g, m.metadata); err != nil {
+		return nil, err
+	}
 	if err := checkFinite(g); err != nil {
 		return nil, err
 	}

@@ -20,6 +20,9 @@ type model struct {
 	opsets    []opsetImport
 	hasGraph  bool
 	graph     graphMsg
+	// metadata is ModelProto.metadata_props, key to value (the last value
+	// of a key seen twice).
+	metadata map[string]string
 	// forGo is the model as onnx-go sees it: the file without the graph's
 	// initializers and value infos and without the node attributes that
 	// onnx-go cannot represent (tensors, graphs and the rarer kinds).
@@ -113,6 +116,15 @@ func parseModel(data []byte) (*model, error) {
 				return nil, err
 			}
 			m.opsets = append(m.opsets, op)
+		case f.num == 14 && f.wire == wireBytes:
+			k, v, err := parseEntry(f)
+			if err != nil {
+				return nil, err
+			}
+			if m.metadata == nil {
+				m.metadata = map[string]string{}
+			}
+			m.metadata[k] = v
 		case f.num == 7 && f.wire == wireBytes:
 			m.hasGraph = true
 			g, err := m.graph.merge(f.data, f.at)
@@ -125,6 +137,29 @@ func parseModel(data []byte) (*model, error) {
 		m.forGo = append(m.forGo, f.raw...)
 	}
 	return m, nil
+}
+
+// parseEntry reads a StringStringEntryProto (key 1, value 2).
+func parseEntry(msg field) (key, value string, err error) {
+	for f, err := range fields(msg.data, msg.at) {
+		if err != nil {
+			return "", "", err
+		}
+		if f.wire != wireBytes {
+			continue
+		}
+		switch f.num {
+		case 1:
+			if key, err = f.str(); err != nil {
+				return "", "", err
+			}
+		case 2:
+			if value, err = f.str(); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return key, value, nil
 }
 
 func parseOpset(msg field) (opsetImport, error) {

@@ -248,6 +248,11 @@ func reasonText(r *audit.Result, why audit.Reason) string {
 	case audit.Warned:
 		return "Read the warnings before relying on the intervals."
 	case audit.BeyondTraining:
+		if r.Summary.Beyond.Inside {
+			// Rows inside the training sequences' length that no
+			// training sequence labels (empty target cells).
+			return fmt.Sprintf("%s at steps where no training sequence has a label (the first at step %d) have no leave-one-out residual, so their intervals are unbounded: they are left out of these figures and reported apart.", plural(why.Count, "test value"), int(why.Bound)+1)
+		}
 		return fmt.Sprintf("%s at steps past every training sequence (from step %d; the longest training sequence has %s) have no leave-one-out residual, so their intervals are unbounded: they are left out of these figures and reported apart.", plural(why.Count, "test value"), int(why.Bound)+1, plural(r.Summary.Beyond.TrainRows, "row"))
 	}
 	return ""
@@ -267,7 +272,9 @@ func subline(r *audit.Result) string {
 		parts = append(parts, fmt.Sprintf("%s in %s of sequences", jc, pct(s.JointCoverage)))
 	}
 	out := strings.Join(parts, "; ") + "."
-	if b := s.Beyond; b != nil && b.Forecasts > 0 {
+	if b := s.Beyond; b != nil && b.Forecasts > 0 && b.Inside {
+		out += fmt.Sprintf(" %s at steps where no training sequence has a target (the first at step %d), unbounded for that reason: not counted above.", pluralIs(b.Forecasts, "interval"), b.FromRow+1)
+	} else if b != nil && b.Forecasts > 0 {
 		out += fmt.Sprintf(" %s at steps from %d on, where no training sequence has a target (the longest has %s), unbounded for that reason: not counted above.", pluralIs(b.Forecasts, "interval"), b.FromRow+1, plural(b.TrainRows, "row"))
 	}
 	if s.Infinite > 0 {

@@ -128,3 +128,33 @@ func TestLongTestWords(t *testing.T) {
 		t.Errorf("the missing training steps are blamed on alpha:\n%s", got)
 	}
 }
+
+// TestUnlabelledRowWords: test values at a row inside the training
+// sequences' length that no training sequence labels (empty target
+// cells) are blamed on the missing labels there, not on the training
+// sequences' length.
+func TestUnlabelledRowWords(t *testing.T) {
+	r := fixture()
+	r.Diag.Warnings = nil
+	inf := math.Inf(1)
+	for i := range r.Sequences {
+		st := &r.Sequences[i].Steps[2]
+		st.Lower, st.Upper, st.M = -inf, inf, 0
+		st.Target = ptr(st.Prediction)
+	}
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.9, 10000, 0
+	r.Summary.Beyond = &audit.Beyond{FromRow: 2, TrainRows: 6, Forecasts: 3, Labelled: 3, Inside: true}
+	r.Verdict = audit.Judge(r)
+	got := renderWords(t, r)
+	for _, want := range []string{
+		"3 test values at steps where no training sequence has a label (the first at step 3) have no leave-one-out residual",
+		"3 intervals are at steps where no training sequence has a target (the first at step 3), unbounded for that reason: not counted above",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "past every training sequence") {
+		t.Errorf("unlabelled rows blamed on the training sequences' length:\n%s", got)
+	}
+}

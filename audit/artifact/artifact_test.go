@@ -2,7 +2,9 @@ package artifact
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -26,9 +28,10 @@ func write(t *testing.T, h Header, body any, arrays [][]float64) []byte {
 	return buf.Bytes()
 }
 
-// TestRoundTrip checks that what Write writes ReadHeader, Decode and
-// ReadRaw read back, every bit of the floats kept, and that the file
-// opens with the magic, the version and the header's length.
+// TestRoundTrip checks that what Write writes Read, Decode and Arrays
+// read back, every bit of the floats kept, that ReadHeader reads the
+// header alone, and that the file opens with the magic, the version,
+// the three lengths and the SHA-256 of the rest.
 func TestRoundTrip(t *testing.T) {
 	h := Header{Format: FormatName, Version: Version, ModelSHA256: "ab", Features: []string{"x"}, Targets: []string{"y"},
 		Inputs: map[string][]string{"in": {"x"}}, Representation: LowRank, Blocks: 3, Parameters: 7, Rank: 2}
@@ -38,94 +41,117 @@ func TestRoundTrip(t *testing.T) {
 		lens[i] = len(a)
 	}
 	art := write(t, h, &record{Name: "fit", Lens: lens}, arrays)
-	if !bytes.HasPrefix(art, []byte("rnnaudit-fit\r\n\x04\x00\x00\x00")) {
-		t.Fatalf("artifact opens with %q, want the magic and version 4 little-endian", art[:18])
+	if !bytes.HasPrefix(art, []byte("rnnaudit-fit\r\n\x05\x00\x00\x00")) {
+		t.Fatalf("artifact opens with %q, want the magic and version 5 little-endian", art[:18])
 	}
-	if n := binary.LittleEndian.Uint32(art[18:]); art[22] != '{' || art[22+n-1] != '}' {
+	n := binary.LittleEndian.Uint32(art[18:])
+	body, raw := binary.LittleEndian.Uint64(art[22:]), binary.LittleEndian.Uint64(art[30:])
+	if art[70] != '{' || art[70+n-1] != '}' {
 		t.Errorf("header length %d does not frame the JSON header", n)
 	}
-	r := bytes.NewReader(art)
-	got, err := ReadHeader(r)
+	if raw != 8*9004 || uint64(len(art)) != 70+uint64(n)+body+raw {
+		t.Errorf("lengths %d, %d, %d for a file of %d bytes with 9004 floats", n, body, raw, len(art))
+	}
+	sum := sha256.New()
+	sum.Write(art[:38])
+	sum.Write(art[70:])
+	if !bytes.Equal(sum.Sum(nil), art[38:70]) {
+		t.Error("bytes 38 to 70 are not the SHA-256 of the rest of the file")
+	}
+	got, err := ReadHeader(bytes.NewReader(art))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, h) {
 		t.Errorf("header %+v, want %+v", got, h)
 	}
-	br := NewBodyReader(r)
-	var rec record
-	if err := br.Decode(&rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.Name != "fit" || !reflect.DeepEqual(rec.Lens, lens) {
-		t.Errorf("body %+v, want name fit and lengths %v", rec, lens)
-	}
-	raw, err := br.ReadRaw(rec.Lens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raw) != len(arrays) {
-		t.Fatalf("%d arrays, want %d", len(raw), len(arrays))
-	}
-	for i, a := range arrays {
-		if len(raw[i]) != len(a) || (len(a) == 0) != (raw[i] == nil) {
-			t.Fatalf("array %d: %d values (nil %v), want %d", i, len(raw[i]), raw[i] == nil, len(a))
+	// Read on a reader that does not tell its size reads the same.
+	for _, r := range []io.Reader{bytes.NewReader(art), struct{ io.Reader }{bytes.NewReader(art)}} {
+		c, err := Read(r)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for j := range a {
-			if math.Float64bits(raw[i][j]) != math.Float64bits(a[j]) {
-				t.Errorf("array %d value %d: bits %x, want %x", i, j, math.Float64bits(raw[i][j]), math.Float64bits(a[j]))
+		if !reflect.DeepEqual(c.Header, h) {
+			t.Errorf("header %+v, want %+v", c.Header, h)
+		}
+		var rec record
+		if err := c.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Name != "fit" || !reflect.DeepEqual(rec.Lens, lens) {
+			t.Errorf("body %+v, want name fit and lengths %v", rec, lens)
+		}
+		got, err := c.Arrays(rec.Lens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(arrays) {
+			t.Fatalf("%d arrays, want %d", len(got), len(arrays))
+		}
+		for i, a := range arrays {
+			if len(got[i]) != len(a) || (len(a) == 0) != (got[i] == nil) {
+				t.Fatalf("array %d: %d values (nil %v), want %d", i, len(got[i]), got[i] == nil, len(a))
+			}
+			for j := range a {
+				if math.Float64bits(got[i][j]) != math.Float64bits(a[j]) {
+					t.Errorf("array %d value %d: bits %x, want %x", i, j, math.Float64bits(got[i][j]), math.Float64bits(a[j]))
+				}
+			}
+		}
+		// Lengths that do not add up to the raw section are refused.
+		for _, l := range [][]int{{3, 0, 1, 8999}, {3, 0, 1, 9001}, {-1, 0, 1, 9005}, {math.MaxInt, math.MaxInt, 1, 9000}} {
+			if _, err := c.Arrays(l); err == nil || !strings.HasSuffix(err.Error(), "the file is damaged") {
+				t.Errorf("lengths %v: error %v, want one saying the file is damaged", l, err)
 			}
 		}
 	}
-	if n, _ := r.Read(make([]byte, 1)); n != 0 {
-		t.Error("bytes left after the raw section")
-	}
-	// A truncated raw section is refused, saying how far it got.
-	r = bytes.NewReader(art[:len(art)-8])
-	if _, err := ReadHeader(r); err != nil {
-		t.Fatal(err)
-	}
-	br = NewBodyReader(r)
-	if err := br.Decode(&rec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := br.ReadRaw(rec.Lens); err == nil || !strings.Contains(err.Error(), "truncated") {
-		t.Errorf("truncated raw section: error %v, want one saying the file is truncated", err)
-	}
 }
 
-// TestReadHeaderRefuses checks that ReadHeader refuses another file,
-// another version, a header length beyond its bound (before allocating
-// it) and a truncated or malformed header, with one message each.
-func TestReadHeaderRefuses(t *testing.T) {
-	art := write(t, Header{Format: FormatName, Version: Version}, &record{}, nil)
-	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(art)) }
+// TestReadRefuses checks that ReadHeader and Read refuse another file,
+// another version, lengths beyond their bounds or the file's size
+// (before allocating them), a truncated file, any flipped bit and bytes
+// after the end, with one message each.
+func TestReadRefuses(t *testing.T) {
+	art := write(t, Header{Format: FormatName, Version: Version}, &record{Name: "x", Lens: []int{2}}, [][]float64{{1, 2}})
+	edit := func(f func(b []byte)) []byte { b := bytes.Clone(art); f(b); return b }
+	put64 := func(at int, v uint64) []byte {
+		return edit(func(b []byte) { binary.LittleEndian.PutUint64(b[at:], v) })
+	}
 	for _, c := range []struct {
-		name string
-		file []byte
-		want string
+		name   string
+		file   []byte
+		header string // ReadHeader's error; "" when it reads the header
+		want   string // Read's
 	}{
-		{"empty", nil, "not a fitted audit (written by audit fit --save)"},
-		{"another magic", edit(func(b []byte) []byte { b[0] = 'R'; return b }), "not a fitted audit (written by audit fit --save)"},
-		{"no version", art[:len(magic)+2], "truncated header: unexpected EOF"},
-		{"version 3", edit(func(b []byte) []byte { b[len(magic)] = 3; return b }), "format version 3, this audit reads version 4: fit again with this version"},
-		{"no length", art[:len(magic)+4], "truncated header: EOF"},
-		{"huge header", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[len(magic)+4:], maxHeader+1); return b }), "header of 67108865 bytes: the file is damaged"},
-		{"short header", art[:len(magic)+10], "truncated header: unexpected EOF"},
-		{"not JSON", edit(func(b []byte) []byte { b[len(magic)+8] = '['; return b }), "header: invalid character"},
+		{"empty", nil, "not a fitted audit (written by audit fit --save)", "not a fitted audit"},
+		{"another magic", edit(func(b []byte) { b[0] = 'R' }), "not a fitted audit (written by audit fit --save)", "not a fitted audit"},
+		{"no version", art[:len(magic)+2], "truncated header: unexpected EOF", "truncated header"},
+		{"version 4", edit(func(b []byte) { b[len(magic)] = 4 }), "format version 4, this audit reads version 5: fit again with this version", "format version 4"},
+		{"no lengths", art[:len(magic)+4], "truncated header: EOF", "truncated header"},
+		{"huge header", edit(func(b []byte) { binary.LittleEndian.PutUint32(b[18:], maxHeader+1) }), "header of 67108865 bytes: the file is damaged", "header of"},
+		{"huge body", put64(22, 1e12), "a body of 1000000000000 bytes and 16 bytes of arrays, more than an artifact holds (16 GiB): the file is damaged", "a body of"},
+		{"body beyond the file", put64(22, 1e6), "the file is ", "the file is truncated or damaged"},
+		{"huge arrays", put64(30, 8e12), "a body of", "a body of"},
+		{"odd arrays", put64(30, 15), "15 bytes of float64 arrays, not a multiple of 8: the file is damaged", "not a multiple of 8"},
+		{"truncated", art[:len(art)-8], "the file is ", "truncated or damaged"},
+		{"a byte more", append(bytes.Clone(art), 0), "the file is ", "truncated or damaged"},
+		{"a flipped bit in the header", edit(func(b []byte) { b[75] ^= 0x20 }), "", "the file is damaged (changed after audit fit --save wrote it)"},
+		{"a flipped bit in the body", edit(func(b []byte) { b[len(b)-20] ^= 1 }), "", "the file is damaged (changed after audit fit --save wrote it)"},
+		{"a flipped exponent bit in an array", edit(func(b []byte) { b[len(b)-1] ^= 0x40 }), "", "the file is damaged (changed after audit fit --save wrote it)"},
+		{"a NaN in an array", edit(func(b []byte) { binary.LittleEndian.PutUint64(b[len(b)-8:], 0x7ff8000000000000) }), "", "the file is damaged"},
+		{"a flipped bit in the SHA-256", edit(func(b []byte) { b[40] ^= 1 }), "", "the file is damaged"},
 	} {
-		if _, err := ReadHeader(bytes.NewReader(c.file)); err == nil || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		if _, err := ReadHeader(bytes.NewReader(c.file)); (c.header == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), c.header) {
+			t.Errorf("%s: ReadHeader's error %v, want %q", c.name, err, c.header)
 		}
-	}
-}
-
-// TestReadRawRefuses checks that ReadRaw refuses a negative length and
-// lengths whose sum overflows before it allocates.
-func TestReadRawRefuses(t *testing.T) {
-	for _, lens := range [][]int{{-1}, {math.MaxInt / 8, 1}, {1, math.MaxInt}} {
-		if _, err := NewBodyReader(bytes.NewReader(nil)).ReadRaw(lens); err == nil || err.Error() != "an array length out of range: the file is damaged" {
-			t.Errorf("lengths %v: error %v, want one saying a length is out of range", lens, err)
+		for _, r := range []io.Reader{bytes.NewReader(c.file), struct{ io.Reader }{bytes.NewReader(c.file)}} {
+			if _, err := Read(r); err == nil || !strings.Contains(err.Error(), c.want) {
+				_, sized := r.(*bytes.Reader)
+				if !sized && strings.Contains(c.want, "truncated or damaged") && err != nil {
+					continue // read as a stream, the same damage is found later
+				}
+				t.Errorf("%s (size known %v): Read's error %v, want %q", c.name, sized, err, c.want)
+			}
 		}
 	}
 }

@@ -2,6 +2,8 @@ package artifact
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // The float64 arrays of an artifact (every block's step or coordinates,
@@ -19,23 +22,46 @@ import (
 // made loading the 205 MB low-rank artifact of the 100,000-sequence LSTM
 // take 6.5 s of CPU and 1.1 GB).
 
-// Write writes an artifact: the magic, Version and the header h, then
-// body as one gob value, then the arrays raw. The caller leaves the
-// arrays empty in body and records their lengths there, for
-// BodyReader.ReadRaw.
+// Write writes an artifact: the preamble (magic, Version, the lengths
+// and the SHA-256 of the rest), the header h, then body as one gob value,
+// then the arrays raw. The caller leaves the arrays empty in body and
+// records their lengths there, for Contents.Arrays. The arrays are
+// encoded twice, once for the SHA-256 and once for w, so that nothing of
+// their size is buffered.
 func Write(w io.Writer, h Header, body any, arrays [][]float64) error {
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("header: %w", err)
 	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString(magic)
-	binary.Write(bw, binary.LittleEndian, uint32(Version))
-	binary.Write(bw, binary.LittleEndian, uint32(len(hj)))
-	bw.Write(hj)
-	if err := gob.NewEncoder(bw).Encode(body); err != nil {
+	var gb bytes.Buffer
+	if err := gob.NewEncoder(&gb).Encode(body); err != nil {
 		return err
 	}
+	raw := int64(0)
+	for _, a := range arrays {
+		raw += 8 * int64(len(a))
+	}
+	if len(hj) > maxHeader || int64(gb.Len()) > MaxSize || raw > MaxSize {
+		return fmt.Errorf("a header of %d bytes, a body of %d and %d bytes of arrays: more than an artifact holds (%d GiB)", len(hj), gb.Len(), raw, MaxSize>>30)
+	}
+	pre := make([]byte, 0, preambleLen)
+	pre = append(pre, magic...)
+	pre = binary.LittleEndian.AppendUint32(pre, Version)
+	pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hj)))
+	pre = binary.LittleEndian.AppendUint64(pre, uint64(gb.Len()))
+	pre = binary.LittleEndian.AppendUint64(pre, uint64(raw))
+	sum := sha256.New()
+	sum.Write(pre)
+	sum.Write(hj)
+	sum.Write(gb.Bytes())
+	if err := writeRaw(sum, arrays); err != nil {
+		return err
+	}
+	pre = sum.Sum(pre)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(pre)
+	bw.Write(hj)
+	bw.Write(gb.Bytes())
 	if err := writeRaw(bw, arrays); err != nil {
 		return err
 	}
@@ -60,57 +86,169 @@ func writeRaw(w io.Writer, arrays [][]float64) error {
 	return err
 }
 
-// A BodyReader reads what follows an artifact's header (ReadHeader): the
-// gob body (Decode), then the raw arrays of the lengths it holds
-// (ReadRaw).
-type BodyReader struct {
-	br *bufio.Reader
+// Contents is an artifact read whole and checked (Read): its header,
+// its gob body not yet decoded, and its float64 arrays in one
+// allocation.
+type Contents struct {
+	Header Header
+	body   []byte
+	raw    []float64
 }
 
-// NewBodyReader returns a BodyReader of r, positioned after the header.
-func NewBodyReader(r io.Reader) *BodyReader {
-	// An io.ByteReader: gob reads no further than its body.
-	return &BodyReader{br: bufio.NewReaderSize(r, 1<<16)}
+// Read reads a whole artifact from r and checks it before anything
+// after the header is decoded: the magic and the version, every length
+// against MaxSize and against the bytes the file holds (when r tells
+// them: an *os.File of a regular file, a bytes.Reader; otherwise what is
+// allocated grows with what is read), then the SHA-256 of its bytes
+// against the one it records. A damaged file is refused saying what
+// failed; nothing of it is returned.
+func Read(r io.Reader) (*Contents, error) {
+	size := sizeOf(r)
+	p, err := readPreamble(r, size)
+	if err != nil {
+		return nil, err
+	}
+	known := size >= 0
+	sum := sha256.New()
+	sum.Write(p.bytes)
+	hj, err := readN(r, int64(p.header), known)
+	if err != nil {
+		return nil, fmt.Errorf("truncated header: %w", err)
+	}
+	sum.Write(hj)
+	c := &Contents{}
+	if c.body, err = readN(r, p.body, known); err != nil {
+		return nil, fmt.Errorf("the body ends after %d of %d bytes: the file is truncated", len(c.body), p.body)
+	}
+	sum.Write(c.body)
+	if c.raw, err = readFloats(r, p.raw/8, known, sum); err != nil {
+		return nil, err
+	}
+	if !known {
+		if n, _ := io.ReadFull(r, make([]byte, 1)); n > 0 {
+			return nil, errors.New("bytes after the end its lengths say: the file is damaged")
+		}
+	}
+	if got := sum.Sum(nil); !bytes.Equal(got, p.sum[:]) {
+		return nil, fmt.Errorf("its bytes have SHA-256 %x, it records %x: the file is damaged (changed after audit fit --save wrote it); copy it again or fit again", got[:8], p.sum[:8])
+	}
+	if err := parseHeader(hj, &c.Header); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// Decode reads the gob body into body, a pointer to the value Write was
-// given.
-func (r *BodyReader) Decode(body any) error {
-	return gob.NewDecoder(r.br).Decode(body)
+// Decode decodes the gob body into body, a pointer to the value Write
+// was given, refusing bytes left after it.
+func (c *Contents) Decode(body any) error {
+	r := bytes.NewReader(c.body)
+	if err := gob.NewDecoder(r).Decode(body); err != nil {
+		return err
+	}
+	if r.Len() > 0 {
+		return fmt.Errorf("%d bytes after the gob value: the file is damaged", r.Len())
+	}
+	return nil
 }
 
-// ReadRaw reads the raw section after the body: one array of each of
-// the lengths, in order, in one allocation; an array of length 0 is nil.
-// It refuses a negative or overflowing length before it allocates.
-func (r *BodyReader) ReadRaw(lens []int) ([][]float64, error) {
+// Arrays returns the raw section as one array of each of the lengths,
+// in order; an array of length 0 is nil. The lengths must be those the
+// writer recorded: they must add up to the raw section exactly.
+func (c *Contents) Arrays(lens []int) ([][]float64, error) {
 	total := 0
 	for _, n := range lens {
-		if n < 0 || n > math.MaxInt/8-total {
-			return nil, errors.New("an array length out of range: the file is damaged")
+		if n < 0 || n > len(c.raw)-total {
+			return nil, fmt.Errorf("array lengths beyond the %d values of the raw section: the file is damaged", len(c.raw))
 		}
 		total += n
 	}
-	all := make([]float64, total)
-	chunk := make([]byte, 1<<16)
-	for off := 0; off < total; {
-		n := min(len(chunk)/8, total-off)
-		if _, err := io.ReadFull(r.br, chunk[:8*n]); err != nil {
-			return nil, fmt.Errorf("the float arrays end after %d of %d values: the file is truncated", off, total)
-		}
-		for i := range n {
-			all[off+i] = math.Float64frombits(binary.LittleEndian.Uint64(chunk[8*i:]))
-		}
-		off += n
+	if total != len(c.raw) {
+		return nil, fmt.Errorf("array lengths of %d values for the %d of the raw section: the file is damaged", total, len(c.raw))
 	}
 	out := make([][]float64, len(lens))
 	off := 0
 	for i, n := range lens {
 		if n > 0 {
-			out[i] = all[off : off+n : off+n]
+			out[i] = c.raw[off : off+n : off+n]
 		}
 		off += n
 	}
 	return out, nil
+}
+
+// Finite says whether every value of v is finite: the arrays the format
+// says are finite (steps, basis, coordinates, training rows) are refused
+// otherwise.
+func Finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// sizeOf is the number of bytes r holds from its position on, or -1
+// when r does not tell: an *os.File of a regular file, or a reader with
+// Len (bytes.Reader, strings.Reader, bytes.Buffer).
+func sizeOf(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len())
+	case *os.File:
+		st, err := v.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return -1
+		}
+		off, err := v.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		return st.Size() - off
+	}
+	return -1
+}
+
+// readN reads n bytes of r. When n was checked against the bytes r
+// holds (known), it allocates them at once; otherwise what it allocates
+// grows with what it reads, so that a forged length costs no more memory
+// than the bytes that are there.
+func readN(r io.Reader, n int64, known bool) ([]byte, error) {
+	if known {
+		b := make([]byte, n)
+		k, err := io.ReadFull(r, b)
+		return b[:k], err
+	}
+	var buf bytes.Buffer
+	k, err := io.CopyN(&buf, r, n)
+	if k < n && err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
+}
+
+// readFloats reads n little-endian float64s from r into one allocation
+// (all at once when known, as readN), writing their bytes to sum.
+func readFloats(r io.Reader, n int64, known bool, sum io.Writer) ([]float64, error) {
+	all := make([]float64, 0, min(n, 1<<16))
+	if known {
+		all = make([]float64, 0, n)
+	}
+	chunk := make([]byte, 1<<16)
+	for int64(len(all)) < n {
+		k := int(min(int64(len(chunk)/8), n-int64(len(all))))
+		if _, err := io.ReadFull(r, chunk[:8*k]); err != nil {
+			return nil, fmt.Errorf("the float arrays end after %d of %d values: the file is truncated", len(all), n)
+		}
+		sum.Write(chunk[:8*k])
+		for i := range k {
+			all = append(all, math.Float64frombits(binary.LittleEndian.Uint64(chunk[8*i:])))
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return all, nil
 }
 
 // EncodeFloats is the gob encoding of a float64 array left in the body

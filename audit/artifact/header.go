@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,12 @@ import (
 //
 //	magic     the 14 bytes "rnnaudit-fit\r\n"
 //	version   uint32, little-endian
-//	length    uint32, little-endian: the header's length in bytes
+//	lengths   uint32 header length, uint64 body length, uint64 raw
+//	          length in bytes, little-endian: the file is exactly
+//	          70 + their sum bytes long
+//	sha256    the 32-byte SHA-256 of every other byte of the file
+//	          (magic, version, lengths, header, body and raw, in order),
+//	          checked before anything after the header is decoded
 //	header    JSON (Header): the model's SHA-256 and path, the
 //	          model output, inputs and horizons the fit read the model
 //	          with, the parameter pattern, the layout, the training file's
@@ -41,16 +47,17 @@ import (
 //	          training sequence in time (blocks.Continue).
 //	          The float64 arrays (steps, residuals, basis, table,
 //	          training rows) are left empty in the gob; their lengths
-//	          are in the body.
+//	          are in the body and add up to the raw length.
 //	raw       the float64 arrays, little-endian, one after another in
-//	          the body's order (Write, BodyReader.ReadRaw).
+//	          the body's order (Write, Contents.Arrays).
 //
 // A reader that knows the version can read the header without Go; the
 // body is for package audit's Load. Any change to either is a new
 // version. Versions 1 (gzip-compressed body, steps only, no output
-// selection), 2 (gob's own float encoding) and 3 (no training rows: it
-// restarted every sequence) are refused: fit again.
-const Version = 4
+// selection), 2 (gob's own float encoding), 3 (no training rows: it
+// restarted every sequence) and 4 (no lengths and no checksum: a damaged
+// file loaded) are refused: fit again.
+const Version = 5
 
 // magic opens every artifact.
 const magic = "rnnaudit-fit\r\n"
@@ -58,6 +65,18 @@ const magic = "rnnaudit-fit\r\n"
 // maxHeader bounds the header's length, so that a damaged length is
 // refused before it is allocated.
 const maxHeader = 1 << 26
+
+// MaxSize is the largest artifact Read reads: 16 GiB, four times the
+// low-rank fit of a 10-million-parameter model with 100 blocks of rank
+// 500 (design.md, section 4.9), and more than any fit this version can
+// hold in memory. Every length in the file is checked against it, and
+// against the bytes the file holds when their number is known, before
+// anything is allocated.
+const MaxSize = 16 << 30
+
+// preambleLen is the length of what precedes the header: magic, version,
+// the three lengths and the SHA-256.
+const preambleLen = len(magic) + 4 + 4 + 8 + 8 + sha256.Size
 
 // Header is the artifact's readable header: what Load checks before it
 // reads the body, and what a caller reads (ReadHeader) to find the model
@@ -103,33 +122,73 @@ const (
 	LowRank = "low-rank"
 )
 
-// ReadHeader reads an artifact's magic, version and header, refusing
-// another format or version.
+// preamble is what precedes the header.
+type preamble struct {
+	header    int   // the header's length in bytes
+	body, raw int64 // the gob body's and the raw section's
+	sum       [sha256.Size]byte
+	bytes     []byte // the preamble as read, without sum
+}
+
+// readPreamble reads an artifact's magic, version, lengths and SHA-256,
+// refusing another format or version and lengths beyond MaxSize or
+// other than the size of the file when it is known (size >= 0: the
+// bytes r holds from its start).
+func readPreamble(r io.Reader, size int64) (*preamble, error) {
+	b := make([]byte, preambleLen)
+	if n, err := io.ReadFull(r, b[:len(magic)]); err != nil || string(b[:n]) != magic {
+		return nil, errors.New("not a fitted audit (written by audit fit --save)")
+	}
+	if _, err := io.ReadFull(r, b[len(magic):len(magic)+4]); err != nil {
+		return nil, fmt.Errorf("truncated header: %w", err)
+	}
+	if v := binary.LittleEndian.Uint32(b[len(magic):]); v != Version {
+		return nil, fmt.Errorf("format version %d, this audit reads version %d: fit again with this version", v, Version)
+	}
+	if _, err := io.ReadFull(r, b[len(magic)+4:]); err != nil {
+		return nil, fmt.Errorf("truncated header: %w", err)
+	}
+	p := &preamble{bytes: b[:preambleLen-sha256.Size]}
+	n := binary.LittleEndian.Uint32(b[len(magic)+4:])
+	body := binary.LittleEndian.Uint64(b[len(magic)+8:])
+	raw := binary.LittleEndian.Uint64(b[len(magic)+16:])
+	copy(p.sum[:], b[preambleLen-sha256.Size:])
+	switch {
+	case n > maxHeader:
+		return nil, fmt.Errorf("header of %d bytes: the file is damaged", n)
+	case body > MaxSize || raw > MaxSize:
+		return nil, fmt.Errorf("a body of %d bytes and %d bytes of arrays, more than an artifact holds (%d GiB): the file is damaged", body, raw, MaxSize>>30)
+	case raw%8 != 0:
+		return nil, fmt.Errorf("%d bytes of float64 arrays, not a multiple of 8: the file is damaged", raw)
+	}
+	p.header, p.body, p.raw = int(n), int64(body), int64(raw)
+	if want := int64(preambleLen) + int64(n) + p.body + p.raw; size >= 0 && size != want {
+		return nil, fmt.Errorf("the file is %d bytes, its lengths say %d: the file is truncated or damaged", size, want)
+	}
+	return p, nil
+}
+
+// ReadHeader reads an artifact's preamble and header, refusing another
+// format or version, and lengths that disagree with the file's size
+// when r tells it (an *os.File of a regular file, a bytes.Reader). It
+// does not read the body, so it does not check the SHA-256: Read does.
 func ReadHeader(r io.Reader) (Header, error) {
 	var h Header
-	m := make([]byte, len(magic))
-	if _, err := io.ReadFull(r, m); err != nil || string(m) != magic {
-		return h, errors.New("not a fitted audit (written by audit fit --save)")
+	p, err := readPreamble(r, sizeOf(r))
+	if err != nil {
+		return h, err
 	}
-	var version, n uint32
-	if err := binary.Read(r, binary.LittleEndian, &version); err != nil {
+	hj, err := readN(r, int64(p.header), sizeOf(r) >= 0)
+	if err != nil {
 		return h, fmt.Errorf("truncated header: %w", err)
 	}
-	if version != Version {
-		return h, fmt.Errorf("format version %d, this audit reads version %d: fit again with this version", version, Version)
+	return h, parseHeader(hj, &h)
+}
+
+// parseHeader decodes the header's JSON into h.
+func parseHeader(hj []byte, h *Header) error {
+	if err := json.Unmarshal(hj, h); err != nil {
+		return fmt.Errorf("header: %w", err)
 	}
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return h, fmt.Errorf("truncated header: %w", err)
-	}
-	if n > maxHeader {
-		return h, fmt.Errorf("header of %d bytes: the file is damaged", n)
-	}
-	hj := make([]byte, n)
-	if _, err := io.ReadFull(r, hj); err != nil {
-		return h, fmt.Errorf("truncated header: %w", err)
-	}
-	if err := json.Unmarshal(hj, &h); err != nil {
-		return h, fmt.Errorf("header: %w", err)
-	}
-	return h, nil
+	return nil
 }

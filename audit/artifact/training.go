@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -46,10 +47,13 @@ func TrainingOf(d *blocks.Dataset) *Training {
 func (c *Training) Sequences(d int) ([]*blocks.Sequence, error) {
 	rows := 0
 	for _, n := range c.Lens {
-		if n < 0 {
+		if n < 0 || n > len(c.Steps)-rows {
 			return nil, fmt.Errorf("a training sequence of %d rows: the file is damaged", n)
 		}
 		rows += n
+	}
+	if !Finite(c.Steps) || !Finite(c.X) {
+		return nil, errors.New("training rows hold a value that is not finite: the file is damaged")
 	}
 	if len(c.IDs) != len(c.Lens) || len(c.Steps) != rows || len(c.X) != rows*d {
 		return nil, fmt.Errorf("training rows: %d ids, %d lengths, %d steps and %d values for %d rows of %d features: the file is damaged",

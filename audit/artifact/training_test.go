@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -38,6 +39,9 @@ func TestTraining(t *testing.T) {
 		{Training{IDs: []string{"a"}, Lens: []int{-1}}, "a training sequence of -1 rows: the file is damaged"},
 		{Training{IDs: []string{"a"}, Lens: []int{1}, Steps: []float64{0}, X: []float64{1}}, "training rows: 1 ids, 1 lengths, 1 steps and 1 values for 1 rows of 2 features: the file is damaged"},
 		{Training{IDs: []string{"a", "b"}, Lens: []int{1}, Steps: []float64{0}, X: []float64{1, 2}}, "training rows: 2 ids, 1 lengths, 1 steps and 2 values for 1 rows of 2 features: the file is damaged"},
+		{Training{IDs: []string{"a", "b"}, Lens: []int{math.MaxInt, 2}, Steps: []float64{0}, X: []float64{1, 2}}, "a training sequence of 9223372036854775807 rows: the file is damaged"},
+		{Training{IDs: []string{"a"}, Lens: []int{1}, Steps: []float64{0}, X: []float64{1, math.NaN()}}, "training rows hold a value that is not finite: the file is damaged"},
+		{Training{IDs: []string{"a"}, Lens: []int{1}, Steps: []float64{math.Inf(1)}, X: []float64{1, 2}}, "training rows hold a value that is not finite: the file is damaged"},
 	} {
 		if _, err := c.c.Sequences(2); err == nil || err.Error() != c.want {
 			t.Errorf("%+v: error %v, want %q", c.c, err, c.want)

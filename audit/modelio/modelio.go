@@ -46,7 +46,26 @@ type Config struct {
 	// Horizons is the number of forecasts per row the output must hold;
 	// 0 accepts any, with a note when more than one is assumed.
 	Horizons int
+	// Align says where the H values of a many-to-one output sit (Align
+	// values): "" or AlignAfter, after the rows the model reads; AlignLast,
+	// the last H rows of the window it reads.
+	Align string
 }
+
+// The alignments of a many-to-one output's H values (Config.Align).
+const (
+	// AlignAfter: the model reads the first T-H+1 of a sequence's T rows
+	// and value h forecasts the target of row T-H+h, h rows after the
+	// last row read (the default).
+	AlignAfter = "after"
+	// AlignLast: the model reads all T rows and value h is its estimate
+	// of the target of row T-H+h, one of the last H rows it read (a
+	// decoder over the window's last H steps).
+	AlignLast = "last"
+)
+
+// OptAlign is the option that sets Config.Align (audit.Options.Align).
+const OptAlign errs.Option = "audit.Options.Align"
 
 // Forecast is one forecast of a sequence: made at row T for horizon H.
 type Forecast struct{ T, H int }
@@ -66,7 +85,9 @@ type Forecast struct{ T, H int }
 // value h of row t forecasts the target of row t+h), or [batch, K] or
 // [batch] (many-to-one: the model reads the first T-K+1 of a sequence's T
 // rows and value h forecasts the target of row T-K+h, h rows after the
-// last row read). Config.Output may choose one column of the last axis.
+// last row read; with Config.Align AlignLast it reads all T rows and value
+// h is the target of row T-K+h, one of the last K rows read). Config.Output
+// may choose one column of the last axis.
 type IO struct {
 	g      *graph.Graph
 	layout graph.Layout
@@ -76,6 +97,9 @@ type IO struct {
 	// perStep: one output per step, [B,T,K] / [T,B,K] (or without K when
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
+	// readAll: a many-to-one model reads all T rows (Config.Align is
+	// AlignLast) rather than the first T-K+1.
+	readAll bool
 	k       int    // forecasts per row (horizons)
 	width   int    // size of the output's last axis (K, or more when col >= 0)
 	col     int    // the chosen column of the last axis, or -1
@@ -105,6 +129,7 @@ type inputFill struct {
 	names   []string // their names
 	integer bool     // an integer tensor: the columns hold category codes
 	rank    int      // 2: [B,T] (one column), 3: [B,T,len(cols)]
+	static  bool     // [B,len(cols)]: per-sequence values (static.go)
 }
 
 // InputInfo says what fills one input of the model: the sequence lengths
@@ -114,6 +139,9 @@ type InputInfo struct {
 	Type    string   // "float", "int64", ...
 	Lengths bool     // the sequence lengths
 	Columns []string // the data columns, in the order the input takes them
+	// Static says the input takes one value per sequence from each column
+	// (static covariates, [batch, len(Columns)]).
+	Static bool `json:",omitempty"`
 }
 
 // Horizons is the number of forecasts per row (K).
@@ -236,6 +264,16 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o1, s3)
 	}
 	m.k = m.width
+	switch o.Align {
+	case "", AlignAfter:
+	case AlignLast:
+		if m.perStep {
+			return nil, errs.Fix([]errs.Option{OptAlign}, "audit: output %q has one forecast per step (shape %v for 2 sequences of 3 steps): the alignment %q applies only to a many-to-one output [batch, H]; drop it", o1, s3, o.Align)
+		}
+		m.readAll = true
+	default:
+		return nil, errs.Fix([]errs.Option{OptAlign}, "audit: alignment %q: choose %q (a many-to-one output's H values forecast the H rows after the window the model reads, the default) or %q (they are the last H rows of the window it reads)", o.Align, AlignAfter, AlignLast)
+	}
 	if col >= 0 {
 		if col >= m.width {
 			return nil, errs.Fix([]errs.Option{optOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
@@ -253,6 +291,9 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.k-1)
 		if !m.perStep {
 			what = fmt.Sprintf("read from the first T-%d rows of a sequence of T rows, value h forecasting the target of row T-%d+h, h rows after the last row read", m.k-1, m.k)
+			if m.readAll {
+				what = fmt.Sprintf("read from all T rows of a sequence, value h estimating the target of row T-%d+h, one of the last %d rows read", m.k, m.k)
+			}
 		}
 		m.notes = append(m.notes, fmt.Sprintf("Assumed: the last axis of output %q (%d values) holds %d forecast horizons, %s. Nothing in the model says so: if it holds something else, such as a mean and a log-variance, name the forecast's column (--output %s:0); if it does hold horizons, say so with --horizons %d.",
 			o1, m.k, m.k, what, o1, m.k))
@@ -332,8 +373,12 @@ func (m *IO) resolveInputs(given map[string][]string, features []string) error {
 			if f.rank == 0 {
 				f.rank = 3
 			}
-			if f.rank == 2 && len(cols) != 1 {
-				return fmt.Errorf("audit: input %s takes one column per step, %d are named (%s)", names[i], len(cols), strings.Join(cols, ", "))
+			if S, static := StaticWidth(g, in); static {
+				if err := staticFill(&f, names[i], S, cols); err != nil {
+					return errs.Fix([]errs.Option{optInputs}, "%w", err)
+				}
+			} else if f.rank == 2 && len(cols) != 1 {
+				return errs.Fix([]errs.Option{optInputs}, "audit: input %s takes one column per step (its second axis is the time axis), %d are named (%s); an input of per-sequence values (static covariates) is declared [batch, S] with S fixed", names[i], len(cols), strings.Join(cols, ", "))
 			}
 			if dt == graph.Float && f.rank == 3 && m.main < 0 {
 				m.main, mainGiven = i, true
@@ -344,6 +389,14 @@ func (m *IO) resolveInputs(given map[string][]string, features []string) error {
 			continue
 		case f.rank == 2 && slices.Contains(features, in.Name):
 			cols = []string{in.Name}
+			if S, static := StaticWidth(g, in); static {
+				if err := staticFill(&f, names[i], S, cols); err != nil {
+					return errs.Fix([]errs.Option{optInputs}, "%w", err)
+				}
+			}
+		case f.rank == 2 && isStatic(g, in):
+			S, _ := StaticWidth(g, in)
+			return errs.Fix([]errs.Option{optInputs}, "audit: the model's input %s takes %d per-sequence values (static covariates) and no column is named for it: name its columns, in the order the model takes them, as %s=A,B,... (each holding one value per sequence, repeated on every row), or name a data column %q when it takes one; the model's inputs are %s", names[i], S, in.Name, in.Name, strings.Join(names, "; "))
 		case dt == graph.Float && (f.rank == 3 || in.Dims == nil) && m.main < 0:
 			f.rank = 3
 			m.main = i
@@ -437,7 +490,7 @@ func (m *IO) inputList() string {
 func (m *IO) Describe() []InputInfo {
 	out := make([]InputInfo, len(m.fills))
 	for i, f := range m.fills {
-		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names}
+		out[i] = InputInfo{Name: m.g.Inputs[i].Name, Type: m.g.Inputs[i].Elem.String(), Lengths: f.lengths, Columns: f.names, Static: f.static}
 	}
 	return out
 }
@@ -446,10 +499,21 @@ func (m *IO) Describe() []InputInfo {
 // all have the number of steps the model's input fixes.
 var ErrFixedLength = errors.New("sequence lengths differ from the model's fixed number of steps")
 
-// CheckLengths accepts any data for a model with an open time axis, and
-// for a model whose time axis is fixed (a loop traced and unrolled for
-// fixedT steps) data whose every sequence has fixedT rows read.
+// CheckLengths checks data against what the model's inputs fix: a model
+// with an open time axis takes sequences of any length, one whose time
+// axis is fixed (a loop traced and unrolled for fixedT steps) only
+// sequences of fixedT rows read; and the columns that fill an input of
+// per-sequence values (static covariates) must hold one value per
+// sequence.
 func (m *IO) CheckLengths(sets ...*blocks.Dataset) error {
+	for _, ds := range sets {
+		if ds == nil {
+			continue
+		}
+		if err := m.checkStatic(ds); err != nil {
+			return err
+		}
+	}
 	if m.fixedT == 0 {
 		return nil
 	}
@@ -494,10 +558,11 @@ func zeroSeqs(n, T, d int) []*blocks.Sequence {
 }
 
 // rows is the number of rows of a sequence of T rows that the model
-// reads: all for a per-step model, all but the last K-1 for a many-to-one
-// one (they hold the targets of its later horizons).
+// reads: all for a per-step model and for a many-to-one one whose values
+// are the last K rows read (AlignLast), all but the last K-1 for another
+// many-to-one one (they hold the targets of its later horizons).
 func (m *IO) rows(T int) int {
-	if m.perStep {
+	if m.perStep || m.readAll {
 		return T
 	}
 	return T - m.k + 1
@@ -516,6 +581,14 @@ func (m *IO) Inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) 
 				l.I[k] = int64(n)
 			}
 			in[i] = l
+			continue
+		}
+		if f.static {
+			t, err := f.staticInput(seqs)
+			if err != nil {
+				return nil, err
+			}
+			in[i] = t
 			continue
 		}
 		c := len(f.cols)
@@ -564,6 +637,9 @@ func (m *IO) Inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) 
 // their inputs.
 func (m *IO) Program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*graph.Tensor, error) {
 	n := m.rows(T)
+	if m.readAll && T < m.k {
+		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model's %d values are the last %d rows it reads, so every sequence needs at least %d rows", T, m.k, m.k, m.k)
+	}
 	if n < 1 {
 		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model forecasts %d horizons from its last row read, so every sequence needs at least %d rows (the last %d hold only targets)", T, m.k, m.k, m.k-1)
 	}
@@ -614,7 +690,7 @@ func (m *IO) ExampleAxes() []int {
 	axes := make([]int, len(m.g.Inputs))
 	if m.layout != graph.BatchFirst {
 		for i, f := range m.fills {
-			if !f.lengths {
+			if !f.lengths && !f.static {
 				axes[i] = 1
 			}
 		}

@@ -85,6 +85,15 @@ DATASETS = {
         "test": [2, 6, 4, 3, 5, 6, 2, 4, 5, 3, 6, 4],
         "reverse_rows": True,
     },
+    # (e) rnn_bf's files with empty target cells (no label on those rows):
+    # training row t (1-based) of sequence k loses its label when
+    # (k + t) % 3 == 0, test row t when (k + t) % 2 == 0. m per row = the
+    # training sequences labelled there (13 or 14).
+    "rnn_bf_sparse": {
+        "model": "onnx/testdata/pytorch/rnn_tanh_1l_bf.onnx",
+        "from": "rnn_bf",
+        "unlabelled": {"train": 3, "test": 2},
+    },
 }
 
 CASES = [
@@ -98,6 +107,10 @@ CASES = [
     {"case": "gru_tf_varlen_gn", "data": "gru_tf_varlen", "rho": 0.01, "curvature": "gauss-newton",
      "self_audit": False},
     {"case": "rnn_bf_self", "data": "rnn_bf", "rho": 0.01, "curvature": "hessian", "self_audit": True},
+    {"case": "rnn_bf_sparse", "data": "rnn_bf_sparse", "rho": 0.01, "curvature": "hessian",
+     "self_audit": False},
+    {"case": "rnn_bf_sparse_gn", "data": "rnn_bf_sparse", "rho": 0.01, "curvature": "gauss-newton",
+     "self_audit": False},
 ]
 ALPHA = 0.1
 
@@ -174,7 +187,9 @@ def read_csv(path):
         if r[0] not in seqs:
             seqs[r[0]] = []
             order.append(r[0])
-        seqs[r[0]].append((int(r[1]), [float(v) for v in r[2:-1]], float(r[-1])))
+        # An empty target cell is a row without a label: NaN here.
+        seqs[r[0]].append((int(r[1]), [float(v) for v in r[2:-1]],
+                           float(r[-1]) if r[-1].strip() else math.nan))
     out = []
     for sid in order:
         rs = sorted(seqs[sid], key=lambda q: q[0])
@@ -184,8 +199,34 @@ def read_csv(path):
     return out
 
 
+def blank_targets(name):
+    """Writes the files of data set name from those of spec["from"], with
+    the target cell of row t (1-based) of sequence k (1-based) emptied
+    when (k + t) % every == 0."""
+    spec = DATASETS[name]
+    for part in ("train", "test"):
+        every = spec["unlabelled"][part]
+        with open(os.path.join(HERE, "%s_%s.csv" % (spec["from"], part)), newline="") as fh:
+            rows = list(csv.reader(fh))
+        order = []
+        buf = io.StringIO()
+        buf.write(",".join(rows[0]) + "\n")
+        for r in rows[1:]:
+            if r[0] not in order:
+                order.append(r[0])
+            k, t = len(order), int(r[1])
+            if (k + t) % every == 0:
+                r = r[:-1] + [""]
+            buf.write(",".join(r) + "\n")
+        with open(os.path.join(HERE, "%s_%s.csv" % (name, part)), "w", newline="") as fh:
+            fh.write(buf.getvalue())
+
+
 def make_data(name):
     spec = DATASETS[name]
+    if "from" in spec:
+        blank_targets(name)
+        return
     model = Model(spec["model"])
     rng = np.random.default_rng(seed_of(name))
     # Draw order: all train features, all test features (sequence order,
@@ -253,10 +294,12 @@ def run_case(spec, checks_fail):
     def fail(msg):
         checks_fail.append("%s: %s" % (spec["case"], msg))
 
-    # 1. Loss (squared error, weight 1, every row of every training sequence)
+    # 1. Loss (squared error, weight 1, every labelled row of every
+    # training sequence; a row without a label has no term)
     def seq_loss(i, theta):
         _, x, y = train[i]
-        return ((y - model.f(x, theta)) ** 2).sum()
+        lab = ~torch.isnan(y)
+        return ((y[lab] - model.f(x, theta)[lab]) ** 2).sum()
 
     def loss(theta):
         return sum(seq_loss(i, theta) for i in range(n))
@@ -294,8 +337,9 @@ def run_case(spec, checks_fail):
     else:
         # Gauss-Newton J^T (2I) J, J = d(forecasts of labelled rows)/dtheta
         C = torch.zeros(P, P)
-        for _, x, _ in train:
+        for _, x, y in train:
             J = torch.autograd.functional.jacobian(lambda t: model.f(x, t), theta0.clone())
+            J = J[~torch.isnan(y)]
             C += 2.0 * J.t() @ J
         C = (C + C.t()) / 2
     trace = float(torch.trace(C))
@@ -344,12 +388,16 @@ def run_case(spec, checks_fail):
         for s, (sid, x, y) in enumerate(evals):
             for t in range(x.shape[0]):
                 B = [i for i in range(n)
-                     if R[i].shape[0] > t and not (spec["self_audit"] and i == s)]
+                     if R[i].shape[0] > t and not math.isnan(float(R[i][t]))
+                     and not (spec["self_audit"] and i == s)]
                 vp = [float(preds[s][i][t]) + float(R[i][t]) for i in B]
                 vm = [float(preds[s][i][t]) - float(R[i][t]) for i in B]
                 lo, up = jackknife_plus(alpha, vm, vp)
                 out.append((lo, up, len(B)))
         return out
+
+    def m_at(t):
+        return sum(1 for q in train if q[1].shape[0] > t and not math.isnan(float(q[2][t])))
 
     lims = limits_for(thetas)
     # 7. Point predictions and naive in-sample intervals
@@ -359,7 +407,8 @@ def run_case(spec, checks_fail):
     naive = {}
     for (_, _, y), f in zip(train, base_train):
         for t in range(len(y)):
-            naive.setdefault(t, []).append(float(abs(y[t] - f[t])))
+            if not math.isnan(float(y[t])):
+                naive.setdefault(t, []).append(float(abs(y[t] - f[t])))
 
     points = []
     k_pt = 0
@@ -367,8 +416,9 @@ def run_case(spec, checks_fail):
         for t in range(x.shape[0]):
             lo, up, m = lims[k_pt]
             k_pt += 1
-            # expected m: training sequences longer than t (minus self)
-            m_exp = sum(1 for q in train if q[1].shape[0] > t) - (1 if spec["self_audit"] else 0)
+            # expected m: training sequences longer than t and labelled
+            # there (minus self)
+            m_exp = m_at(t) - (1 if spec["self_audit"] else 0)
             if m != m_exp:
                 fail("m at %s row %d" % (sid, t))
             pred = float(base[s][t])
@@ -379,7 +429,7 @@ def run_case(spec, checks_fail):
                            "lower": lo, "upper": up,
                            "naive_lower": pred - q, "naive_upper": pred + q,
                            "naive_half_width": q,
-                           "m": m, "target": float(y[t])})
+                           "m": m, "target": None if math.isnan(float(y[t])) else float(y[t])})
 
     # Sensitivity: how far the limits move (relative to the interval width)
     # when the curvature gets a random symmetric perturbation of spectral
@@ -401,7 +451,7 @@ def run_case(spec, checks_fail):
     if sens > 1e-6:
         fail("limits too sensitive to the curvature (%g)" % sens)
 
-    # 8. Metrics (every evaluated row is labelled)
+    # 8. Metrics over the labelled evaluated rows
     nrow = max(p["row"] for p in points) + 1
     cov, cnt = [0] * nrow, [0] * nrow
     lsum, lcnt = [0.0] * nrow, [0] * nrow
@@ -414,6 +464,9 @@ def run_case(spec, checks_fail):
     nboundary = 0
     for p in points:
         y, lo, up, t = p["target"], p["lower"], p["upper"], p["row"]
+        if y is None:
+            p["naive_boundary"] = False
+            continue
         inside = lo <= y <= up
         seq_ok[p["id"]] = seq_ok.get(p["id"], True) and inside
         cnt[t] += 1
@@ -448,7 +501,7 @@ def run_case(spec, checks_fail):
         for lim in (lo, up):
             if math.isfinite(lim):
                 margin = min(margin, abs(y - lim))
-    N = len(points)
+    N = sum(1 for p in points if p["target"] is not None)
 
     def ratio(a, b):
         return a / b if b else None
@@ -512,7 +565,7 @@ def run_case(spec, checks_fail):
         "grad_norm": float(grad.norm()),
         "block_grad_norms": [float(v) for v in G.norm(dim=1)],
         "delta_norms": [float(v) for v in D.norm(dim=1)],
-        "m_per_row": [sum(1 for q in train if q[1].shape[0] > t) for t in range(nrow)],
+        "m_per_row": [m_at(t) for t in range(nrow)],
         "ranks": {str(m): {"lower": lower_rank(alpha, m), "upper": upper_rank(alpha, m)}
                   for m in sorted({p["m"] for p in points})},
         "points": points,

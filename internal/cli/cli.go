@@ -130,11 +130,13 @@ type flags struct {
 	inputs                    []string
 	output                    string
 	horizons                  int
+	align                     string
 	shift                     int
 	layout                    string
 	alpha                     float64
 	blocks                    string
 	blockLength               int
+	window                    int
 	solver, curvature         string
 	rank                      int
 	estimator                 string
@@ -181,11 +183,13 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringArrayVar(&f.inputs, "input", nil, "fill a model input from these columns, in its order: NAME=COL1,COL2 (repeatable)")
 	fs.StringVar(&f.output, "output", "", "the forecast output, or one column of its last axis: y or y:0 (default: the first output)")
 	fs.IntVar(&f.horizons, "horizons", 0, "the forecast output's last axis holds this many horizons (default: assumed, and said so)")
+	fs.StringVar(&f.align, "align", "", "where a many-to-one output's H values sit: after (the H rows after the window the model reads, the default) or last (the last H rows of the window)")
 	fs.IntVar(&f.shift, "shift", 0, "take the target of row t from row t+N")
 	fs.StringVar(&f.layout, "layout", "auto", "auto, batch-first or time-first")
 	fs.Float64Var(&f.alpha, "alpha", 0.1, "target miscoverage: intervals aim at 1-alpha")
 	fs.StringVar(&f.blocks, "blocks", "sequence", "sequence, interval or nested")
 	fs.IntVar(&f.blockLength, "block-length", 0, "steps per interval block")
+	fs.IntVar(&f.window, "window", 0, "cut long series into sliding windows of this many rows")
 	fs.StringVar(&f.pool, "pool", "auto", "pool leave-one-out residuals by position, or across rows after a warm-up (rows; auto: rows for interval and nested blocks over few sequences)")
 	fs.IntVar(&f.poolWarmup, "pool-warmup", 0, "rows at the start of a sequence kept by position when pooling across rows (0: the block length; -1: none)")
 	fs.BoolVar(&f.restart, "restart", false, "start every test sequence at row 0, even one that continues a training sequence (same id, later steps)")
@@ -337,8 +341,11 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		return err
 	}
 
-	if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
-		return err
+	// With --window the model reads windows, never a series whole.
+	if p.opt.Window == 0 {
+		if err := checkSequenceMemory(g, layout, train, test, p.opt.Calibration); err != nil {
+			return err
+		}
 	}
 	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
 		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
@@ -417,6 +424,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))
+	if w := res.Setting.Windows; w != "" {
+		fmt.Fprintln(stdout, "Windows: "+w)
+	}
 	switch {
 	case len(written) > 0:
 		fmt.Fprintf(stdout, "Report written to %s.\n", strings.Join(written, ", "))
@@ -496,6 +506,13 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		return usagef("--blocks %q: choose sequence, interval or nested", f.blocks)
 	}
 	switch {
+	case f.window < 0 || fs.Changed("window") && f.window == 0:
+		return usagef("--window %d: the number of rows the model reads per window must be at least 1", f.window)
+	case f.window > 0 && fs.Changed("blocks"):
+		return usagef("--window %d uses window blocks: drop --blocks (--block-length sets their length)", f.window)
+	case f.window > 0 && fs.Changed("block-length") && f.blockLength < 1:
+		return usagef("--block-length %d: must be at least 1", f.blockLength)
+	case f.window > 0:
 	case fs.Changed("block-length") && kind == blocks.Sequences:
 		return usagef("--block-length applies to interval and nested blocks: add --blocks interval (or nested), or drop --block-length")
 	case kind != blocks.Sequences && !fs.Changed("block-length"):
@@ -630,10 +647,10 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 
 	p.read = blocks.Options{IDCol: f.idCol, TimeCol: f.timeCol, Targets: []string{f.target}, Features: f.features, Shift: f.shift}
 	p.opt = audit.Options{
-		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Solver: solver, Rank: f.rank, Estimator: estimator, NewtonSteps: f.newtonSteps, Curvature: curv,
+		Alpha: f.alpha, Blocks: kind, BlockLength: f.blockLength, Window: f.window, Solver: solver, Rank: f.rank, Estimator: estimator, NewtonSteps: f.newtonSteps, Curvature: curv,
 		Damping: f.damping, Loss: loss, Ridge: f.ridge, Params: f.params, Low: f.low.v, High: f.high.v, Retrain: f.retrain,
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
-		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons,
+		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons, Align: f.align,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls,
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -79,7 +78,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err := p.readCalibration(train); err != nil {
 		return err
 	}
-	if err := checkSequenceMemory(g, p.opt.Layout, train, p.opt.Calibration); err != nil {
+	if err := checkSequenceMemory(g, p.opt.Layout, train, p.opt.Calibration); p.opt.Window == 0 && err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -246,7 +245,7 @@ func readArtifactHeader(load string) (artifact.Header, error) {
 		return artifact.Header{}, fmt.Errorf("--load: %w", unwrapPath(err))
 	}
 	defer fh.Close()
-	h, err := artifact.ReadHeader(bufio.NewReader(fh))
+	h, err := artifact.ReadHeader(fh)
 	if err != nil {
 		return h, fmt.Errorf("--load %s: %w", load, err)
 	}
@@ -269,6 +268,9 @@ func loadFittedGraph(load, model string) (*audit.Fitted, artifact.Header, *graph
 	}
 	g, sum, err := loadFitModel(model, h)
 	if err != nil {
+		if derr := checkArtifact(load); derr != nil {
+			return nil, h, nil, derr // a damaged header may name another model
+		}
 		return nil, h, nil, err
 	}
 	// Read as a stream: the artifact may be hundreds of MB.
@@ -282,6 +284,20 @@ func loadFittedGraph(load, model string) (*audit.Fitted, artifact.Header, *graph
 		return nil, h, nil, errs.Wrapf(err, "--load %s with --model %s: ", load, model)
 	}
 	return f, h, g, nil
+}
+
+// checkArtifact reads the whole artifact at load and checks its lengths
+// and SHA-256 (artifact.Read), saying what failed.
+func checkArtifact(load string) error {
+	fh, err := os.Open(load)
+	if err != nil {
+		return fmt.Errorf("--load %s: %w", load, unwrapPath(err))
+	}
+	defer fh.Close()
+	if _, err := artifact.Read(fh); err != nil {
+		return fmt.Errorf("--load %s: %w", load, err)
+	}
+	return nil
 }
 
 // loadFitModel loads the model at path as the fit of header h loaded

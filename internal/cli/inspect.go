@@ -105,7 +105,7 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	main := mainInput(g, v.given)
 	lengths := false
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString(), terminalSafe(fillText(in, v.given, main, &lengths)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(in.Name), in.Elem, in.ShapeString(), terminalSafe(fillText(g, in, v.given, main, &lengths)))
 	}
 	if v.pruned != nil {
 		for _, in := range v.pruned.Inputs {
@@ -146,7 +146,11 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 	}
 	fmt.Fprintf(w, "\nOperators (%d nodes): %s\n", len(g.Nodes), strings.Join(ops, ", "))
 
-	fmt.Fprintf(w, "\nParameters: %d in %d tensors: every float initializer the forecast depends on, trained with the model, except the constants below\n", g.NumParams(), len(g.Params()))
+	which := "every float initializer the forecast depends on, trained with the model, except the constants below"
+	if g.TrainedRecord() {
+		which = "the initializers the export recorded as trained (metadata " + graph.TrainedKey + ")"
+	}
+	fmt.Fprintf(w, "\nParameters: %d in %d tensors: %s\n", g.NumParams(), len(g.Params()), which)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  offset\tsize\tshape\tname\trole")
 	for _, p := range g.Params() {
@@ -283,10 +287,13 @@ func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []
 	ranBatch, ranSteps = batch, steps
 	for _, in := range g.Inputs {
 		dims := make([]int, len(in.Dims))
+		_, static := modelio.StaticWidth(g, in)
 		for i, d := range in.Dims {
 			switch {
 			case d.Value >= 0:
 				dims[i] = d.Value
+			case static: // [batch, S] in either layout
+				dims[i] = batch
 			case i == 0 && (layout == onnx.BatchFirst || len(in.Dims) == 1):
 				dims[i] = batch
 			case i == 1 && layout == onnx.BatchFirst, i == 0 && layout == onnx.TimeFirst:
@@ -324,10 +331,21 @@ func zeroInputs(g *graph.Graph, layout onnx.Layout, batch, steps int) (inputs []
 // fillText says what fills graph input in, by the rules of the audit
 // (audit.Options.Inputs): the sequence lengths, the columns --input
 // names, the feature columns, or the column of the input's name.
-func fillText(in graph.ValueInfo, given map[string][]string, main string, lengths *bool) string {
+func fillText(g *graph.Graph, in graph.ValueInfo, given map[string][]string, main string, lengths *bool) string {
 	dt, _ := in.Elem.DType()
 	cols, named := given[in.Name]
+	S, static := modelio.StaticWidth(g, in)
 	switch {
+	case static && named && len(cols) != S:
+		return fmt.Sprintf("nothing: it takes %d per-sequence values (static covariates), --input names %d columns", S, len(cols))
+	case static && named:
+		return "per-sequence values (static covariates) from columns " + strings.Join(cols, ", ") + " (--input), each constant within a sequence"
+	case static && S == 1:
+		return fmt.Sprintf("a per-sequence value (static covariate) from the column named %q, constant within a sequence (or --input %s=COLUMN)", in.Name, in.Name)
+	case static:
+		return fmt.Sprintf("%d per-sequence values (static covariates): name their columns with --input %s=A,B,..., each constant within a sequence", S, in.Name)
+	case named && len(in.Dims) == 2 && len(cols) != 1:
+		return fmt.Sprintf("nothing: it takes one column per step, --input names %d", len(cols))
 	case named:
 		return "columns " + strings.Join(cols, ", ") + " (--input)"
 	case dt == graph.Int && len(in.Dims) <= 1 && !*lengths:

@@ -102,6 +102,12 @@ func inputsLine(res *audit.Result, train *blocks.Dataset, f *flags) string {
 		switch {
 		case in.Lengths:
 			others = append(others, in.Name+" ← the sequence lengths")
+		case in.Static:
+			how := "the column of its name"
+			if byFlag[in.Name] {
+				how = "--input"
+			}
+			others = append(others, fmt.Sprintf("%s ← %s, one value per sequence (%s)", in.Name, strings.Join(in.Columns, ", "), how))
 		case byFlag[in.Name]:
 			others = append(others, fmt.Sprintf("%s ← %s (--input)", in.Name, strings.Join(in.Columns, ", ")))
 		case main == "" && in.Type == "float" && !(len(in.Columns) == 1 && in.Columns[0] == in.Name):

@@ -4,12 +4,14 @@ binary itself."""
 
 import copy
 import csv
+import json
 import os
 import tempfile
 import warnings
 
 import numpy as np
 
+from . import _onnxwire
 from ._binary import AuditError, BinaryNotFoundError, find_binary, run
 from ._longcsv import to_long_csv
 
@@ -37,6 +39,10 @@ class Exported:
     values_checked how many forecasts were compared
     fixed_steps    None, or the number of steps the export is fixed at (a
                    traced Python loop over a cell; see export)
+    parameters     the names of the initializers that hold trained values
+                   (recorded in the file's metadata_props as
+                   "rnnaudit.parameters", a JSON list: the audit takes
+                   exactly these as the model's parameters)
     """
 
     def __init__(self, **kw):
@@ -128,6 +134,14 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     with the module's in float64 (a copy converted with .double()): each
     must agree to tolerance * max(1, |value|). Raises ExportError when they
     do not, or when the binary refuses the file (its message included).
+
+    The file records in its metadata (metadata_props "rnnaudit.parameters",
+    a JSON list) which initializers hold trained values: those that change
+    when every parameter with requires_grad changes (found by exporting a
+    perturbed copy once more). The audit takes exactly those as the
+    model's parameters; buffers (a scaler's mean and standard deviation,
+    running statistics, masks, position tables) and frozen parameters are
+    constants.
 
     Returns an Exported describing the file and the check.
     """
@@ -226,6 +240,8 @@ def _export_file(module, example, path, opset, input_name, output_name, axes, pe
             names.append(lengths)
         torch.onnx.export(module, args, path, opset_version=opset, input_names=names,
                           output_names=[output_name], dynamic_axes=axes)
+        trained = _trained_initializers(module, path, args, opset, names, output_name, axes)
+    _onnxwire.append_metadata(path, _onnxwire.PARAMETERS_KEY, json.dumps(trained))
     try:
         import onnx
     except ImportError:
@@ -233,7 +249,49 @@ def _export_file(module, example, path, opset, input_name, output_name, axes, pe
     if onnx is not None:
         onnx.checker.check_model(onnx.load(path))
     return Exported(path=path, opset=opset, dynamic_axes=axes, per_step=per_step, horizons=horizons,
-                    checked=False, max_abs_diff=None, values_checked=0, fixed_steps=None)
+                    checked=False, max_abs_diff=None, values_checked=0, fixed_steps=None, parameters=trained)
+
+
+# _PERTURB maps each value v of a trained parameter to v * 1.375 + 0.3125,
+# exactly in float32 and float64: parameters equal before stay equal, so
+# the exporter's de-duplication of equal initializers treats both exports
+# alike, and every value changes.
+_PERTURB = (1.375, 0.3125)
+
+
+def _trained_initializers(module, path, args, opset, names, output_name, axes):
+    """The names of the initializers of the export at path that hold
+    trained values: those that change when every trained parameter
+    (named_parameters with requires_grad) changes. torch.onnx.export folds
+    parameters into initializers of other names (a GRU's weights, gates
+    reordered, become onnx::GRU_57), so the names of named_parameters
+    alone do not say which initializers they became; buffers (a scaler's
+    mean and standard deviation, running statistics, masks, position
+    tables) and frozen parameters do not change. The audit takes exactly
+    these as its parameters."""
+    import torch
+    other = copy.deepcopy(module)
+    with torch.no_grad():
+        for p in other.parameters():
+            if p.requires_grad:
+                p.mul_(_PERTURB[0]).add_(_PERTURB[1])
+    with open(path, "rb") as f:
+        before = _onnxwire.initializers(f.read())
+    with tempfile.TemporaryDirectory(prefix="rnnaudit-export-") as tmp:
+        moved = os.path.join(tmp, "perturbed.onnx")
+        torch.onnx.export(other, args, moved, opset_version=opset, input_names=names,
+                          output_names=[output_name], dynamic_axes=axes)
+        with open(moved, "rb") as f:
+            after = _onnxwire.initializers(f.read())
+    named = {n for n, p in module.named_parameters() if p.requires_grad}
+    out = []
+    for name, t in before.items():
+        if name in after:
+            if after[name] != t:
+                out.append(name)
+        elif name in named:
+            out.append(name)
+    return out
 
 
 def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None, lengths=None):

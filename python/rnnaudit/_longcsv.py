@@ -140,8 +140,34 @@ def _long_frame_rows(df, id_col, time_col, target, features):
     return [str(h) for h in header], rows
 
 
+def _static(static, names, n):
+    """The per-sequence values as text, one list per sequence, and their
+    column names."""
+    if static is None:
+        if names:
+            raise ValueError("static_names without static values")
+        return [[] for _ in range(n)], []
+    a = _array(static, "static")
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != n:
+        raise ValueError("static has shape %s: give [%d, S], one row of per-sequence values per sequence"
+                         % (a.shape, n))
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):
+        i, j = bad[0]
+        raise ValueError("static[%d, %d] is %r; the audit refuses NaN and infinities" % (i, j, float(a[i, j])))
+    if names is None:
+        names = ["s%d" % (j + 1) for j in range(a.shape[1])]
+    names = [str(v) for v in names]
+    if len(names) != a.shape[1]:
+        raise ValueError("static_names names %d columns, static has %d" % (len(names), a.shape[1]))
+    return [[_num(v) for v in row] for row in a.tolist()], names
+
+
 def to_long_csv(path, x, y=None, lengths=None, *, ids=None, features=None, target="y",
-                id_col="id", time_col="t", first_step=1, batch_first=True):
+                id_col="id", time_col="t", first_step=1, batch_first=True, static=None,
+                static_names=None):
     """Writes sequences to path in the long CSV format of the audit.
 
     One row per (sequence, step) with the columns id_col, time_col, the
@@ -170,12 +196,24 @@ def to_long_csv(path, x, y=None, lengths=None, *, ids=None, features=None, targe
     back to the same float64). NaN or infinite values are refused with the
     sequence and step.
 
+    static holds per-sequence values (static covariates: age, sex, baseline
+    labs), an array or tensor [n, S] (or [n] for one), for a model with a
+    second input [batch, S]: each is written as a column after the
+    features, its sequence's value repeated on every row, named by
+    static_names (default s1..sS). Audit such a model with
+    input=["static=" + ",".join(static_names)] (the model input's name,
+    then the columns, as --input takes them). Not with a DataFrame x,
+    which holds such columns already.
+
     path may be a file name or an open text file. Returns path.
     """
     if _is_frame(x):
         if y is not None or lengths is not None:
             raise ValueError("x is a long-format DataFrame: its target is the %r column; give neither "
                              "y nor lengths" % target)
+        if static is not None:
+            raise ValueError("x is a long-format DataFrame: give its per-sequence columns as columns "
+                             "of the frame, not static=")
         header, rows = _long_frame_rows(x, id_col, time_col, target, features)
     else:
         seqs = _sequences_from_arrays(x, y, lengths, batch_first)
@@ -199,16 +237,17 @@ def to_long_csv(path, x, y=None, lengths=None, *, ids=None, features=None, targe
         features = [str(f) for f in features]
         if len(features) != d:
             raise ValueError("features names %d columns, the data have %d features" % (len(features), d))
-        names = [id_col, time_col] + features + ([target] if y is not None else [])
+        st, static_names = _static(static, static_names, n)
+        names = [id_col, time_col] + features + static_names + ([target] if y is not None else [])
         if len(set(names)) != len(names):
             raise ValueError("column names repeat: %s; rename the features or target" % ", ".join(names))
         _check_finite(seqs, ids)
         header = names
 
         def rows():
-            for sid, (xs, ys) in zip(ids, seqs):
+            for i, (sid, (xs, ys)) in enumerate(zip(ids, seqs)):
                 for k, row in enumerate(xs.tolist()):
-                    r = [sid, str(first_step + k)] + [_num(v) for v in row]
+                    r = [sid, str(first_step + k)] + [_num(v) for v in row] + st[i]
                     if ys is not None:
                         r.append(_num(ys[k]))
                     yield r

@@ -243,3 +243,36 @@ class Binary(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@needs_binary
+class StaticCovariates(unittest.TestCase):
+    """A GRU with a second input static [batch, 2] (age, sex), audited
+    through the bridge from arrays: to_long_csv(static=...) and
+    input=["static=age,sex"]."""
+
+    ZOO = os.path.join(os.path.dirname(SYNTHETIC), "..", "onnx", "testdata", "zoo-inputs")
+
+    def test_audit_from_arrays(self):
+        header, rows = read_csv_rows(os.path.join(self.ZOO, "train_static.csv"))
+        self.assertEqual(header, ["id", "t", "x1", "x2", "age", "sex", "y"])
+        ids = sorted({r[0] for r in rows})
+        x = np.array([[[float(r[2]), float(r[3])] for r in rows if r[0] == i] for i in ids])
+        y = np.array([[float(r[6]) for r in rows if r[0] == i] for i in ids])
+        static = np.array([[float(next(r[4] for r in rows if r[0] == i)), float(next(r[5] for r in rows if r[0] == i))]
+                           for i in ids])
+        with tempfile.TemporaryDirectory() as tmp:
+            data = rnnaudit.to_long_csv(os.path.join(tmp, "train.csv"), x, y, ids=ids, first_step=0,
+                                        static=static, static_names=["age", "sex"])
+            res = rnnaudit.audit(os.path.join(self.ZOO, "gru_static_op14.onnx"), data, input=["static=age,sex"],
+                                 binary=BINARY)
+            direct = os.path.join(tmp, "direct.csv")
+            subprocess.run([BINARY, "--model", os.path.join(self.ZOO, "gru_static_op14.onnx"), "--data",
+                            os.path.join(self.ZOO, "train_static.csv"), "--input", "static=age,sex", "--quiet",
+                            "--out", direct], check=True)
+            _, want = read_csv_rows(direct)
+        lower = column(res, "lower")
+        self.assertEqual(len(lower), len(want))
+        self.assertTrue(np.isfinite(lower).all())
+        # The bridge's file is the zoo's file: the same limits.
+        np.testing.assert_array_equal(lower, [float(r[4]) for r in want])

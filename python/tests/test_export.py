@@ -164,6 +164,50 @@ class Export(unittest.TestCase):
 
 
 @needs_torch
+class ExportMarksParameters(unittest.TestCase):
+    def test_trained_initializers_recorded(self):
+        """A module standardising its inputs with buffers, a frozen
+        parameter and a GRU whose weights the exporter folds into new
+        names: the file's metadata lists exactly the initializers of the
+        trained parameters."""
+        import json
+
+        import onnx
+        from onnx import numpy_helper
+
+        class Standardised(PerStep):
+            def __init__(self):
+                super().__init__(1)
+                self.register_buffer("mean", torch.tensor([60.0, 0.5]))
+                self.register_buffer("std", torch.tensor([10.0, 0.2]))
+                self.gain = nn.Parameter(torch.tensor([1.5, 0.75]), requires_grad=False)
+
+            def forward(self, x):
+                return super().forward((x - self.mean) / self.std * self.gain)
+
+        m = Standardised()
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            path = os.path.join(tmp, "m.onnx")
+            r = rnnaudit.export(m, path, n_features=2, check=False)
+            model = onnx.load(path)
+        meta = {p.key: p.value for p in model.metadata_props}
+        recorded = json.loads(meta["rnnaudit.parameters"])
+        self.assertEqual(recorded, r.parameters)
+        inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+        # Every trained value is in a recorded initializer: the GRU's
+        # three (W, R, B, reordered by the exporter), the head's weight
+        # (transposed for MatMul) and bias; no buffer and not the frozen
+        # gain.
+        self.assertEqual(len(recorded), 5, recorded)
+        self.assertEqual(sum(inits[n].size for n in recorded),
+                         sum(p.numel() for p in m.parameters() if p.requires_grad))
+        for name in ("mean", "std", "gain"):
+            self.assertNotIn(name, recorded)
+        self.assertIn("head.bias", recorded)
+
+
+@needs_torch
 class ExportWithoutBinary(unittest.TestCase):
     def test_unchecked_with_a_warning(self):
         with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():

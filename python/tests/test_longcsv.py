@@ -129,3 +129,27 @@ class ReadByTheBinary(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StaticCovariates(unittest.TestCase):
+    def test_static_columns_repeat_per_sequence(self):
+        x = np.arange(12.0).reshape(2, 3, 2)
+        y = np.arange(6.0).reshape(2, 3)
+        out = io.StringIO()
+        rnnaudit.to_long_csv(out, x, y, lengths=[3, 2], static=np.array([[54.0, 1.0], [71.0, 0.0]]),
+                             static_names=["age", "sex"])
+        self.assertEqual(out.getvalue().splitlines(), [
+            "id,t,x1,x2,age,sex,y",
+            "1,1,0,1,54,1,0", "1,2,2,3,54,1,1", "1,3,4,5,54,1,2",
+            "2,1,6,7,71,0,3", "2,2,8,9,71,0,4"])
+
+    def test_static_refusals(self):
+        x = np.zeros((2, 3, 1))
+        for kw, want in ((dict(static=np.zeros((3, 2))), "give [2, S]"),
+                         (dict(static=np.array([[1.0], [np.nan]])), "static[1, 0] is nan"),
+                         (dict(static=np.zeros((2, 2)), static_names=["a"]), "names 1 columns, static has 2"),
+                         (dict(static_names=["a"]), "static_names without static values")):
+            with self.subTest(kw=list(kw)):
+                with self.assertRaises(ValueError) as cm:
+                    rnnaudit.to_long_csv(io.StringIO(), x, **kw)
+                self.assertIn(want, str(cm.exception))
