@@ -674,7 +674,8 @@ func (p *plan) checkFiles() error {
 		case st.IsDir():
 			return fmt.Errorf("%s %s: is a directory, not a file", in.flag, in.path)
 		}
-		fh, err := os.Open(in.path)
+		// Non-blocking: opening a named pipe would wait for its writer.
+		fh, err := os.OpenFile(in.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", in.flag, in.path, unwrapPath(err))
 		}
