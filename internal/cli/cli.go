@@ -312,6 +312,12 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
 		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
 	}
+	var windowed string
+	if p.opt.Window == 0 {
+		if windowed = windowedNotice(train, p.f); windowed != "" {
+			fmt.Fprintln(stderr, terminalSafe("audit: warning: "+windowed))
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -347,6 +353,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 			return &contextError{p.f.model, err}
 		}
 		return err
+	}
+	if windowed != "" {
+		res.Setting.Notes = append(res.Setting.Notes, "Warning: "+windowed)
 	}
 
 	ro := &reports.Options{
