@@ -1,11 +1,11 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/num"
@@ -207,17 +207,9 @@ func rowList(rows []int) string {
 func pct(x float64) string { return fmt.Sprintf("%g%%", math.Round(1000*x)/10) }
 
 // errCalibrationOverlap is wrapped by the error of Run when the
-// calibration set shares sequences with the training data (by id or by
-// content) or with the test data (by content): a calibration set must be
-// held out, or its coverage guarantee does not hold.
-var errCalibrationOverlap = errors.New("calibration data overlaps")
-
-// overlapError is a message that wraps errCalibrationOverlap without
-// repeating its text.
-type overlapError struct{ msg string }
-
-func (e *overlapError) Error() string        { return e.msg }
-func (e *overlapError) Is(target error) bool { return target == errCalibrationOverlap }
+// calibration set shares sequences with the training data or the test
+// data (datacheck.Overlap).
+var errCalibrationOverlap = datacheck.ErrCalibrationOverlap
 
 // checkCalibration checks a calibration set against the training and
 // test data: labelled, with their columns, and disjoint from both.
@@ -228,7 +220,7 @@ func checkCalibration(train, test, cal *blocks.Dataset) error {
 	if err := checkCalibrationTrain(train, cal); err != nil {
 		return err
 	}
-	return overlap(cal, test, false)
+	return datacheck.Overlap(cal, test, false)
 }
 
 // checkCalibrationTrain checks a calibration set against the training
@@ -243,45 +235,5 @@ func checkCalibrationTrain(train, cal *blocks.Dataset) error {
 	if err := blocks.CheckCompatible(train, cal); err != nil {
 		return err
 	}
-	return overlap(cal, train, true)
-}
-
-// overlap returns a *blocks.DataError wrapping errCalibrationOverlap on
-// the first calibration sequence that is also in other
-// (blocks.Repeats): with the same rows, or (byID) with the same id.
-func overlap(cal, other *blocks.Dataset, byID bool) error {
-	reps := blocks.Repeats(cal, other, byID)
-	if len(reps) == 0 {
-		return nil
-	}
-	role := "training"
-	if !byID {
-		role = "test"
-	}
-	r, s := reps[0], cal.Seqs[reps[0].Seq]
-	first := fmt.Sprintf("calibration sequence %q has the same steps and features as %s sequence %q (%s%s)", s.ID, role, other.Seqs[r.Other].ID, other.File, lineOf(other, r.Other))
-	if r.SameID {
-		first = fmt.Sprintf("calibration sequence %q has the id of a %s sequence (%s%s)", s.ID, role, other.File, lineOf(other, r.Other))
-	}
-	line := 0
-	if len(s.Lines) > 0 {
-		line = s.Lines[0]
-	}
-	more := ""
-	if len(reps) > 1 {
-		more = fmt.Sprintf(", and %d more calibration sequences overlap", len(reps)-1)
-	}
-	what := "a calibration set must be held out from training, or its coverage guarantee does not hold: remove these sequences from the calibration file, or give them other ids if they are in fact different sequences"
-	if !byID {
-		what = "calibration and test sequences must be different sequences, or the measured coverage says nothing: remove these sequences from one of the files"
-	}
-	return &blocks.DataError{File: cal.File, Line: line, Err: &overlapError{fmt.Sprintf("%s%s; %s", first, more, what)}}
-}
-
-// lineOf is " line N" for sequence j of d, or "".
-func lineOf(d *blocks.Dataset, j int) string {
-	if s := d.Seqs[j]; len(s.Lines) > 0 {
-		return fmt.Sprintf(" line %d", s.Lines[0])
-	}
-	return ""
+	return datacheck.Overlap(cal, train, true)
 }

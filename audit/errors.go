@@ -38,6 +38,7 @@ const (
 	// them (degenerate in degenerate.go).
 	OptBlocks      Option = "audit.Options.Blocks"
 	OptBlockLength Option = "audit.Options.BlockLength"
+	OptWindow      Option = "audit.Options.Window"
 )
 
 // InternalError is a bug in rnnaudit met while auditing: the message says

@@ -513,13 +513,20 @@ func (s *seqGrads) grads(ctx context.Context, mask func(gr *group) []float64, ou
 func blockGradients(ctx context.Context, p *problem, sg *seqGrads) ([][]float64, error) {
 	bl := p.scheme.Blocks
 	out := make([][]float64, len(bl))
-	if p.scheme.Kind == blocks.Sequences {
+	if p.scheme.Kind == blocks.Sequences || p.scheme.Kind == blocks.Windows {
 		seq, err := sg.rows(ctx, 0, math.MaxInt)
 		if err != nil {
 			return nil, err
 		}
 		for k, b := range bl {
-			out[k] = seq[b.Seq]
+			if b.Kind != blocks.Windows {
+				out[k] = seq[b.Seq]
+				continue
+			}
+			out[k] = make([]float64, len(p.theta))
+			for _, g := range seq[b.DelLo:b.DelHi] {
+				num.AddScaled(out[k], 1, g)
+			}
 		}
 		return out, nil
 	}

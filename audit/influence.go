@@ -254,7 +254,7 @@ func lissaSampler(p *problem) func(rnd *rand.Rand, size int) ([]hvp.Job, float64
 		for k := range jobs {
 			i := rnd.IntN(n)
 			jobs[k] = hvp.Job{Batch: i}
-			if p.scheme.Kind != blocks.Sequences && K > 0 {
+			if (p.scheme.Kind == blocks.Intervals || p.scheme.Kind == blocks.Nested) && K > 0 {
 				gr := p.parts[i]
 				J := (gr.T + K - 1) / K
 				jobs[k].Weight = p.maskRows(gr, 0, K*(1+rnd.IntN(J)))

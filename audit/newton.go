@@ -175,10 +175,12 @@ func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]i
 	region = make([][]bool, len(bl))
 	for k, b := range bl {
 		switch b.Kind {
-		case blocks.Sequences:
-			for a := range terms[b.Seq] {
-				del[k] = append(del[k], first[b.Seq]+a)
-				region[k] = append(region[k], true)
+		case blocks.Sequences, blocks.Windows:
+			for i := max(b.Seq, b.DelLo); i < max(b.Seq+1, b.DelHi); i++ {
+				for a := range terms[i] {
+					del[k] = append(del[k], first[i]+a)
+					region[k] = append(region[k], b.Kind == blocks.Sequences || b.Lo <= i && i < b.Hi)
+				}
 			}
 		case blocks.Intervals:
 			del[k] = byInterval[b.Interval]

@@ -15,10 +15,15 @@ import (
 // overTime computes the coverage over time of the labelled points pts of
 // the evaluated set d with intervals l (lo, up), at level alpha; lag is
 // the block length (0: sequence blocks, the automatic Newey-West lag).
-// Nil without labelled points.
+// Nil without labelled points. The windows of a series (blocks.Windowing)
+// are that series, in time.
 func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) *adaptive.OverTime {
-	ids := make([]string, d.Len())
-	for i, s := range d.Seqs {
+	w, seqs := d.Windows, d.Seqs
+	if w != nil {
+		seqs = w.Series.Seqs
+	}
+	ids := make([]string, len(seqs))
+	for i, s := range seqs {
 		ids[i] = s.ID
 	}
 	vals := make([]adaptive.Value, 0, len(pts))
@@ -31,7 +36,11 @@ func overTime(d *blocks.Dataset, pts []point, l limits, alpha float64, lag int) 
 			c = 1
 		}
 		s := d.Seqs[pt.seq]
-		vals = append(vals, adaptive.Value{Seq: pt.seq, Step: s.Steps[min(pt.f.T+pt.f.H, s.Len()-1)], Hit: c, Err: pt.y - pt.pred})
+		v := adaptive.Value{Seq: pt.seq, Step: s.Steps[min(pt.f.T+pt.f.H, s.Len()-1)], Hit: c, Err: pt.y - pt.pred}
+		if w != nil {
+			v.Seq = w.Origin[pt.seq].Seq
+		}
+		vals = append(vals, v)
 	}
 	return adaptive.Over(ids, vals, alpha, lag)
 }

@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -145,52 +144,10 @@ func (p *problem) sets(byF map[forecast][]interval.Residual) *residualSets {
 		r.pooled[h] = slices.Clip(es)
 	}
 	if p.self && p.scheme != nil {
-		r.own = blockOfPoint(p.scheme)
+		of := p.scheme.RegionOf()
+		r.own = func(pt point) int { return of(pt.seq, pt.f.T+pt.f.H) }
 	}
 	return r
-}
-
-// blockOfPoint returns the function that gives the block of scheme s whose
-// evaluation region holds a training point (-1: none).
-func blockOfPoint(s *blocks.Scheme) func(pt point) int {
-	type key struct{ seq, iv int }
-	byKey := map[key]int{}
-	var ivs []blocks.Block
-	for k, b := range s.Blocks {
-		switch b.Kind {
-		case blocks.Sequences:
-			byKey[key{b.Seq, -1}] = k
-		case blocks.Intervals:
-			byKey[key{-1, b.Interval}] = k
-			ivs = append(ivs, b)
-		default:
-			byKey[key{b.Seq, b.Interval}] = k
-			ivs = append(ivs, b)
-		}
-	}
-	return func(pt point) int {
-		row := pt.f.T + pt.f.H
-		k, ok := -1, false
-		switch s.Kind {
-		case blocks.Sequences:
-			k, ok = byKey[key{pt.seq, -1}]
-		default:
-			for _, b := range ivs {
-				if b.Lo <= row && row < b.Hi {
-					seq := -1
-					if s.Kind == blocks.Nested {
-						seq = pt.seq
-					}
-					k, ok = byKey[key{seq, b.Interval}]
-					break
-				}
-			}
-		}
-		if !ok {
-			return -1
-		}
-		return k
-	}
 }
 
 // poolKey returns the forecast whose residuals a forecast f shares under
@@ -218,30 +175,6 @@ func pooledValues(m map[forecast][]float64, key func(forecast) forecast) map[for
 		out[k] = append(out[k], m[f]...)
 	}
 	return out
-}
-
-// continuedNote names the sequences of eval that continue a training
-// sequence (blocks.Continue), or is "" when none does.
-func continuedNote(eval *blocks.Dataset) string {
-	var ids []string
-	for _, q := range eval.Seqs {
-		if q.Context > 0 {
-			ids = append(ids, q.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d test sequence(s) continue a training sequence (same id, later steps: %s): the model reads the training rows first and the test rows start from the state they leave; their rows are counted from the training sequence's first row (--restart starts them at row 0).",
-		len(ids), elideIDs(ids, 5))
-}
-
-// elideIDs joins at most most ids, then says how many more there are.
-func elideIDs(ids []string, most int) string {
-	if len(ids) <= most {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:most], ", "), len(ids)-most)
 }
 
 // evalOrNil is the evaluated set, or nil in a self-audit.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -31,11 +33,19 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 		return nil, err
 	}
 	if f.calData != nil {
-		if err := overlap(f.calData, test, false); err != nil {
+		if err := datacheck.Overlap(f.calData, test, false); err != nil {
 			return nil, err
 		}
 	}
-	if !f.opt.Restart && f.train.Len() > 0 {
+	if f.opt.Window > 0 {
+		// A loaded fit has no training series to continue.
+		if w := f.train.Windows; w != nil && !f.opt.Restart {
+			test = blocks.ContinueOrSelf(w.Series, test)
+		}
+		if test, err = blocks.CutWindows(test, f.opt.Window, f.io.Horizons()); err != nil {
+			return nil, err
+		}
+	} else if !f.opt.Restart && f.train.Len() > 0 {
 		test = blocks.ContinueOrSelf(f.train, test)
 	}
 	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
@@ -112,11 +122,29 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
+	res.Classification = classified(p.opt, res.Sequences)
 	if p.opt.Adaptive != nil {
 		res.Adaptive = adaptiveResult(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
+}
+
+// classified is the summary of a classifier's forecasts seqs (nil
+// without Options.Classify).
+func classified(o Options, seqs []SequenceResult) *classify.Summary {
+	if o.Classify == nil {
+		return nil
+	}
+	var fs []classify.Forecast
+	for _, s := range seqs {
+		for _, st := range s.Steps {
+			if st.Class != nil {
+				fs = append(fs, *st.Class)
+			}
+		}
+	}
+	return classify.Summarize(fs, o.Alpha, o.Classify.Score, o.Classify.FlagAbove, o.Classify.FlagBelow)
 }
 
 // widthWarnings warns when the jackknife+ intervals (summary s) are more

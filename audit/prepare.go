@@ -8,7 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -109,7 +112,10 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 			return o, nil, errs.Fix([]Option{OptParams}, "audit: parameter pattern %q: %w", o.Params, err)
 		}
 	}
-	return o, g, nil
+	if o.Classify != nil && o.Classify.Logits {
+		g, err = classify.WithSigmoid(g)
+	}
+	return o, g, err
 }
 
 // prepare is the first phase: it reads the model's inputs and outputs,
@@ -134,10 +140,13 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.io, err = modelio.New(g, ioConfig(&o), train.Features); err != nil {
 		return nil, err
 	}
-	if err := p.io.CheckLengths(train, p.evalOrNil(), o.Calibration); err != nil {
-		return nil, err
+	if o.Window > 0 {
+		err = p.windows()
+		train = p.train
+	} else if err = p.io.CheckLengths(train, p.evalOrNil(), o.Calibration); err == nil {
+		p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength)
 	}
-	if p.scheme, err = blocks.NewScheme(train, o.Blocks, o.BlockLength); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if err := degenerate(p.scheme, train); err != nil {
@@ -208,6 +217,9 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 	if p.scheme.Kind != blocks.Sequences {
 		s.BlockLength = p.scheme.K
 	}
+	if p.scheme.Kind == blocks.Windows {
+		s.Windows = strings.Join(p.scheme.Notes, " ")
+	}
 	s.Pooling, s.Warmup = string(o.Pooling), o.Warmup
 	if p.poolNote != "" {
 		s.Notes = append(s.Notes, p.poolNote)
@@ -219,7 +231,7 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 // and size, or the note of a self-audit.
 func describeEval(s *Setting, eval *blocks.Dataset, self bool) {
 	s.TestSeqs = eval.Len()
-	if note := continuedNote(eval); note != "" && !self {
+	if note := datacheck.ContinuedNote(eval); note != "" && !self {
 		s.Notes = append(s.Notes, note)
 	}
 	if !self {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
@@ -36,6 +37,9 @@ type Result struct {
 	// Adaptive holds the intervals that adapt along time (nil without
 	// Options.Adaptive).
 	Adaptive *adaptive.Result
+	// Classification judges a classifier's sets and probabilities (nil
+	// without Options.Classify).
+	Classification *classify.Summary
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (Judge). Run and Predict always set it, as they set
 	// Conformal.Recommendation: package reports only renders them.
@@ -76,19 +80,22 @@ type Setting struct {
 	// SolverReason is why the solver was used (a SolverReason), and
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.
-	SolverReason  string
-	LossTerms     int
-	Estimator     string // newton or infinitesimal
-	Curvature     string
-	Damping       float64
-	Loss          string
-	Ridge         float64
-	Seed          uint64
-	TrainFile     string
-	TestFile      string
-	TrainSeqs     int
-	TestSeqs      int
-	Notes         []string
+	SolverReason string
+	LossTerms    int
+	Estimator    string // newton or infinitesimal
+	Curvature    string
+	Damping      float64
+	Loss         string
+	Ridge        float64
+	Seed         uint64
+	TrainFile    string
+	TestFile     string
+	TrainSeqs    int
+	TestSeqs     int
+	Notes        []string
+	// Windows says, for window blocks (Options.Window), how the windows
+	// were cut and how long the blocks are, and why (also among Notes).
+	Windows       string
 	Low           *float64
 	High          *float64
 	NominalCover  float64 // 1 - alpha
@@ -162,6 +169,9 @@ type StepResult struct {
 	// Conformal holds the limits calibrated on the held-out set (nil
 	// without one).
 	Conformal *interval.StepConformal
+	// Class is a classifier's forecast: probabilities, their interval and
+	// prediction sets (nil for a regression audit).
+	Class *classify.Forecast
 	// Adaptive holds the limits that adapt along time (nil without
 	// Options.Adaptive).
 	Adaptive *adaptive.Step

@@ -15,6 +15,9 @@ type Dataset struct {
 	Targets  []string    // the target column names, in the order of Sequence.Y[t]; empty for a file without targets
 	Shift    int         // Options.Shift: row t's target was read from row t+Shift
 	Seqs     []*Sequence // the sequences, in order of the first appearance of their id in the file
+	// Windows says where each sequence comes from when the sequences are
+	// the sliding windows of long series (CutWindows); nil otherwise.
+	Windows *Windowing
 }
 
 // Sequence is one sequence of a Dataset: its rows sorted by step.

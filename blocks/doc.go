@@ -84,6 +84,13 @@
 //   - Nested: block (i, j) deletes the union of sequence i and interval j;
 //     its evaluation region is their intersection, the rows of interval j
 //     in sequence i.
+//   - Windows: over the sliding windows of long series (CutWindows:
+//     stride 1, each window a sequence), block (s, j) has in its
+//     evaluation region the windows of series s whose last row read is in
+//     the stretch [jK, (j+1)K) of its rows, and deletes every window that
+//     uses a row of the stretch, a target row included (Künsch's block
+//     jackknife over windows). WindowBlockLength chooses K from the
+//     residuals' autocorrelation.
 //
 // For sequence and interval blocks the evaluation region is the deleted
 // set itself. Block.Deletes and Block.InRegion answer for one term;

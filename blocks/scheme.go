@@ -19,10 +19,17 @@ const (
 	// Nested: block (i, j) is the union of sequence i and interval j; its
 	// evaluation region is their intersection.
 	Nested
+	// Windows: over the sliding windows of long series (CutWindows),
+	// block (s, j) has in its evaluation region the windows of series s
+	// whose last row read is in the stretch [jK, (j+1)K) of its rows, and
+	// deletes every window that uses a row of the stretch (Künsch's block
+	// jackknife over windows).
+	Windows
 )
 
 // String returns "sequence", "interval" or "nested", the names ParseKind
-// accepts.
+// accepts, or "window" (window blocks follow from the windows of a
+// dataset, not from a name).
 func (k Kind) String() string {
 	switch k {
 	case Sequences:
@@ -31,6 +38,8 @@ func (k Kind) String() string {
 		return "interval"
 	case Nested:
 		return "nested"
+	case Windows:
+		return "window"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -63,8 +72,12 @@ type Block struct {
 	Interval int // 0-based interval index j; -1 for a sequence block
 	// Lo and Hi bound the interval's rows [Lo, Hi): Lo = jK and Hi =
 	// min((j+1)K, MaxLen) for the training set's longest sequence. Both
-	// are 0 for a sequence block.
-	Lo, Hi int
+	// are 0 for a sequence block. For a window block (Seq and Interval
+	// -1) they bound the windows [Lo, Hi) of its evaluation region, and
+	// DelLo and DelHi the windows [DelLo, DelHi) it deletes: sequences
+	// of the dataset of windows.
+	Lo, Hi       int
+	DelLo, DelHi int
 	// Label names the block for people, counting sequences and steps from
 	// 1: "sequence 17 (id P017)", "steps 11–15", "sequence 3 (id P3) ×
 	// steps 6–10". Steps are positions in the sequence; when all sequences
@@ -109,6 +122,8 @@ func (b Block) Deletes(i, t, h int) bool {
 		return i == b.Seq
 	case Intervals:
 		return b.inInterval(t + h)
+	case Windows:
+		return b.DelLo <= i && i < b.DelHi
 	}
 	return i == b.Seq || b.inInterval(t+h)
 }
@@ -130,6 +145,8 @@ func (b Block) InRegion(i, t, h int) bool {
 		return i == b.Seq
 	case Intervals:
 		return b.inInterval(t + h)
+	case Windows:
+		return b.inInterval(i)
 	}
 	return i == b.Seq && b.inInterval(t+h)
 }
@@ -170,6 +187,10 @@ func (b Block) spans(d *Dataset, region bool) []Span {
 func (b Block) rows(i, n int, region bool) (lo, hi int) {
 	inSeq := i == b.Seq
 	switch {
+	case b.Kind == Windows && (region && b.inInterval(i) || !region && b.DelLo <= i && i < b.DelHi):
+		return 0, n
+	case b.Kind == Windows:
+		return 0, 0
 	case b.Kind == Sequences && inSeq:
 		return 0, n
 	case b.Kind == Sequences:
@@ -228,6 +249,13 @@ func NewScheme(d *Dataset, kind Kind, k int) (*Scheme, error) {
 		if k < 1 {
 			return bad("interval length %d: it must be at least 1", k)
 		}
+	case Windows:
+		if d.Windows == nil || k < 1 {
+			return bad("window blocks of length %d over %s: they need a block length of at least 1 and the windows of a long series (CutWindows)", k, d.File)
+		}
+		return &Scheme{Requested: kind, Kind: kind, K: k, Blocks: windowBlocks(d, k), Notes: []string{fmt.Sprintf(
+			"%d windows of %d rows, stride 1, cut from %d series of %s; each window block leaves out every window that uses a row of its stretch of %s.",
+			d.Len(), d.Windows.Len, d.Windows.Series.Len(), d.File, plural(k, "row"))}}, nil
 	default:
 		return bad("unknown block scheme %v", kind)
 	}
@@ -298,6 +326,42 @@ func NewScheme(d *Dataset, kind Kind, k int) (*Scheme, error) {
 		return bad("no row of %s has a target (shift %d): there is nothing to delete", d.File, d.Shift)
 	}
 	return s, nil
+}
+
+// RegionOf returns the function that gives the index of the block whose
+// evaluation region holds the terms of sequence seq with target row row
+// (t+h), or -1 when no block's does. Each term is in the region of at
+// most one block.
+func (s *Scheme) RegionOf() func(seq, row int) int {
+	type key struct{ seq, iv int }
+	byKey := map[key]int{}
+	for k, b := range s.Blocks {
+		switch b.Kind {
+		case Sequences:
+			byKey[key{b.Seq, -1}] = k
+		case Intervals:
+			byKey[key{-1, b.Interval}] = k
+		case Nested:
+			byKey[key{b.Seq, b.Interval}] = k
+		case Windows:
+			for i := b.Lo; i < b.Hi; i++ {
+				byKey[key{i, -1}] = k
+			}
+		}
+	}
+	return func(seq, row int) int {
+		kk := key{seq, -1}
+		switch s.Kind {
+		case Intervals:
+			kk = key{-1, row / s.K}
+		case Nested:
+			kk = key{seq, row / s.K}
+		}
+		if k, ok := byKey[kk]; ok && row >= 0 {
+			return k
+		}
+		return -1
+	}
 }
 
 // hasTarget reports whether a row in [lo, hi) of sequence i (of any

@@ -8,7 +8,10 @@
 // model's residuals (SchemeAdvice). The audit measures the figures on its
 // model and judges them with its policy's levels, which it passes in.
 // The advice's rule is in docs/design.md, section 3.5, the thresholds
-// that judge the figures in section 10.3.
+// that judge the figures in section 10.3. It also says how the data sets
+// relate: a calibration set that overlaps the training or test data
+// (Overlap), test sequences that continue training sequences
+// (ContinuedNote).
 package datacheck
 
 import (
@@ -217,7 +220,9 @@ func (a *SchemeAdvice) Decide(alpha, level float64) {
 	if a.Shape != ShapeMany {
 		a.SuggestedLength = dependenceLength(a.Lag1, a.Correlated, a.MaxLength, level)
 	}
-	a.Fits = a.Used == a.Scheme || (a.Alternative != "" && a.Used == a.Alternative)
+	// Window blocks are the scheme of windows cut from long series,
+	// whatever their number.
+	a.Fits = a.Used == a.Scheme || (a.Alternative != "" && a.Used == a.Alternative) || a.Used == blocks.Windows.String()
 	if a.Fits && a.Shape != ShapeMany && a.UsedLength < a.SuggestedLength {
 		a.Fits = false
 	}

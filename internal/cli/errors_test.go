@@ -96,6 +96,42 @@ func TestErrorText(t *testing.T) {
 		}
 	}
 
+	// The same problem at several lines of a file is one line with the
+	// lines counted, at the place of its first; other problems, and a
+	// problem at one line, are written as they are.
+	bad := func(line int, col, msg string) error {
+		return &blocks.DataError{File: "d.csv", Line: line, Column: col, Err: errors.New(msg), Options: []blocks.Option{blocks.OptFeatures}}
+	}
+	grouped := blocks.ErrorList{bad(2, "x", `"abc" is not a number`), bad(3, "y", "empty"), bad(5, "x", `"abc" is not a number`),
+		bad(8, "x", `"abc" is not a number`), bad(9, "y", "empty"), bad(11, "x", `"abc" is not a number`), bad(12, "x", `"n/a" is not a number`),
+		&blocks.DataError{File: "d.csv", Line: 14, Err: fmt.Errorf("stopped after 7 problems: %w", blocks.ErrTooMany)}}
+	want := []string{"7 problems, and more:",
+		`	d.csv: lines 2, 5, 8 and 1 more: column "x": "abc" is not a number (--features)`,
+		`	d.csv: lines 3 and 9: column "y": empty (--features)`,
+		`	d.csv:12: column "x": "n/a" is not a number (--features)`,
+		"	d.csv:14: stopped after 7 problems: too many problems"}
+	if got := strings.Split(errorText(grouped), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("grouped:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A line that repeats a long value has its middle elided: at most
+	// maxLine bytes, with its beginning and its advice.
+	shape := strings.Repeat("1 ", 100_000)
+	for _, err := range []error{
+		errs.Fix([]audit.Option{audit.OptLayout}, "audit: input has shape [%s]", shape),
+		errs.Wrapf(graph.ErrorList{fmt.Errorf("node \"r\": shape [%s] has a negative dimension", shape), errors.New("b")}, "onnx: m.onnx: "),
+	} {
+		for _, l := range strings.Split(errorText(err), "\n") {
+			if len(l) > maxLine+40 || strings.Contains(l, shape[:maxLine]) {
+				t.Errorf("a line of %d bytes: %.200q", len(l), l)
+			}
+		}
+	}
+	if got := errorText(errs.Fix([]audit.Option{audit.OptLayout}, "audit: input has shape [%s]", shape)); !strings.HasPrefix(got, "audit: input has shape [1 1 1") ||
+		!strings.HasSuffix(got, "1 ] (--layout)") || !strings.Contains(got, "bytes elided") {
+		t.Errorf("elided: %.300q … %q", got, got[max(len(got)-100, 0):])
+	}
+
 	// A long list is capped, with a count of the rest.
 	got := strings.Split(errorText(errs.Wrapf(graph.ErrorList(many), "ctx: ")), "\n")
 	if len(got) != 1+maxProblems+1 || got[0] != "ctx: 25 problems:" || got[maxProblems] != "\tproblem 20" ||
