@@ -111,6 +111,13 @@ type IO struct {
 	// else 0: the model then runs only on sequences of exactly fixedT rows
 	// read.
 	fixedT int
+	// fixedB is the batch size the sequence inputs declare when their
+	// batch axis is fixed (the tutorial's export), else 0: the model then
+	// runs in chunks of fixedB sequences (chunk.go), its graph for a
+	// batch of B rewritten once per B into chunked[B].
+	fixedB  int
+	chunkMu sync.Mutex
+	chunked map[int]*graph.Graph
 
 	// valueIn marks the inputs whose values, not only shapes, a compiled
 	// program depends on (graph.ValueInputs): category codes.
@@ -222,13 +229,29 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 			}
 		}
 	}
+	if m.fixedB, err = m.fixedBatch(); err != nil {
+		return nil, err
+	}
+	if m.fixedB > 0 {
+		in := g.Inputs[max(m.main, 0)]
+		how := fmt.Sprintf("on chunks of %d sequences, the last chunk padded with copies of its last sequence, whose outputs are dropped", m.fixedB)
+		if m.fixedB == 1 {
+			how = "on one sequence at a time"
+		}
+		m.notes = append(m.notes, fmt.Sprintf("The export fixes the batch size at %d (input %q is declared %s): the model runs %s; the intervals are those of the same model exported with a dynamic batch axis.",
+			m.fixedB, in.Name, in.ShapeString(), how))
+	}
 	var shapes [2][]int
 	for i, T := range probe {
 		in, err := m.Inputs(zeroSeqs(2, T, len(features)), T, T)
 		if err != nil {
 			return nil, err
 		}
-		outs, err := g.Run(nil, in)
+		run, err := m.graphFor(2)
+		if err != nil {
+			return nil, err
+		}
+		outs, err := run.Run(nil, in)
 		if err != nil {
 			return nil, errs.Wrapf(err, "audit: the model does not run on a batch of 2 sequences of %d steps (inputs %s): ", T, m.inputList())
 		}
@@ -653,7 +676,11 @@ func (m *IO) Program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*grap
 	if p, ok := m.progs[key]; ok {
 		return p, in, nil
 	}
-	p, err := m.g.Compile(in)
+	run, err := m.graphFor(B)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := run.Compile(in)
 	if err != nil {
 		return nil, nil, errs.Wrapf(err, "audit: compiling the model for %d sequences of %d steps: ", B, n)
 	}
