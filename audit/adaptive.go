@@ -78,7 +78,8 @@ func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []adaptive.
 func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*interval.StepConformal, seqs []SequenceResult, sets jackknifeSets, note string) *adaptive.Result {
 	o := *p.opt.Adaptive
 	alpha := p.opt.Alpha
-	ad := &adaptive.Result{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay}
+	ad := &adaptive.Result{Base: o.Base, Pooled: o.Pooled, Window: o.Window, Gamma: o.Gamma, Grid: slices.Clone(o.Grid), Rho: o.Rho, RollingWindow: o.RollingWindow, LabelDelay: o.LabelDelay,
+		Step: o.Step, Integrator: o.Integrator, Saturation: o.Saturation, Clip: o.Clip, Decay: o.Decay, Scorecast: o.Base == adaptive.BaseSplit && !o.NoScorecast}
 	if note != "" {
 		ad.Notes = append(ad.Notes, note)
 	}
@@ -113,8 +114,9 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 	chains := adaptiveChains(p, pts, o.Pooled, o.LabelDelay)
 	steps := make([]adaptive.Step, len(pts))
 	delayed := false
-	for _, ch := range chains {
-		adaptive.Run(o, alpha, fc, ch, base, steps)
+	tallies := make([]adaptive.Tally, len(chains))
+	for c, ch := range chains {
+		tallies[c] = adaptive.Run(o, alpha, fc, ch, base, steps)
 		n := 0
 		for j, i := range ch.Points {
 			if pts[i].has {
@@ -151,53 +153,26 @@ func adaptiveResult(p *problem, cf *calFit, pts []point, jk limits, conf []*inte
 	if !labelled {
 		return ad
 	}
-	lv := p.level()
-	n := len(pts)
-	col := func(get func(*adaptive.Step) (float64, float64)) (lo, up []float64) {
-		lo, up = make([]float64, n), make([]float64, n)
-		for i := range steps {
-			lo[i], up[i] = get(&steps[i])
-		}
-		return lo, up
-	}
+	lv, n := p.level(), len(pts)
 	names := chainNames(p, pts, chains, o.Pooled)
-	add := func(kind string, lo, up []float64, empty []bool, guarantee string, bound float64) {
-		k := adaptive.Along(fc, chains, names, lo, up, empty, o.RollingWindow, 1-alpha, p.opt.timeLag())
-		k.KindSummary, k.Guarantee, k.Bound = kindSummary(kind, lv, pts, lo, up, nil), guarantee, bound
-		ad.Kinds = append(ad.Kinds, k)
+	sum := func(kind string, lo, up []float64) interval.KindSummary {
+		return kindSummary(kind, lv, pts, lo, up, nil)
 	}
-	empty := make([]bool, n)
-	for i := range steps {
-		empty[i] = steps[i].Empty
+	ad.Penalty = adaptive.WidthPenalty(fc)
+	ad.AddOnline(o, alpha, fc, chains, names, steps, tallies, delayed, p.opt.timeLag(), sum)
+	add := func(kind string, lo, up []float64, guarantee string) {
+		ad.Add(fc, chains, names, kind, lo, up, nil, guarantee, math.NaN(), alpha, p.opt.timeLag(), sum)
 	}
-	bound := math.NaN()
-	if !delayed {
-		labelledN := 0
-		for _, pt := range pts {
-			if pt.has {
-				labelledN++
-			}
-		}
-		bound = adaptive.LongRunBound(alpha, o.Gamma, len(chains), labelledN)
-	}
-	lo, up := col(func(s *adaptive.Step) (float64, float64) { return s.ACILower, s.ACIUpper })
-	add(adaptive.KindACI, lo, up, empty, adaptive.Guarantee(adaptive.KindACI, alpha, o), bound)
-	lo, up = col(func(s *adaptive.Step) (float64, float64) { return s.AgACILower, s.AgACIUpper })
-	add(adaptive.KindAgACI, lo, up, nil, adaptive.Guarantee(adaptive.KindAgACI, alpha, o), math.NaN())
-	lo, up = col(func(s *adaptive.Step) (float64, float64) { return s.NexCPLower, s.NexCPUpper })
-	add(adaptive.KindNexCP, lo, up, nil, adaptive.Guarantee(adaptive.KindNexCP, alpha, o), math.NaN())
-	lo, up = col(func(s *adaptive.Step) (float64, float64) { return s.RollingLower, s.RollingUpper })
-	add(adaptive.KindRolling, lo, up, nil, adaptive.Guarantee(adaptive.KindRolling, alpha, o), math.NaN())
-	add(interval.KindJackknife, jk.lo, jk.up, nil, fmt.Sprintf("%g with exact re-training and exchangeable sequences (jackknife+); none when the test period is not exchangeable with the training period", 1-2*alpha), math.NaN())
-	add(interval.KindInSample, jk.nlo, jk.nup, nil, "none", math.NaN())
+	add(interval.KindJackknife, jk.lo, jk.up, fmt.Sprintf("%g with exact re-training and exchangeable sequences (jackknife+); none when the test period is not exchangeable with the training period", 1-2*alpha))
+	add(interval.KindInSample, jk.nlo, jk.nup, "none")
 	if conf != nil {
 		slo, sup, clo, cup := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		for i, c := range conf {
 			slo[i], sup[i], clo[i], cup[i] = c.SplitLower, c.SplitUpper, c.JackknifeLower, c.JackknifeUpper
 		}
 		g := fmt.Sprintf("%g per forecast when calibration and test sequences are exchangeable; none when the test period drifts from the calibration period", 1-alpha)
-		add(interval.KindSplit, slo, sup, nil, g, math.NaN())
-		add(interval.KindConformalJackknife, clo, cup, nil, g, math.NaN())
+		add(interval.KindSplit, slo, sup, g)
+		add(interval.KindConformalJackknife, clo, cup, g)
 	}
 	return ad
 }

@@ -36,7 +36,7 @@ func TestAdaptiveRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Adaptive
-	if a == nil || a.Source != "calibration" || a.Chains != test.Len() || len(a.Kinds) != 8 {
+	if a == nil || a.Source != "calibration" || a.Chains != test.Len() || len(a.Kinds) != 11 {
 		t.Fatalf("adaptive result %+v", a)
 	}
 	for _, s := range res.Sequences {
@@ -58,6 +58,13 @@ func TestAdaptiveRun(t *testing.T) {
 		}
 	}
 	for _, k := range a.Kinds {
+		finite := k.Kind == adaptive.KindACIClipped || k.Kind == adaptive.KindQuantileTracking || k.Kind == adaptive.KindPID
+		if finite && (k.Infinite != 0 || math.IsInf(k.MedianWidth, 0) || math.IsInf(k.P90Width, 0)) {
+			t.Errorf("%s: %d unbounded intervals, median width %g, 90th percentile %g", k.Kind, k.Infinite, k.MedianWidth, k.P90Width)
+		}
+		if k.Kind == a.Recommended && k.Infinite != 0 {
+			t.Errorf("the recommended kind %s has %d unbounded intervals", k.Kind, k.Infinite)
+		}
 		if k.Kind == interval.KindJackknife && math.Abs(k.Coverage-res.Summary.Coverage) > 1e-12 {
 			t.Errorf("jackknife+ coverage %g in the comparison, %g in the summary", k.Coverage, res.Summary.Coverage)
 		}

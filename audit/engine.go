@@ -54,7 +54,7 @@ func (p *problem) digest() [32]byte {
 	h := sha256.New()
 	o := &p.opt
 	inputs := slices.Sorted(maps.Keys(o.Inputs))
-	fmt.Fprintf(h, "%d %v %q %d %d %g %q %d %d|", o.Layout, inputs, o.Output, o.Horizons, o.Loss, o.Ridge, o.Params, o.Blocks, o.BlockLength)
+	fmt.Fprintf(h, "%d %v %q %d %d %g %q %d %d|%s", o.Layout, inputs, o.Output, o.Horizons, o.Loss, o.Ridge, o.Params, o.Blocks, o.BlockLength, o.Align)
 	for _, k := range inputs {
 		fmt.Fprintf(h, "%q=%q|", k, o.Inputs[k])
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
@@ -103,6 +104,7 @@ type Options struct {
 	// horizons and a note says so (unless the export names that axis as
 	// one of horizons).
 	Horizons int
+	Align    string // where a many-to-one output's H values sit: "" or "after", or "last" (modelio.Config.Align)
 
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
@@ -143,6 +145,9 @@ type Options struct {
 	// default for the curvature and the model's stationarity ratio (hvp.DefaultDampingFor).
 	Damping float64
 	Loss    hvp.Loss
+	// Classify, for a binary classifier (Loss BinaryCrossEntropy), asks for
+	// probability intervals, prediction sets and their figures; nil: none.
+	Classify *classify.Options
 	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained
 	// with, in the units of the summed loss (weight decay). The trained
 	// parameters are stationary for the penalised loss, so its curvature
@@ -288,8 +293,7 @@ func (o *Options) progress(phase string, done, total int) {
 	}
 }
 
-// ioConfig is what modelio needs of o to read the model's inputs and
-// output.
+// ioConfig is what modelio needs of o to read the model's inputs and output.
 func ioConfig(o *Options) modelio.Config {
-	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons}
+	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align}
 }

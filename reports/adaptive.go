@@ -27,6 +27,17 @@ type jsonAdaptive struct {
 	Longest       int                `json:"longest"`
 	Kinds         []jsonAdaptiveKind `json:"kinds"`
 	Notes         []string           `json:"notes"`
+	// The finite kinds' options, the interval score's penalty for an
+	// unbounded interval, and the adaptive kind recommended.
+	Step             fnum   `json:"step"`
+	Integrator       fnum   `json:"integrator"`
+	Saturation       fnum   `json:"saturation"`
+	Clip             fnum   `json:"clip"`
+	Decay            fnum   `json:"decay"`
+	Scorecast        bool   `json:"scorecast"`
+	Penalty          fnum   `json:"unbounded_width_penalty"`
+	Recommended      string `json:"recommended"`
+	RecommendedHolds bool   `json:"recommended_holds"`
 }
 
 // jsonAdaptiveKind is one kind's metrics with coverage over time.
@@ -43,6 +54,11 @@ type jsonAdaptiveKind struct {
 	Guarantee     string `json:"guarantee"`
 	// UnderCovering are the series on which the kind under-covers.
 	UnderCovering []jsonSeriesUnder `json:"under_covering"`
+	// Widths counting every interval (null when infinite).
+	Unbounded   fnum `json:"unbounded_share"`
+	MedianWidth fnum `json:"median_width"`
+	P90Width    fnum `json:"p90_width"`
+	Winkler     fnum `json:"interval_score_all"`
 }
 
 // jsonSeriesUnder mirrors adaptive.SeriesUnder.
@@ -61,11 +77,13 @@ func jsonAdaptiveOf(a *adaptive.Result) *jsonAdaptive {
 		return nil
 	}
 	j := &jsonAdaptive{Base: a.Base, Pooled: a.Pooled, Source: a.Source, Window: a.Window, Gamma: fnum(a.Gamma), Grid: fnums(a.Grid),
-		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, LabelDelay: a.LabelDelay, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes)}
+		Rho: fnum(a.Rho), RollingWindow: a.RollingWindow, LabelDelay: a.LabelDelay, Chains: a.Chains, Longest: a.Longest, Kinds: []jsonAdaptiveKind{}, Notes: orEmpty(a.Notes),
+		Step: fnum(a.Step), Integrator: fnum(a.Integrator), Saturation: fnum(a.Saturation), Clip: fnum(a.Clip), Decay: fnum(a.Decay), Scorecast: a.Scorecast,
+		Penalty: fnum(a.Penalty), Recommended: a.Recommended, RecommendedHolds: a.RecommendedHolds}
 	for _, k := range a.Kinds {
 		jk := jsonAdaptiveKind{Kind: k.Kind, Coverage: fnum(k.Coverage), WorstWindow: fnum(k.WorstWindow), Windows: k.Windows,
 			MeanLength: fnum(k.MeanLength), Infinite: k.Infinite, Empty: k.Empty, IntervalScore: fnum(k.IntervalScore), Bound: fnum(k.Bound), Guarantee: k.Guarantee,
-			UnderCovering: []jsonSeriesUnder{}}
+			UnderCovering: []jsonSeriesUnder{}, Unbounded: fnum(k.Unbounded), MedianWidth: fnum(k.MedianWidth), P90Width: fnum(k.P90Width), Winkler: fnum(k.Winkler)}
 		for _, u := range k.Under {
 			jk.UnderCovering = append(jk.UnderCovering, jsonSeriesUnder{ID: u.ID, Points: u.Points, Coverage: fnum(u.Coverage), Tolerance: fnum(u.Tolerance),
 				Early: fnum(u.Early), Late: fnum(u.Late), Drift: u.Drift})
@@ -88,6 +106,20 @@ type jsonStepAdaptive struct {
 	NexCPUpper   *fnum `json:"nexcp_upper,omitempty"`
 	RollingLower *fnum `json:"rolling_lower,omitempty"`
 	RollingUpper *fnum `json:"rolling_upper,omitempty"`
+	// The kinds that stay finite: ACI clipped's level and interval,
+	// quantile tracking's and conformal PID's quantile and interval.
+	ClippedAlpha  *fnum `json:"aci_clipped_alpha,omitempty"`
+	ClippedEmpty  bool  `json:"aci_clipped_empty,omitempty"`
+	ClippedLower  *fnum `json:"aci_clipped_lower,omitempty"`
+	ClippedUpper  *fnum `json:"aci_clipped_upper,omitempty"`
+	Tracked       *fnum `json:"qt_quantile,omitempty"`
+	TrackingEmpty bool  `json:"qt_empty,omitempty"`
+	TrackingLower *fnum `json:"qt_lower,omitempty"`
+	TrackingUpper *fnum `json:"qt_upper,omitempty"`
+	PID           *fnum `json:"pid_quantile,omitempty"`
+	PIDEmpty      bool  `json:"pid_empty,omitempty"`
+	PIDLower      *fnum `json:"pid_lower,omitempty"`
+	PIDUpper      *fnum `json:"pid_upper,omitempty"`
 }
 
 func jsonStepAdaptiveOf(a *adaptive.Step) jsonStepAdaptive {
@@ -95,7 +127,10 @@ func jsonStepAdaptiveOf(a *adaptive.Step) jsonStepAdaptive {
 		return jsonStepAdaptive{}
 	}
 	return jsonStepAdaptive{fptr(a.Alpha), a.Empty, fptr(a.ACILower), fptr(a.ACIUpper), fptr(a.AgACILower), fptr(a.AgACIUpper),
-		fptr(a.NexCPLower), fptr(a.NexCPUpper), fptr(a.RollingLower), fptr(a.RollingUpper)}
+		fptr(a.NexCPLower), fptr(a.NexCPUpper), fptr(a.RollingLower), fptr(a.RollingUpper),
+		fptr(a.ClippedAlpha), a.ClippedEmpty, fptr(a.ClippedLower), fptr(a.ClippedUpper),
+		fptr(a.Tracked), a.TrackingEmpty, fptr(a.TrackingLower), fptr(a.TrackingUpper),
+		fptr(a.PID), a.PIDEmpty, fptr(a.PIDLower), fptr(a.PIDUpper)}
 }
 
 // fptr is a pointer to x as a JSON number (null when not finite), for the
@@ -116,6 +151,12 @@ func adaptiveName(kind string) string {
 		return "NexCP"
 	case adaptive.KindRolling:
 		return "rolling split conformal"
+	case adaptive.KindACIClipped:
+		return "ACI clipped"
+	case adaptive.KindQuantileTracking:
+		return "quantile tracking"
+	case adaptive.KindPID:
+		return "conformal PID"
 	}
 	return kindName(kind)
 }
@@ -159,18 +200,37 @@ func newAdaptiveView(r *audit.Result) *adaptiveView {
 	for i, g := range a.Grid {
 		grid[i] = fmt.Sprint(g)
 	}
+	pid := fmt.Sprintf("integrator K_I %g, C_sat %g", a.Integrator, a.Saturation)
+	if a.Integrator < 0 {
+		pid = "no integrator"
+	}
+	if a.Scorecast {
+		pid += ", the jackknife+ half-width as scorecaster"
+	}
+	decay := ""
+	if a.Decay > 0 {
+		decay = fmt.Sprintf(" Every online kind's step decays as n^-%g at its n-th label.", a.Decay)
+	}
 	v := &adaptiveView{
-		Lead: fmt.Sprintf("Intervals that adapt along time, forecast by forecast as the labels arrive (%s; %d series, the longest with %d labelled forecasts). Base interval: %s, calibrated on %s. ACI step %g; AgACI aggregates the steps %s; NexCP weighs scores by %g per forecast of age. The worst window is the lowest coverage of %d consecutive forecasts of one series.",
-			scope, a.Chains, a.Longest, base, source, a.Gamma, strings.Join(grid, ", "), a.Rho, a.RollingWindow),
-		Head:  []string{"Interval", "Coverage", "Worst window", "Mean width", "Unbounded", "Empty", "Winkler score", "Guarantee"},
+		Lead: fmt.Sprintf("Intervals that adapt along time, forecast by forecast as the labels arrive (%s; %d series, the longest with %d labelled forecasts). Base interval: %s, calibrated on %s. ACI step %g; AgACI aggregates the steps %s; NexCP weighs scores by %g per forecast of age. ACI clipped replaces ACI's unbounded intervals by the member at %g times the largest score seen; quantile tracking steps by %g times the largest of the last %d scores; conformal PID adds to it %s.%s The worst window is the lowest coverage of %d consecutive forecasts of one series. Widths count every interval: the unbounded share, the median and 90th percentile of the width (infinite when more than half, or a tenth, of the intervals are unbounded), the mean over the finite intervals, and the interval score over every interval with an unbounded one counted as %s wide (twice the range of the targets).",
+			scope, a.Chains, a.Longest, base, source, a.Gamma, strings.Join(grid, ", "), a.Rho, a.Clip, a.Step, a.RollingWindow, pid, decay, a.RollingWindow, num(a.Penalty)),
+		Head:  []string{"Interval", "Coverage", "Worst window", "Unbounded", "Median width", "90% width", "Mean finite width", "Empty", "Interval score", "Winkler (finite)", "Guarantee"},
 		Notes: a.Notes,
 	}
 	for _, k := range a.Kinds {
 		g := k.Guarantee
-		if k.Kind == adaptive.KindACI && k.Bound < 1 {
+		if (k.Kind == adaptive.KindACI || k.Kind == adaptive.KindACIClipped || k.Kind == adaptive.KindQuantileTracking) && k.Bound < 1 {
 			g += fmt.Sprintf(" (here: within %s of %s)", pct(k.Bound), pct0(1-r.Setting.Alpha))
 		}
-		v.Rows = append(v.Rows, []string{adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength), count(k.Infinite), count(k.Empty), num(k.IntervalScore), g})
+		name := adaptiveName(k.Kind)
+		if k.Kind == a.Recommended {
+			name += " (recommended)"
+		}
+		unb := count(k.Infinite)
+		if k.Infinite > 0 {
+			unb += fmt.Sprintf(" (%s)", pct(k.Unbounded))
+		}
+		v.Rows = append(v.Rows, []string{name, pct(k.Coverage), pct(k.WorstWindow), unb, num(k.MedianWidth), num(k.P90Width), num(k.MeanLength), count(k.Empty), num(k.Winkler), num(k.IntervalScore), g})
 		for _, u := range k.Under {
 			n := fmt.Sprintf("%s under-covers on %s: %s of %d forecasts, below %s by more than its tolerance ±%.1f points", adaptiveName(k.Kind), u.ID, pct(u.Coverage), u.Points, pct0(1-r.Setting.Alpha), 100*u.Tolerance)
 			if u.Drift {
@@ -206,7 +266,11 @@ func adaptiveSummaryLines(r *audit.Result) []string {
 	}
 	var parts []string
 	for _, k := range a.Kinds {
-		parts = append(parts, fmt.Sprintf("%s %s (worst window %s, width %s)", adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength)))
+		rec := ""
+		if k.Kind == a.Recommended {
+			rec = ", recommended"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (worst window %s, width %s, median width %s, %d unbounded%s)", adaptiveName(k.Kind), pct(k.Coverage), pct(k.WorstWindow), num(k.MeanLength), num(k.MedianWidth), k.Infinite, rec))
 	}
 	return []string{"Over time: " + strings.Join(parts, "; ") + "."}
 }

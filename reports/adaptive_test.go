@@ -127,7 +127,7 @@ func TestAdaptiveReports(t *testing.T) {
 	if err := WriteSummary(&sum, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sum.String(), "Over time: ACI 90.0% (worst window 84.0%, width 2)") {
+	if !strings.Contains(sum.String(), "Over time: ACI 90.0% (worst window 84.0%, width 2, median width 0, 0 unbounded)") {
 		t.Errorf("summary %q lacks the adaptive line", sum.String())
 	}
 }

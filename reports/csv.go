@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,13 +48,23 @@ import (
 //	                            both limits at the prediction), AgACI's, NexCP's
 //	                            and rolling split conformal's
 //
-// Unbounded limits are -Inf and +Inf.
+// With the adaptive kinds (audit --adaptive) the columns of
+// CSVFiniteHeader follow: ACI clipped's working level and limits,
+// quantile tracking's and conformal PID's quantile and limits (an empty
+// interval has both limits at the prediction). Unbounded limits are -Inf
+// and +Inf.
 var CSVHeader = []string{
 	"id", "t", "horizon", "prediction", "lower", "upper", "target", "naive_lower", "naive_upper",
 	"m", "split_lower", "split_upper", "bonferroni_lower", "bonferroni_upper",
 	"conformal_jackknife_lower", "conformal_jackknife_upper", "m_calibration",
 	"recommended", "recommended_lower", "recommended_upper",
 	"aci_alpha", "aci_lower", "aci_upper", "agaci_lower", "agaci_upper", "nexcp_lower", "nexcp_upper", "rolling_lower", "rolling_upper",
+}
+
+// CSVFiniteHeader are the columns of the adaptive kinds that stay finite,
+// written after CSVHeader's when the result has the adaptive kinds.
+var CSVFiniteHeader = []string{
+	"aci_clipped_alpha", "aci_clipped_lower", "aci_clipped_upper", "qt_quantile", "qt_lower", "qt_upper", "pid_quantile", "pid_lower", "pid_upper",
 }
 
 // WriteCSV writes every interval of r as CSV, one row per forecast in the
@@ -70,11 +81,15 @@ var CSVHeader = []string{
 // they are taken for symmetry with the other writers.
 func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	head := CSVHeader
+	if r.Adaptive != nil {
+		head = append(slices.Clip(CSVHeader), CSVFiniteHeader...)
+	}
+	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	rec := make([]string, len(CSVHeader))
+	rec := make([]string, len(head))
 	kind := RecommendedKind(r)
 	for _, s := range r.Sequences {
 		for i := range s.Steps {
@@ -98,9 +113,14 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 			}
 			if a := st.Adaptive; a != nil {
 				rec = append(rec, f(a.Alpha), f(a.ACILower), f(a.ACIUpper), f(a.AgACILower), f(a.AgACIUpper),
-					f(a.NexCPLower), f(a.NexCPUpper), f(a.RollingLower), f(a.RollingUpper))
+					f(a.NexCPLower), f(a.NexCPUpper), f(a.RollingLower), f(a.RollingUpper),
+					f(a.ClippedAlpha), f(a.ClippedLower), f(a.ClippedUpper), f(a.Tracked), f(a.TrackingLower), f(a.TrackingUpper),
+					f(a.PID), f(a.PIDLower), f(a.PIDUpper))
 			} else {
 				rec = append(rec, "", "", "", "", "", "", "", "", "")
+				for range len(head) - len(CSVHeader) {
+					rec = append(rec, "")
+				}
 			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("reports: %w", err)

@@ -225,4 +225,12 @@
 //	                        empty set, alpha_t >= 1, limits at the
 //	                        prediction), AgACI's, NexCP's and rolling split
 //	                        conformal's; null when unbounded
+//	  aci_clipped_alpha, aci_clipped_empty, aci_clipped_lower,
+//	  aci_clipped_upper, qt_quantile, qt_empty, qt_lower, qt_upper,
+//	  pid_quantile, pid_empty, pid_lower, pid_upper
+//	                        with the adaptive intervals only: the kinds that
+//	                        stay finite, ACI clipped's working level and
+//	                        interval, quantile tracking's and conformal
+//	                        PID's quantile and interval (*_empty: the empty
+//	                        set, limits at the prediction)
 package reports

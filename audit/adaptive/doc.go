@@ -1,7 +1,8 @@
 // Package adaptive is prediction intervals along a time series, over
-// plain values: the intervals that adapt along time (ACI, AgACI, NexCP
-// and rolling split conformal) and the coverage of any kind of interval
-// over time. It knows nothing of models, data sets or the audit's
+// plain values: the intervals that adapt along time (ACI, AgACI, NexCP,
+// rolling split conformal, and the kinds that stay finite: ACI clipped,
+// quantile tracking and conformal PID) and the coverage of any kind of
+// interval over time. It knows nothing of models, data sets or the audit's
 // options: package audit gathers the forecasts of each series in time
 // order with their base intervals and calls it.
 // The method and its conventions are in docs/design.md, section 7
@@ -58,6 +59,48 @@
 //     at the conformal quantile of the last Window scores; 1 - alpha
 //     when those scores and the next one are exchangeable, nothing under
 //     drift.
+//   - ACI clipped: ACI's recursion with each unbounded interval replaced
+//     by the member at Options.Clip times the largest score seen, so
+//     never unbounded. Its guarantee restated: the working level stays in
+//     [-g (1 + d + E), 1 + g (1 + d)], E the misses at a level <= 0 and d
+//     the most labels pending at a forecast, so |mean err - alpha| <= R
+//     (1/g_1 + 1/g_T + sum |1/g_t - 1/g_{t-1}|)/(2T) with R = 1 +
+//     g_max (2 + 2d + E): Tally.ClippedSum, Kind.Bound.
+//   - Quantile tracking (Angelopoulos, Candès and Tibshirani 2023,
+//     "Conformal PID control for time series prediction"): the score's
+//     quantile follows q_{t+1} = q_t + eta_t (err_t - alpha), eta_t =
+//     Options.Step times the largest recent score. For scores in [0, B]
+//     and a constant step, |mean err - alpha| <= (B + eta)/(eta T) on any
+//     sequence; for any steps R (1/eta_1 + 1/eta_T + sum |1/eta_t -
+//     1/eta_{t-1}|)/(2T) with R = B + 2 eta_max (1 + d) (Angelopoulos,
+//     Barber and Bates 2024): Tally.TrackingSum, Kind.Bound. Never
+//     unbounded.
+//   - Conformal PID (the same paper): quantile tracking plus an error
+//     integrator, K_I tan(S log(n+1)/(C_sat (n+1))) in units of the
+//     scores' scale and limited to Clip times the largest score seen, plus
+//     a scorecaster, on the split base the jackknife+ half-width (the
+//     audited model's leave-one-block-out forecast of the score). For
+//     bounded scores and an integrator that saturates, |mean err - alpha|
+//     <= (c h(T) + 1)/T whatever the scorecaster (their guarantee); the
+//     limit makes it saturate for scores up to it. Never unbounded.
+//
+// Options.Decay makes every online kind's step decay as n^-Decay
+// (Angelopoulos, Barber and Bates 2024, "Online conformal prediction
+// with decaying step sizes"): the long-run bounds hold with the decaying
+// steps, and for exchangeable scores the coverage at each time
+// approaches 1 - alpha. A forecast for horizon h learns from labels h
+// rows late (Chain.Arrival), as AcMCP does for multi-step errors: the d
+// of the bounds above counts the labels pending, and each label still
+// unknown when the series ends adds at most 1 to |sum err - alpha|.
+//
+// # Widths and the recommendation
+//
+// A kind's widths count every interval (Widths): the unbounded share,
+// the median and 90th percentile of the width (an unbounded interval
+// infinitely wide), and the interval score with an unbounded interval at
+// WidthPenalty. Recommend picks, among the adaptive kinds with no
+// unbounded interval whose coverage holds, the one of smallest median
+// width: the recommendation is never unbounded.
 //
 // # Coverage over time
 //

@@ -1,6 +1,9 @@
 package adaptive
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Options configure the intervals that adapt along time. The zero value
 // runs the defaults (WithDefaults fills them).
@@ -38,6 +41,32 @@ type Options struct {
 	// are: LabelDelay 5 there. The state takes a label only once it is
 	// known, so no forecast is made with a label from its future.
 	LabelDelay int
+	// Step is the scale-free step of quantile tracking and conformal PID:
+	// the step of their quantile is Step times the largest finite score
+	// of the series' last RollingWindow labelled forecasts (and of the
+	// forecast's calibration scores, when Base.Scores gives them), so
+	// that it follows the scale of the scores; 0 means DefaultStep.
+	Step float64
+	// Integrator is K_I of conformal PID's integrator in units of that
+	// same scale; 0 means DefaultIntegrator, a negative value turns the
+	// integrator off.
+	Integrator float64
+	// Saturation is C_sat of the integrator's saturation function; 0
+	// means DefaultSaturation.
+	Saturation float64
+	// NoScorecast leaves conformal PID without its scorecaster (the
+	// jackknife+ half-width, on the split base).
+	NoScorecast bool
+	// Clip is the factor by which the largest finite score seen inflates
+	// the finite quantile that replaces an unbounded one (ACI clipped,
+	// and the largest integrator term of conformal PID); 0 means
+	// DefaultClip.
+	Clip float64
+	// Decay, in [0, 1), makes the step of every online kind (ACI, ACI
+	// clipped, AgACI's experts, quantile tracking, conformal PID) decay
+	// as n^-Decay at its n-th label (Angelopoulos, Barber and Bates
+	// 2024); 0 keeps constant steps.
+	Decay float64
 }
 
 // Defaults of Options.
@@ -51,6 +80,20 @@ const (
 	// DefaultRollingWindow is W of the worst rolling-window coverage
 	// (Options.RollingWindow).
 	DefaultRollingWindow = 250
+	// DefaultStep is quantile tracking's and conformal PID's step as a
+	// fraction of the largest recent score: a miss raises the quantile
+	// by 0.1 (1 - alpha) of that score, a cover lowers it by 0.1 alpha.
+	DefaultStep = 0.1
+	// DefaultIntegrator is conformal PID's K_I in units of the same
+	// scale as the step.
+	DefaultIntegrator = 1.0
+	// DefaultSaturation is C_sat of conformal PID's tan saturation (its
+	// term reaches the cap when the miscoverage so far exceeds alpha by
+	// about pi C_sat / (2 log n) after n labels).
+	DefaultSaturation = 1.0
+	// DefaultClip inflates the largest finite score seen into the
+	// finite quantile that replaces an unbounded one.
+	DefaultClip = 1.5
 )
 
 // WindowGamma is the smallest ACI step gamma that bounds the miscoverage
@@ -101,7 +144,23 @@ const (
 	KindAgACI   = "agaci"
 	KindNexCP   = "nexcp"
 	KindRolling = "rolling_conformal"
+	// KindACIClipped is ACI whose unbounded intervals are replaced by
+	// the base family's member at Clip times the largest score seen.
+	KindACIClipped = "aci_clipped"
+	// KindQuantileTracking is quantile tracking (Angelopoulos, Candès
+	// and Tibshirani 2023): online gradient steps on the score's
+	// quantile itself.
+	KindQuantileTracking = "quantile_tracking"
+	// KindPID is conformal PID control (the same paper): quantile
+	// tracking plus an error integrator and a scorecaster.
+	KindPID = "conformal_pid"
 )
+
+// Online are the adaptive kinds, in the order of Result.Kinds: ACI,
+// AgACI, NexCP, Rolling, then the kinds that stay finite.
+func Online() []string {
+	return []string{KindACI, KindAgACI, KindNexCP, KindRolling, KindACIClipped, KindQuantileTracking, KindPID}
+}
 
 // WithDefaults checks the options and fills the defaults for the
 // miscoverage alpha. Its errors name the option that is out of range.
@@ -123,6 +182,21 @@ func (o Options) WithDefaults(alpha float64) (Options, error) {
 	if o.Base == "" {
 		o.Base = BaseSplit
 	}
+	if o.Step == 0 {
+		o.Step = DefaultStep
+	}
+	if o.Integrator == 0 {
+		o.Integrator = DefaultIntegrator
+	}
+	if o.Integrator < 0 {
+		o.Integrator = -1
+	}
+	if o.Saturation == 0 {
+		o.Saturation = DefaultSaturation
+	}
+	if o.Clip == 0 {
+		o.Clip = DefaultClip
+	}
 	switch {
 	case !(o.Gamma > 0 && o.Gamma < 1):
 		return o, fmt.Errorf("audit: ACI step size gamma %g must be in (0, 1)", o.Gamma)
@@ -136,6 +210,14 @@ func (o Options) WithDefaults(alpha float64) (Options, error) {
 		return o, fmt.Errorf("audit: label delay %d must not be negative", o.LabelDelay)
 	case o.RollingWindow < 1:
 		return o, fmt.Errorf("audit: rolling window %d must be at least 1", o.RollingWindow)
+	case !(o.Step > 0) || math.IsInf(o.Step, 0):
+		return o, fmt.Errorf("audit: quantile-tracking step %g must be positive", o.Step)
+	case !(o.Saturation > 0) || math.IsInf(o.Saturation, 0):
+		return o, fmt.Errorf("audit: PID saturation %g must be positive", o.Saturation)
+	case !(o.Clip >= 1) || math.IsInf(o.Clip, 0):
+		return o, fmt.Errorf("audit: clip factor %g must be at least 1", o.Clip)
+	case !(o.Decay >= 0 && o.Decay < 1):
+		return o, fmt.Errorf("audit: step decay %g must be in [0, 1)", o.Decay)
 	case o.Base != BaseSplit && o.Base != BaseJackknife:
 		return o, fmt.Errorf("audit: unknown adaptive base %q (split or jackknife)", o.Base)
 	}

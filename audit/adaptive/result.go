@@ -32,6 +32,18 @@ type Result struct {
 	Kinds []Kind
 	// Notes say what limits the figures (short series, delays).
 	Notes []string
+	// Step, Integrator, Saturation, Clip and Decay are the finite kinds'
+	// options (Options); Scorecast says whether conformal PID ran with
+	// its scorecaster.
+	Step, Integrator, Saturation, Clip, Decay float64
+	Scorecast                                 bool
+	// Penalty is the width at which the interval score (Kind.Winkler)
+	// counts an unbounded interval (WidthPenalty).
+	Penalty float64
+	// Recommended is the adaptive kind recommended (Recommend), "" when
+	// none is finite; RecommendedHolds says whether its coverage holds.
+	Recommended      string
+	RecommendedHolds bool
 }
 
 // Kind is one kind's metrics on the labelled test values, with its
@@ -56,4 +68,10 @@ type Kind struct {
 	// Under are the series on which the kind under-covers (when there
 	// are 2 to MaxSequenceTable series).
 	Under []SeriesUnder
+	// Unbounded is the share of unbounded intervals; MedianWidth and
+	// P90Width the median and 90th percentile of the width over every
+	// interval (an unbounded one infinitely wide); Winkler the interval
+	// score over every interval, an unbounded one at Result.Penalty
+	// (Widths).
+	Unbounded, MedianWidth, P90Width, Winkler float64
 }

@@ -95,16 +95,37 @@ type Step struct {
 	NexCPUpper   float64
 	RollingLower float64
 	RollingUpper float64
+	// ACI clipped: its own working level and interval (an unbounded
+	// limit replaced by the member at Options.Clip times the largest
+	// score seen; ClippedEmpty at a level >= 1).
+	ClippedAlpha float64
+	ClippedEmpty bool
+	ClippedLower float64
+	ClippedUpper float64
+	// Quantile tracking's quantile and interval (empty when the quantile
+	// is below 0).
+	Tracked       float64
+	TrackingEmpty bool
+	TrackingLower float64
+	TrackingUpper float64
+	// Conformal PID's quantile (scorecast + tracked + integrator) and
+	// interval (empty when the quantile is below 0).
+	PID      float64
+	PIDEmpty bool
+	PIDLower float64
+	PIDUpper float64
 }
 
-// Run runs the four adaptive kinds at miscoverage alpha along the chain
+// Run runs the adaptive kinds at miscoverage alpha along the chain
 // ch of the forecasts fc, writing the limits of its forecasts into
 // steps (steps[i] for forecast i; the others are left alone). o are the
 // options with their defaults (Options.WithDefaults); the base family is
-// o.Base's, and b says where ACI and AgACI take its members. Each forecast's limits are made from the labels that
-// arrived before it is made (Chain.Arrival < Chain.Time), taken in the
-// order they arrived.
-func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step) {
+// o.Base's, and b says where ACI and AgACI take its members. Each
+// forecast's limits are made from the labels that arrived before it is
+// made (Chain.Arrival < Chain.Time), taken in the order they arrived. It
+// returns the chain's figures that the finite kinds' long-run bounds
+// need.
+func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step) Tally {
 	K := len(o.Grid)
 	jk := o.Base == BaseJackknife
 	win := sortedWindow{n: o.Window}
@@ -115,6 +136,20 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 		expert[k] = alpha
 	}
 	boaLo, boaUp := newBOA(K), newBOA(K)
+	// The finite kinds: ACI clipped's level, quantile tracking's
+	// quantile, conformal PID's tracked part and error sum, started at
+	// the chain's first forecast; n counts the labels taken.
+	var (
+		n                     int
+		alphaC                = alpha
+		qt, pidP, pidSum      float64
+		started, scorecasting bool
+		lastCast              float64
+		seen                  float64 // largest finite score taken
+		bMax                  float64 // largest score taken (and first quantile), for the bound
+		aciSteps, qtSteps     stepLog
+		tally                 Tally
+	)
 	type pending struct {
 		i            int
 		arrival      float64
@@ -125,24 +160,73 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 		exOwn        [][2]float64 // the experts' own limits (ACI's recursion scores these)
 		aggLo, aggUp float64
 		finite       bool
+		clipMiss     func(y float64) bool
+		clipNonPos   bool // ACI clipped's level was <= 0
+		qtMiss       func(y float64) bool
+		pidMiss      func(y float64) bool
 	}
 	var queue []pending
 	var nbuf []wscore
+	// scale is the step scale at forecast i: the largest finite score of
+	// the last RollingWindow taken and of its base scores, else the
+	// family's unit.
+	scale := func(i int) float64 {
+		past := hist
+		if len(past) > o.RollingWindow {
+			past = past[len(past)-o.RollingWindow:]
+		}
+		m := maxFinite(0, past)
+		if b.Scores != nil {
+			m = maxFinite(m, b.Scores(i))
+		}
+		if m > 0 {
+			return m
+		}
+		return family{fc[i], jk}.unit()
+	}
+	// limit is the finite quantile that replaces an unbounded one at
+	// forecast i: Clip times the largest finite score seen (taken, or
+	// among its base scores), else times the family's unit.
+	limit := func(i int, base []float64) float64 {
+		m := maxFinite(seen, base)
+		if m > 0 {
+			return o.Clip * m
+		}
+		return o.Clip * family{fc[i], jk}.unit()
+	}
 	apply := func(q pending) {
 		y := fc[q.i].Y
 		fm := family{fc[q.i], jk}
 		s := fm.score(y)
-		alphaT = aciUpdate(alpha, alphaT, o.Gamma, q.aciEmpty || !(q.aciLo <= y && y <= q.aciUp))
+		n++
+		alphaT = aciUpdate(alpha, alphaT, decayed(o.Gamma, n, o.Decay), q.aciEmpty || !(q.aciLo <= y && y <= q.aciUp))
 		for k := range expert {
 			// ACI's recursion scores the expert's own interval: an
 			// unbounded one covers, whatever limit the aggregation
 			// used for it.
 			miss := q.exEmpty[k] || !(q.exOwn[k][0] <= y && y <= q.exOwn[k][1])
-			expert[k] = aciUpdate(alpha, expert[k], o.Grid[k], miss)
+			expert[k] = aciUpdate(alpha, expert[k], decayed(o.Grid[k], n, o.Decay), miss)
 		}
 		if q.finite {
 			boaLo.update(q.exLo, q.aggLo, pinballGrad(alpha/2, q.aggLo, y))
 			boaUp.update(q.exUp, q.aggUp, pinballGrad(1-alpha/2, q.aggUp, y))
+		}
+		g := decayed(o.Gamma, n, o.Decay)
+		miss := q.clipMiss(y)
+		alphaC = aciUpdate(alpha, alphaC, g, miss)
+		aciSteps.add(g)
+		if miss && q.clipNonPos {
+			tally.Capped++
+		}
+		eta := decayed(o.Step*scale(q.i), n, o.Decay)
+		qt = qtUpdate(alpha, qt, eta, q.qtMiss(y))
+		qtSteps.add(eta)
+		miss = q.pidMiss(y)
+		pidP = qtUpdate(alpha, pidP, eta, miss)
+		pidSum += b2f(miss) - alpha
+		bMax = math.Max(bMax, s)
+		if !math.IsInf(s, 0) {
+			seen = math.Max(seen, s)
 		}
 		win.add(s)
 		hist = append(hist, s)
@@ -163,6 +247,7 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 			apply(q)
 		}
 		queue = rest
+		tally.Pending = max(tally.Pending, len(queue))
 
 		f := fc[i]
 		fm := family{f, jk}
@@ -225,8 +310,73 @@ func Run(o Options, alpha float64, fc []Forecast, ch Chain, b Base, steps []Step
 		qn, nbuf = nexcpQuantile(alpha, o.Rho, past, nbuf)
 		st.NexCPLower, st.NexCPUpper, _ = fm.at(qn)
 		st.RollingLower, st.RollingUpper, _ = fm.at(quantileAt(alpha, win.sorted))
+
+		// The finite kinds.
+		lim := limit(i, base)
+		if !started {
+			started = true
+			q0 := quantileAt(alpha, base)
+			if math.IsInf(q0, 0) || math.IsNaN(q0) {
+				q0 = lim / o.Clip
+			}
+			qt, pidP, bMax = q0, q0, q0
+			if h, ok := fm.halfWidth(); ok && !o.NoScorecast {
+				scorecasting, pidP, lastCast = true, 0, h
+			}
+		}
+		st.ClippedAlpha = alphaC
+		q.clipNonPos = !(alphaC > 0)
+		lo, up, empty := member(alphaC)
+		if math.IsInf(lo, 0) || math.IsInf(up, 0) {
+			clo, cup, _ := fm.at(lim)
+			if b.Sets != nil {
+				clo, cup = f.Pred-o.Clip*math.Abs(f.Pred-wlo), f.Pred+o.Clip*math.Abs(wup-f.Pred)
+				if math.IsInf(clo, 0) || math.IsInf(cup, 0) || math.IsNaN(clo) || math.IsNaN(cup) {
+					clo, cup, _ = fm.at(lim)
+				}
+			}
+			if math.IsInf(lo, -1) {
+				lo = clo
+			}
+			if math.IsInf(up, 1) {
+				up = cup
+			}
+		}
+		st.ClippedLower, st.ClippedUpper, st.ClippedEmpty = lo, up, empty
+		q.clipMiss = intervalMiss(lo, up, empty)
+		st.Tracked = qt
+		st.TrackingLower, st.TrackingUpper, st.TrackingEmpty = fm.finiteAt(qt)
+		q.qtMiss = intervalMiss(st.TrackingLower, st.TrackingUpper, st.TrackingEmpty)
+		cast := 0.0
+		if scorecasting {
+			if h, ok := fm.halfWidth(); ok {
+				lastCast = h
+			}
+			cast = lastCast
+		}
+		st.PID = cast + pidP + saturation(pidSum, n, o.Integrator, o.Saturation, scale(i), lim)
+		st.PIDLower, st.PIDUpper, st.PIDEmpty = fm.finiteAt(st.PID)
+		q.pidMiss = intervalMiss(st.PIDLower, st.PIDUpper, st.PIDEmpty)
 		if f.Labelled {
 			queue = append(queue, q)
+			tally.Labelled++
 		}
 	}
+	tally.Unapplied = len(queue)
+	tally.finish(&aciSteps, &qtSteps, bMax)
+	return tally
+}
+
+// intervalMiss says whether a target falls outside the interval [lo,
+// up] (every target does when it is empty).
+func intervalMiss(lo, up float64, empty bool) func(y float64) bool {
+	return func(y float64) bool { return empty || !(lo <= y && y <= up) }
+}
+
+// b2f is 1 for true and 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // A kind's figures along the series (Along): its worst rolling window,
@@ -142,6 +143,12 @@ func LongRunBound(alpha, gamma float64, series, labelled int) float64 {
 // options o, as the method's paper states it; "" for other kinds.
 func Guarantee(kind string, alpha float64, o Options) string {
 	switch kind {
+	case KindACI, KindAgACI:
+		if o.Decay > 0 {
+			return finiteGuarantee(kind, alpha, o)
+		}
+	}
+	switch kind {
 	case KindACI:
 		if wg := WindowGamma(alpha, o.RollingWindow); wg > 0 && o.Gamma >= wg {
 			return fmt.Sprintf("long-run: on every series of T forecasts, whatever the data, |miscoverage - %g| <= (max(alpha, 1 - alpha) + gamma)/(gamma T) (Gibbs and Candès 2021), and with gamma >= 1/(alpha W - 2) = %.3g every %d consecutive forecasts of a series miss at most %g (when each label arrives before the next forecast); no guarantee per forecast", alpha, wg, o.RollingWindow, 2*alpha)
@@ -154,5 +161,38 @@ func Guarantee(kind string, alpha float64, o Options) string {
 	case KindRolling:
 		return fmt.Sprintf("%g when the window's scores and the next are exchangeable (split conformal); none under drift", 1-alpha)
 	}
-	return ""
+	return finiteGuarantee(kind, alpha, o)
+}
+
+// finiteGuarantee states the guarantee of the kinds that stay finite,
+// and of any online kind whose steps decay.
+func finiteGuarantee(kind string, alpha float64, o Options) string {
+	var g string
+	switch kind {
+	case KindACIClipped:
+		g = fmt.Sprintf("long-run, restated for the clipped form: ACI's recursion with each unbounded interval replaced by the member at %g times the largest score seen, so never unbounded; on every series of T forecasts, whatever the data, |miscoverage - %g| <= R (1/g_1 + 1/g_T + sum |1/g_t - 1/g_{t-1}|)/(2T), g_t the steps (R/(gamma T) for a constant step), with R = 1 + g_max (2 + 2d + E), E the misses at a working level <= 0 (a score beyond the clipped quantile) and d the most labels pending at a forecast (Gibbs and Candès 2021's argument); no guarantee per forecast", o.Clip, alpha)
+	case KindQuantileTracking:
+		g = fmt.Sprintf("long-run: for every sequence of scores in [0, B], |miscoverage - %g| <= (B + eta)/(eta T) with a constant step eta (Angelopoulos, Candès and Tibshirani 2023), and for the scale-free steps eta_t = %g times the largest recent score taken here R (1/eta_1 + 1/eta_T + sum |1/eta_t - 1/eta_{t-1}|)/(2T) with R = B + 2 eta_max (1 + d), d the most labels pending at a forecast (Angelopoulos, Barber and Bates 2024); never unbounded; no guarantee per forecast", alpha, o.Step)
+	case KindPID:
+		var parts []string
+		if o.Integrator >= 0 {
+			parts = append(parts, fmt.Sprintf("an integrator %g tan(S log(n+1)/(%g (n+1))) times the scale of the scores, S the misses minus %g n after n labels, limited to %g times the largest score seen", o.Integrator, o.Saturation, alpha, o.Clip))
+		}
+		if o.Base == BaseSplit && !o.NoScorecast {
+			parts = append(parts, "the jackknife+ half-width as scorecaster")
+		}
+		with := "quantile tracking alone (no integrator, no scorecaster)"
+		if len(parts) > 0 {
+			with = "quantile tracking with " + strings.Join(parts, " and ")
+		}
+		g = fmt.Sprintf("long-run: %s; for scores bounded by B and an integrator that saturates (at least B once the error sum exceeds c h(t)), |miscoverage - %g| <= (c h(T) + 1)/T, which tends to 0, whatever the scorecaster (Angelopoulos, Candès and Tibshirani 2023); the limit of the integrator makes it saturate only for scores up to that limit; never unbounded; no guarantee per forecast", with, alpha)
+	case KindACI, KindAgACI:
+		g = Guarantee(kind, alpha, Options{Gamma: o.Gamma}) // no window bound once the step decays
+	default:
+		return ""
+	}
+	if o.Decay > 0 {
+		g += fmt.Sprintf("; the steps decay as n^-%g, which keeps the long-run bound (it grows as T^%g/T) and, for exchangeable scores, brings the coverage at each time close to %g, not only on average (Angelopoulos, Barber and Bates 2024)", o.Decay, o.Decay, 1-alpha)
+	}
+	return g
 }

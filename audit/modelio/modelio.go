@@ -46,7 +46,26 @@ type Config struct {
 	// Horizons is the number of forecasts per row the output must hold;
 	// 0 accepts any, with a note when more than one is assumed.
 	Horizons int
+	// Align says where the H values of a many-to-one output sit (Align
+	// values): "" or AlignAfter, after the rows the model reads; AlignLast,
+	// the last H rows of the window it reads.
+	Align string
 }
+
+// The alignments of a many-to-one output's H values (Config.Align).
+const (
+	// AlignAfter: the model reads the first T-H+1 of a sequence's T rows
+	// and value h forecasts the target of row T-H+h, h rows after the
+	// last row read (the default).
+	AlignAfter = "after"
+	// AlignLast: the model reads all T rows and value h is its estimate
+	// of the target of row T-H+h, one of the last H rows it read (a
+	// decoder over the window's last H steps).
+	AlignLast = "last"
+)
+
+// OptAlign is the option that sets Config.Align (audit.Options.Align).
+const OptAlign errs.Option = "audit.Options.Align"
 
 // Forecast is one forecast of a sequence: made at row T for horizon H.
 type Forecast struct{ T, H int }
@@ -66,7 +85,9 @@ type Forecast struct{ T, H int }
 // value h of row t forecasts the target of row t+h), or [batch, K] or
 // [batch] (many-to-one: the model reads the first T-K+1 of a sequence's T
 // rows and value h forecasts the target of row T-K+h, h rows after the
-// last row read). Config.Output may choose one column of the last axis.
+// last row read; with Config.Align AlignLast it reads all T rows and value
+// h is the target of row T-K+h, one of the last K rows read). Config.Output
+// may choose one column of the last axis.
 type IO struct {
 	g      *graph.Graph
 	layout graph.Layout
@@ -76,6 +97,9 @@ type IO struct {
 	// perStep: one output per step, [B,T,K] / [T,B,K] (or without K when
 	// K = 1); otherwise many-to-one, [B,K] or [B].
 	perStep bool
+	// readAll: a many-to-one model reads all T rows (Config.Align is
+	// AlignLast) rather than the first T-K+1.
+	readAll bool
 	k       int    // forecasts per row (horizons)
 	width   int    // size of the output's last axis (K, or more when col >= 0)
 	col     int    // the chosen column of the last axis, or -1
@@ -87,6 +111,13 @@ type IO struct {
 	// else 0: the model then runs only on sequences of exactly fixedT rows
 	// read.
 	fixedT int
+	// fixedB is the batch size the sequence inputs declare when their
+	// batch axis is fixed (the tutorial's export), else 0: the model then
+	// runs in chunks of fixedB sequences (chunk.go), its graph for a
+	// batch of B rewritten once per B into chunked[B].
+	fixedB  int
+	chunkMu sync.Mutex
+	chunked map[int]*graph.Graph
 
 	// valueIn marks the inputs whose values, not only shapes, a compiled
 	// program depends on (graph.ValueInputs): category codes.
@@ -198,13 +229,29 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 			}
 		}
 	}
+	if m.fixedB, err = m.fixedBatch(); err != nil {
+		return nil, err
+	}
+	if m.fixedB > 0 {
+		in := g.Inputs[max(m.main, 0)]
+		how := fmt.Sprintf("on chunks of %d sequences, the last chunk padded with copies of its last sequence, whose outputs are dropped", m.fixedB)
+		if m.fixedB == 1 {
+			how = "on one sequence at a time"
+		}
+		m.notes = append(m.notes, fmt.Sprintf("The export fixes the batch size at %d (input %q is declared %s): the model runs %s; the intervals are those of the same model exported with a dynamic batch axis.",
+			m.fixedB, in.Name, in.ShapeString(), how))
+	}
 	var shapes [2][]int
 	for i, T := range probe {
 		in, err := m.Inputs(zeroSeqs(2, T, len(features)), T, T)
 		if err != nil {
 			return nil, err
 		}
-		outs, err := g.Run(nil, in)
+		run, err := m.graphFor(2)
+		if err != nil {
+			return nil, err
+		}
+		outs, err := run.Run(nil, in)
 		if err != nil {
 			return nil, errs.Wrapf(err, "audit: the model does not run on a batch of 2 sequences of %d steps (inputs %s): ", T, m.inputList())
 		}
@@ -240,6 +287,16 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 		return nil, fmt.Errorf("audit: output %q has no forecasts (shape %v)", o1, s3)
 	}
 	m.k = m.width
+	switch o.Align {
+	case "", AlignAfter:
+	case AlignLast:
+		if m.perStep {
+			return nil, errs.Fix([]errs.Option{OptAlign}, "audit: output %q has one forecast per step (shape %v for 2 sequences of 3 steps): the alignment %q applies only to a many-to-one output [batch, H]; drop it", o1, s3, o.Align)
+		}
+		m.readAll = true
+	default:
+		return nil, errs.Fix([]errs.Option{OptAlign}, "audit: alignment %q: choose %q (a many-to-one output's H values forecast the H rows after the window the model reads, the default) or %q (they are the last H rows of the window it reads)", o.Align, AlignAfter, AlignLast)
+	}
 	if col >= 0 {
 		if col >= m.width {
 			return nil, errs.Fix([]errs.Option{optOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
@@ -257,6 +314,9 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 		what := fmt.Sprintf("value h of row t forecasting the target of row t+h (h = 0..%d)", m.k-1)
 		if !m.perStep {
 			what = fmt.Sprintf("read from the first T-%d rows of a sequence of T rows, value h forecasting the target of row T-%d+h, h rows after the last row read", m.k-1, m.k)
+			if m.readAll {
+				what = fmt.Sprintf("read from all T rows of a sequence, value h estimating the target of row T-%d+h, one of the last %d rows read", m.k, m.k)
+			}
 		}
 		m.notes = append(m.notes, fmt.Sprintf("Assumed: the last axis of output %q (%d values) holds %d forecast horizons, %s. Nothing in the model says so: if it holds something else, such as a mean and a log-variance, name the forecast's column (--output %s:0); if it does hold horizons, say so with --horizons %d.",
 			o1, m.k, m.k, what, o1, m.k))
@@ -521,10 +581,11 @@ func zeroSeqs(n, T, d int) []*blocks.Sequence {
 }
 
 // rows is the number of rows of a sequence of T rows that the model
-// reads: all for a per-step model, all but the last K-1 for a many-to-one
-// one (they hold the targets of its later horizons).
+// reads: all for a per-step model and for a many-to-one one whose values
+// are the last K rows read (AlignLast), all but the last K-1 for another
+// many-to-one one (they hold the targets of its later horizons).
 func (m *IO) rows(T int) int {
-	if m.perStep {
+	if m.perStep || m.readAll {
 		return T
 	}
 	return T - m.k + 1
@@ -599,6 +660,9 @@ func (m *IO) Inputs(seqs []*blocks.Sequence, T, n int) ([]*graph.Tensor, error) 
 // their inputs.
 func (m *IO) Program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*graph.Tensor, error) {
 	n := m.rows(T)
+	if m.readAll && T < m.k {
+		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model's %d values are the last %d rows it reads, so every sequence needs at least %d rows", T, m.k, m.k, m.k)
+	}
 	if n < 1 {
 		return nil, nil, fmt.Errorf("audit: a sequence has %d rows: the model forecasts %d horizons from its last row read, so every sequence needs at least %d rows (the last %d hold only targets)", T, m.k, m.k, m.k-1)
 	}
@@ -612,7 +676,11 @@ func (m *IO) Program(B, T int, seqs []*blocks.Sequence) (*graph.Program, []*grap
 	if p, ok := m.progs[key]; ok {
 		return p, in, nil
 	}
-	p, err := m.g.Compile(in)
+	run, err := m.graphFor(B)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := run.Compile(in)
 	if err != nil {
 		return nil, nil, errs.Wrapf(err, "audit: compiling the model for %d sequences of %d steps: ", B, n)
 	}

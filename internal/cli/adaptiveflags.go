@@ -21,10 +21,17 @@ type adaptiveFlags struct {
 	calibrationFrom string
 	rollingWindow   int
 	labelDelay      int
+	step            float64
+	integrator      float64
+	saturation      float64
+	scorecaster     bool
+	clip            float64
+	decay           float64
 }
 
 // adaptiveFlagNames are the flags that ask for the adaptive intervals.
-var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base", "aci-gamma", "agaci-grid", "nexcp-rho", "calibration-from", "rolling-window", "label-delay"}
+var adaptiveFlagNames = []string{"adaptive", "adaptive-pooled", "adaptive-base", "aci-gamma", "agaci-grid", "nexcp-rho", "calibration-from", "rolling-window", "label-delay",
+	"qt-step", "pid-integrator", "pid-saturation", "pid-scorecaster", "aci-clip", "adaptive-decay"}
 
 // define adds the adaptive flags to fs.
 func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
@@ -36,6 +43,12 @@ func (a *adaptiveFlags) define(fs *pflag.FlagSet) {
 	fs.Float64Var(&a.rho, "nexcp-rho", adaptive.DefaultRho, "NexCP's weight decay per forecast, in (0, 1]")
 	fs.StringVar(&a.calibrationFrom, "calibration-from", "", "last:N takes the adaptive kinds' calibration scores from the series' own last N labelled forecasts (default: the --calibration set, else every earlier forecast of the series)")
 	fs.IntVar(&a.rollingWindow, "rolling-window", adaptive.DefaultRollingWindow, "W of the worst rolling-window coverage (the lowest coverage of W consecutive forecasts of a series)")
+	fs.Float64Var(&a.step, "qt-step", adaptive.DefaultStep, "quantile tracking's and conformal PID's step as a fraction of the largest of the last W scores")
+	fs.Float64Var(&a.integrator, "pid-integrator", adaptive.DefaultIntegrator, "conformal PID's integrator gain K_I in units of the scores' scale (0: no integrator)")
+	fs.Float64Var(&a.saturation, "pid-saturation", adaptive.DefaultSaturation, "C_sat of conformal PID's tan saturation")
+	fs.BoolVar(&a.scorecaster, "pid-scorecaster", true, "conformal PID with its scorecaster, the jackknife+ half-width (split base)")
+	fs.Float64Var(&a.clip, "aci-clip", adaptive.DefaultClip, "ACI clipped answers this factor times the largest score seen where ACI answers the whole line (and it limits PID's integrator)")
+	fs.Float64Var(&a.decay, "adaptive-decay", 0, "every online kind's step decays as n^-E at its n-th label, E in [0, 1) (0: constant steps)")
 	fs.IntVar(&a.labelDelay, "label-delay", 0, "rows after its target's row at which a label becomes known (a target computed from the next D rows, such as next week's volatility on daily rows: D); the adaptive state takes each label only then")
 }
 
@@ -80,6 +93,22 @@ func (a *adaptiveFlags) options(fs *pflag.FlagSet, test bool) (*adaptive.Options
 		return nil, usagef("--label-delay %d: give the number of rows after its target's row at which a label is known (0: at that row)", a.labelDelay)
 	}
 	o.LabelDelay = a.labelDelay
+	switch {
+	case !(a.step > 0):
+		return nil, usagef("--qt-step %g: must be positive (default %g)", a.step, adaptive.DefaultStep)
+	case !(a.integrator >= 0):
+		return nil, usagef("--pid-integrator %g: must be at least 0 (0 turns the integrator off)", a.integrator)
+	case !(a.saturation > 0):
+		return nil, usagef("--pid-saturation %g: must be positive (default %g)", a.saturation, adaptive.DefaultSaturation)
+	case !(a.clip >= 1):
+		return nil, usagef("--aci-clip %g: must be at least 1 (default %g)", a.clip, adaptive.DefaultClip)
+	case !(a.decay >= 0 && a.decay < 1):
+		return nil, usagef("--adaptive-decay %g: must be in [0, 1) (0: constant steps)", a.decay)
+	}
+	o.Step, o.Integrator, o.Saturation, o.Clip, o.Decay, o.NoScorecast = a.step, a.integrator, a.saturation, a.clip, a.decay, !a.scorecaster
+	if a.integrator == 0 {
+		o.Integrator = -1 // off
+	}
 	if a.rollingWindow < 1 {
 		return nil, usagef("--rolling-window %d: must be at least 1", a.rollingWindow)
 	}

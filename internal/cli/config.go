@@ -3,12 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 )
@@ -23,9 +23,9 @@ var pathKeys = map[string]bool{"model": true, "data": true, "test": true, "calib
 // takes several (features, out). Problems with the file's contents are
 // usage errors that name the file and line.
 func applyConfig(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path, "--config", userfile.Config)
 	if err != nil {
-		return fmt.Errorf("--config %s: %w", path, unwrapPath(err))
+		return err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -56,6 +56,8 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 			continue // the command line wins
 		}
 		var vals []string
+		written := v // what the file holds, an alias as written
+		v = resolveAlias(v)
 		switch v.Kind {
 		case yaml.ScalarNode:
 			if v.Tag == "!!null" {
@@ -67,13 +69,14 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 				return usagef("%s: %s takes one value, not a list", at, name)
 			}
 			for _, item := range v.Content {
-				if item.Kind != yaml.ScalarNode {
-					return usagef("%s:%d: the items of %s must be plain values", path, item.Line, name)
+				if resolveAlias(item).Kind != yaml.ScalarNode {
+					return usagef("%s:%d: the items of %s must be plain values, not %s", path, item.Line, name, yamlKind(item))
 				}
+				item = resolveAlias(item)
 				vals = append(vals, item.Value)
 			}
 		default:
-			return usagef("%s: %s must be a value or a list of values, not a mapping", at, name)
+			return usagef("%s: %s must be a value or a list of values, not %s", at, name, yamlKind(written))
 		}
 		for _, s := range vals {
 			if pathKeys[name] && s != "" && !filepath.IsAbs(s) {
@@ -91,6 +94,34 @@ func applyConfig(fs *pflag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// resolveAlias is the node an alias (*name) stands for, n itself when it
+// is not an alias.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// yamlKind names what a node of a config file holds, as written: "a
+// mapping", "an alias (*m) of a mapping".
+func yamlKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return "a value"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return fmt.Sprintf("an alias (*%s)", terminalSafe(n.Value))
+		}
+		return fmt.Sprintf("an alias (*%s) of %s", terminalSafe(n.Value), yamlKind(n.Alias))
+	}
+	return "a document"
 }
 
 // stripPflag shortens pflag's error for a value that is not a number

@@ -89,6 +89,13 @@ func TestConfigErrors(t *testing.T) {
 		{"model: model_small.onnx\ndata: [a.csv, b.csv]\n", 2, "audit.yaml:2: data takes one value, not a list"},
 		{"model: model_small.onnx\nlow: {x: 1}\n", 2, "low must be a value or a list of values, not a mapping"},
 		{"- model\n- data\n", 2, "must be a mapping of flag names"},
+		{"m: &m {a: 1}\n", 2, `unknown key "m"`},
+		{"model: model_small.onnx\nlow: &m {x: 1}\nhigh: *m\n", 2, "audit.yaml:2: low must be a value or a list of values, not a mapping"},
+		{"model: model_small.onnx\nfeatures: [&m {x: 1}]\ntarget: *m\n", 2, "audit.yaml:2: the items of features must be plain values, not a mapping"},
+		{"model: model_small.onnx\nfeatures: [x, *m]\n", 2, "audit.yaml"}, // an unknown anchor: yaml's own message
+		// An alias stands for the value it names: the data path, then a
+		// file that is not there.
+		{"model: &m model_small.onnx\ndata: *m\ntest: &t missing.csv\ncalibration: *t\n", 1, "missing.csv: no such file"},
 		{"model: [unclosed\n", 2, "audit.yaml"},
 		{"model: model_small.onnx\ndata: train_small.csv\nalpha: 0.1\nalpha: 0.2\n", 2, `key "alpha" is given twice`},
 		{"model: model_small.onnx\nconfig: other.yaml\n", 2, `unknown key "config"`},
@@ -104,6 +111,12 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("config %q: stderr %q lacks %q", tc.config, errs, tc.want)
 		}
 		oneMessage(t, []string{"--config", tc.config}, errs, 1)
+	}
+	// An alias is named as written, with what it stands for (the
+	// anchored mapping is skipped: --low is on the command line).
+	_, cfg := configDir(t, "model: model_small.onnx\nlow: &m {x: 1}\nhigh: *m\n")
+	if code, _, errs := runCmd("--low", "0", "--config", cfg); code != 2 || !strings.Contains(errs, "audit.yaml:3: high must be a value or a list of values, not an alias (*m) of a mapping") {
+		t.Errorf("alias of a mapping: exit %d, %q", code, errs)
 	}
 	if code, _, errs := runCmd("--config", filepath.Join(t.TempDir(), "none.yaml")); code != 1 || !strings.Contains(errs, "none.yaml: no such file") {
 		t.Errorf("missing config: exit %d, %q", code, errs)

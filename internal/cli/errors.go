@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -40,14 +41,23 @@ func printError(w io.Writer, err error) {
 	fmt.Fprintln(w, msg)
 }
 
+// maxLine is the longest line of an error message, in bytes: a line that
+// repeats a long value (a 100,000-dimension shape, a long cell) has its
+// middle elided, keeping how it begins and the advice at its end.
+const maxLine = 1000
+
 // errorText is the message printError writes for err, without the
-// program name.
+// program name, each line at most maxLine bytes.
 func errorText(err error) string {
 	msg, list := words(err)
-	if list {
-		return msg
+	if !list {
+		return errs.Elide(firstLine(msg), maxLine)
 	}
-	return firstLine(msg)
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		lines[i] = errs.Elide(l, maxLine)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // words is err's message in this command's words, and whether it is a
@@ -75,14 +85,20 @@ func words(err error) (msg string, list bool) {
 		}
 		var b strings.Builder
 		b.WriteString(e.Header())
-		for i, p := range e {
+		groups := e.Group(sameProblem)
+		for i, g := range groups {
 			if i == maxProblems {
-				fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(e)-maxProblems, len(e))
+				fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(groups)-maxProblems, len(e))
 				break
 			}
-			msg, _ := words(p)
 			b.WriteString("\n\t")
-			b.WriteString(firstLine(msg))
+			if len(g.Lines) < 2 {
+				msg, _ := words(g.First)
+				b.WriteString(firstLine(msg))
+				continue
+			}
+			file, rest, _ := strings.Cut(g.Key, "\x00")
+			fmt.Fprintf(&b, "%s: %s: %s", file, errs.Lines(g.Lines, shownLines, 0), rest)
 		}
 		return b.String(), true
 	case errs.Fixer:
@@ -90,6 +106,23 @@ func words(err error) (msg string, list bool) {
 	}
 	var l errs.List
 	return err.Error(), errors.As(err, &l) && len(l) >= 2
+}
+
+// shownLines is the number of lines a problem found at several lines of
+// a file lists before it counts the rest.
+const shownLines = 3
+
+// sameProblem places a problem of a data file (*blocks.DataError) by its
+// line, with the rest of its message as the key: the problems that
+// differ only in their line are written once, with the lines counted
+// ("train.csv: lines 2, 5, 8 and 7 more: column "x": ...").
+func sameProblem(err error) (key string, line int, ok bool) {
+	de, isData := err.(*blocks.DataError)
+	if !isData || de.Line <= 0 || errors.Is(de, errs.ErrTooMany) {
+		return "", 0, false
+	}
+	rest := &blocks.DataError{Column: de.Column, Err: de.Err, Options: de.Options}
+	return de.File + "\x00" + strings.TrimPrefix(rest.Text(advice), ": "), de.Line, true
 }
 
 // firstLine is s up to its first newline.
@@ -162,6 +195,8 @@ func flagOf(o errs.Option) string {
 		return "--output"
 	case audit.OptHorizons:
 		return "--horizons"
+	case modelio.OptAlign:
+		return "--align"
 	case audit.OptBlocks:
 		return "--blocks"
 	case audit.OptBlockLength:

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +97,42 @@ func TestErrorText(t *testing.T) {
 		}
 	}
 
+	// The same problem at several lines of a file is one line with the
+	// lines counted, at the place of its first; other problems, and a
+	// problem at one line, are written as they are.
+	bad := func(line int, col, msg string) error {
+		return &blocks.DataError{File: "d.csv", Line: line, Column: col, Err: errors.New(msg), Options: []blocks.Option{blocks.OptFeatures}}
+	}
+	grouped := blocks.ErrorList{bad(2, "x", `"abc" is not a number`), bad(3, "y", "empty"), bad(5, "x", `"abc" is not a number`),
+		bad(8, "x", `"abc" is not a number`), bad(9, "y", "empty"), bad(11, "x", `"abc" is not a number`), bad(12, "x", `"n/a" is not a number`),
+		&blocks.DataError{File: "d.csv", Line: 14, Err: fmt.Errorf("stopped after 7 problems: %w", blocks.ErrTooMany)}}
+	want := []string{"7 problems, and more:",
+		`	d.csv: lines 2, 5, 8 and 1 more: column "x": "abc" is not a number (--features)`,
+		`	d.csv: lines 3 and 9: column "y": empty (--features)`,
+		`	d.csv:12: column "x": "n/a" is not a number (--features)`,
+		"	d.csv:14: stopped after 7 problems: too many problems"}
+	if got := strings.Split(errorText(grouped), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("grouped:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A line that repeats a long value has its middle elided: at most
+	// maxLine bytes, with its beginning and its advice.
+	shape := strings.Repeat("1 ", 100_000)
+	for _, err := range []error{
+		errs.Fix([]audit.Option{audit.OptLayout}, "audit: input has shape [%s]", shape),
+		errs.Wrapf(graph.ErrorList{fmt.Errorf("node \"r\": shape [%s] has a negative dimension", shape), errors.New("b")}, "onnx: m.onnx: "),
+	} {
+		for _, l := range strings.Split(errorText(err), "\n") {
+			if len(l) > maxLine+40 || strings.Contains(l, shape[:maxLine]) {
+				t.Errorf("a line of %d bytes: %.200q", len(l), l)
+			}
+		}
+	}
+	if got := errorText(errs.Fix([]audit.Option{audit.OptLayout}, "audit: input has shape [%s]", shape)); !strings.HasPrefix(got, "audit: input has shape [1 1 1") ||
+		!strings.HasSuffix(got, "1 ] (--layout)") || !strings.Contains(got, "bytes elided") {
+		t.Errorf("elided: %.300q … %q", got, got[max(len(got)-100, 0):])
+	}
+
 	// A long list is capped, with a count of the rest.
 	got := strings.Split(errorText(errs.Wrapf(graph.ErrorList(many), "ctx: ")), "\n")
 	if len(got) != 1+maxProblems+1 || got[0] != "ctx: 25 problems:" || got[maxProblems] != "\tproblem 20" ||
@@ -145,5 +182,37 @@ func TestOptionErrorsNameFlags(t *testing.T) {
 		if code != 1 || stderr != c.want {
 			t.Errorf("%q: exit %d, stderr\n%s\nwant 1 and\n%s", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestGroupedDataErrors: audit on a file with the same bad cell on many
+// rows writes that problem once, with its first lines and a count, and
+// a different problem on its own line; the message stays a few lines.
+func TestGroupedDataErrors(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,t,x,y\n")
+	for i := range 40 {
+		x := "0.5"
+		switch {
+		case i%4 == 1:
+			x = "abc"
+		case i == 6:
+			x = "n/a?"
+		}
+		fmt.Fprintf(&b, "a,%d,%s,1\n", i, x)
+	}
+	path := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd("--model", exModel, "--data", path, "--quiet")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	want := []string{
+		"audit: 10 problems, and more:",
+		"\t" + path + `: lines 3, 7, 11 and 6 more: column "x": "abc" is not a number: write a number such as 1.5 or -2e-3; if the column is not a feature, choose the feature columns (--features)`,
+		"\t" + path + `:8: column "x": "n/a?" is not a number: write a number such as 1.5 or -2e-3; if the column is not a feature, choose the feature columns (--features)`,
+	}
+	if code != 1 || len(lines) != 4 || strings.Join(lines[:3], "\n") != strings.Join(want, "\n") || !strings.Contains(lines[3], "stopped after 10 problems") {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s\n\t...stopped after 10 problems...", code, stderr, strings.Join(want, "\n"))
 	}
 }

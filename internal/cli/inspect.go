@@ -225,8 +225,16 @@ func fixedShapeWarning(g *graph.Graph, layout onnx.Layout) string {
 			return fmt.Sprintf("the export fixes the number of steps (%d) of input %q: the model runs only on sequences of exactly %d steps, and the audit takes it when every sequence has %d. %s, with dynamic axes:%s",
 				steps, in.Name, steps, steps, unrolled, call)
 		}
-		msg := fmt.Sprintf("the export fixes %s of input %q, so the model runs only on batches of exactly that shape and the audit cannot feed it the data. "+
-			"Export it again with dynamic axes:%s", strings.Join(fixed, " and "), in.Name, call)
+		b := in.Dims[batchAxis].Value
+		runs := fmt.Sprintf("the audit runs the model on chunks of %d sequences (the last chunk padded)", b)
+		if b == 1 {
+			runs = "the audit runs the model on one sequence at a time"
+		}
+		if steps >= 0 {
+			runs += fmt.Sprintf(", on sequences of exactly %d steps", steps)
+		}
+		msg := fmt.Sprintf("the export fixes %s of input %q: %s. "+
+			"For one pass per batch, export it again with dynamic axes:%s", strings.Join(fixed, " and "), in.Name, runs, call)
 		if steps >= 0 {
 			msg += "\n" + unrolled + "."
 		}

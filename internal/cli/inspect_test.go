@@ -28,11 +28,15 @@ func TestInspectFixedShape(t *testing.T) {
 	if _, out, _ := runCmd("inspect", "--model", exModel); strings.Contains(out, "Warning") {
 		t.Errorf("a model with dynamic axes gets a warning:\n%s", out)
 	}
-	// The audit fails, and says why and where to look.
+	if want := "the audit runs the model on one sequence at a time, on sequences of exactly 10 steps. For one pass per batch, export it again"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	// The audit runs it one sequence at a time (audit/modelio's chunks),
+	// and says so.
 	model := filepath.Join("testdata", "fixed_shape.onnx")
-	code, _, errs = runCmd("--model", model, "--data", exTrain)
-	if want := "audit: " + model + " was exported with a fixed batch size or number of steps (audit inspect --model " + model + " shows how to export it with dynamic axes): "; code != 1 || !strings.HasPrefix(errs, want) {
-		t.Errorf("audit of a fixed-shape model: exit %d, stderr %q, want it to start with %q", code, errs, want)
+	code, out, errs = runCmd("--model", model, "--data", exTrain)
+	if want := "note: The export fixes the batch size at 1 (input \"x\" is declared [1 10 1]): the model runs on one sequence at a time"; code != 0 || !strings.Contains(out+errs, want) {
+		t.Errorf("audit of a fixed-shape model: exit %d, output %q %q, want %q", code, out, errs, want)
 	}
 	g, err := onnx.Load(filepath.Join(fixtures, "gru_2l_tf.onnx"))
 	if err != nil {

@@ -56,15 +56,17 @@ would on the same sequences (the same numbers):
 	  in-sample one and, when the fit had --calibration, split_lower/upper,
 	  bonferroni_lower/upper and conformal_jackknife_lower/upper, and with
 	  --adaptive aci_alpha, aci_lower/upper, agaci_lower/upper,
-	  nexcp_lower/upper and rolling_lower/upper; an unbounded limit is null. recommended is the kind the audit recommends
+	  nexcp_lower/upper, rolling_lower/upper, aci_clipped_lower/upper,
+	  qt_lower/upper and pid_lower/upper; an unbounded limit is null. recommended is the kind the audit recommends
 	  (as the CSV's column: "" when a calibration set leaves the choice
 	  open). With targets, covered says whether each is inside its interval.
 
 	  errors: {"error": "sequences[2].rows[5].features: expected 3 values
 	  (x1, x2, x3), got 2", "problems": [{"field": ..., "message": ...}],
 	  "model_sha256": "..."} with status 400 (a field at fault; up to 10
-	  problems), 404, 405, 413 (body over --max-body), 422 (sequences the fit cannot predict, such as longer than the model
-	  allows), 503 (every slot busy: retry after Retry-After seconds, or
+	  problems), 404, 405, 413 (body over --max-body), 414 (URL over
+	  --max-url), 431 (headers over --max-header-bytes), 422 (sequences
+	  the fit cannot predict, such as longer than the model allows), 503 (every slot busy: retry after Retry-After seconds, or
 	  shutting down), 504 (the prediction took longer than --timeout).
 
 	POST /v1/stream    (series that arrive a few rows at a time)
@@ -117,6 +119,21 @@ Flags:
 	                     number of CPUs)
 	--drain D            how long shutdown waits for requests in flight
 	                     (default 10s)
+	--max-header-bytes N the largest request line and headers together;
+	                     431 beyond (default 32768, 32 KiB)
+	--max-url N          the longest URL (path and query); 414 beyond
+	                     (default 8192)
+	--read-header-timeout D  how long a client has to send its request line
+	                     and headers before the connection is closed
+	                     (default 10s)
+
+Every limit is in /healthz under "limits". A request body must be one JSON
+object: a key given twice in one object, text that is not UTF-8 (raw bytes
+or an escaped lone surrogate), an unknown field or nesting deeper than 32
+levels is a 400 naming the field. An error answer repeats at most a short
+prefix of what was sent (64 bytes of a key, id, number or path) and its
+messages are at most a few hundred bytes; a log line quotes, escaped, a
+path that holds anything but printable ASCII.
 `
 
 // serveCmd is "audit serve".
@@ -135,6 +152,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "")
 	fs.IntVar(&cfg.Concurrency, "concurrency", runtime.GOMAXPROCS(0), "")
 	fs.DurationVar(&cfg.Drain, "drain", 10*time.Second, "")
+	fs.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", serve.DefaultMaxHeaderBytes, "")
+	fs.IntVar(&cfg.MaxURL, "max-url", serve.DefaultMaxURL, "")
+	fs.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(stdout, serveUsage)
@@ -154,6 +174,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 	}{
 		{"--max-body", cfg.MaxBody > 0}, {"--max-sequences", cfg.MaxSequences > 0}, {"--max-rows", cfg.MaxRows > 0}, {"--max-streams", cfg.MaxStreams > 0},
 		{"--timeout", cfg.Timeout > 0}, {"--concurrency", cfg.Concurrency > 0}, {"--drain", cfg.Drain >= 0},
+		{"--max-header-bytes", cfg.MaxHeaderBytes > 0}, {"--max-url", cfg.MaxURL > 0}, {"--read-header-timeout", cfg.ReadHeaderTimeout > 0},
 	} {
 		if !c.ok {
 			return usagef("%s must be positive", c.name)

@@ -18,7 +18,8 @@ const longDir = "../../audit/testdata/longseries"
 // row before (labels fed back), gets at every row the limits
 // of every kind, the adaptive ones included, that a batch audit predict
 // of the whole labelled series gives (to 1e-12): the adaptive state (ACI's working
-// level, AgACI's weights, NexCP's and the rolling window's scores) is
+// level, AgACI's weights, NexCP's and the rolling window's scores, ACI
+// clipped's level, quantile tracking's and conformal PID's quantiles) is
 // carried by the labels the stream received, and the recurrent state
 // runs on from the training series A, as in the batch predict
 // (TestFitPredictContinued). Without the labels ACI's working
@@ -87,7 +88,7 @@ func TestServeStreamEqualsBatch(t *testing.T) {
 				t.Errorf("row %d (t %s): %s = %v, batch predict %v", k, r[1], key, v, w[key])
 			}
 		}
-		for _, key := range []string{"aci_lower", "agaci_lower", "nexcp_lower", "rolling_lower"} {
+		for _, key := range []string{"aci_lower", "agaci_lower", "nexcp_lower", "rolling_lower", "aci_clipped_lower", "qt_lower", "pid_lower", "pid_quantile"} {
 			if _, ok := got[key]; !ok {
 				t.Fatalf("row %d: no %s in the answer", k, key)
 			}

@@ -3,7 +3,11 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestList(t *testing.T) {
@@ -67,5 +71,50 @@ func TestContext(t *testing.T) {
 	var c *Context
 	if !errors.As(err, &l) || len(l) != 2 || !errors.As(err, &c) || c.Prefix != "onnx: m.onnx: " {
 		t.Errorf("errors.As does not find the list and the context in %v", err)
+	}
+}
+
+func TestElide(t *testing.T) {
+	if got := Elide("short", 10); got != "short" {
+		t.Errorf("short: %q", got)
+	}
+	s := "[" + strings.Repeat("1 ", 50_000) + "]: the end"
+	got := Elide(s, 300)
+	if len(got) > 300 || !strings.HasPrefix(got, "[1 1 1") || !strings.HasSuffix(got, "1 ]: the end") || !strings.Contains(got, "bytes elided") {
+		t.Errorf("%d bytes: %q", len(got), got)
+	}
+	// Whole characters only.
+	if got := Elide(strings.Repeat("é", 1000), 100); !utf8.ValidString(got) || len(got) > 100 {
+		t.Errorf("%d bytes, valid %v: %q", len(got), utf8.ValidString(got), got)
+	}
+}
+
+func TestGroup(t *testing.T) {
+	l := List{errors.New("3:x"), errors.New("4:y"), errors.New("plain"), errors.New("9:x"), errors.New("12:x")}
+	place := func(err error) (string, int, bool) {
+		line, key, ok := strings.Cut(err.Error(), ":")
+		n, _ := strconv.Atoi(line)
+		return key, n, ok
+	}
+	gs := l.Group(place)
+	if len(gs) != 3 || gs[0].Key != "x" || !slices.Equal(gs[0].Lines, []int{3, 9, 12}) || gs[0].First != l[0] ||
+		gs[1].Key != "y" || !slices.Equal(gs[1].Lines, []int{4}) || gs[2].First != l[2] || gs[2].Lines != nil {
+		t.Errorf("groups %+v", gs)
+	}
+	for _, c := range []struct {
+		lines       []int
+		shown, more int
+		want        string
+	}{
+		{[]int{3}, 3, 0, "line 3"},
+		{[]int{3, 9}, 3, 0, "lines 3 and 9"},
+		{[]int{3, 9, 12}, 3, 0, "lines 3, 9 and 12"},
+		{[]int{3, 9, 12, 20}, 3, 0, "lines 3, 9, 12 and 1 more"},
+		{[]int{3, 9, 12}, 3, 41, "lines 3, 9, 12 and 41 more"},
+		{[]int{3}, 3, 2, "lines 3 and 2 more"},
+	} {
+		if got := Lines(c.lines, c.shown, c.more); got != c.want {
+			t.Errorf("Lines(%v, %d, %d) = %q, want %q", c.lines, c.shown, c.more, got, c.want)
+		}
 	}
 }

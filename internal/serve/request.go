@@ -114,7 +114,7 @@ func build(id string, rs []reqRow, shift int) *blocks.Sequence {
 
 func (rr *requestReader) fail(field, format string, args ...any) bool {
 	if len(rr.problems) < maxRequestProblems {
-		rr.problems = append(rr.problems, fieldProblem{field, fmt.Sprintf(format, args...)})
+		rr.problems = append(rr.problems, bounded(fieldProblem{field, fmt.Sprintf(format, args...)}))
 	}
 	return len(rr.problems) < maxRequestProblems
 }
@@ -147,7 +147,7 @@ func (rr *requestReader) number(field string, v any) (float64, bool) {
 	}
 	x, err := n.Float64()
 	if err != nil || math.Abs(x) > blocks.MaxValue {
-		rr.fail(field, "%s is beyond %g in magnitude, the largest value rnnaudit takes", n, blocks.MaxValue)
+		rr.fail(field, "%s is beyond %g in magnitude, the largest value rnnaudit takes", clip(n.String(), maxEcho), blocks.MaxValue)
 		return 0, false
 	}
 	return x, true
@@ -167,7 +167,7 @@ func (rr *requestReader) object(field string, v any, allowed ...string) (map[str
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
-			rr.fail(joinField(field, k), "unknown field: the fields here are %s", strings.Join(allowed, ", "))
+			rr.fail(joinField(field, clip(k, maxEcho)), "unknown field: the fields here are %s", strings.Join(allowed, ", "))
 			ok = false
 		}
 	}
@@ -187,15 +187,9 @@ func (rr *requestReader) read(body []byte) (*blocks.Dataset, error) {
 	if len(rr.h.Targets) == 1 {
 		rr.targetFeature = slices.Index(rr.h.Features, rr.h.Targets[0])
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := decodeStrict(body)
+	if err != nil {
 		return nil, rr.syntax(body, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		rr.fail("", "the body holds more than one JSON value: send one object {\"sequences\": [...]}")
-		return nil, rr.err()
 	}
 	top, ok := rr.object("", doc, "sequences")
 	if !ok {
@@ -230,7 +224,7 @@ func (rr *requestReader) read(body []byte) (*blocks.Dataset, error) {
 			continue
 		}
 		if j, dup := seen[s.id]; dup {
-			rr.fail(field+".id", "%q is also the id of sequences[%d]: ids must be unique", s.id, j)
+			rr.fail(field+".id", "%q is also the id of sequences[%d]: ids must be unique", clip(s.id, maxEcho), j)
 			continue
 		}
 		seen[s.id] = i
@@ -428,7 +422,12 @@ func b2i(b bool) int {
 func (rr *requestReader) syntax(body []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var fe *fieldErr
 	switch {
+	case errors.As(err, &fe):
+		rr.fail(fieldPath(fe.path), "%s", fe.message)
+	case errors.Is(err, errTrailing):
+		rr.fail("", "the body holds more than one JSON value: send one object {\"sequences\": [...]}")
 	case errors.Is(err, io.EOF):
 		rr.fail("", "empty body: send {\"sequences\": [...]} as JSON")
 	case errors.As(err, &se):

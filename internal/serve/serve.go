@@ -26,6 +26,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/artifact"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/reports"
 )
 
@@ -49,6 +50,16 @@ type Config struct {
 	// Drain is how long Serve's shutdown waits for the requests in
 	// flight before it cancels them.
 	Drain time.Duration
+	// MaxHeaderBytes is the largest request line and headers, in bytes
+	// (431 beyond); 0: DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// MaxURL is the longest request target (path and query), in bytes
+	// (414 beyond); 0: DefaultMaxURL.
+	MaxURL int
+	// ReadHeaderTimeout is how long a client has to send its request
+	// line and headers before the connection is closed; 0:
+	// DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
 	// ToolVersion is the tool_version of GET /healthz.
 	ToolVersion string
 	// ErrorText is the message of a 422 answer for an error of Predict
@@ -56,6 +67,15 @@ type Config struct {
 	// Error.
 	ErrorText func(error) string
 }
+
+// The defaults of the limits a Config leaves at zero: Go's own header
+// limit (1 MiB) and no limit on the URL would let a client make the
+// server hold a megabyte per connection.
+const (
+	DefaultMaxHeaderBytes    = 32 << 10
+	DefaultMaxURL            = 8 << 10
+	DefaultReadHeaderTimeout = 10 * time.Second
+)
 
 // A Server answers prediction requests from one fitted audit. It is an
 // http.Handler, safe for concurrent use; Serve runs it.
@@ -81,8 +101,18 @@ func New(f *audit.Fitted, h artifact.Header, cfg Config, logw io.Writer) *Server
 	return s
 }
 
-// setLimits makes the prediction slots and the stream store of s.cfg.
+// setLimits makes the prediction slots and the stream store of s.cfg,
+// and sets the limits it leaves at zero to their defaults.
 func (s *Server) setLimits() {
+	if s.cfg.MaxHeaderBytes <= 0 {
+		s.cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if s.cfg.MaxURL <= 0 {
+		s.cfg.MaxURL = DefaultMaxURL
+	}
+	if s.cfg.ReadHeaderTimeout <= 0 {
+		s.cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
 	s.sem = make(chan struct{}, s.cfg.Concurrency)
 	s.streams = newStreamStore(s.cfg.MaxStreams, s.cfg.MaxRows)
 }
@@ -127,7 +157,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ReadTimeout:       s.cfg.Timeout + 10*time.Second,
 		WriteTimeout:      s.cfg.Timeout + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -136,7 +167,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Printf("audit serve: listening on http://%s (model sha256 %s, artifact format %d): POST /v1/predict, POST /v1/stream, GET /healthz",
 		ln.Addr(), s.head.ModelSHA256, s.head.Version)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(&jsonErrorListener{Listener: ln, s: s}) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -163,20 +194,51 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("/v1/stream", s.serveStream)
 	mux.HandleFunc("/healthz", s.serveHealth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, http.StatusNotFound, fieldProblem{Message: fmt.Sprintf("no endpoint %s: the endpoints are POST /v1/predict, POST /v1/stream and GET /healthz", r.URL.Path)})
+		s.fail(w, http.StatusNotFound, fieldProblem{Message: fmt.Sprintf("no endpoint %s: the endpoints are POST /v1/predict, POST /v1/stream and GET /healthz", quoteUnsafe(r.URL.Path, maxEcho))})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		rec.Header().Set("X-Model-SHA256", s.head.ModelSHA256)
-		mux.ServeHTTP(rec, r)
+		if n := len(r.RequestURI); n > s.cfg.MaxURL {
+			s.fail(rec, http.StatusRequestURITooLong, fieldProblem{Message: fmt.Sprintf("the URL is %d bytes, more than the %d the server takes (--max-url): the endpoints are POST /v1/predict, POST /v1/stream and GET /healthz", n, s.cfg.MaxURL)})
+		} else {
+			mux.ServeHTTP(rec, r)
+		}
 		note := ""
 		if rec.note != "" {
 			note = " " + rec.note
 		}
-		s.log.Printf("%s %s %s %s %d %dB %s%s", start.UTC().Format(time.RFC3339Nano), r.RemoteAddr, r.Method, r.URL.Path,
+		s.log.Printf("%s %s %s %s %d %dB %s%s", start.UTC().Format(time.RFC3339Nano), r.RemoteAddr, logSafe(r.Method), logSafe(r.URL.Path),
 			rec.status, rec.bytes, s.now().Sub(start).Round(time.Microsecond), note)
 	})
+}
+
+// maxLogged is the number of bytes of a request's path a log line
+// repeats.
+const maxLogged = 200
+
+// logSafe is s as a log line writes what came from a request (quoted
+// when it is not plain: see quoteUnsafe).
+func logSafe(s string) string { return quoteUnsafe(s, maxLogged) }
+
+// quoteUnsafe is s as a message or a log line repeats what came from a
+// request: as it is when it is at most n bytes of printable ASCII
+// without spaces, quotes or backslashes (every path of the endpoints),
+// else cut to n bytes (clip) and quoted in Go syntax, so that control
+// characters (a newline decoded from %0a, an escape) cannot forge a log
+// line or a terminal's state.
+func quoteUnsafe(s string, n int) string {
+	if len(s) > 0 && len(s) <= n {
+		plain := true
+		for i := 0; i < len(s) && plain; i++ {
+			plain = s[i] > ' ' && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+		}
+		if plain {
+			return s
+		}
+	}
+	return strconv.QuoteToASCII(clip(s, n))
 }
 
 // recorder keeps what the log line says of an answer.
@@ -232,9 +294,27 @@ type errorAnswer struct {
 // fail answers an error: its first problem in "error", every problem in
 // "problems".
 func (s *Server) fail(w http.ResponseWriter, status int, problems ...fieldProblem) {
+	for i := range problems {
+		problems[i] = bounded(problems[i])
+	}
 	e := &requestError{status: status, problems: problems}
 	noteLog(w, "error=%q", e.Error())
 	s.writeJSON(w, status, errorAnswer{Error: e.Error(), Problems: problems, ModelSHA256: s.head.ModelSHA256})
+}
+
+// maxMessage is the longest message, and maxField the longest field
+// path, of an error answer, in bytes: a message that would repeat a long
+// value (a shape, a row of features) has the middle of it elided.
+const (
+	maxMessage = 400
+	maxField   = 200
+)
+
+// bounded is p with its field and message cut to maxField and maxMessage
+// bytes, the middle elided.
+func bounded(p fieldProblem) fieldProblem {
+	p.Field, p.Message = errs.Elide(p.Field, maxField), errs.Elide(p.Message, maxMessage)
+	return p
 }
 
 // predictAnswer is the body of a 200 answer of POST /v1/predict.
@@ -276,7 +356,7 @@ func (s *Server) servePredict(w http.ResponseWriter, r *http.Request) {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s %s: POST the sequences as JSON", r.Method, r.URL.Path)})
+		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s %s: POST the sequences as JSON", clip(r.Method, maxEcho), r.URL.Path)})
 		return nil, nil, false
 	}
 	select {
@@ -315,7 +395,7 @@ func (s *Server) predictOrFail(w http.ResponseWriter, r *http.Request, d *blocks
 	case ctx.Err() != nil:
 		s.fail(w, http.StatusServiceUnavailable, fieldProblem{Message: "the server is shutting down: retry on another instance or later"})
 	case isInternal(err):
-		s.log.Printf("internal error: %v", err)
+		s.log.Printf("internal error: %s", strconv.Quote(errs.Elide(err.Error(), 4*maxMessage)))
 		s.fail(w, http.StatusInternalServerError, fieldProblem{Message: "internal error (logged by the server)"})
 	default:
 		s.fail(w, http.StatusUnprocessableEntity, fieldProblem{Field: "sequences", Message: s.errorText(err)})
@@ -332,7 +412,7 @@ func (s *Server) answer(res *audit.Result) predictAnswer {
 		ans.Kinds = append(ans.Kinds, interval.KindSplit, interval.KindBonferroni, interval.KindConformalJackknife)
 	}
 	if res.Adaptive != nil {
-		ans.Kinds = append(ans.Kinds, adaptive.KindACI, adaptive.KindAgACI, adaptive.KindNexCP, adaptive.KindRolling)
+		ans.Kinds = append(ans.Kinds, adaptive.Online()...)
 	}
 	return ans
 }
@@ -367,11 +447,12 @@ type healthAnswer struct {
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s /healthz: use GET", r.Method)})
+		s.fail(w, http.StatusMethodNotAllowed, fieldProblem{Message: fmt.Sprintf("%s /healthz: use GET", clip(r.Method, maxEcho))})
 		return
 	}
 	h := s.head
 	s.writeJSON(w, http.StatusOK, healthAnswer{Status: "ok", ModelSHA256: h.ModelSHA256, FormatVersion: h.Version, ToolVersion: s.cfg.ToolVersion,
 		Artifact: h, Limits: map[string]any{"max_body_bytes": s.cfg.MaxBody, "max_sequences": s.cfg.MaxSequences, "max_rows": s.cfg.MaxRows, "max_streams": s.cfg.MaxStreams,
-			"timeout_seconds": s.cfg.Timeout.Seconds(), "concurrency": cap(s.sem)}})
+			"timeout_seconds": s.cfg.Timeout.Seconds(), "concurrency": cap(s.sem), "max_header_bytes": s.cfg.MaxHeaderBytes, "max_url_bytes": s.cfg.MaxURL,
+			"read_header_timeout_seconds": s.cfg.ReadHeaderTimeout.Seconds()}})
 }

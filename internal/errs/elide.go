@@ -1,0 +1,28 @@
+package errs
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Elide is s when it is at most n bytes long, else its beginning and its
+// end (whole characters) around "… (N bytes elided) …", at most about n
+// bytes in all: a message that repeats a value (a 100,000-dimension
+// shape, a long cell, a request's id) stays a few hundred bytes and still
+// shows how the value begins and ends.
+func Elide(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	mark := fmt.Sprintf(" … (%d bytes elided) … ", len(s)-n)
+	keep := max(n-len(mark), 2)
+	head, tail := keep*2/3, keep-keep*2/3
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	t := len(s) - tail
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return s[:head] + fmt.Sprintf(" … (%d bytes elided) … ", t-head) + s[t:]
+}
