@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/audit/artifact"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
@@ -230,6 +231,11 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		}
 		if g, err = g.Restrict(keep); err != nil {
 			return nil, fmt.Errorf("audit: load: parameter pattern %q: %w", o.Params, err)
+		}
+	}
+	if o.Classify != nil && o.Classify.Logits {
+		if g, err = classify.WithSigmoid(g); err != nil {
+			return nil, err
 		}
 	}
 	if b.Options.Output != h.Output || b.Options.Horizons != h.Horizons || b.Options.Params != h.Params {

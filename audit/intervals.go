@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/num"
@@ -24,6 +25,7 @@ type limits struct {
 	nlo, nup []float64
 	nq       []float64 // naive half-widths
 	m        []int
+	cls      []classify.Forecast // a classifier's forecasts (Options.Classify)
 }
 
 // jackknifeLimits computes the jackknife+ limits (interval.JackknifeValues and
@@ -195,6 +197,12 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*interval.StepCo
 		}
 		if conf != nil {
 			st.Conformal = conf[p]
+		}
+		if l.cls != nil {
+			st.Class = &l.cls[p]
+			if conf != nil {
+				st.Class.Split = classify.Between(conf[p].SplitLower, conf[p].SplitUpper)
+			}
 		}
 		seqs[pt.seq].Steps = append(seqs[pt.seq].Steps, st)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
@@ -40,6 +41,9 @@ type seqChunk struct {
 func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []interval.CalibrationPoint, error) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	if p.opt.Classify != nil {
+		l.cls = make([]classify.Forecast, n)
+	}
 	chunks, maxPts, err := p.seqChunks(d, groups, pts, len(deltas), budget)
 	if err != nil {
 		return l, nil, err
@@ -98,6 +102,10 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		cl, cc := scanCounts(ctx, p.workers, p.opt.Alpha, local, 0, preds, entries, self, nil, curve, sel)
 		for j, i := range c.idx {
 			l.lo[i], l.up[i], l.m[i] = cl.lo[j], cl.up[j], cl.m[j]
+			if o := p.opt.Classify; o != nil {
+				es, skip := entries.at(pts[i], self)
+				l.cls[i] = classify.Point(o, p.opt.Alpha, pts[i].pred, pts[i].y, pts[i].has, preds.point(j, make([]float64, nb)), es, skip)
+			}
 		}
 		counts = append(counts, cc...)
 	}

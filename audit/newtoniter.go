@@ -3,15 +3,12 @@ package audit
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
-	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // Iterated Newton steps on the leave-block-out objective.
@@ -28,7 +25,7 @@ import (
 //
 // from theta_0 = theta_hat with the exact gradient recomputed at every
 // iterate (one pass over the training data), by preconditioned L-BFGS
-// (quasiNewton): its initial inverse Hessian is the block's Woodbury
+// (refit.QuasiNewton): its initial inverse Hessian is the block's Woodbury
 // solve (C - C_b)^-1 of the one-step estimator (the curvature's
 // factorisation at theta_hat and the block's Jacobian rows, reused at
 // every step), so its first full step is the one-step estimate (grad
@@ -176,7 +173,7 @@ func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence
 			it.Passes++
 			return obj.Gradient(ctx, at(delta), g)
 		}
-		delta, steps, conv, err := quasiNewton(value, grad, precond, inf.delta[k], maxSteps)
+		delta, steps, conv, err := refit.QuasiNewton(value, grad, precond, inf.delta[k], maxSteps, newtonIterTol)
 		if err != nil {
 			return nil, errs.Wrapf(err, "audit: block %s: Newton iteration: ", bl[k].Label)
 		}
@@ -189,113 +186,6 @@ func newtonIterate(ctx context.Context, p *problem, f hvp.Factor, inf *influence
 	}
 	it.Time = time.Since(start)
 	return it, nil
-}
-
-// quasiNewtonMemory is the number of past steps whose secant pairs
-// correct the preconditioner.
-const quasiNewtonMemory = 30
-
-// quasiNewton minimises a smooth function F of delta from delta = 0
-// (value and grad evaluate F and its gradient) by preconditioned L-BFGS
-// (Nocedal and Wright, algorithm 7.4) with the preconditioner as the
-// initial inverse Hessian: direction d_k = -H_k grad F(delta_k), with H_0
-// = precond and the last quasiNewtonMemory secant pairs (s, y) correcting
-// it, and a backtracking (Armijo) line search from the full step. first
-// is precond(-grad F(0)), the first direction. With precond the leverage
-// solve (C - C_b)^-1 and F the tilted leave-block-out objective, the
-// first full step is the one-step Newton estimate, and the secant pairs
-// learn what the Gauss-Newton curvature at theta_hat misses (the
-// Hessian's second-order part, its change along the path). It stops when
-// a step |s_k| is at most newtonIterTol |first| (converged) or after
-// maxSteps steps, counting the first, or when the line search finds no
-// decrease (at the minimum to rounding: converged when the step was
-// already below the tolerance's square root, else not). It returns the
-// last iterate and the number of steps taken.
-func quasiNewton(value func([]float64) (float64, error), grad func(delta, g []float64) (float64, error),
-	precond func([]float64) ([]float64, error), first []float64, maxSteps int) (delta []float64, steps int, converged bool, err error) {
-	tol := newtonIterTol * num.Norm(first)
-	P := len(first)
-	if tol == 0 || maxSteps <= 1 {
-		return first, 1, tol == 0, nil
-	}
-	x := make([]float64, P)
-	g := make([]float64, P)
-	fx, err := grad(x, g)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	var ss, ys [][]float64
-	var rho []float64
-	d := first
-	for steps = 0; steps < maxSteps; steps++ {
-		if steps > 0 {
-			// Two-loop recursion: d = -H g.
-			q := slices.Clone(g)
-			alpha := make([]float64, len(ss))
-			for j := len(ss) - 1; j >= 0; j-- {
-				alpha[j] = rho[j] * num.Dot(ss[j], q)
-				num.AddScaled(q, -alpha[j], ys[j])
-			}
-			r, err := precond(q)
-			if err != nil {
-				return nil, 0, false, err
-			}
-			for j := range ss {
-				beta := rho[j] * num.Dot(ys[j], r)
-				num.AddScaled(r, alpha[j]-beta, ss[j])
-			}
-			for i := range r {
-				r[i] = -r[i]
-			}
-			d = r
-			if num.Dot(d, g) >= 0 {
-				// Not a descent direction (curvature pairs gone stale):
-				// restart from the preconditioner alone.
-				ss, ys, rho = nil, nil, nil
-				ng := slices.Clone(g)
-				for i := range ng {
-					ng[i] = -ng[i]
-				}
-				if d, err = precond(ng); err != nil {
-					return nil, 0, false, err
-				}
-			}
-		}
-		gd := num.Dot(g, d)
-		a, next := 1.0, []float64(nil)
-		for ; a > 1e-10; a /= 2 {
-			trial := slices.Clone(x)
-			num.AddScaled(trial, a, d)
-			v, err := value(trial)
-			if err != nil {
-				return nil, 0, false, err
-			}
-			if v <= fx+1e-4*a*gd {
-				next = trial
-				break
-			}
-		}
-		if next == nil {
-			return x, steps, a*num.Norm(d) <= math.Sqrt(tol*num.Norm(first)), nil
-		}
-		gn := make([]float64, P)
-		if fx, err = grad(next, gn); err != nil {
-			return nil, 0, false, err
-		}
-		s := sub(next, x)
-		y := sub(gn, g)
-		if sy := num.Dot(s, y); sy > 0 {
-			ss, ys, rho = append(ss, s), append(ys, y), append(rho, 1/sy)
-			if len(ss) > quasiNewtonMemory {
-				ss, ys, rho = ss[1:], ys[1:], rho[1:]
-			}
-		}
-		x, g = next, gn
-		if num.Norm(s) <= tol {
-			return x, steps + 1, true, nil
-		}
-	}
-	return x, steps, false, nil
 }
 
 // note says in a sentence what the iteration did: the steps per block,

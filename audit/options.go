@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
@@ -144,6 +145,9 @@ type Options struct {
 	// default for the curvature and the model's stationarity ratio (hvp.DefaultDampingFor).
 	Damping float64
 	Loss    hvp.Loss
+	// Classify, for a binary classifier (Loss BinaryCrossEntropy), asks for
+	// probability intervals, prediction sets and their figures; nil: none.
+	Classify *classify.Options
 	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained
 	// with, in the units of the summed loss (weight decay). The trained
 	// parameters are stationary for the penalised loss, so its curvature

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
@@ -129,11 +130,29 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 		res.Conformal, conf = conformal(p, f.cal, ev.test, l, res.Summary != nil)
 	}
 	res.Sequences = sequences(p.eval, ev.test, l, conf)
+	res.Classification = classified(p.opt, res.Sequences)
 	if p.opt.Adaptive != nil {
 		res.Adaptive = adaptiveResult(p, f.cal, ev.test, l, conf, res.Sequences, sets, setsNote)
 	}
 	res.Diag.Warnings = append(warns, widthWarnings(res.Summary, res.Conformal)...)
 	return res, nil
+}
+
+// classified is the summary of a classifier's forecasts seqs (nil
+// without Options.Classify).
+func classified(o Options, seqs []SequenceResult) *classify.Summary {
+	if o.Classify == nil {
+		return nil
+	}
+	var fs []classify.Forecast
+	for _, s := range seqs {
+		for _, st := range s.Steps {
+			if st.Class != nil {
+				fs = append(fs, *st.Class)
+			}
+		}
+	}
+	return classify.Summarize(fs, o.Alpha, o.Classify.Score, o.Classify.FlagAbove, o.Classify.FlagBelow)
 }
 
 // widthWarnings warns when the jackknife+ intervals (summary s) are more

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -111,7 +112,10 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 			return o, nil, errs.Fix([]Option{OptParams}, "audit: parameter pattern %q: %w", o.Params, err)
 		}
 	}
-	return o, g, nil
+	if o.Classify != nil && o.Classify.Logits {
+		g, err = classify.WithSigmoid(g)
+	}
+	return o, g, err
 }
 
 // prepare is the first phase: it reads the model's inputs and outputs,

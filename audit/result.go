@@ -2,6 +2,7 @@ package audit
 
 import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
@@ -36,6 +37,9 @@ type Result struct {
 	// Adaptive holds the intervals that adapt along time (nil without
 	// Options.Adaptive).
 	Adaptive *adaptive.Result
+	// Classification judges a classifier's sets and probabilities (nil
+	// without Options.Classify).
+	Classification *classify.Summary
 	// Verdict is the audit's judgement of its intervals, with its
 	// reasons (Judge). Run and Predict always set it, as they set
 	// Conformal.Recommendation: package reports only renders them.
@@ -165,6 +169,9 @@ type StepResult struct {
 	// Conformal holds the limits calibrated on the held-out set (nil
 	// without one).
 	Conformal *interval.StepConformal
+	// Class is a classifier's forecast: probabilities, their interval and
+	// prediction sets (nil for a regression audit).
+	Class *classify.Forecast
 	// Adaptive holds the limits that adapt along time (nil without
 	// Options.Adaptive).
 	Adaptive *adaptive.Step

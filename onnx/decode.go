@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -27,12 +28,16 @@ func load(path string, keep *pruning) (*graph.Graph, error) {
 		}
 		return nil, errs.Wrapf(err, "onnx: %s: ", path)
 	}
-	g, err := decode(data, keep)
+	g, err := decode(data, keep, &source{dir: filepath.Dir(path), name: filepath.Base(path)})
 	if err != nil {
 		return nil, errs.Wrapf(err, "onnx: %s: ", path)
 	}
 	return g, nil
 }
+
+// source is where a model being decoded was read from: the folder and
+// name of its file, in which external data are looked for (external.go).
+type source struct{ dir, name string }
 
 // Decode decodes a serialized ONNX ModelProto into a graph.
 //
@@ -44,7 +49,7 @@ func load(path string, keep *pruning) (*graph.Graph, error) {
 // wrapping graph.ErrUnsupportedOp) with "onnx: " in front. Problems with
 // several tensors or nodes are reported together, as a graph.ErrorList.
 func Decode(data []byte) (*graph.Graph, error) {
-	g, err := decode(data, nil)
+	g, err := decode(data, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
@@ -53,8 +58,9 @@ func Decode(data []byte) (*graph.Graph, error) {
 
 // decode is Decode without the "onnx: " prefix on errors. A non-nil keep
 // prunes the model to one output before the graph is built (see
-// LoadOutput).
-func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
+// LoadOutput); src, when not nil, is the model's file, beside which
+// external data are read.
+func decode(data []byte, keep *pruning, src *source) (g *graph.Graph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			g, err = nil, fmt.Errorf("%w: the decoder failed: %v", ErrInvalid, r)
@@ -79,6 +85,13 @@ func decode(data []byte, keep *pruning) (g *graph.Graph, err error) {
 		return nil, err
 	}
 	var problems graph.ErrorList
+	if src == nil {
+		src = &source{}
+	}
+	loadExternal(m, src.dir, src.name, &problems)
+	if err := problems.Err(); err != nil {
+		return nil, err
+	}
 	init, order := decodeInitializers(gm.inits, &problems)
 	inputs := valueInfos("input", gm.inputs, &problems)
 	outputs := valueInfos("output", gm.outputs, &problems)

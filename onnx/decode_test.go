@@ -309,7 +309,7 @@ func badModels(testing.TB) []struct {
 			onnx.ErrInvalid, []string{"2 problems", `initializer "w"`, `initializer "v"`}},
 		{"external data", good(pbs(nodePB("Add", "add", list("x", "w"), list("y"))),
 			pbs(pb{}.packed(1, 2).varint(2, 1).str(8, "w").bytes(13, pb{}.str(1, "location").str(2, "w.bin")).varint(14, 1))),
-			onnx.ErrExternalData, []string{`initializer "w": tensors stored outside the .onnx file are not supported; re-export with the weights embedded`}},
+			onnx.ErrExternalData, []string{`external data file "w.bin", which tensor "w" needs, is read only beside a model loaded from its file`}},
 		{"constant with bad tensor", good(pbs(nodePB("Constant", "k", nil, list("c"), attrTensor("value", floatsPB("", []int64{3}, 1))),
 			nodePB("Add", "add", list("x", "c"), list("y"))), nil),
 			onnx.ErrInvalid, []string{`node "k" (Constant): `, `attribute "value": 1 value for dims [3], which hold 3`}},

@@ -14,6 +14,8 @@ var (
 	// ErrUnsupported: the model is valid but uses a feature we do not
 	// read, such as string or complex tensors or sequence inputs.
 	ErrUnsupported = errors.New("not supported")
-	// ErrExternalData: a tensor keeps its values in a separate file.
-	ErrExternalData = errors.New("tensors stored outside the .onnx file are not supported; re-export with the weights embedded")
+	// ErrExternalData: tensors keep their values in a separate file that
+	// cannot be read: missing, outside the model's folder, shorter than
+	// the model says, or beside a model decoded from bytes (external.go).
+	ErrExternalData = errors.New("tensors stored outside the .onnx file could not be read")
 )

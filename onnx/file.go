@@ -38,7 +38,7 @@ func readModel(path string) ([]byte, error) {
 		return nil, errors.New("is a directory, not a file")
 	case st.Mode().IsRegular():
 		if st.Size() > MaxFileSize {
-			return nil, fmt.Errorf("%w: the file is %d bytes; an ONNX file holds at most 2 GiB (larger models keep their weights in external data, which is not supported)", ErrInvalid, st.Size())
+			return nil, fmt.Errorf("%w: the file is %d bytes; an ONNX file holds at most 2 GiB (save a larger model with its weights as external data, beside the file)", ErrInvalid, st.Size())
 		}
 		data := make([]byte, st.Size())
 		n, err := io.ReadFull(f, data)

@@ -445,6 +445,9 @@ type tensorMsg struct {
 	strings  bool     // string_data is present
 	external bool     // external_data is present
 	location int64    // data_location: 1 is EXTERNAL
+	// ext holds the external_data entries (location, offset, length,
+	// checksum), by key; see external.go.
+	ext map[string]string
 }
 
 // merge reads one serialized TensorProto into t.
@@ -483,7 +486,10 @@ func (t *tensorMsg) merge(msg field) error {
 		case 11:
 			t.uint64s, _, err = appendVarints(t.uint64s, f)
 		case 13:
-			t.external = t.external || f.wire == wireBytes
+			if f.wire == wireBytes {
+				t.external = true
+				err = t.mergeExternal(f)
+			}
 		case 14:
 			if f.wire == wireVarint {
 				t.location = int64(int32(f.val))

@@ -48,6 +48,10 @@ func WriteJSON(w io.Writer, r *audit.Result, o *Options) error {
 		doc.Timings = jsonTimingsOf(&r.Diag)
 	}
 	doc.Scheme = jsonSchemeOf(r)
+	doc.Classification = jsonClassificationOf(r.Classification)
+	if doc.Summary != nil {
+		doc.Summary.jsonSummaryClass = jsonSummaryClassOf(r.Classification)
+	}
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("reports: %w", err)
@@ -152,6 +156,8 @@ type jsonDoc struct {
 	Adaptive    *jsonAdaptive    `json:"adaptive,omitempty"`
 	Verdict     jsonJudgement    `json:"verdict"`
 	Scheme      *jsonScheme      `json:"scheme_advice,omitempty"`
+	// A classifier's figures (jsonclass.go; omitted for regression).
+	Classification *jsonClassification `json:"classification,omitempty"`
 }
 
 // jsonModel mirrors audit.ModelInfo, so that the JSON format does not
@@ -255,6 +261,8 @@ type jsonSummary struct {
 	Beyond *jsonBeyond `json:"beyond"`
 	// OverTime: coverage along time (omitted from older results).
 	OverTime *jsonOverTime `json:"over_time,omitempty"`
+	// A classifier's headline figures (omitted for regression).
+	jsonSummaryClass
 }
 
 type jsonVerdict struct {
@@ -516,6 +524,8 @@ type jsonStep struct {
 	jsonStepConformal
 	// The limits that adapt along time, with Options.Adaptive.
 	jsonStepAdaptive
+	// A classifier's probability, its limits and sets.
+	jsonStepClass
 }
 
 func jsonStepOf(s *audit.StepResult) jsonStep {
@@ -526,6 +536,7 @@ func jsonStepOf(s *audit.StepResult) jsonStep {
 		NaiveLower: fnum(s.NaiveLower), NaiveUpper: fnum(s.NaiveUpper), M: s.M,
 		jsonStepConformal: jsonStepConformalOf(s.Conformal),
 		jsonStepAdaptive:  jsonStepAdaptiveOf(s.Adaptive),
+		jsonStepClass:     jsonStepClassOf(s.Class),
 	}
 	if s.Target != nil {
 		y := fnum(*s.Target)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 )
 
 // Options add to a report what the audit.Result does not hold. A nil
@@ -195,68 +196,34 @@ type File struct {
 	Data []byte // the file's contents
 }
 
-// tempMark is in the name of every temporary file writeAtomic makes
-// (".report.html.rnnaudit-tmp-123"), so that a run killed while writing
-// (kill -9 leaves the hidden file behind) is cleaned up by the next run
-// that writes the same report.
-const tempMark = ".rnnaudit-tmp-"
-
-// writeAtomic writes data to a temporary file beside path and renames it,
-// first removing the temporary files an earlier run killed while writing
-// path left behind. Its errors name path, never the temporary file.
+// writeAtomic writes data to path through userfile.WriteAtomic: on
+// Linux an unnamed temporary file linked into place, so that a run
+// killed while writing (kill -9) leaves nothing behind; elsewhere a
+// temporary file beside path, renamed, which the next write of path
+// removes if a killed run left it. Its errors name path, never the
+// temporary file.
 func writeAtomic(path string, data []byte) error {
-	fail := func(err error) error {
-		err = fileCause(err)
-		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
-			return fmt.Errorf("reports: cannot write %s: it is a directory", path)
-		}
-		return fmt.Errorf("reports: cannot write %s: %w", path, err)
-	}
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	if stale, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempMark+"*")); len(stale) > 0 {
-		for _, f := range stale {
-			os.Remove(f)
-		}
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+tempMark+"*")
-	if err != nil {
-		return fail(err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	err := userfile.WriteAtomic(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
+		return nil
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+		return fmt.Errorf("reports: cannot write %s: it is a directory", path)
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fail(err)
-	}
-	return nil
+	return fmt.Errorf("reports: cannot write %s: %w", path, err)
 }
 
 // fileCause is the cause of a file system error without the operation
-// and the file name (a temporary one, which the message must not show).
+// and the file name.
 func fileCause(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
 	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
 	return err
-}
-
-// globEscape quotes the characters of s that filepath.Match treats as
-// patterns.
-func globEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
 }
 
 // WriteSummary writes a few lines of plain text for a terminal: the

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -144,6 +145,8 @@ type flags struct {
 	loss                      string
 	params                    string
 	low, high                 optFloat
+	setScore                  string
+	flagAbove, flagBelow      optFloat
 	retrain                   int
 	retrainBudget             time.Duration
 	retrainMaxIter            int
@@ -196,7 +199,10 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.IntVar(&f.newtonSteps, "newton-steps", 0, "most Newton steps per block, iterating with the exact leave-block-out gradient (1: one step; default 20 for interval and nested blocks of at most 400 loss terms of a model at a stationary point, else 1)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default for gauss-newton: from %g at a stationary point of the training loss to %g away from one, by the stationarity ratio; %g for hessian)", hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
-	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error or cross-entropy (for probability outputs)")
+	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error, bce (cross-entropy; the output is a probability) or bce-logits (the output is a logit)")
+	fs.StringVar(&f.setScore, "set-score", "lac", "the score of a classifier's prediction sets: lac, aps or raps")
+	fs.Var(&f.flagAbove, "flag-above", "flag a classifier's forecasts whose probability's lower limit is above this")
+	fs.Var(&f.flagBelow, "flag-below", "flag a classifier's forecasts whose probability's upper limit is below this")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
 	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
 	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
@@ -218,6 +224,36 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 		engine.Flags(fs)
 	}
 	return fs
+}
+
+// lossOptions reads --loss and, for a binary classifier, --set-score,
+// --flag-above and --flag-below.
+func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
+	cls := &classify.Options{FlagAbove: f.flagAbove.v, FlagBelow: f.flagBelow.v}
+	var err error
+	if cls.Score, err = classify.ParseScore(f.setScore); err != nil {
+		return 0, nil, usagef("--set-score %q: choose lac, aps or raps", f.setScore)
+	}
+	for _, v := range []*float64{cls.FlagAbove, cls.FlagBelow} {
+		if v != nil && !(*v > 0 && *v < 1) {
+			return 0, nil, usagef("--flag-above and --flag-below take a probability between 0 and 1, not %g", *v)
+		}
+	}
+	switch strings.ToLower(f.loss) {
+	case "squared-error", "squared_error", "squared", "mse":
+		if cls.FlagAbove != nil || cls.FlagBelow != nil || !strings.EqualFold(f.setScore, "lac") {
+			return 0, nil, usagef("--set-score, --flag-above and --flag-below are for classifiers: give --loss bce or bce-logits")
+		}
+		return hvp.SquaredError, nil, nil
+	case "cross-entropy", "cross_entropy", "binary-cross-entropy", "bce":
+		return hvp.BinaryCrossEntropy, cls, nil
+	case "bce-logits", "bce_logits", "bce-with-logits":
+		cls.Logits = true
+		return hvp.BinaryCrossEntropy, cls, nil
+	case "softmax-ce", "softmax_ce", "cross-entropy-logits":
+		return 0, nil, usagef("--loss softmax-ce: the audit of classifiers of more than two classes is not available yet (package hvp has the loss); audit a binary classifier with --loss bce or bce-logits")
+	}
+	return 0, nil, usagef("--loss %q: choose squared-error, bce (cross-entropy) or bce-logits", f.loss)
 }
 
 // optFloat is a float flag that may be left unset.
@@ -301,6 +337,10 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if err := p.readCalibration(train); err != nil {
 		return err
 	}
+	g, pruned, chosen, err := p.chooseOutput(g, pruned, train)
+	if err != nil {
+		return err
+	}
 	if err := checkFanIDs(p.fans, train, test); err != nil {
 		return err
 	}
@@ -313,6 +353,12 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	}
 	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
 		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
+	}
+	var windowed string
+	if p.opt.Window == 0 {
+		if windowed = windowedNotice(train, p.f); windowed != "" {
+			fmt.Fprintln(stderr, terminalSafe("audit: warning: "+windowed))
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -350,6 +396,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		}
 		return err
 	}
+	if windowed != "" {
+		res.Setting.Notes = append(res.Setting.Notes, "Warning: "+windowed)
+	}
 
 	ro := &reports.Options{
 		Columns: &reports.Columns{ID: train.IDCol, Time: train.TimeCol, Target: strings.Join(train.Targets, ","),
@@ -377,6 +426,11 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if p.f.quiet {
 		return nil
 	}
+	if chosen != "" {
+		// The output chosen among several comes first: every figure
+		// below is about it.
+		fmt.Fprintln(stdout, terminalSafe(chosen))
+	}
 	if err := reports.WriteSummary(stdout, res); err != nil {
 		return err
 	}
@@ -384,7 +438,7 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		fmt.Fprintln(stdout, "note: "+a)
 	}
 	fmt.Fprintln(stdout, inputsLine(res, train, p.f))
-	if l := outputLine(res, pruned); l != "" {
+	if l := outputLine(res, pruned); l != "" && chosen == "" {
 		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))
@@ -518,14 +572,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	if f.newtonSteps < 0 {
 		return usagef("--newton-steps %d: must be 1 or more (0: the default)", f.newtonSteps)
 	}
-	var loss hvp.Loss
-	switch strings.ToLower(f.loss) {
-	case "squared-error", "squared_error", "squared", "mse":
-		loss = hvp.SquaredError
-	case "cross-entropy", "cross_entropy", "binary-cross-entropy", "bce":
-		loss = hvp.BinaryCrossEntropy
-	default:
-		return usagef("--loss %q: choose squared-error or cross-entropy", f.loss)
+	loss, cls, err := f.lossOptions()
+	if err != nil {
+		return err
 	}
 	if !(f.ridge >= 0) || math.IsInf(f.ridge, 0) {
 		return usagef("--ridge %g: must be zero or positive", f.ridge)
@@ -621,7 +670,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons, Align: f.align,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
-		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)),
+		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls,
 	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err
@@ -643,7 +692,8 @@ func (p *plan) checkFiles() error {
 		case st.IsDir():
 			return fmt.Errorf("%s %s: is a directory, not a file", in.flag, in.path)
 		}
-		fh, err := os.Open(in.path)
+		// Non-blocking: opening a named pipe would wait for its writer.
+		fh, err := os.OpenFile(in.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", in.flag, in.path, unwrapPath(err))
 		}

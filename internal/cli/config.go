@@ -3,12 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 )
@@ -23,9 +23,9 @@ var pathKeys = map[string]bool{"model": true, "data": true, "test": true, "calib
 // takes several (features, out). Problems with the file's contents are
 // usage errors that name the file and line.
 func applyConfig(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path, "--config", userfile.Config)
 	if err != nil {
-		return fmt.Errorf("--config %s: %w", path, unwrapPath(err))
+		return err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,6 +20,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 	"github.com/rnnaudit/rnnaudit/onnx"
 	"github.com/rnnaudit/rnnaudit/reports"
 	"github.com/spf13/pflag"
@@ -63,11 +64,11 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// The model as audit loads it: the --output chosen (and only what it
 	// needs), the columns of --features and --input, the layout.
-	g, _, err := p.loadModel()
+	sum, err := fileSHA256(p.f.model, "--model")
 	if err != nil {
 		return err
 	}
-	sum, err := fileSHA256(p.f.model)
+	g, pruned, err := p.loadModel()
 	if err != nil {
 		return err
 	}
@@ -76,6 +77,10 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := p.readCalibration(train); err != nil {
+		return err
+	}
+	g, _, chosen, err := p.chooseOutput(g, pruned, train)
+	if err != nil {
 		return err
 	}
 	if err := checkSequenceMemory(g, p.opt.Layout, train, p.opt.Calibration); p.opt.Window == 0 && err != nil {
@@ -104,6 +109,9 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := writeAtomic(save, buf.Bytes()); err != nil {
 		return err
+	}
+	if !p.f.quiet && chosen != "" {
+		fmt.Fprintln(stdout, terminalSafe(chosen))
 	}
 	if !p.f.quiet {
 		fmt.Fprintf(stdout, "Fitted audit saved to %s (%d bytes): give new data to audit predict --load %s --data new.csv.\n", save, buf.Len(), save)
@@ -153,6 +161,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fitModel := model // "": the one the artifact records (loadFittedGraph)
 	if model == "" {
 		if model = h.ModelPath; model == "" {
 			return usagef("--load %s records no model path: give --model", load)
@@ -165,7 +174,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkIdentity([]namedFile{{"--load", load}, {"--data", data}, {"--model", model}}, outFiles); err != nil {
 		return err
 	}
-	f, h, g, err := loadFittedGraph(load, model)
+	f, h, g, err := loadFittedGraph(load, fitModel)
 	if err != nil {
 		return err
 	}
@@ -240,9 +249,9 @@ func checkFitColumns(data, load string, h artifact.Header) error {
 
 // readArtifactHeader reads the header of the artifact at load.
 func readArtifactHeader(load string) (artifact.Header, error) {
-	fh, err := os.Open(load)
+	fh, _, err := userfile.Open(load, "--load", userfile.Artifact)
 	if err != nil {
-		return artifact.Header{}, fmt.Errorf("--load: %w", unwrapPath(err))
+		return artifact.Header{}, err
 	}
 	defer fh.Close()
 	h, err := artifact.ReadHeader(fh)
@@ -261,22 +270,30 @@ func loadFittedGraph(load, model string) (*audit.Fitted, artifact.Header, *graph
 	if err != nil {
 		return nil, h, nil, err
 	}
+	origin := "--model"
 	if model == "" {
 		if model = h.ModelPath; model == "" {
 			return nil, h, nil, usagef("--load %s records no model path: give --model", load)
 		}
+		origin = "the model recorded in " + load
 	}
-	g, sum, err := loadFitModel(model, h)
+	g, sum, err := loadFitModel(model, origin, h)
 	if err != nil {
 		if derr := checkArtifact(load); derr != nil {
 			return nil, h, nil, derr // a damaged header may name another model
 		}
+		if origin != "--model" && errors.Is(err, fs.ErrNotExist) {
+			return nil, h, nil, fmt.Errorf("%s, %s, is missing: give --model", origin, model)
+		}
+		if origin != "--model" {
+			return nil, h, nil, fmt.Errorf("%w: give --model", err)
+		}
 		return nil, h, nil, err
 	}
 	// Read as a stream: the artifact may be hundreds of MB.
-	art, err := os.Open(load)
+	art, _, err := userfile.Open(load, "--load", userfile.Artifact)
 	if err != nil {
-		return nil, h, nil, fmt.Errorf("--load: %w", unwrapPath(err))
+		return nil, h, nil, err
 	}
 	defer art.Close()
 	f, err := audit.Load(art, g, sum)
@@ -289,9 +306,9 @@ func loadFittedGraph(load, model string) (*audit.Fitted, artifact.Header, *graph
 // checkArtifact reads the whole artifact at load and checks its lengths
 // and SHA-256 (artifact.Read), saying what failed.
 func checkArtifact(load string) error {
-	fh, err := os.Open(load)
+	fh, _, err := userfile.Open(load, "--load", userfile.Artifact)
 	if err != nil {
-		return fmt.Errorf("--load %s: %w", load, unwrapPath(err))
+		return err
 	}
 	defer fh.Close()
 	if _, err := artifact.Read(fh); err != nil {
@@ -300,15 +317,16 @@ func checkArtifact(load string) error {
 	return nil
 }
 
-// loadFitModel loads the model at path as the fit of header h loaded
-// it (the output it chose, and only what that output needs) and the
-// SHA-256 of its file, which audit.Load checks.
-func loadFitModel(path string, h artifact.Header) (*graph.Graph, [32]byte, error) {
+// loadFitModel loads the model at path, which came from origin (a flag
+// or the artifact), as the fit of header h loaded it (the output it
+// chose, and only what that output needs) and the SHA-256 of its file,
+// which audit.Load checks.
+func loadFitModel(path, origin string, h artifact.Header) (*graph.Graph, [32]byte, error) {
 	name, _, err := modelio.ParseOutput(h.Output)
 	if err != nil {
 		return nil, [32]byte{}, errs.Wrapf(err, "the artifact's output %q: ", h.Output)
 	}
-	sum, err := fileSHA256(path)
+	sum, err := fileSHA256(path, origin)
 	if err != nil {
 		return nil, sum, err
 	}
@@ -337,14 +355,22 @@ func (p *plan) loadModel() (*graph.Graph, *onnx.Pruned, error) {
 	return g, pruned, nil
 }
 
-// fileSHA256 is the SHA-256 of the model file at path, which a fit
-// records and predict checks.
-func fileSHA256(path string) ([32]byte, error) {
-	b, err := os.ReadFile(path)
+// fileSHA256 is the SHA-256 of the model file at path, which came from
+// origin: a fit records it and predict checks it. The file must be a
+// regular one (it is read twice: hashed here, decoded by onnx) of at
+// most userfile.Model's limit; it is hashed as a stream.
+func fileSHA256(path, origin string) ([32]byte, error) {
+	var sum [32]byte
+	f, _, err := userfile.Open(path, origin, userfile.Model)
 	if err != nil {
-		return [32]byte{}, fmt.Errorf("--model: %w", unwrapPath(err))
+		return sum, err
 	}
-	return sha256.Sum256(b), nil
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, &userfile.Error{Origin: origin, Path: path, Err: unwrapPath(err)}
+	}
+	return [32]byte(h.Sum(nil)), nil
 }
 
 // cutFlag removes the string flag --name (as "--name v" or "--name=v")
@@ -385,23 +411,16 @@ func helpAsked(args []string) bool {
 	return hasFlag(args, "help") || hasFlag(args, "h") || len(args) > 0 && args[0] == "-h"
 }
 
-// writeAtomic writes b to path through a temporary file in its directory.
+// writeAtomic writes the artifact b to path (--save) through
+// userfile.WriteAtomic, so that a fit killed while saving leaves nothing
+// behind (docs/artifact.md), readable by its owner only: it holds the
+// training inputs.
 func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fit-*")
+	err := userfile.WriteAtomic(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("--save: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--save %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("--save %s: %w", path, err)
 	}
 	return nil

@@ -338,6 +338,14 @@ func TestHostile(t *testing.T) {
 				return []string{"--data", "wide.csv"}
 			}, want: []string{"wide.csv:1", "300003 columns"}},
 	}
+	runHostileCases(t, cases)
+}
+
+// runHostileCases runs each case of the catalogue in a copy of
+// testdata/hostile under the catalogue's limits, and checks its exit,
+// its message and memory (checkFailure), and that it changed no file
+// and left none behind.
+func runHostileCases(t *testing.T, cases []hostileCase) {
 	src := filepath.Join("testdata", "hostile")
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d/%s", tc.class, tc.name), func(t *testing.T) {

@@ -16,12 +16,6 @@ import (
 // of zooDir's.
 const zooInputsDir = "../../onnx/testdata/zoo-inputs"
 
-// zooInputsMissing lists the entries of zooInputsDir that need a
-// capability main does not have yet.
-var zooInputsMissing = map[string]string{
-	"external_gru_op14": "external data",
-}
-
 // zooInputsDoc is one <name>.json of zooInputsDir: a zoo entry and the
 // audit flags it needs.
 type zooInputsDoc struct {
@@ -58,9 +52,6 @@ func zooInputsEntries(t *testing.T) map[string]*zooInputsDoc {
 func TestZooInputsForward(t *testing.T) {
 	for name, d := range zooInputsEntries(t) {
 		t.Run(name, func(t *testing.T) {
-			if why := zooInputsMissing[name]; why != "" {
-				t.Skip("needs " + why)
-			}
 			if err := zooForward(&d.zooDoc); err != nil {
 				t.Fatal(err)
 			}
@@ -73,9 +64,6 @@ func TestZooInputsForward(t *testing.T) {
 func TestZooInputsAudit(t *testing.T) {
 	for name, d := range zooInputsEntries(t) {
 		t.Run(name, func(t *testing.T) {
-			if why := zooInputsMissing[name]; why != "" {
-				t.Skip("needs " + why)
-			}
 			if err := zooInputsAudit(t, name, d); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,65 @@
+package classify
+
+import (
+	"math"
+
+	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/graph"
+)
+
+// Options are what the audit of a binary classifier asks for (package
+// audit's Options.Classify): its output is the probability of class 1,
+// or a logit that the audit turns into one.
+type Options struct {
+	// Score is the nonconformity score of the jackknife+ sets ("" is
+	// LAC).
+	Score Score
+	// Logits says the model's output is a logit (a model trained with
+	// nn.BCEWithLogitsLoss): the audit appends a sigmoid (WithSigmoid)
+	// and audits the probability, with binary cross-entropy on it, whose
+	// loss, gradient and Hessian are BCEWithLogitsLoss's.
+	Logits bool
+	// FlagAbove and FlagBelow are the thresholds of the risk flags (nil:
+	// not audited).
+	FlagAbove, FlagBelow *float64
+}
+
+// WithSigmoid returns g with a Sigmoid applied to its first output,
+// which becomes its only output: the probability a logit stands for.
+func WithSigmoid(g *graph.Graph) (*graph.Graph, error) {
+	out := g.Outputs[0]
+	prob := graph.ValueInfo{Name: out.Name + "_probability", Elem: out.Elem, Dims: out.Dims}
+	nodes := append(append([]*graph.Node(nil), g.Nodes...), &graph.Node{Name: "rnnaudit_sigmoid", OpType: "Sigmoid", Inputs: []string{out.Name}, Outputs: []string{prob.Name}})
+	return graph.New(g.Opset, g.Inputs, []graph.ValueInfo{prob}, nodes, g.Init, g.InitOrder)
+}
+
+// Point returns a binary classifier's forecast at one point: its
+// probability pHat of class 1, the jackknife interval of it from the
+// leave-one-block-out models' probabilities pred (ProbInterval), the
+// jackknife+ set of score o.Score from pred and the training forecasts'
+// leave-one-block-out residuals res (JackknifeSet, skip as there), and
+// its label y (0 or 1) when has is set.
+func Point(o *Options, alpha, pHat, y float64, has bool, pred []float64, res []interval.Residual, skip interval.Skip) Forecast {
+	f := Forecast{Probs: BinaryProbs(pHat), Label: -1}
+	f.ProbLower, f.ProbUpper = ProbInterval(alpha, pHat, pred)
+	f.Set = JackknifeSet(o.Score, alpha, pred, res, skip)
+	if has && (y == 0 || y == 1) {
+		f.Label = int(y)
+	}
+	return f
+}
+
+// Between returns the labels 0 and 1 that lie in [lo, up]: a binary
+// forecast's split-conformal LAC set from its split-conformal limits of
+// the probability (p ± q, q the conformal quantile of the calibration
+// residuals |y - p|, which are LAC scores: label y is in the set when
+// |y - p| <= q).
+func Between(lo, up float64) []int {
+	set := []int{}
+	for y := 0.0; y <= 1; y++ {
+		if lo <= y && y <= up && !math.IsNaN(lo) {
+			set = append(set, int(y))
+		}
+	}
+	return set
+}
