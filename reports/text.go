@@ -397,6 +397,8 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("The jackknife+ intervals are %.1f times as wide as split conformal on the calibration set (mean width %.4g against %.4g), whose coverage is guaranteed: prefer the calibrated intervals", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.CoverageDrift, audit.SerialCorrelation:
 		return timeWarningText(r, w)
+	case audit.TargetAsInput:
+		return fmt.Sprintf("On all %d training sequences a feature column equals the target at the row the output forecasts: the model reads the value it forecasts, so its forecasts and errors there are not those of a forecast. If each window's target is on an extra row after the window, put it on the window's last row (the row the output forecasts) and delete the extra row; if the file holds the value at each step and the model forecasts the next, read it with --shift 1", w.Count)
 	case audit.PoorAgreement:
 		if r.Setting.Curvature == "gauss-newton" {
 			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
