@@ -354,6 +354,12 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
 		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
 	}
+	var windowed string
+	if p.opt.Window == 0 {
+		if windowed = windowedNotice(train, p.f); windowed != "" {
+			fmt.Fprintln(stderr, terminalSafe("audit: warning: "+windowed))
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -380,7 +386,7 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) {
+		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) && !errors.As(err, new(*audit.OptionError)) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
 		// A node's error names the node, not the model, which the
@@ -389,6 +395,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 			return &contextError{p.f.model, err}
 		}
 		return err
+	}
+	if windowed != "" {
+		res.Setting.Notes = append(res.Setting.Notes, "Warning: "+windowed)
 	}
 
 	ro := &reports.Options{
