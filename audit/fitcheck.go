@@ -93,6 +93,7 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 			f.FittedGradNorm = math.Sqrt(ss)
 		}
 	}
+	f.Ridge, f.FittedRidge = f.Ridge/p.opt.targetVar(), f.FittedRidge/p.opt.targetVar()
 	return f, nil
 }
 
