@@ -496,6 +496,13 @@ func fitText(r *audit.Result) (text string, warn bool) {
 		b := f.BestAlternative()
 		return fmt.Sprintf("The model fits its training data far better with %s (training RMSE %s) than with the columns as given (%s; on %s): these are probably not the columns it was trained on, in its order, or not the shift it forecasts at. Rerun with those flags, or check --features, --target and --shift against the training script. The intervals below are for a model given the wrong inputs (stationarity ratio %s). Other mappings: %s.",
 			b.Flags(), num(b.RMSE), num(f.RMSE), plural(f.Sequences, "training sequence"), num(ratio), alternativesText(f)), true
+	case len(f.Untrained) > 0:
+		var names []string
+		for _, u := range f.Untrained {
+			names = append(names, fmt.Sprintf("%s (%s times the median tensor's gradient per value, %s)", u.Name, num(u.RMS/u.Median), num(u.Median)))
+		}
+		return fmt.Sprintf("Some parameters do not look trained: %s. At the trained point the gradient of the training objective, with the ridge, is near zero for every trained tensor; these carry most of it, as buffers exported beside the weights do (a scaler's statistics, a mask, a position table). If they were not trained, leave them out: %s. Otherwise check --ridge and the loss against the training.",
+			strings.Join(names, "; "), datacheck.ExcludeFlag(f.Untrained)), true
 	case hasReason(r, audit.RidgeMismatch):
 		return fmt.Sprintf("The training gradient is %s times smaller with a ridge of %s than with the %s given (--ridge): the model was probably trained with another penalty. PyTorch's weight_decay w with a loss averaged over N terms is --ridge w·N (here N = %s). The columns check out: training RMSE %s as given (compare with the training log); %s.",
 			num(f.GradNorm/f.FittedGradNorm), num(f.FittedRidge), num(f.Ridge), count(r.Setting.LossTerms), num(f.RMSE), alternativesText(f)), true
