@@ -50,6 +50,10 @@ type Config struct {
 	// values): "" or AlignAfter, after the rows the model reads; AlignLast,
 	// the last H rows of the window it reads.
 	Align string
+	// TargetScale, when set, is {mean, std}: the model was trained on the
+	// target scaled as (y - mean) / std, and its forecast output is read
+	// as mean + std * output, in the data's units (scale.go).
+	TargetScale []float64
 }
 
 // The alignments of a many-to-one output's H values (Config.Align).
@@ -194,7 +198,16 @@ var horizonNames = []string{"horizon", "horizons", "h", "lead", "leads", "steps_
 // decides what fills each input and runs the model on a probe batch to
 // learn its output's form.
 func New(g *graph.Graph, o Config, features []string) (*IO, error) {
-	m := &IO{g: g, layout: o.Layout, main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
+	if err := CheckTargetScale(o.TargetScale); err != nil {
+		return nil, err
+	}
+	if o.TargetScale != nil && len(g.Outputs) > 0 {
+		var err error
+		if g, err = withTargetScale(g, o.TargetScale); err != nil {
+			return nil, err
+		}
+	}
+	m := &IO{g: g, layout: o.Layout, notes: scaleNote(o.TargetScale), main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
 	if err := m.resolveInputs(o.Inputs, features); err != nil {
 		return nil, err
 	}
@@ -561,6 +574,10 @@ func (m *IO) CheckLengths(sets ...*blocks.Dataset) error {
 			bad = append(bad, "...")
 		}
 		in := m.g.Inputs[m.main]
+		if extra := m.rows(ds.MaxLen()) == m.fixedT+1; extra && n == len(ds.Seqs) {
+			return fmt.Errorf("audit: %w: the model runs only on windows of exactly %d steps (input %q is declared %s), and every sequence of %s has one row more: if that row holds the window's target, put the target on the window's last row (the row the output forecasts; an empty target cell means no label) and delete the extra row, which the model would otherwise read as its input",
+				ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), ds.File)
+		}
 		return fmt.Errorf("audit: %w: the model runs only on sequences of exactly %d steps (input %q is declared %s, as when a Python loop is traced: it is unrolled for the trace's length), but %d of the %d sequences of %s have other lengths (%s). Audit it on sequences of %d steps, or export a model whose recurrence is not unrolled (nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop) with dynamic axes",
 			ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), n, len(ds.Seqs), ds.File, strings.Join(bad, ", "), m.fixedT)
 	}
@@ -782,6 +799,17 @@ func (m *IO) listForecasts(T int) []Forecast {
 		for h := 0; h < m.k; h++ {
 			out = append(out, Forecast{t, h})
 		}
+	}
+	return out
+}
+
+// ForecastRows lists the rows t+h whose targets the forecasts of a
+// sequence of T rows are compared with, in the order of Forecasts.
+func (m *IO) ForecastRows(T int) []int {
+	fs := m.Forecasts(T)
+	out := make([]int, len(fs))
+	for i, f := range fs {
+		out[i] = f.T + f.H
 	}
 	return out
 }
