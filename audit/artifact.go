@@ -223,6 +223,11 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 	train := &blocks.Dataset{File: h.TrainFile, IDCol: h.IDCol, TimeCol: h.TimeCol, Features: h.Features, Targets: h.Targets, Shift: h.Shift}
 	o, g := b.Options, model
 	o.Low, o.High = unbound(b.Low), unbound(b.High)
+	if a := o.Adaptive; a != nil { // an artifact older than an adaptive option has it 0: its default
+		if d, err := a.WithDefaults(o.Alpha); err == nil {
+			o.Adaptive = &d
+		}
+	}
 	b.Setting.Low, b.Setting.High = o.Low, o.High
 	if o.Params != "" {
 		keep, err := graph.ParamPattern(o.Params)

@@ -11,9 +11,10 @@ import (
 
 // ridgeMismatch reports whether another ridge explains the training
 // gradient of f much better than the given one (ridgeGain) and differs
-// from it by more than a factor of ridgeApart.
+// from it by more than a factor of ridgeApart, unless some tensors look
+// untrained: their gradient is what another ridge would "explain".
 func ridgeMismatch(f *datacheck.FitCheck) bool {
-	if math.IsNaN(f.FittedGradNorm) || !(f.GradNorm > 0) {
+	if math.IsNaN(f.FittedGradNorm) || !(f.GradNorm > 0) || len(f.Untrained) > 0 {
 		return false
 	}
 	lo, hi := math.Min(f.Ridge, f.FittedRidge), math.Max(f.Ridge, f.FittedRidge)
@@ -75,6 +76,11 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 	}
 	if total != nil {
 		f.GradNorm = num.Norm(total)
+		ts := make([]datacheck.Tensor, len(p.g.Params()))
+		for i, prm := range p.g.Params() {
+			ts[i] = datacheck.Tensor{Name: prm.Name, Offset: prm.Offset, Size: prm.Size}
+		}
+		f.Untrained = datacheck.UntrainedTensors(ts, total, untrainedRatio)
 		// grad L_data = total - R theta; |g + R' theta| is least at
 		// R' = -(g . theta) / |theta|^2, clamped at 0.
 		var gt, tt float64

@@ -126,6 +126,16 @@ const (
 	// ridge's effect.
 	ridgeGain = 0.5
 
+	// untrainedRatio: a parameter tensor whose gradient per value (with
+	// the ridge) is more than this many times the median tensor's, and
+	// carries more gradient than the other tensors together, does not
+	// look trained (datacheck.UntrainedTensors). On a GRU trained with
+	// Adam and weight decay (onnx/testdata/params) the trained tensors
+	// spread to 4.6 times their median; its input statistics, taken as
+	// parameters, stand at 70 and 300 times it (the ridge's pull on
+	// values that never felt it).
+	untrainedRatio = 20
+
 	// ridgeApart is the factor by which the best-fitting ridge must
 	// differ from the given one, either way, for a ridge mismatch: the
 	// check looks for a penalty of another order, such as PyTorch's

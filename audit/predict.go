@@ -104,6 +104,14 @@ func (f *Fitted) predict(ctx context.Context, p *problem, ev *evaluation, rep in
 	if err != nil {
 		return nil, err
 	}
+	if f.cal == nil {
+		if err := datacheck.NoResiduals(p.train, p.eval, l.m, func(i int) int { return ev.test[i].f.T + ev.test[i].f.H }, p.io.ForecastRows); err != nil {
+			return nil, err
+		}
+	}
+	if n := datacheck.TargetAsInput(p.train, p.io.ForecastRows); n > 0 {
+		warns = append(warns, Warning{Code: TargetAsInput, Step: -1, Count: n})
+	}
 	pooled, beyond := withinTraining(ev.test, l)
 	naiveLimits(p.opt.Alpha, f.naive, p.opt.poolKey(), ev.test, &l)
 	if res.Summary = summarize(p.level(), p.io.Horizons(), pooled, l); res.Summary != nil {

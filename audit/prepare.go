@@ -149,6 +149,11 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range []*blocks.Dataset{train, p.evalOrNil()} {
+		if err := datacheck.Unmatched(d, p.io.ForecastRows); err != nil {
+			return nil, err
+		}
+	}
 	if err := degenerate(p.scheme, train); err != nil {
 		return nil, err
 	}

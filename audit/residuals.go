@@ -3,12 +3,12 @@ package audit
 import (
 	"context"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/num"
 	"github.com/rnnaudit/rnnaudit/internal/par"
 )
 
@@ -219,28 +219,12 @@ func mostInfluential(scheme *blocks.Scheme, norms, shifts []float64) []Influence
 	for i := range idx {
 		idx[i] = i
 	}
-	sortByDesc(idx, norms)
+	num.SortByDesc(idx, norms)
 	var out []InfluenceEntry
 	for _, k := range idx[:min(10, len(idx))] {
 		out = append(out, InfluenceEntry{Block: scheme.Blocks[k].Label, Norm: norms[k], PredShift: shifts[k]})
 	}
 	return out
-}
-
-// sortByDesc orders idx by key[idx] descending, ties by index ascending
-// (NaN keys last). It was an insertion sort, quadratic: 4 CPU seconds
-// for the 100,000 blocks of benchmarks/scale, minutes at a million.
-func sortByDesc(idx []int, key []float64) {
-	slices.SortFunc(idx, func(a, b int) int {
-		ka, kb := key[a], key[b]
-		switch {
-		case ka > kb || (kb != kb && ka == ka):
-			return -1
-		case ka < kb || (ka != ka && kb == kb):
-			return 1
-		}
-		return a - b
-	})
 }
 
 // perturbed gives the leave-one-block-out models' predictions at the

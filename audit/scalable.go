@@ -525,7 +525,7 @@ func influentialShifts(ctx context.Context, p *problem, f hvp.Factor, termsOf fu
 	for i := range idx {
 		idx[i] = i
 	}
-	sortByDesc(idx, norms)
+	num.SortByDesc(idx, norms)
 	idx = idx[:min(10, len(idx))]
 	bl := p.scheme.Blocks
 	// One batch per block listed (the problem keeps no per-sequence

@@ -176,6 +176,9 @@ func Judge(res *Result) Verdict {
 			add(Reason{Code: SomeUnbounded, Level: Fair, Figure: share, Bound: unboundedFair, Count: s.Infinite})
 		}
 	}
+	if n, inf := unbounded(res.Sequences); (s == nil || s.Points == 0) && n > 0 && inf == n {
+		add(Reason{Code: ManyUnbounded, Level: Poor, Figure: 1, Bound: unboundedPoor, Count: n})
+	}
 	if f := res.Diag.Fit; f != nil {
 		if b := f.BestAlternative(); b != nil && b.RMSE < mappingGain*f.RMSE {
 			add(Reason{Code: WrongColumns, Level: Poor, Figure: f.RMSE, Ratio: b.RMSE, Bound: mappingGain})
@@ -239,4 +242,18 @@ func coverageReason(s *Summary) Reason {
 		r.Code, r.Level, r.Bound = CoverageBelowBound, Poor, floor
 	}
 	return r
+}
+
+// unbounded counts the forecasts of seqs and those whose jackknife+
+// interval is unbounded: a run without one bounded interval says nothing,
+// labelled or not.
+func unbounded(seqs []SequenceResult) (n, inf int) {
+	for _, q := range seqs {
+		for _, st := range q.Steps {
+			if n++; math.IsInf(st.Upper-st.Lower, 0) {
+				inf++
+			}
+		}
+	}
+	return n, inf
 }

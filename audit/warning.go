@@ -75,6 +75,11 @@ const (
 	// the Count pairs): the values are serially dependent, so coverage
 	// rests on fewer effective values than it counts.
 	SerialCorrelation WarningCode = "serial-correlation"
+	// TargetAsInput: on all Count training sequences a feature column
+	// equals the target at the first row a forecast is compared with
+	// (datacheck.TargetAsInput): the model reads the value it forecasts,
+	// as when a window's target sits on an extra row after the window.
+	TargetAsInput WarningCode = "target-as-input"
 
 	// The width warnings.
 

@@ -14,10 +14,14 @@ import (
 // is not caught by chance:
 //
 //   - input normalisers: Add, Sub, Mul or Div of a graph input (through
-//     Identity and Cast, and earlier normalisers) with a scalar or one
-//     value per column, used nowhere else: (x - mean) / std baked into
-//     the export. They are statistics of the data; as parameters they
-//     would also be redundant with the first layer's weights and bias;
+//     Identity, Cast, Transpose, Reshape, Squeeze, Unsqueeze, Flatten and
+//     earlier normalisers) with a scalar or one
+//     value per column, used nowhere else, whose result reaches only the
+//     first input of trained linear layers (MatMul, Gemm, Conv, RNN, GRU,
+//     LSTM): (x - mean) / std baked into the export. They are statistics
+//     of the data; as parameters they would also be redundant with that
+//     layer's weights and bias. y = w x + b alone is a model, not a
+//     normaliser;
 //   - masks: every value 0 or infinite (or at least 1e9 in magnitude), as
 //     a causal attention mask stored as a buffer of 0 and -inf;
 //   - folded scalars: a tensor of rank 0 whose value is round (an
@@ -71,7 +75,8 @@ func (g *Graph) extraConstants() map[string]string {
 // (see above), with the reason for each.
 func (g *Graph) inputNormalisers(uses map[string]int) map[string]string {
 	out := map[string]string{}
-	from := map[string]string{} // value -> the graph input it normalises
+	from := map[string]string{}  // value -> the graph input it normalises
+	owner := map[string]string{} // normaliser -> that graph input
 	for _, in := range g.Inputs {
 		if dt, _ := in.Elem.DType(); dt == Float {
 			from[in.Name] = in.Name
@@ -81,14 +86,16 @@ func (g *Graph) inputNormalisers(uses map[string]int) map[string]string {
 		t := g.Init[v]
 		return t != nil && t.DType == Float && uses[v] == 1 && perColumn(t)
 	}
+	chain := map[*Node]bool{}
 	for _, n := range g.Nodes {
 		if len(n.Outputs) == 0 || len(n.Inputs) == 0 {
 			continue
 		}
 		switch n.OpType {
-		case "Identity", "Cast":
+		case "Identity", "Cast", "Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten":
 			if x, ok := from[n.Inputs[0]]; ok {
 				from[n.Outputs[0]] = x
+				chain[n] = true
 			}
 		case "Add", "Sub", "Mul", "Div":
 			if len(n.Inputs) != 2 {
@@ -104,8 +111,47 @@ func (g *Graph) inputNormalisers(uses map[string]int) map[string]string {
 			if !ok || !isConst(c) {
 				continue
 			}
-			out[c] = fmt.Sprintf("normalises graph input %q (%s node %q), as (x - mean) / std baked into the export: a statistic of the data, not trained", x, n.OpType, n.Label())
+			out[c] = fmt.Sprintf("normalises graph input %q (%s node %q), as (x - mean) / std baked into the export, before a trained layer: a statistic of the data, not trained", x, n.OpType, n.Label())
+			owner[c] = x
 			from[n.Outputs[0]] = x
+			chain[n] = true
+		}
+	}
+	// The normalised input must reach only trained layers that read it
+	// linearly (the first input of MatMul, Gemm, Conv, RNN, GRU, LSTM),
+	// besides Shape and Size:
+	// what they add spans what the statistics would. Otherwise (the
+	// chain is the whole model, y = w x + b, or it feeds a nonlinearity)
+	// its initializers stay parameters.
+	bad := map[string]bool{}
+	for _, o := range g.Outputs {
+		if x, ok := from[o.Name]; ok {
+			bad[x] = true
+		}
+	}
+	for _, n := range g.Nodes {
+		if chain[n] {
+			continue
+		}
+		for i, in := range nodeInputs(n) {
+			x, ok := from[in]
+			if !ok || in == x {
+				continue
+			}
+			switch n.OpType {
+			case "Shape", "Size": // read only the shape
+				continue
+			case "MatMul", "Gemm", "Conv", "RNN", "GRU", "LSTM":
+				if i == 0 {
+					continue
+				}
+			}
+			bad[x] = true
+		}
+	}
+	for c, x := range owner {
+		if bad[x] {
+			delete(out, c)
 		}
 	}
 	return out

@@ -49,6 +49,18 @@ func TestExtraConstantRules(t *testing.T) {
 		{OpType: "Add", Inputs: []string{"h", "m"}, Outputs: []string{"y"}},
 	}, map[string]*Tensor{"s": vals([]int{2}, 0.3, 0.7), "m": vals([]int{2}, 0.1, 0.2)}, []string{"s", "m"}), nil)
 
+	// y = x w + b alone, and (x - m) fed to Tanh: a model, not a
+	// normaliser before a trained linear layer.
+	check("affine model", build([]*Node{
+		{OpType: "Mul", Inputs: []string{"x", "w1"}, Outputs: []string{"u"}},
+		{OpType: "Add", Inputs: []string{"u", "b1"}, Outputs: []string{"y"}},
+	}, map[string]*Tensor{"w1": vals([]int{1}, 0.8), "b1": vals([]int{1}, 0.1)}, []string{"w1", "b1"}), nil)
+	check("before tanh", build([]*Node{
+		{OpType: "Sub", Inputs: []string{"x", "m"}, Outputs: []string{"u"}},
+		{OpType: "Tanh", Inputs: []string{"u"}, Outputs: []string{"h"}},
+		{OpType: "MatMul", Inputs: []string{"h", "w"}, Outputs: []string{"y"}},
+	}, map[string]*Tensor{"m": vals([]int{2}, 0.3, 0.1), "w": w}, []string{"m", "w"}), nil)
+
 	// Scores + mask, Mul by a folded 1/sqrt(8), + a sinusoidal table.
 	half := 1 / math.Sqrt(8)
 	pe := []float64{0, 1, 0, 1, math.Sin(1), math.Cos(1), math.Sin(0.01), math.Cos(0.01)}

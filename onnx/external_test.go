@@ -126,3 +126,30 @@ func TestExternalDataRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalDataMissingManyTensors checks that a missing file needed by
+// many tensors is one line naming the file, the number of tensors and the
+// first eight of them, not one line per tensor.
+func TestExternalDataMissingManyTensors(t *testing.T) {
+	var nodes, inits []pb
+	prev := "x"
+	for i := range 12 {
+		w, out := "w"+strconv.Itoa(i), "a"+strconv.Itoa(i)
+		if i == 11 {
+			out = "y"
+		}
+		nodes = append(nodes, nodePB("Add", "add"+strconv.Itoa(i), list(prev, w), list(out)))
+		inits = append(inits, externalPB(w, "big.bin", 8*i, 8))
+		prev = out
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(path, modelPB(14, graphPB(nodes, pbs(valueInfoPB("x", 1, 2)), pbs(valueInfoPB("y", 1, 2)), inits)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := onnx.Load(path)
+	want := `external data file "big.bin", which 12 tensors ("w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7" and 4 more) need, is missing`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), `"w8"`) {
+		t.Fatalf("error %v, want one line saying %q", err, want)
+	}
+}

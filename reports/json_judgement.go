@@ -44,6 +44,15 @@ type jsonFit struct {
 	GradNorm       fnum              `json:"gradient_norm"`
 	FittedRidge    fnum              `json:"fitted_ridge"`
 	FittedGradNorm fnum              `json:"fitted_gradient_norm"`
+	Untrained      []jsonUntrained   `json:"untrained_parameters,omitempty"`
+}
+
+// jsonUntrained is a parameter tensor that does not look trained, with
+// its gradient per value and the median tensor's.
+type jsonUntrained struct {
+	Name   string `json:"name"`
+	RMS    fnum   `json:"gradient_rms"`
+	Median fnum   `json:"median_gradient_rms"`
 }
 
 type jsonAlternative struct {
@@ -61,6 +70,9 @@ func jsonFitOf(f *datacheck.FitCheck) *jsonFit {
 		GradNorm: fnum(f.GradNorm), FittedRidge: fnum(f.FittedRidge), FittedGradNorm: fnum(f.FittedGradNorm)}
 	for _, a := range f.Alternatives {
 		out.Alternatives = append(out.Alternatives, jsonAlternative{Flags: a.Flags(), Features: a.Features, Shift: a.Shift, RMSE: fnum(a.RMSE)})
+	}
+	for _, u := range f.Untrained {
+		out.Untrained = append(out.Untrained, jsonUntrained{Name: u.Name, RMS: fnum(u.RMS), Median: fnum(u.Median)})
 	}
 	return out
 }

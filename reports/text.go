@@ -397,6 +397,8 @@ func warningText(r *audit.Result, w audit.Warning) string {
 		return fmt.Sprintf("The jackknife+ intervals are %.1f times as wide as split conformal on the calibration set (mean width %.4g against %.4g), whose coverage is guaranteed: prefer the calibrated intervals", w.Figure, w.Figure*w.Ratio, w.Ratio)
 	case audit.CoverageDrift, audit.SerialCorrelation:
 		return timeWarningText(r, w)
+	case audit.TargetAsInput:
+		return fmt.Sprintf("On all %d training sequences a feature column equals the target at the row the output forecasts: the model reads the value it forecasts, so its forecasts and errors there are not those of a forecast. If each window's target is on an extra row after the window, put it on the window's last row (the row the output forecasts) and delete the extra row; if the file holds the value at each step and the model forecasts the next, read it with --shift 1", w.Count)
 	case audit.PoorAgreement:
 		if r.Setting.Curvature == "gauss-newton" {
 			return fmt.Sprintf("Influence agrees poorly with exact re-training (mean cosine %.2f over %d blocks, prediction-change correlation %.2f): the Gauss-Newton matrix leaves out the Hessian's residual term, which shortens the leave-one-out steps of a model at a minimum; compare the coverage figures of the re-training, and where the Hessian has no negative eigenvalues try --curvature hessian", w.Figure, w.Count, w.Ratio)
@@ -494,6 +496,13 @@ func fitText(r *audit.Result) (text string, warn bool) {
 		b := f.BestAlternative()
 		return fmt.Sprintf("The model fits its training data far better with %s (training RMSE %s) than with the columns as given (%s; on %s): these are probably not the columns it was trained on, in its order, or not the shift it forecasts at. Rerun with those flags, or check --features, --target and --shift against the training script. The intervals below are for a model given the wrong inputs (stationarity ratio %s). Other mappings: %s.",
 			b.Flags(), num(b.RMSE), num(f.RMSE), plural(f.Sequences, "training sequence"), num(ratio), alternativesText(f)), true
+	case len(f.Untrained) > 0:
+		var names []string
+		for _, u := range f.Untrained {
+			names = append(names, fmt.Sprintf("%s (%s times the median tensor's gradient per value, %s)", u.Name, num(u.RMS/u.Median), num(u.Median)))
+		}
+		return fmt.Sprintf("Some parameters do not look trained: %s. At the trained point the gradient of the training objective, with the ridge, is near zero for every trained tensor; these carry most of it, as buffers exported beside the weights do (a scaler's statistics, a mask, a position table). If they were not trained, leave them out: %s. Otherwise check --ridge and the loss against the training.",
+			strings.Join(names, "; "), datacheck.ExcludeFlag(f.Untrained)), true
 	case hasReason(r, audit.RidgeMismatch):
 		return fmt.Sprintf("The training gradient is %s times smaller with a ridge of %s than with the %s given (--ridge): the model was probably trained with another penalty. PyTorch's weight_decay w with a loss averaged over N terms is --ridge w·N (here N = %s). The columns check out: training RMSE %s as given (compare with the training log); %s.",
 			num(f.GradNorm/f.FittedGradNorm), num(f.FittedRidge), num(f.Ridge), count(r.Setting.LossTerms), num(f.RMSE), alternativesText(f)), true

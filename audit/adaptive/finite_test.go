@@ -192,3 +192,52 @@ func TestFiniteBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestWidths checks the widths that count every interval on a
+// hand-worked case: five labelled forecasts at prediction 0, widths 2,
+// 4, 0 (empty), unbounded and 6 (one unlabelled forecast ignored), alpha
+// 0.5, penalty 10. Sorted widths 0, 2, 4, 6, +Inf: median (3rd) 4, 90th
+// percentile (5th) +Inf; interval scores 2, 4 + 2/0.5 × 1 (y = 3 above
+// 2) = 8, 0 + 4 × 1 (y = 1, empty) = 4, the penalty 10, 6: mean 30/5 =
+// 6.
+func TestWidths(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	fc := []Forecast{{Y: 0, Labelled: true}, {Y: 3, Labelled: true}, {Y: 1, Labelled: true}, {Y: 0, Labelled: true}, {Y: -2, Labelled: true}, {Y: 100}}
+	lo := []float64{-1, -2, 0, -inf, -3, -50}
+	up := []float64{1, 2, 0, 1, 3, 50}
+	empty := []bool{false, false, true, false, false, false}
+	u, med, p90, w := Widths(fc, lo, up, empty, 0.5, 10)
+	if u != 0.2 || med != 4 || !math.IsInf(p90, 1) || w != 6 {
+		t.Errorf("Widths = %g, %g, %g, %g; want 0.2, 4, +Inf, 6", u, med, p90, w)
+	}
+	if p := WidthPenalty(fc); p != 10 {
+		t.Errorf("WidthPenalty = %g, want 2 × (3 - (-2)) = 10", p)
+	}
+	// A miss on the finite side of an unbounded interval still counts:
+	// y = 5 above 1 adds 2/0.5 × 4 = 16 to its 10, so the mean is 46/5.
+	fc[3].Y = 5
+	if _, _, _, w := Widths(fc, lo, up, empty, 0.5, 10); math.Abs(w-9.2) > 1e-15 {
+		t.Errorf("interval score with a miss beside an unbounded limit %g, want 9.2", w)
+	}
+}
+
+// TestRecommend checks that the recommendation is never a kind with an
+// unbounded interval, however narrow its median, and falls back to the
+// finite kind of highest coverage when none holds.
+func TestRecommend(t *testing.T) {
+	t.Parallel()
+	k := func(kind string, cov, worst, med float64, inf int) Kind {
+		var x Kind
+		x.Kind, x.Coverage, x.WorstWindow, x.MedianWidth, x.Infinite = kind, cov, worst, med, inf
+		return x
+	}
+	kinds := []Kind{k(KindACI, 0.9, 0.85, 1, 3), k(KindAgACI, 0.88, 0.85, 1.1, 0), k(KindQuantileTracking, 0.9, 0.79, 1.2, 0),
+		k(KindACIClipped, 0.9, 0.85, 1.3, 0), k(KindPID, 0.91, 0.86, 1.25, 0), k("split_conformal", 0.95, 0.9, 0.5, 0)}
+	if got, holds := Recommend(kinds, 0.1); got != KindPID || !holds {
+		t.Errorf("Recommend = %s (holds %v), want %s: ACI is unbounded, AgACI under-covers, tracking's worst window is low, split is not adaptive", got, holds, KindPID)
+	}
+	if got, holds := Recommend(kinds[:3], 0.1); got != KindQuantileTracking || holds {
+		t.Errorf("Recommend without a holding kind = %s (holds %v), want %s, the finite kind of highest coverage", got, holds, KindQuantileTracking)
+	}
+}

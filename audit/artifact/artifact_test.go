@@ -180,3 +180,41 @@ func TestFloats(t *testing.T) {
 		t.Errorf("7 bytes: error %v, want \"7 bytes of float64s\"", err)
 	}
 }
+
+// BenchmarkRead reads (and checks) a 64 MiB artifact from memory: the
+// cost of the lengths and the SHA-256 that version 5 added is the
+// difference from BenchmarkReadNoCheck.
+func BenchmarkRead(b *testing.B) {
+	art := bigArtifact(b)
+	b.SetBytes(int64(len(art)))
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(art)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadNoCheck decodes the same raw section as BenchmarkRead
+// without hashing it: what reading cost before version 5.
+func BenchmarkReadNoCheck(b *testing.B) {
+	art := bigArtifact(b)
+	b.SetBytes(int64(len(art)))
+	for b.Loop() {
+		if _, err := readFloats(bytes.NewReader(art[70:]), int64(len(art)-70)/8, true, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bigArtifact is an artifact of 8 Mi float64s (64 MiB).
+func bigArtifact(b *testing.B) []byte {
+	v := make([]float64, 8<<20)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, Header{Format: FormatName, Version: Version}, &record{Lens: []int{len(v)}}, [][]float64{v}); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}

@@ -48,6 +48,9 @@ type FitCheck struct {
 	GradNorm       float64
 	FittedRidge    float64
 	FittedGradNorm float64
+	// Untrained are the parameter tensors that do not look trained
+	// (UntrainedTensors), from the same gradient.
+	Untrained []Untrained
 }
 
 // Alternative is one column mapping other than the given one: the

@@ -561,6 +561,10 @@ func (m *IO) CheckLengths(sets ...*blocks.Dataset) error {
 			bad = append(bad, "...")
 		}
 		in := m.g.Inputs[m.main]
+		if extra := m.rows(ds.MaxLen()) == m.fixedT+1; extra && n == len(ds.Seqs) {
+			return fmt.Errorf("audit: %w: the model runs only on windows of exactly %d steps (input %q is declared %s), and every sequence of %s has one row more: if that row holds the window's target, put the target on the window's last row (the row the output forecasts; an empty target cell means no label) and delete the extra row, which the model would otherwise read as its input",
+				ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), ds.File)
+		}
 		return fmt.Errorf("audit: %w: the model runs only on sequences of exactly %d steps (input %q is declared %s, as when a Python loop is traced: it is unrolled for the trace's length), but %d of the %d sequences of %s have other lengths (%s). Audit it on sequences of %d steps, or export a model whose recurrence is not unrolled (nn.RNN, nn.LSTM or nn.GRU, or a torch.jit.script-ed loop) with dynamic axes",
 			ErrFixedLength, m.fixedT, in.Name, in.ShapeString(), n, len(ds.Seqs), ds.File, strings.Join(bad, ", "), m.fixedT)
 	}
@@ -782,6 +786,17 @@ func (m *IO) listForecasts(T int) []Forecast {
 		for h := 0; h < m.k; h++ {
 			out = append(out, Forecast{t, h})
 		}
+	}
+	return out
+}
+
+// ForecastRows lists the rows t+h whose targets the forecasts of a
+// sequence of T rows are compared with, in the order of Forecasts.
+func (m *IO) ForecastRows(T int) []int {
+	fs := m.Forecasts(T)
+	out := make([]int, len(fs))
+	for i, f := range fs {
+		out[i] = f.T + f.H
 	}
 	return out
 }

@@ -127,3 +127,43 @@ func TestStaticRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticByColumnName checks that an input [batch, 1] named like a data
+// column takes that column's value per sequence without being named, as
+// an input [batch, time] does per step: y = x W + age.
+func TestStaticByColumnName(t *testing.T) {
+	dyn := func(name string) graph.Dim { return graph.Dim{Value: -1, Name: name} }
+	inputs := []graph.ValueInfo{
+		{Name: "x", Elem: graph.ElemFloat, Dims: []graph.Dim{dyn("batch"), dyn("time"), {Value: 2}}},
+		{Name: "age", Elem: graph.ElemFloat, Dims: []graph.Dim{dyn("batch"), {Value: 1}}},
+	}
+	nodes := []*graph.Node{
+		{Name: "u", OpType: "Unsqueeze", Inputs: []string{"age", "ax"}, Outputs: []string{"a"}},
+		{Name: "m", OpType: "MatMul", Inputs: []string{"x", "W"}, Outputs: []string{"p"}},
+		{Name: "add", OpType: "Add", Inputs: []string{"p", "a"}, Outputs: []string{"y"}},
+	}
+	init := map[string]*graph.Tensor{"W": graph.NewFloat([]int{2, 1}, []float64{1, 10}), "ax": graph.NewInt([]int{1}, []int64{1})}
+	g, err := graph.New(14, inputs, []graph.ValueInfo{{Name: "y", Elem: graph.ElemFloat}}, nodes, init, []string{"W", "ax"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(g, Config{Layout: graph.BatchFirst}, []string{"x1", "age", "x2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(m), "x=x1,x2 age=age"; got != want || !m.Describe()[1].Static {
+		t.Fatalf("inputs %s (static %v), want %s", got, m.Describe()[1].Static, want)
+	}
+	seq := &blocks.Sequence{ID: "p1", X: [][]float64{{1, 60, 2}, {3, 60, 4}}}
+	p, in, err := m.Program(1, 2, []*blocks.Sequence{seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.NewState().Forward(g.Theta(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].F; len(got) != 2 || got[0] != 1+20+60 || got[1] != 3+40+60 {
+		t.Errorf("y = %v, want [81 103]", got)
+	}
+}

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Time-series benchmark (bench.py says what it measures): trains three small
-# GRUs (a synthetic regime-switching series, Google's daily log range, an ECG),
+# Time-series benchmark (bench.py says what it measures): trains four small
+# GRUs (a synthetic regime-switching series, Google's daily log range, an ECG,
+# a neuron's membrane potential),
 # audits each with every kind of interval and writes RESULTS.md beside this
 # script. A few minutes on two cores.
 #
 #   bash benchmarks/timeseries/run.sh
 # Environment:
 #   AUDIT   an rnnaudit binary to use instead of building one from this checkout
-#   SERIES  a comma-separated subset of regime,goog,ecg
+#   SERIES  a comma-separated subset of regime,goog,ecg,membrane
 #   KEEP    1: reuse the data and trained models of an earlier run (bench.py
 #           --keep-data), re-running the audits only
 # Needs Go and Debian's python3 with python3-torch, python3-onnx, python3-numpy,
@@ -30,4 +31,4 @@ if [ -z "${AUDIT:-}" ]; then
 fi
 keep=()
 if [ "${KEEP:-}" = 1 ]; then keep=(--keep-data); fi
-exec nice "$python" "$here/bench.py" --audit "$AUDIT" --rev "$rev" --series "${SERIES:-regime,goog,ecg}" "${keep[@]}"
+exec nice "$python" "$here/bench.py" --audit "$AUDIT" --rev "$rev" --series "${SERIES:-regime,goog,ecg,membrane}" "${keep[@]}"

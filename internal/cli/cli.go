@@ -337,6 +337,10 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if err := p.readCalibration(train); err != nil {
 		return err
 	}
+	g, pruned, chosen, err := p.chooseOutput(g, pruned, train)
+	if err != nil {
+		return err
+	}
 	if err := checkFanIDs(p.fans, train, test); err != nil {
 		return err
 	}
@@ -349,6 +353,12 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	}
 	if n := blockNotice(train, p.opt.Blocks, p.opt.BlockLength); n != "" && !p.f.quiet {
 		fmt.Fprintln(stderr, terminalSafe("audit: note: "+n))
+	}
+	var windowed string
+	if p.opt.Window == 0 {
+		if windowed = windowedNotice(train, p.f); windowed != "" {
+			fmt.Fprintln(stderr, terminalSafe("audit: warning: "+windowed))
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -376,7 +386,7 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) {
+		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) && !errors.As(err, new(*audit.OptionError)) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
 		// A node's error names the node, not the model, which the
@@ -385,6 +395,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 			return &contextError{p.f.model, err}
 		}
 		return err
+	}
+	if windowed != "" {
+		res.Setting.Notes = append(res.Setting.Notes, "Warning: "+windowed)
 	}
 
 	ro := &reports.Options{
@@ -413,6 +426,11 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 	if p.f.quiet {
 		return nil
 	}
+	if chosen != "" {
+		// The output chosen among several comes first: every figure
+		// below is about it.
+		fmt.Fprintln(stdout, terminalSafe(chosen))
+	}
 	if err := reports.WriteSummary(stdout, res); err != nil {
 		return err
 	}
@@ -420,7 +438,7 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		fmt.Fprintln(stdout, "note: "+a)
 	}
 	fmt.Fprintln(stdout, inputsLine(res, train, p.f))
-	if l := outputLine(res, pruned); l != "" {
+	if l := outputLine(res, pruned); l != "" && chosen == "" {
 		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprintf(stdout, "Solver: %s.\n", reports.SolverText(res.Setting, res.Model.Params))

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,5 +182,37 @@ func TestOptionErrorsNameFlags(t *testing.T) {
 		if code != 1 || stderr != c.want {
 			t.Errorf("%q: exit %d, stderr\n%s\nwant 1 and\n%s", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestGroupedDataErrors: audit on a file with the same bad cell on many
+// rows writes that problem once, with its first lines and a count, and
+// a different problem on its own line; the message stays a few lines.
+func TestGroupedDataErrors(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,t,x,y\n")
+	for i := range 40 {
+		x := "0.5"
+		switch {
+		case i%4 == 1:
+			x = "abc"
+		case i == 6:
+			x = "n/a?"
+		}
+		fmt.Fprintf(&b, "a,%d,%s,1\n", i, x)
+	}
+	path := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd("--model", exModel, "--data", path, "--quiet")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	want := []string{
+		"audit: 10 problems, and more:",
+		"\t" + path + `: lines 3, 7, 11 and 6 more: column "x": "abc" is not a number: write a number such as 1.5 or -2e-3; if the column is not a feature, choose the feature columns (--features)`,
+		"\t" + path + `:8: column "x": "n/a?" is not a number: write a number such as 1.5 or -2e-3; if the column is not a feature, choose the feature columns (--features)`,
+	}
+	if code != 1 || len(lines) != 4 || strings.Join(lines[:3], "\n") != strings.Join(want, "\n") || !strings.Contains(lines[3], "stopped after 10 problems") {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s\n\t...stopped after 10 problems...", code, stderr, strings.Join(want, "\n"))
 	}
 }

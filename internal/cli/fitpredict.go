@@ -68,7 +68,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g, _, err := p.loadModel()
+	g, pruned, err := p.loadModel()
 	if err != nil {
 		return err
 	}
@@ -77,6 +77,10 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := p.readCalibration(train); err != nil {
+		return err
+	}
+	g, _, chosen, err := p.chooseOutput(g, pruned, train)
+	if err != nil {
 		return err
 	}
 	if err := checkSequenceMemory(g, p.opt.Layout, train, p.opt.Calibration); p.opt.Window == 0 && err != nil {
@@ -105,6 +109,9 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := writeAtomic(save, buf.Bytes()); err != nil {
 		return err
+	}
+	if !p.f.quiet && chosen != "" {
+		fmt.Fprintln(stdout, terminalSafe(chosen))
 	}
 	if !p.f.quiet {
 		fmt.Fprintf(stdout, "Fitted audit saved to %s (%d bytes): give new data to audit predict --load %s --data new.csv.\n", save, buf.Len(), save)

@@ -102,3 +102,73 @@ func TestStandardisedGRUAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralOutputsChosen: a model returning (attention weights
+// [batch, time], forecast [batch]) with no --output is audited on the
+// forecast, the output that fits the training targets: the summary's
+// first line says so with how each output fits, and its forecasts are
+// PyTorch's; audit fit records the choice for predict. When no output
+// fits (--horizons 3: neither holds three forecasts) the audit is
+// refused, naming --output.
+func TestSeveralOutputsChosen(t *testing.T) {
+	base := []string{"--model", filepath.Join(paramsDir, "attn_two.onnx"), "--data", filepath.Join(paramsDir, "train.csv"), "--ridge", "0.03"}
+	summary, got := intervalsOf(t, append(base, "--test", filepath.Join(paramsDir, "test.csv"))...)
+	first, _, _ := strings.Cut(summary, "\n")
+	for _, want := range []string{"Forecast output: forecast, chosen among the model's 2 outputs", "not audited: attention (training RMSE "} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the summary's first line lacks %q:\n%s", want, summary)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(paramsDir, "params.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Attn struct {
+			Forecast []float64 `json:"test_forecast"`
+		} `json:"attn_two"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 || len(doc.Attn.Forecast) != 1 || math.Abs(got[0][0]-doc.Attn.Forecast[0]) > 1e-10 {
+		t.Errorf("%d forecasts, the first %v; PyTorch's forecast output %v", len(got), got[0], doc.Attn.Forecast)
+	}
+
+	save := filepath.Join(t.TempDir(), "a.rna")
+	code, out, errs := runCmd(append([]string{"fit", "--save", save}, base...)...)
+	if code != 0 || !strings.HasPrefix(out, "Forecast output: forecast, chosen") {
+		t.Fatalf("fit: exit %d, stderr %s:\n%s", code, errs, out)
+	}
+	pred := filepath.Join(t.TempDir(), "p.csv")
+	if code, _, errs := runCmd("predict", "--load", save, "--data", filepath.Join(paramsDir, "test.csv"), "--out", pred, "--quiet"); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errs)
+	}
+	if rows := readRows(t, pred); len(rows) != 11 {
+		t.Errorf("predict: %d rows, want the 10 forecasts of the forecast output", len(rows)-1)
+	}
+
+	code, _, errs = runCmd(append(base, "--horizons", "3", "--quiet")...)
+	if code != 2 || !strings.Contains(errs, "none reads as a forecast of the training targets") || !strings.Contains(errs, "--output NAME") ||
+		!strings.Contains(errs, "attention (does not fit: ") || !strings.Contains(errs, "forecast (does not fit: ") {
+		t.Errorf("--horizons 3: exit %d, stderr %s", code, errs)
+	}
+}
+
+// TestUntrainedNamed: a GRU reading tanh of its standardised inputs
+// (the statistics feed no linear layer, so no rule makes them
+// constants): the stationarity check names both statistics with the
+// --params flag that leaves them out, instead of advising another ridge;
+// audited with that flag, the warning is gone.
+func TestUntrainedNamed(t *testing.T) {
+	base := []string{"--model", filepath.Join(paramsDir, "gru_tanh_std.onnx"), "--data", filepath.Join(paramsDir, "train.csv"), "--test", filepath.Join(paramsDir, "test.csv"), "--ridge", "0.36"}
+	summary, _ := intervalsOf(t, base...)
+	if !strings.Contains(summary, "warning: Some parameters do not look trained: mean (") || !strings.Contains(summary, "; std (") ||
+		!strings.Contains(summary, "leave them out: --params '!mean,!std'.") || strings.Contains(summary, "ridge of") {
+		t.Errorf("the summary does not name the statistics:\n%s", summary)
+	}
+	summary, _ = intervalsOf(t, append(base, "--params", "!mean,!std")...)
+	if strings.Contains(summary, "do not look trained") || !strings.Contains(summary, "dense: 101 parameters") {
+		t.Errorf("with the statistics left out:\n%s", summary)
+	}
+}

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/onnx"
@@ -85,4 +88,53 @@ func blockNotice(train *blocks.Dataset, kind blocks.Kind, k int) string {
 	}
 	return fmt.Sprintf("--block-length %d leaves fewer than two intervals that hold a target (the longest sequence of %s has %d steps), so the audit uses sequence blocks, as with --blocks sequence; choose a shorter --block-length for %s blocks",
 		k, train.File, train.MaxLen(), kind)
+}
+
+// windowedNotice says, when the training sequences of f.data look like
+// overlapping windows of longer series (datacheck.DetectWindowed), what
+// was found and the command that audits the series with --window; ""
+// otherwise.
+func windowedNotice(train *blocks.Dataset, f *flags) string {
+	w := datacheck.DetectWindowed(train)
+	if w == nil {
+		return ""
+	}
+	series := func(file string) string { return strings.TrimSuffix(file, ".csv") + "_series.csv" }
+	features := strings.Join(train.Features, ",")
+	cmd := []string{"audit", "--model", f.model, "--data", series(f.data)}
+	if f.test != "" {
+		cmd = append(cmd, "--test", series(f.test))
+	}
+	if train.IDCol != "id" {
+		cmd = append(cmd, "--id-col", train.IDCol)
+	}
+	if train.TimeCol != "t" {
+		cmd = append(cmd, "--time-col", train.TimeCol)
+	}
+	cols := fmt.Sprintf("%s, %s, %s and %s", train.IDCol, train.TimeCol, features, train.Targets[0])
+	if w.NextValue != "" {
+		// The target is the next value of a feature: the series holds
+		// that value once, and --shift 1 takes the target from the next row.
+		cols = fmt.Sprintf("%s, %s and %s", train.IDCol, train.TimeCol, features)
+		cmd = append(cmd, "--features", features, "--target", w.NextValue, "--shift", "1")
+	} else {
+		cmd = append(cmd, "--features", features, "--target", train.Targets[0])
+	}
+	cmd = append(cmd, "--window", strconv.Itoa(w.Len))
+	for i, a := range cmd {
+		cmd[i] = shellWord(a)
+	}
+	return fmt.Sprintf("%s. Give each series once, one row per time step (columns %s), and let the audit cut the windows and leave out stretches of time: %s",
+		w.Text(train.File), cols, strings.Join(cmd, " "))
+}
+
+// shellWord quotes a word for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ',' || r == ':' || r == '=' || r == '+' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -143,6 +143,9 @@ func TestServeHostile(t *testing.T) {
 		{"control byte in the request line", "GET /a\x1bb HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request"},
 		{"newline in the path", "GET /x%0a2026-01-01T00:00:00Z%20127.0.0.1:1%20GET%20/admin%20200 HTTP/1.1\r\nHost: x\r\n\r\n", 404, `no endpoint "/x\n2026`},
 		{"escape in the path", "GET /%1b[31mred HTTP/1.1\r\nHost: x\r\n\r\n", 404, `no endpoint "/\x1b[31mred"`},
+		{"invalid UTF-8 in the path", "GET /%ff%fe HTTP/1.1\r\nHost: x\r\n\r\n", 404, `no endpoint "/\xff\xfe"`},
+		{"raw invalid UTF-8 in the path", "GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", 404, `no endpoint "/\xff\xfe"`},
+		{"control byte in a header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x1bb\r\n\r\n", 400, "malformed HTTP request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := rawAnswer(t, ts, tc.req)
@@ -165,8 +168,8 @@ func TestServeHostile(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the log line follows the answer
 	logText := ts.log.String()
 	lines := strings.Split(strings.TrimSuffix(logText, "\n"), "\n")
-	if len(lines) != 13 { // the listening line and 12 probes
-		t.Errorf("%d log lines, want 13:\n%s", len(lines), logText)
+	if len(lines) != 16 { // the listening line and 15 probes
+		t.Errorf("%d log lines, want 16:\n%s", len(lines), logText)
 	}
 	for _, l := range lines {
 		if strings.HasPrefix(l, "2026-01-01") || len(l) > 1000 || strings.ContainsFunc(l, func(r rune) bool { return r < ' ' || r == 0x7f }) {

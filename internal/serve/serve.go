@@ -395,7 +395,7 @@ func (s *Server) predictOrFail(w http.ResponseWriter, r *http.Request, d *blocks
 	case ctx.Err() != nil:
 		s.fail(w, http.StatusServiceUnavailable, fieldProblem{Message: "the server is shutting down: retry on another instance or later"})
 	case isInternal(err):
-		s.log.Printf("internal error: %v", err)
+		s.log.Printf("internal error: %s", strconv.Quote(errs.Elide(err.Error(), 4*maxMessage)))
 		s.fail(w, http.StatusInternalServerError, fieldProblem{Message: "internal error (logged by the server)"})
 	default:
 		s.fail(w, http.StatusUnprocessableEntity, fieldProblem{Field: "sequences", Message: s.errorText(err)})

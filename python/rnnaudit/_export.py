@@ -61,17 +61,21 @@ def _first(out):
     return out
 
 
-def _call(module, x, batch_first, lengths):
+def _call(module, x, batch_first, lengths, static=None):
     """module(x), or module(x, lengths) with every sequence x's full length
-    when the module takes its sequences' lengths."""
+    when the module takes its sequences' lengths, with the per-sequence
+    values static [batch, S] after them when given."""
     import torch
-    if not lengths:
-        return module(x)
-    t_ax, b_ax = (1, 0) if batch_first else (0, 1)
-    return module(x, torch.full((x.shape[b_ax],), x.shape[t_ax], dtype=torch.int64))
+    args = (x,)
+    if lengths:
+        t_ax, b_ax = (1, 0) if batch_first else (0, 1)
+        args += (torch.full((x.shape[b_ax],), x.shape[t_ax], dtype=torch.int64),)
+    if static is not None:
+        args += (static,)
+    return module(*args)
 
 
-def _layout(module, example, batch_first, lengths):
+def _layout(module, example, batch_first, lengths, static=None):
     """Runs module on example and on example three steps longer; returns
     (per_step, horizons, output rank)."""
     import torch
@@ -79,8 +83,8 @@ def _layout(module, example, batch_first, lengths):
     longer = torch.cat([example, example.narrow(t_ax, 0, 1).expand_as(example.narrow(t_ax, 0, 3))
                         if example.shape[t_ax] < 3 else example.narrow(t_ax, 0, 3)], dim=t_ax)
     with torch.no_grad():
-        a = _first(_call(module, example, batch_first, lengths))
-        b = _first(_call(module, longer, batch_first, lengths))
+        a = _first(_call(module, example, batch_first, lengths, static))
+        b = _first(_call(module, longer, batch_first, lengths, static))
     T = example.shape[t_ax]
     per_step = a.dim() >= 2 and b.dim() == a.dim() and a.shape[t_ax] == T and b.shape[t_ax] == T + 3
     if per_step:
@@ -96,7 +100,7 @@ def _layout(module, example, batch_first, lengths):
 
 def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
            output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
-           check_x=None, binary=None, tolerance=1e-6, seed=0):
+           check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None):
     """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
 
     module takes one float tensor of features, [batch, time, features]
@@ -123,6 +127,15 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     batch with pack_padded_sequence(..., enforce_sorted=False)); the audit
     fills it from the data. The export traces it with example's full
     length, as PyTorch advises.
+
+    static names an input of per-sequence values (static covariates: age,
+    sex, baseline labs), [batch, S], for a module called as
+    module(x, static) (module(x, lengths, static) with lengths), and
+    static_example is a sample of them [batch, S] for example's batch. The
+    export fixes S and leaves the batch open, which is how the audit knows
+    the input; audit the file with input=["NAME=col1,...,colS"] on the
+    columns to_long_csv(static=...) writes. The check gives each of its
+    sequences random per-sequence values.
 
     check (None: when the binary is found, else with a warning that it was
     skipped; True: always; False: never) runs the exported file in the
@@ -163,7 +176,13 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     was_training = module.training
     module.eval()
     try:
-        per_step, horizons, rank = _layout(module, example, batch_first, lengths)
+        stat = None
+        if static is not None:
+            if static_example is None or static_example.dim() != 2 or static_example.shape[0] != example.shape[b_ax]:
+                raise ValueError("static=%r: give static_example, a sample of the per-sequence values "
+                                 "[batch, S] with example's batch (%d)" % (static, example.shape[b_ax]))
+            stat = (static, static_example.to(dtype=dtype, device=device))
+        per_step, horizons, rank = _layout(module, example, batch_first, lengths, stat and stat[1])
         in_axes = {b_ax: "batch", t_ax: "time"}
         if per_step:
             out_axes = {b_ax: "batch", t_ax: "time"}
@@ -176,8 +195,10 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
         axes = {input_name: in_axes, output_name: out_axes}
         if lengths:
             axes[lengths] = {0: "batch"}
+        if stat:
+            axes[static] = {0: "batch"}
         res = _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons,
-                           lengths, batch_first)
+                           lengths, batch_first, stat)
         if check is False:
             return res
         try:
@@ -189,7 +210,8 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
                           RuntimeWarning, stacklevel=2)
             return res
         try:
-            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed, lengths=lengths)
+            _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed, lengths=lengths,
+                   static=stat)
         except _RunError as e:
             if check_x is not None or not per_step:
                 raise ExportError(str(e)) from e.__cause__
@@ -201,11 +223,13 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             fixed = {input_name: {b_ax: "batch"}, output_name: {b_ax: "batch"}}
             if lengths:
                 fixed[lengths] = {0: "batch"}
+            if stat:
+                fixed[static] = {0: "batch"}
             res = _export_file(module, example, path, opset, input_name, output_name, fixed, per_step, horizons,
-                               lengths, batch_first)
+                               lengths, batch_first, stat)
             try:
                 _check(module, res, example, batch_first, None, bin_path, tolerance, seed, fixed_steps=T,
-                       lengths=lengths)
+                       lengths=lengths, static=stat)
             except _RunError:
                 raise ExportError(str(e)) from e.__cause__
             res.fixed_steps = T
@@ -223,7 +247,7 @@ class _RunError(ExportError):
 
 
 def _export_file(module, example, path, opset, input_name, output_name, axes, per_step, horizons, lengths,
-                 batch_first):
+                 batch_first, static=None):
     """torch.onnx.export of module (in evaluation mode) to path, then the
     ONNX checker when onnx is installed; returns an unchecked Exported."""
     import torch
@@ -238,6 +262,9 @@ def _export_file(module, example, path, opset, input_name, output_name, axes, pe
             b_ax, t_ax = (0, 1) if batch_first else (1, 0)
             args += (torch.full((example.shape[b_ax],), example.shape[t_ax], dtype=torch.int64),)
             names.append(lengths)
+        if static:
+            args += (static[1],)
+            names.append(static[0])
         torch.onnx.export(module, args, path, opset_version=opset, input_names=names,
                           output_names=[output_name], dynamic_axes=axes)
         trained = _trained_initializers(module, path, args, opset, names, output_name, axes)
@@ -294,7 +321,8 @@ def _trained_initializers(module, path, args, opset, names, output_name, axes):
     return out
 
 
-def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None, lengths=None):
+def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, fixed_steps=None, lengths=None,
+           static=None):
     """Runs the exported file in the binary on a few sequences and compares
     the forecasts with the module's in float64; fills res. Raises _RunError
     when the binary does not run the file, ExportError when the values
@@ -321,12 +349,16 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, 
         xs = list(a)
     ref = copy.deepcopy(module).double().cpu().eval()
     H = res.horizons
+    svals = None  # per sequence: its static values (static covariates)
+    if static:
+        svals = np.random.default_rng(seed + 1).standard_normal((len(xs), static[1].shape[1]))
     expected = {}  # (sequence index, row index, horizon) -> module value
     rows_of = []   # per sequence: its rows in the CSV (features, and targets)
     for i, x in enumerate(xs):
         inp = torch.from_numpy(x[None] if batch_first else x[:, None])
         with torch.no_grad():
-            out = _first(_call(ref, inp, batch_first, lengths)).numpy()
+            s = None if svals is None else torch.from_numpy(svals[i:i + 1])
+            out = _first(_call(ref, inp, batch_first, lengths, s)).numpy()
         L = len(x)
         if res.per_step:
             out = out[0] if batch_first else out[:, 0]
@@ -346,9 +378,13 @@ def _check(module, res, example, batch_first, check_x, binary, tolerance, seed, 
             rows_of.append(np.vstack([x, np.zeros((len(out) - 1, d))]) if len(out) > 1 else x)
     with tempfile.TemporaryDirectory(prefix="rnnaudit-export-") as tmp:
         data = os.path.join(tmp, "check.csv")
-        to_long_csv(data, rows_of, [np.zeros(len(r)) for r in rows_of], first_step=0)
+        snames = None if svals is None else ["%s_%d" % (static[0], j + 1) for j in range(svals.shape[1])]
+        to_long_csv(data, rows_of, [np.zeros(len(r)) for r in rows_of], first_step=0, static=svals,
+                    static_names=snames)
         out_csv = os.path.join(tmp, "out.csv")
         args = ["--model", os.path.abspath(res.path), "--data", data, "--out", out_csv, "--quiet"]
+        if snames:
+            args += ["--input", "%s=%s" % (static[0], ",".join(snames))]
         if H > 1:
             args += ["--horizons", str(H)]
         try:

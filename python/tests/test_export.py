@@ -47,6 +47,20 @@ if HAVE_TORCH:
             out, h = self.rnn(x)
             return self.head(out), h  # a second output, ignored by the audit
 
+    class Static(nn.Module):
+        """GRU over x with per-sequence values (static covariates) repeated
+        along time and concatenated, Linear at every step."""
+
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 5, batch_first=True)
+            self.head = nn.Linear(5, 1)
+
+        def forward(self, x, static):
+            s = static.unsqueeze(1).expand(-1, x.shape[1], -1)
+            out, _ = self.rnn(torch.cat([x, s], -1))
+            return self.head(out)
+
     class Packed(nn.Module):
         """pack_padded_sequence over a lengths input, as variable-length
         training does."""
@@ -113,6 +127,7 @@ class Export(unittest.TestCase):
             ("last step, 3 horizons", LastStep(3), dict(opset=17), False, 3, 12),
             ("time first, two outputs", TimeFirst(), dict(batch_first=False), True, 1, 40),
             ("packed, lengths input", Packed(), dict(lengths="lengths"), True, 1, 40),
+            ("static covariates", Static(), dict(static="static", static_example=torch.zeros(1, 2)), True, 1, 40),
         ]
         for name, module, kw, per_step, horizons, n in cases:
             with self.subTest(name):
@@ -127,6 +142,16 @@ class Export(unittest.TestCase):
                 # float32 weights evaluated in float64 on both sides.
                 self.assertLess(r.max_abs_diff, 1e-12)
                 self.assertEqual(r.opset, kw.get("opset", 14))
+
+    def test_static_covariates(self):
+        import onnx
+        r = self.export(Static(), static="static", static_example=torch.zeros(1, 2))
+        self.assertEqual(r.dynamic_axes["static"], {0: "batch"})
+        g = onnx.load(self.path).graph
+        self.assertEqual([i.name for i in g.input], ["x", "static"])
+        self.assertEqual([(d.dim_param, d.dim_value) for d in g.input[1].type.tensor_type.shape.dim], [("batch", 0), ("", 2)])
+        with self.assertRaisesRegex(ValueError, "give static_example"):
+            self.export(Static(), static="static")
 
     def test_dynamic_axes(self):
         import onnx

@@ -11,7 +11,7 @@ Writes beside itself (deterministic on one machine):
   fixed.onnx     the tutorial export: x float [16, 24, 1] -> y [16, 1]
                  (the initial state torch.zeros(1, x.size(0), 8) is traced
                  with the batch size as a constant)
-  dynamic.onnx   the same weights exported with dynamic_axes {0: "batch"}
+  dynamic.onnx   the same weights exported with dynamic batch and time axes
   train.csv      60 windows (not a multiple of 16: the last chunk is padded),
                  the target only on each window's last row (empty cells above)
   test.csv       21 later windows, laid out the same way
@@ -99,7 +99,7 @@ def main():
                       output_names=["y"], opset_version=13)
     torch.onnx.export(model, x, os.path.join(HERE, "dynamic.onnx"), input_names=["x"],
                       output_names=["y"], opset_version=13,
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+                      dynamic_axes={"x": {0: "batch", 1: "time"}, "y": {0: "batch"}})
     m64 = Forecaster().double()
     m64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
     with torch.no_grad():

@@ -19,6 +19,10 @@ It writes
   gru_std_bridge.onnx       the same module exported by the Python bridge
                             (rnnaudit.export): its metadata names the
                             initializers that hold trained values;
+  gru_tanh_std.onnx         the same GRU reading tanh of its standardised
+                            inputs: the statistics feed no linear layer,
+                            so they are taken as parameters and the
+                            stationarity check must name them;
   attn_two.onnx             an LSTM with attention over its steps returning
                             (attention weights [batch, time], forecast
                             [batch]): the forecast of the last row's target,
@@ -92,6 +96,16 @@ class StdGRU(nn.Module):
         return self.head(out)[..., 0]
 
 
+class TanhStdGRU(StdGRU):
+    """Squashes its standardised inputs with tanh before the GRU: the
+    statistics do not feed a linear layer, so no rule makes them
+    constants; the stationarity check names them."""
+
+    def forward(self, x):
+        out, _ = self.rnn(torch.tanh((x - self.mean) / self.std))
+        return self.head(out)[..., 0]
+
+
 class AttnLSTM(nn.Module):
     """LSTM, attention over its steps, a head on the attended state:
     returns (attention weights, forecast)."""
@@ -156,6 +170,11 @@ def main():
     ref["gru_std"] = {"parameters": [n for n, _ in gru.named_parameters()],
                       "buffers": [n for n, _ in gru.named_buffers()],
                       "bridge_parameters": r.parameters, "test_forecast": f.ravel().tolist()}
+
+    torch.manual_seed(3)
+    sq = TanhStdGRU()
+    print("gru_tanh_std: training MSE %.4f" % train(sq, x, y, mse))
+    export(sq, os.path.join(HERE, "gru_tanh_std.onnx"), ["y"], {"x": {0: "batch", 1: "time"}, "y": {0: "batch", 1: "time"}})
 
     torch.manual_seed(2)
     att = AttnLSTM()
