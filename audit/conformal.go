@@ -33,8 +33,11 @@ type Conformal struct {
 	Kinds []interval.KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
-	// Recommendation is the kind of interval the audit recommends (nil
-	// without labelled test values).
+	// Calibrated are jackknife+, conformalized jackknife+ and split
+	// conformal at the calibration values: what the recommendation is
+	// chosen from (interval.Choose).
+	Calibrated []interval.CalibrationFigures
+	// Recommendation is the kind of interval the audit recommends.
 	Recommendation *Recommendation
 }
 
@@ -52,6 +55,7 @@ type calibration struct {
 	forecasts []interval.ConformalForecast
 	few       []int
 	values    int
+	figs      []interval.CalibrationFigures
 }
 
 // calibrate computes the calibration of the labelled calibration points
@@ -89,6 +93,18 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
 			c.few = append(c.few, f.T)
 		}
+	}
+	c.figs = []interval.CalibrationFigures{{Kind: interval.KindJackknife}, {Kind: interval.KindConformalJackknife, Guaranteed: true}, {Kind: interval.KindSplit, Guaranteed: true}}
+	for k, pt := range cal {
+		if pt.has {
+			lo, up := interval.CJLimits(pt.pred, cl.lo[k], cl.up[k], c.scale[pt.f])
+			c.figs[0].Add(pt.f.T, pt.y, cl.lo[k], cl.up[k])
+			c.figs[1].Add(pt.f.T, pt.y, lo, up)
+			c.figs[2].Add(pt.f.T, pt.y, pt.pred-c.half[pt.f], pt.pred+c.half[pt.f])
+		}
+	}
+	for i := range c.figs {
+		c.figs[i].Finish()
 	}
 	return c
 }
@@ -145,7 +161,7 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	lv := p.level()
 	alpha := lv.alpha
 	cb := calibrate(alpha, cf.points, cf.lim, test)
-	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts}
+	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts, Calibrated: cb.figs}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",

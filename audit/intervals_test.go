@@ -303,6 +303,19 @@ func TestCalibrateByHand(t *testing.T) {
 	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 {
 		t.Errorf("forecasts %+v", c.forecasts)
 	}
+	// The kinds at the calibration values: jackknife+ [-1, 1] covers
+	// 1/9, width 2; split 0 ± 8 and conformalized jackknife+ [-8, 8]
+	// cover 8/9 (|y| <= 8), width 16.
+	for i, w := range []struct {
+		kind       string
+		guaranteed bool
+		cov, width float64
+	}{{interval.KindJackknife, false, 1.0 / 9, 2}, {interval.KindConformalJackknife, true, 8.0 / 9, 16}, {interval.KindSplit, true, 8.0 / 9, 16}} {
+		g := c.figs[i]
+		if g.Kind != w.kind || g.Guaranteed != w.guaranteed || g.Values != 9 || !near(g.Coverage, w.cov) || !near(g.MeanWidth, w.width) || g.Unbounded != 0 {
+			t.Errorf("calibration figures %d: %+v, want %s coverage %v width %v", i, g, w.kind, w.cov, w.width)
+		}
+	}
 	jk := limits{lo: []float64{9, 19}, up: []float64{12, 21}}
 	cd := calibratedLimits(0.2, test, []int{2}, c, jk)
 	inf := math.Inf(1)

@@ -105,6 +105,12 @@ type Options struct {
 	// one of horizons).
 	Horizons int
 	Align    string // where a many-to-one output's H values sit: "" or "after", or "last" (modelio.Config.Align)
+	// TargetScale, when set, is {mean, std}: the model was trained on the
+	// target scaled as (y - mean) / std and the data hold it in its own
+	// units; forecasts, intervals, thresholds and reports are in those
+	// units (modelio.Config.TargetScale). Ridge stays in the training's
+	// units (the audit scales it by std², with the loss).
+	TargetScale []float64
 
 	Alpha       float64     // 0 means 0.1
 	Blocks      blocks.Kind // sequence, interval or nested
@@ -295,5 +301,15 @@ func (o *Options) progress(phase string, done, total int) {
 
 // ioConfig is what modelio needs of o to read the model's inputs and output.
 func ioConfig(o *Options) modelio.Config {
-	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align}
+	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align, TargetScale: o.TargetScale}
+}
+
+// targetVar is std² of TargetScale (1 without one): the loss in the
+// data's units is std² times the loss the model was trained on, and so
+// must the ridge be.
+func (o *Options) targetVar() float64 {
+	if len(o.TargetScale) != 2 {
+		return 1
+	}
+	return o.TargetScale[1] * o.TargetScale[1]
 }

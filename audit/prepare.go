@@ -115,6 +115,10 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 	if o.Classify != nil && o.Classify.Logits {
 		g, err = classify.WithSigmoid(g)
 	}
+	if o.TargetScale != nil && (o.Loss != hvp.SquaredError || o.Classify != nil) {
+		return o, nil, errors.New("audit: a target scale goes with the squared error of a forecast, not with a classifier's loss")
+	}
+	o.Ridge *= o.targetVar()
 	return o, g, err
 }
 
@@ -211,7 +215,7 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 	s := Setting{
 		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
 		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
-		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge,
+		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge / o.targetVar(),
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
 		Notes: append(slices.Clip(p.io.Notes()), p.scheme.Notes...), Low: o.Low, High: o.High,
 		NominalCover: 1 - o.Alpha, GuaranteedMin: 1 - 2*o.Alpha,

@@ -7,14 +7,23 @@ import (
 )
 
 // Recommendation is the kind of interval an audit with a calibration set
-// recommends, and why: the narrowest kind whose measured coverage holds
-// on the test data (Holds). Package reports puts it into words.
+// recommends for future sequences, and why. The kind is chosen from what
+// the fit knows, the calibration values (interval.Choose: the kinds whose
+// coverage holds there, then the fewest unbounded intervals, then the
+// narrowest); the labelled test values, when there are any, check that
+// choice (Holds). Package reports puts it into words.
 type Recommendation struct {
-	// Kind is the recommended kind (a Kind constant), "" when none holds
-	// or there is nothing to compare.
+	// Kind is the recommended kind (a Kind constant), "" when no kind
+	// holds on the calibration values with a bounded interval.
 	Kind string
-	// Holds[i] says whether Conformal.Kinds[i]'s coverage holds (hold);
-	// Short[i], when it does not, says where it falls short.
+	// CalHolds[i] says whether Conformal.Calibrated[i]'s coverage holds
+	// on the calibration values; CalShort[i], when it does not, where it
+	// falls short.
+	CalHolds []bool
+	CalShort []Shortfall
+	// Holds[i] says whether Conformal.Kinds[i]'s coverage holds on the
+	// labelled test values (hold); Short[i], when it does not, says where
+	// it falls short. Both are empty without labelled test values.
 	Holds []bool
 	Short []Shortfall
 }
@@ -91,33 +100,32 @@ func Eligible(k *interval.KindSummary, s *Summary) bool {
 	return k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite < s.Points
 }
 
-// narrower orders kinds by width: fewer unbounded intervals first, then
-// the smaller mean width.
-func narrower(a, b *interval.KindSummary) bool {
-	if a.Infinite != b.Infinite {
-		return a.Infinite < b.Infinite
-	}
-	return a.MeanLength < b.MeanLength
-}
+// calibrationRule is the step rule of hold, applied to the calibration
+// values.
+var calibrationRule = interval.StepRule{Z: stepZ, Floor: stepFloor, MinValues: minStepValues}
 
-// Recommend picks the narrowest eligible kind whose coverage holds; nil
-// when there is nothing to compare. Run and Predict store it in
-// Conformal.Recommendation.
+// Recommend chooses the kind to recommend on the calibration values
+// (interval.Choose over Conformal.Calibrated) and checks every kind on
+// the labelled test values (hold); nil when there is nothing to choose
+// from. Run and Predict store it in Conformal.Recommendation.
 func Recommend(c *Conformal, s *Summary) *Recommendation {
-	if c == nil || s == nil || len(c.Kinds) == 0 {
+	if c == nil || s == nil || len(c.Kinds)+len(c.Calibrated) == 0 {
 		return nil
 	}
-	r := &Recommendation{Holds: make([]bool, len(c.Kinds)), Short: make([]Shortfall, len(c.Kinds))}
-	var best *interval.KindSummary
+	r := &Recommendation{Holds: make([]bool, len(c.Kinds)), Short: make([]Shortfall, len(c.Kinds)),
+		CalHolds: make([]bool, len(c.Calibrated)), CalShort: make([]Shortfall, len(c.Calibrated))}
 	for i := range c.Kinds {
-		k := &c.Kinds[i]
-		r.Holds[i], r.Short[i] = hold(k, s, c)
-		if Eligible(k, s) && r.Holds[i] && (best == nil || narrower(k, best)) {
-			best = k
+		r.Holds[i], r.Short[i] = hold(&c.Kinds[i], s, c)
+	}
+	for i := range c.Calibrated {
+		ok, t, cov := c.Calibrated[i].Holds(s.Alpha, calibrationRule)
+		r.CalHolds[i] = ok
+		if !ok {
+			r.CalShort[i] = Shortfall{Step: t, Coverage: cov}
 		}
 	}
-	if best != nil {
-		r.Kind = best.Kind
+	if b := interval.Choose(c.Calibrated, s.Alpha, calibrationRule); b >= 0 {
+		r.Kind = c.Calibrated[b].Kind
 	}
 	return r
 }

@@ -72,21 +72,21 @@ func TestPractitionerModels(t *testing.T) {
 func TestPractitionerModelsExamples(t *testing.T) {
 	names, _, gs, ins := practitionerModels(t)
 	for k, name := range names {
-		t.Run(name, func(t *testing.T) { checkExamplesMasked(t, gs[k], ins[k]) })
+		t.Run(name, func(t *testing.T) { checkExamplesMasked(t, gs[k], ins[k], 0) })
 	}
 }
 
 // checkExamplesMasked checks BackwardPerExample on model g, batched over
-// the first axis of its first input: each example's gradient must be the
-// one Backward gives with a random output cotangent restricted to that
-// example's outputs (the output's first axis indexes the examples).
-func checkExamplesMasked(t *testing.T, g *graph.Graph, inputs []*graph.Tensor) {
+// axis axis of its first input: each example's gradient must be the one
+// Backward gives with a random output cotangent restricted to that
+// example's outputs (the same axis of the output indexes the examples).
+func checkExamplesMasked(t *testing.T, g *graph.Graph, inputs []*graph.Tensor, axis int) {
 	t.Helper()
 	p, err := g.Compile(inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := p.PerExample([]int{0})
+	ex, err := p.PerExample([]int{axis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func checkExamplesMasked(t *testing.T, g *graph.Graph, inputs []*graph.Tensor) {
 	for i := range seed.F {
 		seed.F[i] = r.NormFloat64()
 	}
-	N := inputs[0].Shape[0]
+	N := inputs[0].Shape[axis]
 	grads := make([][]float64, N)
 	for e := range grads {
 		grads[e] = make([]float64, len(theta))
@@ -110,10 +110,13 @@ func checkExamplesMasked(t *testing.T, g *graph.Graph, inputs []*graph.Tensor) {
 		t.Fatal(err)
 	}
 	ids := ex.Output(0)
-	per := len(ids) / N // the output's first axis indexes the examples
+	inner := 1 // elements after the output's example axis
+	for _, d := range outs[0].Shape[axis+1:] {
+		inner *= d
+	}
 	for i, id := range ids {
-		if int(id) != i/per {
-			t.Fatalf("output element %d belongs to example %d, want %d", i, id, i/per)
+		if want := i / inner % N; int(id) != want {
+			t.Fatalf("output element %d belongs to example %d, want %d", i, id, want)
 		}
 	}
 	for e := 0; e < N; e++ {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 )
 
 // External data: tensors whose values are kept in a file beside the model
@@ -160,19 +160,16 @@ func readExternalFile(dir, modelName, loc string, refs []externalRef) error {
 	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return fail("it leads out of the model's folder (%s) through a symbolic link, to %s", dir, real)
 	}
-	f, err := os.Open(real)
+	// A regular file only, opened without waiting on a named pipe.
+	f, size, err := userfile.Open(real, "", userfile.ExternalData)
 	if err != nil {
+		var ue *userfile.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fail("%v", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fail("%v", err)
-	}
-	if !st.Mode().IsRegular() {
-		return fail("not a regular file")
-	}
-	size := st.Size()
 	for _, r := range refs {
 		want, err := r.tm.rawSize()
 		if err != nil {

@@ -79,75 +79,86 @@ func shortText(sf audit.Shortfall) string {
 }
 
 // recommendation puts the audit's recommendation (audit.Recommendation:
-// the narrowest kind whose coverage holds on the test data) into plain
-// words. kind is "" when no kind holds or there is nothing to compare
-// (no Conformal.Recommendation).
+// the kind chosen on the calibration values, checked on the labelled
+// test values) into plain words. kind is "" when no kind qualifies on the
+// calibration values or there is nothing to choose from (no
+// Conformal.Recommendation).
 func recommendation(r *audit.Result) (kind, text string) {
 	c, s := r.Conformal, r.Summary
 	if c == nil || s == nil || c.Recommendation == nil {
 		return "", ""
 	}
 	rec := c.Recommendation
-	var best *interval.KindSummary
-	var fail, good []*interval.KindSummary
-	var why, unbounded []string
-	for i := range c.Kinds {
-		k := &c.Kinds[i]
-		if k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite == s.Points {
-			unbounded = append(unbounded, kindName(k.Kind))
-		}
-		if !audit.Eligible(k, s) {
-			continue
-		}
-		if !rec.Holds[i] {
-			fail = append(fail, k)
-			why = append(why, shortText(rec.Short[i]))
-			continue
-		}
-		good = append(good, k)
-		if k.Kind == rec.Kind {
-			best = k
+	var b strings.Builder
+	var best *interval.CalibrationFigures
+	var good, fail []string
+	for i := range c.Calibrated {
+		f := &c.Calibrated[i]
+		switch {
+		case f.Kind == rec.Kind:
+			best = f
+		case !rec.CalHolds[i]:
+			fail = append(fail, fmt.Sprintf("%s (calibration %s)", kindName(f.Kind), shortText(rec.CalShort[i])))
+		case f.Unbounded < f.Values:
+			good = append(good, fmt.Sprintf("%s %s", kindName(f.Kind), calWidthText(f)))
 		}
 	}
-	var b strings.Builder
 	if best == nil {
 		if len(fail) == 0 {
-			fmt.Fprintf(&b, "The calibration set is too small for finite calibrated intervals (see the notes), and no jackknife+ interval is bounded: compare the kinds with more calibration sequences.")
-			return "", b.String()
+			b.WriteString("The calibration set is too small for finite calibrated intervals (see the notes), and no jackknife+ interval is bounded: compare the kinds with more calibration sequences.")
+		} else {
+			fmt.Fprintf(&b, "No kind of interval holds the %s target on the %s calibration values with a bounded interval: %s.",
+				pct0(1-s.Alpha), count(c.Values), strings.Join(fail, "; "))
 		}
-		closest := fail[0]
-		for _, k := range fail {
-			if k.Coverage > closest.Coverage {
-				closest = k
-			}
-		}
-		fmt.Fprintf(&b, "No kind of interval reaches the %s target on the test data; the closest is %s (coverage %s). The calibration and test sequences may not be alike (a shift between them), or the calibration set is small: check both.",
-			pct0(1-s.Alpha), kindName(closest.Kind), pct(closest.Coverage))
+		checkText(&b, r, "")
 		return "", b.String()
 	}
-	fmt.Fprintf(&b, "Use %s: its coverage holds (%s of %s test values, target %s; guaranteed %s) and its mean width %s is the narrowest",
-		kindName(best.Kind), pct(best.Coverage), count(s.Points), pct0(1-s.Alpha), kindGuarantee(best.Kind, s.Alpha), widthText(best))
-	var others []string
-	for _, k := range good {
-		if k != best {
-			others = append(others, fmt.Sprintf("%s %s", kindName(k.Kind), widthText(k)))
-		}
+	fmt.Fprintf(&b, "Use %s, chosen on the %s calibration values: ", kindName(best.Kind), count(best.Values))
+	if best.Guaranteed {
+		fmt.Fprintf(&b, "its coverage there holds by construction (guaranteed %s for sequences like them)", kindGuarantee(best.Kind, s.Alpha))
+	} else {
+		fmt.Fprintf(&b, "its coverage there holds (%s, target %s; guaranteed %s)", pct(best.Coverage), pct0(1-s.Alpha), kindGuarantee(best.Kind, s.Alpha))
 	}
-	if len(others) > 0 {
-		fmt.Fprintf(&b, " of the kinds whose coverage holds (%s)", strings.Join(others, ", "))
+	fmt.Fprintf(&b, " and its mean width there, %s, is the narrowest", calWidthText(best))
+	if len(good) > 0 {
+		fmt.Fprintf(&b, " of the kinds that hold (%s)", strings.Join(good, ", "))
 	} else {
 		b.WriteString(" that holds")
 	}
 	b.WriteString(".")
 	if len(fail) > 0 {
-		var parts []string
-		for i, k := range fail {
-			parts = append(parts, fmt.Sprintf("%s (%s)", kindName(k.Kind), why[i]))
+		fmt.Fprintf(&b, " Short of the target: %s.", strings.Join(fail, "; "))
+	}
+	checkText(&b, r, best.Kind)
+	return best.Kind, b.String()
+}
+
+// checkText adds to a recommendation what the labelled test values say
+// of the chosen kind (none: "") and of the other kinds: the check of the
+// choice, the unbounded kinds, the Bonferroni intervals.
+func checkText(b *strings.Builder, r *audit.Result, chosen string) {
+	c, s, rec := r.Conformal, r.Summary, r.Conformal.Recommendation
+	var unbounded, fail []string
+	for i := range c.Kinds {
+		k := &c.Kinds[i]
+		if k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite == s.Points {
+			unbounded = append(unbounded, kindName(k.Kind))
 		}
-		fmt.Fprintf(&b, " Short of the target: %s.", strings.Join(parts, "; "))
+		switch {
+		case k.Kind == chosen && rec.Holds[i]:
+			fmt.Fprintf(b, " On the test data, the check of that choice, its coverage holds (%s of %s values, mean width %s).", pct(k.Coverage), count(s.Points), widthText(k))
+		case k.Kind == chosen:
+			fmt.Fprintf(b, " On the test data, the check of that choice, it falls short (%s of %s values; %s): the calibration and test sequences may not be alike (a shift between them), or the calibration set is small: check both.",
+				pct(k.Coverage), count(s.Points), shortText(rec.Short[i]))
+		case audit.Eligible(k, s) && !rec.Holds[i]:
+			fail = append(fail, fmt.Sprintf("%s (%s)", kindName(k.Kind), shortText(rec.Short[i])))
+		}
+	}
+	if len(fail) > 0 {
+		fmt.Fprintf(b, " Short of the target on the test data: %s.", strings.Join(fail, "; "))
 	}
 	if len(unbounded) > 0 {
-		fmt.Fprintf(&b, " Every %s interval is unbounded: the calibration set has too few sequences for this alpha.", strings.Join(unbounded, " and every "))
+		fmt.Fprintf(b, " Every %s interval is unbounded: the calibration set has too few sequences for this alpha.", strings.Join(unbounded, " and every "))
 	}
 	for i := range c.Kinds {
 		k := &c.Kinds[i]
@@ -156,10 +167,18 @@ func recommendation(r *audit.Result) (kind, text string) {
 		case k.Infinite == s.Points:
 			b.WriteString(" Joint coverage of whole sequences (Bonferroni) needs more calibration sequences: those intervals are unbounded.")
 		case rec.Holds[i]:
-			fmt.Fprintf(&b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
+			fmt.Fprintf(b, " To cover every step of a sequence at once, use the Bonferroni intervals: joint coverage %s, mean width %s.", pct(k.JointCoverage), widthText(k))
 		}
 	}
-	return best.Kind, b.String()
+}
+
+// calWidthText is a kind's mean width at the calibration values, with
+// the count of unbounded intervals.
+func calWidthText(f *interval.CalibrationFigures) string {
+	if f.Unbounded > 0 {
+		return fmt.Sprintf("%s (%s unbounded)", num(f.MeanWidth), count(f.Unbounded))
+	}
+	return num(f.MeanWidth)
 }
 
 // widthText is the mean width, with the count of unbounded intervals.

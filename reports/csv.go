@@ -145,11 +145,9 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 // RecommendedKind is the kind of interval (an audit Kind constant) the
 // audit recommends for r's forecasts: without a calibration set the
 // jackknife+ (the audit's interval; the in-sample one is only a
-// baseline); with one, the narrowest kind whose coverage held on the
-// labelled test values (audit.Conformal.Recommendation), or "" when none held or the
-// evaluated data have no labels to measure it on (audit predict on new
-// sequences): the calibrated kinds then keep their finite-sample
-// guarantee, and the choice between them is the user's.
+// baseline); with one, the kind chosen on the calibration values
+// (audit.Conformal.Recommendation), labelled test values or not, or ""
+// when no kind holds there with a bounded interval.
 func RecommendedKind(r *audit.Result) string {
 	if r.Conformal == nil {
 		return interval.KindJackknife

@@ -68,7 +68,9 @@ func TestCSVColumns(t *testing.T) {
 	plain := fixture()
 	cal := fixture()
 	cal.Conformal = &audit.Conformal{File: "cal.csv", Kinds: []interval.KindSummary{{Kind: interval.KindSplit}},
-		Recommendation: &audit.Recommendation{Kind: interval.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1)}}
+		Calibrated: []interval.CalibrationFigures{{Kind: interval.KindSplit, Guaranteed: true, Values: 10}},
+		Recommendation: &audit.Recommendation{Kind: interval.KindSplit, Holds: []bool{true}, Short: make([]audit.Shortfall, 1),
+			CalHolds: []bool{true}, CalShort: make([]audit.Shortfall, 1)}}
 	for i := range cal.Sequences {
 		for k := range cal.Sequences[i].Steps {
 			st := &cal.Sequences[i].Steps[k]

@@ -50,6 +50,10 @@ type Config struct {
 	// values): "" or AlignAfter, after the rows the model reads; AlignLast,
 	// the last H rows of the window it reads.
 	Align string
+	// TargetScale, when set, is {mean, std}: the model was trained on the
+	// target scaled as (y - mean) / std, and its forecast output is read
+	// as mean + std * output, in the data's units (scale.go).
+	TargetScale []float64
 }
 
 // The alignments of a many-to-one output's H values (Config.Align).
@@ -194,7 +198,16 @@ var horizonNames = []string{"horizon", "horizons", "h", "lead", "leads", "steps_
 // decides what fills each input and runs the model on a probe batch to
 // learn its output's form.
 func New(g *graph.Graph, o Config, features []string) (*IO, error) {
-	m := &IO{g: g, layout: o.Layout, main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
+	if err := CheckTargetScale(o.TargetScale); err != nil {
+		return nil, err
+	}
+	if o.TargetScale != nil && len(g.Outputs) > 0 {
+		var err error
+		if g, err = withTargetScale(g, o.TargetScale); err != nil {
+			return nil, err
+		}
+	}
+	m := &IO{g: g, layout: o.Layout, notes: scaleNote(o.TargetScale), main: -1, col: -1, valueIn: g.ValueInputs(), progs: map[string]*graph.Program{}}
 	if err := m.resolveInputs(o.Inputs, features); err != nil {
 		return nil, err
 	}

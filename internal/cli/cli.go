@@ -142,6 +142,7 @@ type flags struct {
 	estimator                 string
 	newtonSteps               int
 	damping, ridge            float64
+	targetScale               string
 	loss                      string
 	params                    string
 	low, high                 optFloat
@@ -204,6 +205,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.Var(&f.flagAbove, "flag-above", "flag a classifier's forecasts whose probability's lower limit is above this")
 	fs.Var(&f.flagBelow, "flag-below", "flag a classifier's forecasts whose probability's upper limit is below this")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
+	fs.StringVar(&f.targetScale, "target-scale", "", "MEAN,STD: the model was trained on the target scaled as (y - MEAN) / STD; the data, intervals and reports are in y's units")
 	fs.StringVar(&f.params, "params", "", "audit only the parameters matching these globs")
 	fs.Var(&f.low, "low", "flag values whose interval reaches below this")
 	fs.Var(&f.high, "high", "flag values whose interval reaches above this")
@@ -672,6 +674,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls,
 	}
+	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
+		return err
+	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
 		return err
 	}
@@ -866,4 +871,23 @@ func solverList() string {
 		names = append(names, string(n))
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// parseTargetScale reads --target-scale MEAN,STD (nil for "").
+func parseTargetScale(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	v := make([]float64, len(parts))
+	for i, part := range parts {
+		var err error
+		if v[i], err = strconv.ParseFloat(strings.TrimSpace(part), 64); err != nil {
+			return nil, usagef("--target-scale %q: give the mean and the standard deviation the target was scaled with, such as 57.3,41.2", s)
+		}
+	}
+	if modelio.CheckTargetScale(v) != nil {
+		return nil, usagef("--target-scale %q: give the mean and a positive standard deviation, finite, such as 57.3,41.2 (the model was trained on (y - mean) / std)", s)
+	}
+	return v, nil
 }

@@ -29,6 +29,10 @@ const (
 	Artifact
 	// Config is a YAML configuration file (--config): at most 1 MiB.
 	Config
+	// ExternalData is a file of an ONNX model's tensors kept beside it:
+	// at most 64 GiB (it is read tensor by tensor, each checked against
+	// the graph's limits).
+	ExternalData
 )
 
 // Limit is the largest file of kind k that is read, in bytes.
@@ -38,6 +42,8 @@ func (k Kind) Limit() int64 {
 		return 2 << 30
 	case Artifact:
 		return 16 << 30
+	case ExternalData:
+		return 64 << 30
 	}
 	return 1 << 20
 }
@@ -49,6 +55,8 @@ func (k Kind) String() string {
 		return "an ONNX model"
 	case Artifact:
 		return "a fitted audit"
+	case ExternalData:
+		return "an external data file"
 	}
 	return "a config file"
 }

@@ -49,18 +49,19 @@ def causal(T, like):
 class Encoder(nn.Module):
     """Linear embedding, TransformerEncoder (2 layers), Linear head per step."""
 
-    def __init__(self, mask=None, norm_first=False):
+    def __init__(self, mask=None, norm_first=False, batch_first=True):
         super().__init__()
         self.mask = mask
+        self.time_axis = 1 if batch_first else 0
         self.emb = nn.Linear(F_IN, D)
-        layer = nn.TransformerEncoderLayer(D, HEADS, FF, dropout=0.0, batch_first=True,
+        layer = nn.TransformerEncoderLayer(D, HEADS, FF, dropout=0.0, batch_first=batch_first,
                                            norm_first=norm_first, layer_norm_eps=EPS)
         self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         self.head = nn.Linear(D, 1)
 
     def forward(self, x):
         h = self.emb(x)
-        T = x.shape[1]
+        T = x.shape[self.time_axis]
         m = None
         if self.mask == "causal":
             m = causal(T, h)
@@ -128,6 +129,8 @@ MODELS = [
     ("encoder_op13", lambda: Encoder(), 13, Encoder.__doc__ + " No mask, opset 13."),
     ("encoder_causal_op14", lambda: Encoder("causal"), 14, Encoder.__doc__ + " Causal float mask (Trilu), opset 14."),
     ("encoder_bool_op15", lambda: Encoder("bool"), 15, Encoder.__doc__ + " Boolean causal mask (Where), opset 15."),
+    ("encoder_seqfirst_op16", lambda: Encoder("causal", batch_first=False), 16,
+     Encoder.__doc__ + " Sequence-first (batch_first=False, PyTorch's default), causal mask, opset 16."),
     ("encoder_normfirst_op17", lambda: Encoder("causal", True), 17,
      Encoder.__doc__ + " Pre-norm layers, causal mask, opset 17 (LayerNormalization)."),
     ("decoder_op16", Decoder, 16, Decoder.__doc__ + " Opset 16."),
@@ -156,9 +159,12 @@ def main():
             for p in model.parameters():
                 p += 0.3 * torch.randn_like(p)
         model.eval()
-        x = torch.randn(3, 6, F_IN, dtype=torch.float32)
+        seq_first = "seqfirst" in name
+        x = torch.randn(6, 3, F_IN, dtype=torch.float32) if seq_first else torch.randn(3, 6, F_IN, dtype=torch.float32)
         f = io.BytesIO()
         dyn = {"x": {0: "batch", 1: "time"}, "y": {0: "batch", 1: "time"}}
+        if seq_first:
+            dyn = {"x": {0: "time", 1: "batch"}, "y": {0: "time", 1: "batch"}}
         torch.onnx.export(model, (x,), f, opset_version=opset, input_names=["x"], output_names=["y"],
                           dynamic_axes=dyn, do_constant_folding=True)
         proto = onnx.load_from_string(f.getvalue())
@@ -173,7 +179,7 @@ def main():
         with open(os.path.join(HERE, name + ".onnx"), "wb") as out:
             out.write(f.getvalue())
         obj = {"model": name + ".onnx", "description": " ".join(desc.split()), "torch": torch.__version__,
-               "opset": opset, "ops": ops,
+               "opset": opset, "layout": "time-first" if seq_first else "batch-first", "ops": ops,
                "inputs": [{"name": "x", "shape": list(x.shape), "data": flat(x.double())}],
                "outputs": [{"name": "y", "shape": list(y.shape), "data": flat(y)}]}
         with open(os.path.join(HERE, name + ".json"), "w") as out:
