@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -69,7 +70,10 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 		f.Alternatives = append(f.Alternatives, datacheck.Alternative{Features: names, Shift: train.Shift, RMSE: r})
 	}
 	for _, s := range []int{train.Shift - 1, train.Shift + 1} {
-		if s < 0 || len(train.Targets) == 0 {
+		// A target that is a feature, at shift 0, is a value the model
+		// reads: any forecast of the next value of a smooth series is
+		// closer to it than to the next value. No alternative.
+		if s < 0 || len(train.Targets) == 0 || s == 0 && slices.Contains(train.Features, train.Targets[0]) {
 			continue
 		}
 		f.Alternatives = append(f.Alternatives, datacheck.Alternative{Shift: s, RMSE: p.rmse(datacheck.Shifted(&sub, s), groups, fx)})

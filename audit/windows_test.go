@@ -87,6 +87,12 @@ func TestWindowsForecasts(t *testing.T) {
 	if got != len(want) || len(want) != 39 {
 		t.Errorf("%d forecasts matched of PyTorch's %d (want 39)", got, len(want))
 	}
+	// y is the feature and, one row on, the target: --shift 0 would
+	// compare each forecast with the last value the model read, which
+	// no forecast of the next value is far from. It is no alternative.
+	if f := res.Diag.Fit; f == nil || len(f.Alternatives) != 1 || f.Alternatives[0].Shift != 2 {
+		t.Errorf("fit check: %+v, want the one alternative --shift 2", f)
+	}
 	st := res.Setting
 	if st.Blocks != "window" || st.TrainSeqs != 104 || st.BlockLength != 1 || st.NumBlocks != 104 || !strings.Contains(st.Windows, "Politis") {
 		t.Errorf("setting: blocks %q of length %d (%d), %d training windows; %q", st.Blocks, st.BlockLength, st.NumBlocks, st.TrainSeqs, st.Windows)

@@ -131,3 +131,80 @@ func TestAdaptiveReports(t *testing.T) {
 		t.Errorf("summary %q lacks the adaptive line", sum.String())
 	}
 }
+
+// TestAdaptiveFiniteReports checks the kinds that stay finite in every
+// format: the recommendation marked, the unbounded share beside the
+// count, the median and 90th-percentile widths and the interval score
+// over every interval (null in JSON when infinite), and their CSV columns.
+func TestAdaptiveFiniteReports(t *testing.T) {
+	r := adaptiveFixture()
+	a := r.Adaptive
+	a.Kinds[0].Infinite, a.Kinds[0].Unbounded, a.Kinds[0].MedianWidth, a.Kinds[0].P90Width, a.Kinds[0].Winkler = 30, 0.1, 1.5, math.Inf(1), 4.25
+	clipped := adaptive.Kind{KindSummary: interval.KindSummary{Kind: adaptive.KindACIClipped, Coverage: 0.9, MeanLength: 2.4}, WorstWindow: 0.84, Bound: 0.07,
+		Guarantee: "restated", MedianWidth: 1.5, P90Width: 3.75, Winkler: 3.5}
+	a.Kinds = append(a.Kinds, clipped)
+	a.Recommended, a.RecommendedHolds, a.Penalty, a.Step, a.Clip = adaptive.KindACIClipped, true, 12, 0.1, 1.5
+	st := r.Sequences[0].Steps[0].Adaptive
+	st.ClippedAlpha, st.ClippedLower, st.ClippedUpper, st.Tracked, st.TrackingLower, st.TrackingUpper, st.PID, st.PIDLower, st.PIDUpper = 0.09, 1, 4.5, 0.75, 1.25, 2.75, -0.5, 2, 2
+	st.PIDEmpty = true
+
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Adaptive struct {
+			Recommended string
+			Penalty     float64 `json:"unbounded_width_penalty"`
+			Kinds       []struct {
+				Kind      string
+				Unbounded float64  `json:"unbounded_share"`
+				Median    *float64 `json:"median_width"`
+				P90       *float64 `json:"p90_width"`
+				Score     float64  `json:"interval_score_all"`
+			}
+		}
+		Sequences []struct{ Steps []map[string]any }
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	k := doc.Adaptive.Kinds
+	if doc.Adaptive.Recommended != adaptive.KindACIClipped || doc.Adaptive.Penalty != 12 || len(k) != 3 || k[0].Unbounded != 0.1 || *k[0].Median != 1.5 || k[0].P90 != nil ||
+		k[0].Score != 4.25 || *k[2].P90 != 3.75 {
+		t.Fatalf("adaptive section %+v", doc.Adaptive)
+	}
+	if s := doc.Sequences[0].Steps[0]; s["aci_clipped_upper"] != 4.5 || s["qt_quantile"] != 0.75 || s["pid_empty"] != true || s["pid_lower"] != 2.0 {
+		t.Errorf("first step %v", s)
+	}
+	var md bytes.Buffer
+	if _, err := WriteMarkdown(&md, r, t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Interval | Coverage | Worst window | Unbounded | Median width | 90% width |", "| ACI | 90.0% | 84.0% | 30 (10.0%) | 1.5 | +∞ |",
+		"| ACI clipped (recommended) | 90.0% | 84.0% | 0 | 1.5 | 3.75 |", "counted as 12 wide"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var c bytes.Buffer
+	if err := WriteCSV(&c, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&c).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for name, want := range map[string]string{"aci_clipped_alpha": "0.09", "aci_clipped_upper": "4.5", "qt_lower": "1.25", "pid_quantile": "-0.5", "pid_upper": "2"} {
+		if got := recs[1][col[name]]; got != want {
+			t.Errorf("CSV %s %q, want %q", name, got, want)
+		}
+	}
+	if got := recs[2][col["pid_upper"]]; got != "" || len(recs[2]) != len(recs[0]) {
+		t.Errorf("CSV pid_upper of a step without adaptive limits %q (%d columns of %d), want empty", got, len(recs[2]), len(recs[0]))
+	}
+}

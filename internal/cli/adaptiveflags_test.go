@@ -29,6 +29,18 @@ func TestAdaptiveFlags(t *testing.T) {
 	if p, err = parse(append(slices.Clone(base), "--adaptive")); err != nil || p.opt.Adaptive == nil || p.opt.Adaptive.Gamma != 0 {
 		t.Fatalf("--adaptive: %v, %+v", err, p.opt.Adaptive)
 	}
+	if a := p.opt.Adaptive; a.Step != adaptive.DefaultStep || a.Integrator != adaptive.DefaultIntegrator || a.Saturation != adaptive.DefaultSaturation ||
+		a.Clip != adaptive.DefaultClip || a.Decay != 0 || a.NoScorecast {
+		t.Fatalf("--adaptive: the finite kinds' options %+v, want their defaults", a)
+	}
+	p, err = parse(append(slices.Clone(base), "--qt-step", "0.2", "--pid-integrator", "0", "--pid-saturation", "2", "--pid-scorecaster=false",
+		"--aci-clip", "2.5", "--adaptive-decay", "0.6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.opt.Adaptive; a == nil || a.Step != 0.2 || a.Integrator >= 0 || a.Saturation != 2 || !a.NoScorecast || a.Clip != 2.5 || a.Decay != 0.6 {
+		t.Fatalf("the finite kinds' flags gave %+v", p.opt.Adaptive)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -41,6 +53,11 @@ func TestAdaptiveFlags(t *testing.T) {
 		{[]string{"--adaptive-base", "bootstrap"}, "--adaptive-base \"bootstrap\": choose split or jackknife"},
 		{[]string{"--rolling-window", "0"}, "--rolling-window 0: must be at least 1"},
 		{[]string{"--label-delay", "-1"}, "--label-delay -1: give the number of rows"},
+		{[]string{"--qt-step", "0"}, "--qt-step 0: must be positive"},
+		{[]string{"--pid-integrator", "-1"}, "--pid-integrator -1: must be at least 0"},
+		{[]string{"--pid-saturation", "0"}, "--pid-saturation 0: must be positive"},
+		{[]string{"--aci-clip", "0.5"}, "--aci-clip 0.5: must be at least 1"},
+		{[]string{"--adaptive-decay", "1"}, "--adaptive-decay 1: must be in [0, 1)"},
 	} {
 		_, err := parse(append(slices.Clone(base), c.args...))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
