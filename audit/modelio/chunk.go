@@ -39,9 +39,10 @@ func (m *IO) fixedBatch() (int, error) {
 }
 
 // batchAxis is the axis of graph input i that indexes the sequences of a
-// batch.
+// batch: 0 for the sequence lengths and per-sequence values in either
+// layout.
 func (m *IO) batchAxis(i int) int {
-	if m.fills[i].lengths || m.layout == graph.BatchFirst {
+	if m.fills[i].lengths || m.fills[i].static || m.layout == graph.BatchFirst {
 		return 0
 	}
 	return 1

@@ -78,7 +78,7 @@ func inspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return describe(stdout, *model, g, layout, &modelView{given: given, pruned: pruned, col: col})
+	return describe(stdout, *model, g, layout, &modelView{given: given, pruned: pruned, col: col, named: out != ""})
 }
 
 // modelView is what inspect knows besides the graph: the --input columns,
@@ -87,6 +87,7 @@ type modelView struct {
 	given  map[string][]string
 	pruned *onnx.Pruned
 	col    int
+	named  bool // --output named the forecast
 }
 
 // describe writes the inspect report of g; a known layout overrides the
@@ -120,11 +121,18 @@ func describe(w io.Writer, path string, g *graph.Graph, layout onnx.Layout, v *m
 		} else if len(o.Dims) > 0 && o.Dims[len(o.Dims)-1].Value > 1 {
 			what = fmt.Sprintf("the forecast (audited): its last axis of %d values is taken as horizons unless --output %s:K names one column or --horizons says so", o.Dims[len(o.Dims)-1].Value, o.Name)
 		}
+		if v.pruned != nil && len(v.pruned.Outputs) > 0 && !v.named {
+			what = "a candidate forecast, described below (the audit runs every output on the training data and audits the one that fits the targets best; --output names one)"
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(what))
 	}
 	if v.pruned != nil {
 		for _, o := range v.pruned.Outputs {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tnot audited (choose it with --output %s)\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(o.Name))
+			what := fmt.Sprintf("not audited (choose it with --output %s)", o.Name)
+			if !v.named {
+				what = fmt.Sprintf("a candidate forecast (described with --output %s)", o.Name)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminalSafe(o.Name), o.Elem, o.ShapeString(), terminalSafe(what))
 		}
 	}
 	tw.Flush()

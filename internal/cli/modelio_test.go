@@ -88,8 +88,12 @@ func TestOutputsCmd(t *testing.T) {
 		t.Errorf("--output mu: exit %d, stderr %s", code, errs)
 	}
 	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelioDir, "gauss_two.onnx"))
-	if code != 0 || !strings.Contains(out, "not audited (choose it with --output logvar)") {
+	if code != 0 || !strings.Contains(out, "a candidate forecast (described with --output logvar)") || !strings.Contains(out, "audits the one that fits the targets best") {
 		t.Errorf("inspect gauss_two: exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCmd("inspect", "--model", filepath.Join(modelioDir, "gauss_two.onnx"), "--output", "y")
+	if code != 0 || !strings.Contains(out, "not audited (choose it with --output logvar)") {
+		t.Errorf("inspect gauss_two --output y: exit %d:\n%s", code, out)
 	}
 }
 

@@ -172,3 +172,48 @@ func TestUntrainedNamed(t *testing.T) {
 		t.Errorf("with the statistics left out:\n%s", summary)
 	}
 }
+
+// TestMaskAndPositionTable: causal self-attention with a sinusoidal
+// position table and a mask of 0 and -inf, both PyTorch buffers, then a
+// GRU: it loads (the mask's -inf was refused as a diverged training),
+// the table and the mask are constants (137 parameters, PyTorch's
+// trained values), its forecasts are PyTorch's in float64 and every
+// limit is finite.
+func TestMaskAndPositionTable(t *testing.T) {
+	summary, got := intervalsOf(t, "--model", filepath.Join(paramsDir, "masked_attn.onnx"), "--data", filepath.Join(paramsDir, "train.csv"),
+		"--test", filepath.Join(paramsDir, "test.csv"), "--ridge", "0.36")
+	if !strings.Contains(summary, "dense: 137 parameters") {
+		t.Errorf("not 137 parameters:\n%s", summary)
+	}
+	b, err := os.ReadFile(filepath.Join(paramsDir, "params.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		M struct {
+			Forecast []float64 `json:"test_forecast"`
+		} `json:"masked_attn"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.M.Forecast) != 12 || len(got) != 120 {
+		t.Fatalf("%d reference forecasts, %d audited", len(doc.M.Forecast), len(got))
+	}
+	for i, want := range doc.M.Forecast {
+		if math.Abs(got[i][0]-want) > 1e-10 {
+			t.Errorf("forecast %d: %.15g, PyTorch %.15g", i, got[i][0], want)
+		}
+	}
+	for i, v := range got {
+		if math.IsInf(v[1], 0) || math.IsInf(v[2], 0) || math.IsNaN(v[1]) || math.IsNaN(v[2]) {
+			t.Errorf("forecast %d: limits [%g, %g]", i, v[1], v[2])
+		}
+	}
+	_, out, _ := runCmd("inspect", "--model", filepath.Join(paramsDir, "masked_attn.onnx"))
+	for _, want := range []string{"pe    a sinusoidal position table", "mask  a mask: every value is 0 or infinite"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -26,8 +26,8 @@ type zooInputsDoc struct {
 func zooInputsEntries(t *testing.T) map[string]*zooInputsDoc {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(zooInputsDir, "*.json"))
-	if err != nil || len(files) != 7 {
-		t.Fatalf("the zoo in %s has %d entries, want 7: %v", zooInputsDir, len(files), err)
+	if err != nil || len(files) != 8 {
+		t.Fatalf("the zoo in %s has %d entries, want 8: %v", zooInputsDir, len(files), err)
 	}
 	out := map[string]*zooInputsDoc{}
 	for _, f := range files {

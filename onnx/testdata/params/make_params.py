@@ -23,6 +23,10 @@ It writes
                             inputs: the statistics feed no linear layer,
                             so they are taken as parameters and the
                             stationarity check must name them;
+  masked_attn.onnx          causal self-attention with a sinusoidal position
+                            table and a mask of 0 and -inf as buffers,
+                            then a GRU: the table and the mask are
+                            constants, the mask's -inf accepted;
   attn_two.onnx             an LSTM with attention over its steps returning
                             (attention weights [batch, time], forecast
                             [batch]): the forecast of the last row's target,
@@ -106,6 +110,31 @@ class TanhStdGRU(StdGRU):
         return self.head(out)[..., 0]
 
 
+class MaskedAttnGRU(nn.Module):
+    """Causal self-attention over a sinusoidal position table, both
+    registered buffers (the table, and the mask of 0 and -inf), then a
+    GRU and a head at every step."""
+
+    def __init__(self, L=64, d=4):
+        super().__init__()
+        self.inp = nn.Linear(F, d)
+        pos = torch.arange(L, dtype=torch.float32)[:, None]
+        w = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-np.log(100.0) / d))
+        pe = torch.zeros(L, d)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * w), torch.cos(pos * w)
+        self.register_buffer("pe", pe)
+        self.register_buffer("mask", torch.full((L, L), float("-inf")).triu(1))
+        self.rnn = nn.GRU(d, H, batch_first=True)
+        self.head = nn.Linear(H, 1)
+
+    def forward(self, x):
+        T = x.shape[1]
+        z = self.inp((x - torch.tensor(MEAN)) / torch.tensor(STD)) + self.pe[:T]
+        a = torch.softmax(z @ z.transpose(1, 2) * 0.5 + self.mask[:T, :T], dim=-1)
+        out, _ = self.rnn(a @ z)
+        return self.head(out)[..., 0]
+
+
 class AttnLSTM(nn.Module):
     """LSTM, attention over its steps, a head on the attended state:
     returns (attention weights, forecast)."""
@@ -175,6 +204,15 @@ def main():
     sq = TanhStdGRU()
     print("gru_tanh_std: training MSE %.4f" % train(sq, x, y, mse))
     export(sq, os.path.join(HERE, "gru_tanh_std.onnx"), ["y"], {"x": {0: "batch", 1: "time"}, "y": {0: "batch", 1: "time"}})
+
+    torch.manual_seed(4)
+    ma = MaskedAttnGRU()
+    print("masked_attn: training MSE %.4f" % train(ma, x, y, mse))
+    export(ma, os.path.join(HERE, "masked_attn.onnx"), ["y"], {"x": {0: "batch", 1: "time"}, "y": {0: "batch", 1: "time"}})
+    with torch.no_grad():
+        f = ma.double()(torch.tensor(xt[:1])).numpy()
+    ref["masked_attn"] = {"parameters": [n for n, _ in ma.named_parameters()],
+                          "buffers": [n for n, _ in ma.named_buffers()], "test_forecast": f.ravel().tolist()}
 
     torch.manual_seed(2)
     att = AttnLSTM()

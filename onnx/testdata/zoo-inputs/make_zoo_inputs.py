@@ -89,6 +89,21 @@ class GRUStatic(nn.Module):
         return self.head(out)
 
 
+class GRUStaticTimeFirst(nn.Module):
+    """Time-first (x [time, batch, 2], nn.GRU's default layout) with static covariates [batch, 2] repeated along time and concatenated, GRU, Linear per step."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Linear(S, S)
+        self.rnn = nn.GRU(F + S, H)
+        self.head = nn.Linear(H, 1)
+
+    def forward(self, x, static):
+        s = torch.tanh(self.scale(static)).unsqueeze(0).expand(x.shape[0], -1, -1)
+        out, _ = self.rnn(torch.cat([x, s], -1))
+        return self.head(out)
+
+
 class LSTMStaticInit(nn.Module):
     """Static covariates set the LSTM's initial state (h0, c0 = tanh(Linear(static))), Linear per step."""
 
@@ -150,14 +165,16 @@ class LastRows(nn.Module):
         return self.head(out[:, -3:, :]).squeeze(-1)
 
 
-def entry(name, make, desc, opset, static=False, target="perstep", external=False, flags=None):
+def entry(name, make, desc, opset, static=False, target="perstep", external=False, flags=None, time_first=False):
     return dict(name=name, make=make, desc=desc, opset=opset, static=static, target=target,
-                external=external, flags=flags or [])
+                external=external, flags=flags or [], time_first=time_first)
 
 
 ZOO = [
     entry("gru_static_op14", GRUStatic, GRUStatic.__doc__, 14, static=True, flags=["--input", "static=age,sex"]),
     entry("gru_static_op17", GRUStatic, GRUStatic.__doc__, 17, static=True, flags=["--input", "static=age,sex"]),
+    entry("gru_static_timefirst_op14", GRUStaticTimeFirst, GRUStaticTimeFirst.__doc__, 14, static=True,
+          flags=["--input", "static=age,sex"], time_first=True),
     entry("lstm_static_init_op14", LSTMStaticInit, LSTMStaticInit.__doc__, 14, static=True,
           flags=["--input", "static=age,sex"]),
     entry("transformer_causal_op14", CausalEncoder, CausalEncoder.__doc__, 14, flags=["--features", "x1,x2"]),
@@ -169,6 +186,9 @@ ZOO = [
 
 
 def call(e, m, x, st):
+    """m on batch-first x [batch, time, 2], output batch-first."""
+    if e["time_first"]:
+        return m(x.transpose(0, 1), st).transpose(0, 1)
     return m(x, st) if e["static"] else m(x)
 
 
@@ -197,7 +217,7 @@ def train(e, m, x, st, y):
 def grads_by_initializer(proto, m64, e, ins64):
     """Gradient of 0.5*sum(y^2) for every ONNX initializer that equals a
     parameter or its transpose."""
-    out = call(e, m64, *ins64)
+    out = m64(*ins64) if e["time_first"] else call(e, m64, *ins64)
     (0.5 * (out ** 2).sum()).backward()
     params = [(p, f32(p)) for p in m64.parameters() if p.grad is not None]
     res = {}
@@ -225,8 +245,12 @@ def build(e, x, st, y):
     xin = rng.normal(size=(B, T, F)).astype(np.float32)
     sin = np.stack([np.round(rng.uniform(20, 80, size=B)), rng.integers(0, 2, size=B)], 1).astype(np.float32)
     in_names = ["x", "static"] if e["static"] else ["x"]
+    if e["time_first"]:
+        xin = np.ascontiguousarray(xin.transpose(1, 0, 2))  # [time, batch, 2]
     args = (torch.from_numpy(xin), torch.from_numpy(sin)) if e["static"] else (torch.from_numpy(xin),)
     dyn = {"x": {0: "batch", 1: "time"}, "y": {0: "batch"} if e["target"] == "last3" else {0: "batch", 1: "time"}}
+    if e["time_first"]:
+        dyn = {"x": {0: "time", 1: "batch"}, "y": {0: "time", 1: "batch"}}
     if e["static"]:
         dyn["static"] = {0: "batch"}
     torch.onnx.export(m, args, path, opset_version=e["opset"], input_names=in_names, output_names=["y"],
@@ -244,8 +268,9 @@ def build(e, x, st, y):
     if isinstance(m64, CausalEncoder):
         m64.train()
     ins64 = [torch.from_numpy(xin.astype(np.float64)), torch.from_numpy(sin.astype(np.float64))]
+    run = (lambda a, b: m64(a, b)) if e["time_first"] else (lambda a, b: call(e, m64, a, b))
     with torch.no_grad():
-        out = call(e, m64, *ins64)
+        out = run(*ins64)
     grad = grads_by_initializer(proto, m64, e, ins64)
     inputs = [{"name": "x", "shape": list(xin.shape), "data": xin.astype(np.float64).ravel().tolist()}]
     if e["static"]:
