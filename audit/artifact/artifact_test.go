@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -217,4 +218,25 @@ func bigArtifact(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestDecodeForgedLength checks that a gob body whose first message
+// claims 4 GiB (as a forger who reseals the SHA-256 may write) is refused
+// without allocating what it claims: gob reads a message in bounded
+// chunks, so what is allocated follows the bytes that are there.
+func TestDecodeForgedLength(t *testing.T) {
+	c := &Contents{body: append([]byte{0xfb, 0x01, 0, 0, 0, 0}, make([]byte, 100)...)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var rec record
+	err := c.Decode(&rec)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a body claiming 4 GiB decoded")
+	}
+	t.Logf("%v; %d bytes allocated", err, after.TotalAlloc-before.TotalAlloc)
+	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+		t.Errorf("decoding it allocated %d bytes", d)
+	}
 }
