@@ -13,7 +13,8 @@ import (
 // re-implementation of their stated rules (testdata/finite_reference.py
 // wrote testdata/finite_reference.json): a series of 200 forecasts with
 // volatility spells, on calibration scores and on the series' own past,
-// with and without scorecaster, integrator and decaying steps.
+// with and without scorecaster, integrator and decaying steps, and with
+// labels three forecasts late (the state of horizon 3).
 func TestFiniteKindsReference(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("testdata/finite_reference.json")
@@ -24,15 +25,15 @@ func TestFiniteKindsReference(t *testing.T) {
 		Name                                      string
 		Pred, Y, Lower, Upper, Cal                []float64
 		Alpha, Gamma, Step, KI, Csat, Clip, Decay float64
-		W                                         int
+		W, Delay                                  int
 		Scorecast                                 bool
 		Want                                      map[string][][4]any
 	}
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) != 4 {
-		t.Fatalf("%d cases, want 4", len(cases))
+	if len(cases) != 5 {
+		t.Fatalf("%d cases, want 5", len(cases))
 	}
 	for _, c := range cases {
 		n := len(c.Pred)
@@ -42,7 +43,7 @@ func TestFiniteKindsReference(t *testing.T) {
 			fc[i] = Forecast{Pred: c.Pred[i], Y: c.Y[i], Labelled: true, Lower: c.Lower[i], Upper: c.Upper[i]}
 			ch.Points = append(ch.Points, i)
 			ch.Time = append(ch.Time, float64(i))
-			ch.Arrival = append(ch.Arrival, float64(i))
+			ch.Arrival = append(ch.Arrival, float64(i+c.Delay))
 		}
 		o, err := Options{Gamma: c.Gamma, Step: c.Step, Integrator: c.KI, Saturation: c.Csat, Clip: c.Clip, Decay: c.Decay,
 			RollingWindow: c.W, NoScorecast: !c.Scorecast}.WithDefaults(c.Alpha)
@@ -56,7 +57,7 @@ func TestFiniteKindsReference(t *testing.T) {
 		}
 		steps := make([]Step, n)
 		tally := Run(o, c.Alpha, fc, ch, b, steps)
-		if tally.Labelled != n || tally.Pending != 0 || tally.Unapplied != 1 { // the last label arrives after the last forecast
+		if tally.Labelled != n || tally.Pending != c.Delay || tally.Unapplied != 1+c.Delay { // the last labels arrive after the last forecast
 			t.Errorf("%s: tally %+v", c.Name, tally)
 		}
 		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -4,7 +4,8 @@
 An independent re-implementation, in plain Python, of the rules that
 audit/adaptive states for ACI clipped, quantile tracking and conformal PID
 on the split base (prediction ± q, score |y - prediction|), one series,
-each label known before the next forecast:
+each label known before the next forecast (or, with delay d, before the
+forecast d + 1 later, as a horizon-(d+1) forecast's label):
 
 - base scores: a fixed calibration set, or (when none) every earlier score;
   the conformal quantile at level 1 - a is the ceil((1 - a)(m + 1))-th
@@ -53,68 +54,85 @@ def fmax(xs, m=0.0):
 
 def run(case):
     alpha, gamma, step, ki, csat, clip, decay, W = (case[k] for k in ("alpha", "gamma", "step", "ki", "csat", "clip", "decay", "W"))
+    delay = case.get("delay", 0)  # the label of forecast i is known from forecast i + delay + 1 on
     cal = case.get("cal")
     out = {"clipped": [], "qt": [], "pid": []}
-    hist, seen = [], 0.0
-    alpha_c, n, psum = alpha, 0, 0.0
-    qt = pidp = None
+    st = {"hist": [], "seen": 0.0, "alpha_c": alpha, "n": 0, "psum": 0.0, "qt": None, "pidp": None}
     cast = 0.0
     casting = False
-    for pred, y, lo, up in zip(case["pred"], case["y"], case["lower"], case["upper"]):
-        base = cal if cal is not None else hist
+    made = []  # per forecast: its three intervals
+
+    def unit_of(lo, up):
+        h = (up - lo) / 2
+        return h if (math.isfinite(h) and h > 0) else 1.0
+
+    def scale_now(lo, up):
+        sc = fmax(cal or [], fmax(st["hist"][-W:]))
+        return sc if sc > 0 else unit_of(lo, up)
+
+    def take(i):
+        # the label of forecast i arrives
+        pred, y, lo, up = case["pred"][i], case["y"][i], case["lower"][i], case["upper"][i]
+        c, t, p = made[i]
+        s = abs(y - pred)
+        st["n"] += 1
+        n = st["n"]
+        miss = lambda iv: iv[2] or not (iv[0] <= y <= iv[1])
+        st["alpha_c"] += gamma * n ** -decay * (alpha - miss(c))
+        eta = step * scale_now(lo, up) * n ** -decay
+        st["qt"] += eta * (miss(t) - alpha)
+        st["pidp"] += eta * (miss(p) - alpha)
+        st["psum"] += miss(p) - alpha
+        st["seen"] = max(st["seen"], s)
+        st["hist"].append(s)
+
+    for j, (pred, y, lo, up) in enumerate(zip(case["pred"], case["y"], case["lower"], case["upper"])):
+        for i in range(len(made)):
+            if i + delay == j - 1:
+                take(i)
+        base = cal if cal is not None else st["hist"]
         h = (up - lo) / 2
         hok = case["scorecast"] and math.isfinite(h) and h >= 0
-        unit = h if (math.isfinite(h) and h > 0) else 1.0
-        sc = fmax(cal or [], fmax(hist[-W:]))
-        scale = sc if sc > 0 else unit
-        lm = fmax(base, seen)
+        unit = unit_of(lo, up)
+        scale = scale_now(lo, up)
+        lm = fmax(base, st["seen"])
         limit = clip * (lm if lm > 0 else unit)
-        if qt is None:
+        if st["qt"] is None:
             q0 = conformal(alpha, base)
             if not math.isfinite(q0):
                 q0 = limit / clip
-            qt = pidp = q0
+            st["qt"] = st["pidp"] = q0
             if hok:
-                casting, pidp, cast = True, 0.0, h
+                casting, st["pidp"], cast = True, 0.0, h
         # ACI clipped
-        if alpha_c >= 1:
+        if st["alpha_c"] >= 1:
             c = (pred, pred, True)
         else:
-            q = conformal(alpha_c, base)
+            q = conformal(st["alpha_c"], base)
             if not math.isfinite(q):
                 q = limit
             c = (pred - q, pred + q, False)
         # quantile tracking
+        qt = st["qt"]
         t = (pred, pred, True) if qt < 0 else (pred - qt, pred + qt, False)
         # PID
         if casting and hok:
             cast = h
-        r = 0.0
+        r, n = 0.0, st["n"]
         if n > 0 and ki >= 0:
-            x = psum * math.log(n + 1) / (csat * (n + 1))
+            x = st["psum"] * math.log(n + 1) / (csat * (n + 1))
             if x >= math.pi / 2:
                 r = limit
             elif x <= -math.pi / 2:
                 r = -limit
             else:
                 r = max(-limit, min(limit, ki * scale * math.tan(x)))
-        qp = (cast if casting else 0.0) + pidp + r
+        qp = (cast if casting else 0.0) + st["pidp"] + r
         p = (pred, pred, True) if qp < 0 else (pred - qp, pred + qp, False)
-        out["clipped"].append([alpha_c, c[0], c[1], c[2]])
+        out["clipped"].append([st["alpha_c"], c[0], c[1], c[2]])
         out["qt"].append([qt, t[0], t[1], t[2]])
         out["pid"].append([qp, p[0], p[1], p[2]])
-        # the label arrives
-        s = abs(y - pred)
-        n += 1
-        miss = lambda iv: iv[2] or not (iv[0] <= y <= iv[1])
-        g = gamma * n ** -decay
-        alpha_c += g * (alpha - miss(c))
-        eta = step * scale * n ** -decay
-        qt += eta * (miss(t) - alpha)
-        pidp += eta * (miss(p) - alpha)
-        psum += miss(p) - alpha
-        seen = max(seen, s)
-        hist.append(s)
+        made.append((c, t, p))
     return out
 
 
@@ -144,6 +162,7 @@ def main():
     cases.append(dict(common, name="past", decay=0.0, scorecast=True))
     cases.append(dict(common, name="past, no scorecaster, decay 0.6", decay=0.6, scorecast=False))
     cases.append(dict(common, name="calibration, no integrator", cal=cal, decay=0.0, scorecast=False, ki=-1.0))
+    cases.append(dict(common, name="past, labels 3 forecasts late (horizon 3)", decay=0.0, scorecast=True, delay=3))
     for c in cases:
         c["want"] = run(c)
     print(json.dumps(cases, indent=None))
