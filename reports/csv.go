@@ -51,8 +51,9 @@ import (
 // With the adaptive kinds (audit --adaptive) the columns of
 // CSVFiniteHeader follow: ACI clipped's working level and limits,
 // quantile tracking's and conformal PID's quantile and limits (an empty
-// interval has both limits at the prediction). Unbounded limits are -Inf
-// and +Inf.
+// interval has both limits at the prediction). A classifier's result
+// (audit --loss bce or bce-logits) ends with the columns of
+// CSVClassHeader. Unbounded limits are -Inf and +Inf.
 var CSVHeader = []string{
 	"id", "t", "horizon", "prediction", "lower", "upper", "target", "naive_lower", "naive_upper",
 	"m", "split_lower", "split_upper", "bonferroni_lower", "bonferroni_upper",
@@ -84,6 +85,10 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 	head := CSVHeader
 	if r.Adaptive != nil {
 		head = append(slices.Clip(CSVHeader), CSVFiniteHeader...)
+	}
+	finite := len(head) - len(CSVHeader)
+	if r.Classification != nil {
+		head = append(slices.Clip(head), CSVClassHeader...)
 	}
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("reports: %w", err)
@@ -118,9 +123,12 @@ func WriteCSV(w io.Writer, r *audit.Result, _ *Options) error {
 					f(a.PID), f(a.PIDLower), f(a.PIDUpper))
 			} else {
 				rec = append(rec, "", "", "", "", "", "", "", "", "")
-				for range len(head) - len(CSVHeader) {
+				for range finite {
 					rec = append(rec, "")
 				}
+			}
+			if r.Classification != nil {
+				rec = append(rec, csvClass(st.Class)...)
 			}
 			if err := cw.Write(rec); err != nil {
 				return fmt.Errorf("reports: %w", err)

@@ -49,6 +49,7 @@ type page struct {
 	Calibrated    []string // the recommendation, or what a calibration set would add
 	Conformal     *conformalView
 	Adaptive      *adaptiveView
+	Class         *classView
 	Cards         []card
 	Warnings      []string
 	Notes         []string
@@ -96,6 +97,7 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 		Calibrated:    conformalLines(r),
 		Conformal:     newConformalView(r),
 		Adaptive:      newAdaptiveView(r),
+		Class:         newClassView(r),
 		Warnings:      warnings(r),
 		Notes:         notes(r),
 		Summary:       summaryRows(r),

@@ -65,6 +65,7 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 		md.table([]string{"Flag", "Precision", "Recall", "Flagged", "Correct", "Real cases"}, "lrrrrr", cells)
 	}
 	writeConformalMarkdown(md, r)
+	writeClassMarkdown(md, r)
 	writeAdaptiveMarkdown(md, r)
 	st, ht := stepTable(r), horizonTable(r)
 	if c := cs[groupCoverage]; len(c) > 0 || st != nil || ht != nil {

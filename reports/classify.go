@@ -1,0 +1,126 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/classify"
+)
+
+// This file: a classifier's part of the Markdown and HTML reports (one
+// view, classView, that both render) and of the CSV (CSVClassHeader).
+
+// CSVClassHeader are the columns a classifier's CSV adds after every
+// other: the probability of class 1, its interval, and the jackknife+
+// and split-conformal prediction sets as class indices separated by
+// spaces (empty for an empty set; split_set empty without a calibration
+// set).
+var CSVClassHeader = []string{"probability", "prob_lower", "prob_upper", "set", "split_set"}
+
+// csvClass is the classifier's columns of one forecast.
+func csvClass(c *classify.Forecast) []string {
+	if c == nil {
+		return []string{"", "", "", "", ""}
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return []string{f(c.Probs[len(c.Probs)-1]), f(c.ProbLower), f(c.ProbUpper), setText(c.Set), setText(c.Split)}
+}
+
+func setText(s []int) string {
+	parts := make([]string, len(s))
+	for i, y := range s {
+		parts[i] = strconv.Itoa(y)
+	}
+	return strings.Join(parts, " ")
+}
+
+// classView is what the reports show of a classifier: a lead, the table
+// of the set kinds, coverage by set size and by true class, the scores
+// of the probabilities and the risk flags.
+type classView struct {
+	Lead                string
+	Head                []string
+	Rows                [][]string
+	SizeHead, ClassHead []string
+	SizeRows, ClassRows [][]string
+	Scores              []row
+	FlagHead            []string
+	FlagRows            [][]string
+}
+
+func newClassView(r *audit.Result) *classView {
+	s := r.Classification
+	if s == nil || s.Labelled == 0 {
+		return nil
+	}
+	pc := func(x float64) string {
+		if math.IsNaN(x) {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%%", 100*x)
+	}
+	v := &classView{
+		Lead: fmt.Sprintf("Prediction sets of classes at %s nominal coverage (score %s) over %d labelled forecasts: jackknife+ sets from the leave-one-block-out models, and split conformal on the calibration set when one is given. A set of both classes says the model cannot tell; an empty set says no class is plausible. Every forecast also gets its probability with an interval from the leave-one-block-out models (how far the probability would move with other training data).",
+			pc(1-s.Alpha), strings.ToUpper(string(s.Score)), s.Labelled),
+		Head:      []string{"Sets", "Coverage", "Mean size", "Singletons", "Empty"},
+		SizeHead:  []string{"Set size", "Forecasts", "Coverage"},
+		ClassHead: []string{"True class", "Forecasts", "Coverage", "Mean set size"},
+		FlagHead:  []string{"Flag", "Flagged", "Precision", "Recall"},
+	}
+	kinds := []struct {
+		name string
+		f    *classify.SetFigures
+	}{{"jackknife+", &s.Jackknife}, {"split conformal", s.Split}}
+	for _, k := range kinds {
+		if k.f == nil {
+			continue
+		}
+		v.Rows = append(v.Rows, []string{k.name, pc(k.f.Coverage), num(k.f.MeanSize), pc(k.f.Singleton), pc(k.f.Empty)})
+	}
+	for _, c := range s.Jackknife.BySize {
+		if c.N > 0 {
+			v.SizeRows = append(v.SizeRows, []string{strconv.Itoa(c.Key), strconv.Itoa(c.N), pc(c.Coverage)})
+		}
+	}
+	for _, c := range s.Jackknife.ByClass {
+		if c.N > 0 {
+			v.ClassRows = append(v.ClassRows, []string{strconv.Itoa(c.Key), strconv.Itoa(c.N), pc(c.Coverage), num(c.MeanSize)})
+		}
+	}
+	v.Scores = []row{{"Brier score", num(s.Brier)}, {"Log loss", num(s.LogLoss)}, {"Expected calibration error", num(s.ECE)},
+		{"AUROC", num(s.AUROC)}, {"Mean width of the probability intervals", num(s.ProbWidth)}}
+	for _, f := range []*classify.Flag{s.FlagAbove, s.FlagBelow} {
+		if f == nil {
+			continue
+		}
+		name := fmt.Sprintf("probability's lower limit above %s", num(f.Threshold))
+		if !f.Above {
+			name = fmt.Sprintf("probability's upper limit below %s", num(f.Threshold))
+		}
+		v.FlagRows = append(v.FlagRows, []string{name, strconv.Itoa(f.Flagged), pc(f.Precision), pc(f.Recall)})
+	}
+	return v
+}
+
+// writeClassMarkdown writes the classifier's section (nothing for
+// regression).
+func writeClassMarkdown(md *mdWriter, r *audit.Result) {
+	v := newClassView(r)
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(md.b, "## Classifier: prediction sets and probabilities\n\n%s\n\n", mdEscape(v.Lead))
+	md.table(v.Head, "lrrrr", v.Rows)
+	fmt.Fprintf(md.b, "### Jackknife+ sets by size and by true class\n\n")
+	md.table(v.SizeHead, "lrr", v.SizeRows)
+	md.table(v.ClassHead, "lrrr", v.ClassRows)
+	fmt.Fprintf(md.b, "### Probabilities\n\n")
+	md.kv("Score", v.Scores)
+	if len(v.FlagRows) > 0 {
+		fmt.Fprintf(md.b, "### Risk flags on the probability\n\n")
+		md.table(v.FlagHead, "lrrr", v.FlagRows)
+	}
+}
