@@ -80,12 +80,12 @@ func hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
 }
 
 // calibrationValues is the fewest calibration values of a forecast made
-// at row t (-1: none).
+// at row t, pooled ones included (-1: none).
 func calibrationValues(c *Conformal, t int) int {
 	m := -1
 	for _, f := range c.Forecasts {
-		if f.Row == t && (m < 0 || f.M < m) {
-			m = f.M
+		if n := max(f.M, f.Pooled); f.Row == t && (m < 0 || n < m) {
+			m = n
 		}
 	}
 	return m

@@ -47,8 +47,9 @@ func (w *Windowing) Last(i int) int { return w.Origin[i].Lo + w.W - 1 }
 // id and the step of its last row read ("S1@24"). The result's Windows
 // says where each window comes from.
 //
-// The error wraps ErrScheme when w < 1, k < 1, the shift is negative, or
-// no series has a window.
+// The error wraps ErrScheme when w < 1, k < 1, the shift is negative, no
+// series has a window, or a continued series (Continue) leaves a gap
+// after equally spaced training steps: its windows would straddle it.
 func CutWindows(d *Dataset, w, k int) (*Dataset, error) {
 	bad := func(format string, args ...any) (*Dataset, error) {
 		return nil, fmt.Errorf("blocks: %w", fail(ErrScheme, format, args...))
@@ -60,6 +61,12 @@ func CutWindows(d *Dataset, w, k int) (*Dataset, error) {
 		return bad("windows with shift %d: a window's target must not come before its rows; use a shift of 0 or more", d.Shift)
 	}
 	n := w + k - 1
+	for _, s := range d.Seqs {
+		if c := s.Context; c > 1 && c < s.Len() && regular(s.Steps[:c]) && s.Steps[c]-s.Steps[c-1] != s.Steps[1]-s.Steps[0] {
+			return bad("series %s of %s starts at step %s, and the training series it continues ends at step %s, its steps %s apart: windows across the gap would read rows the model never saw together; start the file at step %s, or audit it alone (restart)",
+				s.ID, d.File, formatStep(s.Steps[c]), formatStep(s.Steps[c-1]), formatStep(s.Steps[1]-s.Steps[0]), formatStep(s.Steps[c-1]+s.Steps[1]-s.Steps[0]))
+		}
+	}
 	out := &Dataset{File: d.File, IDCol: d.IDCol, TimeCol: d.TimeCol, Features: d.Features, Targets: d.Targets, Shift: d.Shift}
 	win := &Windowing{W: w, Len: n, Series: d}
 	for si, s := range d.Seqs {
@@ -84,6 +91,16 @@ func CutWindows(d *Dataset, w, k int) (*Dataset, error) {
 	}
 	out.Windows = win
 	return out, nil
+}
+
+// regular reports whether the steps are equally spaced.
+func regular(steps []float64) bool {
+	for t := 2; t < len(steps); t++ {
+		if steps[t]-steps[t-1] != steps[1]-steps[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // windowKept reports whether a window whose forecast rows are [first,

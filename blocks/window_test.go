@@ -64,6 +64,12 @@ func TestCutWindows(t *testing.T) {
 	if want := []string{"A@11", "A@12", "A@13"}; !reflect.DeepEqual(ids, want) || tw.Seqs[0].X[0][0] != 108 || tw.Seqs[0].Y[2][0] != 2 {
 		t.Errorf("test windows %v (want %v), first %v %v", ids, want, tw.Seqs[0].X, tw.Seqs[0].Y)
 	}
+	// A test series that starts two steps after the training series:
+	// windows across the gap are refused.
+	gap := mustRead(t, "g.csv", "id,t,y\nA,12,1\nA,13,2\n", &Options{Features: []string{"y"}, Shift: 1})
+	if _, err := CutWindows(ContinueOrSelf(d, gap), 3, 1); err == nil || !strings.Contains(err.Error(), "series A of g.csv starts at step 12, and the training series it continues ends at step 10, its steps 1 apart") {
+		t.Errorf("gap: %v", err)
+	}
 	for _, bad := range []struct{ w, k int }{{0, 1}, {3, 0}, {10, 1}} {
 		if _, err := CutWindows(d, bad.w, bad.k); err == nil {
 			t.Errorf("CutWindows(%d, %d): no error", bad.w, bad.k)

@@ -178,6 +178,10 @@ type Graph struct {
 	Init map[string]*Tensor
 	// InitOrder is the order of initializers in the file.
 	InitOrder []string
+	// TargetScale is {mean, std} when the file records that the model
+	// was trained on the target scaled as (y - mean) / std (metadata
+	// TargetScaleKey, which the Python bridge's export writes), else nil.
+	TargetScale []float64
 
 	params  []Param
 	theta   []float64

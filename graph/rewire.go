@@ -6,6 +6,11 @@ import (
 	"slices"
 )
 
+// TargetScaleKey is the key of the ONNX metadata entry in which an
+// exporter records the target's scaling, a JSON list [mean, std]: the
+// model was trained on (y - mean) / std (Graph.TargetScale).
+const TargetScaleKey = "rnnaudit.target_scale"
+
 // Rewired returns a graph with other inputs, outputs and nodes over g's
 // initializers that keeps g's parameter table exactly: the same
 // parameters, in the same order and at the same offsets of the flat

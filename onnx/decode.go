@@ -143,6 +143,9 @@ func decode(data []byte, keep *pruning, src *source) (g *graph.Graph, err error)
 	if g, err = useTrained(g, m.metadata); err != nil {
 		return nil, err
 	}
+	if err := useTargetScale(g, m.metadata); err != nil {
+		return nil, err
+	}
 	if err := checkFinite(g); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package onnx
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -30,6 +31,21 @@ func useTrained(g *graph.Graph, metadata map[string]string) (*graph.Graph, error
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return r, nil
+}
+
+// useTargetScale sets g.TargetScale from the exporter's record of the
+// target's scaling (metadata_props graph.TargetScaleKey, [mean, std]).
+func useTargetScale(g *graph.Graph, metadata map[string]string) error {
+	v, ok := metadata[graph.TargetScaleKey]
+	if !ok {
+		return nil
+	}
+	var s []float64
+	if err := json.Unmarshal([]byte(v), &s); err != nil || len(s) != 2 || !(s[1] > 0) || math.IsInf(s[1], 0) || math.IsInf(s[0], 0) || math.IsNaN(s[0]) {
+		return fmt.Errorf("%w: metadata %q is %q, not [mean, std] with a finite mean and a positive std: export the model again", ErrInvalid, graph.TargetScaleKey, v)
+	}
+	g.TargetScale = s
+	return nil
 }
 
 // quoteAll returns the names quoted.

@@ -349,6 +349,9 @@ func (p *plan) loadModel() (*graph.Graph, *onnx.Pruned, error) {
 	if err := p.modelColumns(g); err != nil {
 		return nil, nil, err
 	}
+	if p.opt.TargetScale == nil {
+		p.opt.TargetScale = g.TargetScale // recorded by the export; --target-scale wins
+	}
 	if err := p.settleLayout(g); err != nil {
 		return nil, nil, err
 	}

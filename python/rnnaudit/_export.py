@@ -5,6 +5,7 @@ binary itself."""
 import copy
 import csv
 import json
+import math
 import os
 import tempfile
 import warnings
@@ -43,6 +44,7 @@ class Exported:
                    (recorded in the file's metadata_props as
                    "rnnaudit.parameters", a JSON list: the audit takes
                    exactly these as the model's parameters)
+    target_scale   None, or (mean, std) as recorded for the target
     """
 
     def __init__(self, **kw):
@@ -100,7 +102,8 @@ def _layout(module, example, batch_first, lengths, static=None):
 
 def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
            output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
-           check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None):
+           check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None,
+           target_scale=None):
     """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
 
     module takes one float tensor of features, [batch, time, features]
@@ -156,8 +159,35 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     running statistics, masks, position tables) and frozen parameters are
     constants.
 
+    target_scale=(mean, std) records that the module was trained on the
+    target scaled as (y - mean) / std (metadata_props
+    "rnnaudit.target_scale", a JSON list [mean, std], appended after the
+    check, which compares the module's own outputs): the audit then reads
+    the forecasts as mean + std * output, so that data, intervals and
+    reports are in y's units, as with --target-scale.
+
     Returns an Exported describing the file and the check.
     """
+    scale = None
+    if target_scale is not None:
+        scale = tuple(float(v) for v in target_scale)
+        if len(scale) != 2 or not (math.isfinite(scale[0]) and math.isfinite(scale[1]) and scale[1] > 0):
+            raise ValueError("target_scale=%r: give (mean, std), finite, std > 0" % (target_scale,))
+    res = _export(module, path, example, n_features=n_features, steps=steps, opset=opset,
+                  input_name=input_name, output_name=output_name, batch_first=batch_first,
+                  horizon_axis=horizon_axis, lengths=lengths, check=check, check_x=check_x,
+                  binary=binary, tolerance=tolerance, seed=seed, static=static,
+                  static_example=static_example)
+    if scale is not None:
+        _onnxwire.append_metadata(os.fspath(path), _onnxwire.TARGET_SCALE_KEY, json.dumps(list(scale)))
+    res.target_scale = scale
+    return res
+
+
+def _export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
+            output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
+            check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None):
+    """export without the target scale (see export)."""
     import torch
 
     path = os.fspath(path)
@@ -207,7 +237,7 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             if check:
                 raise
             warnings.warn("rnnaudit.export: %s was not checked against the module: %s" % (path, e),
-                          RuntimeWarning, stacklevel=2)
+                          RuntimeWarning, stacklevel=3)
             return res
         try:
             _check(module, res, example, batch_first, check_x, bin_path, tolerance, seed, lengths=lengths,
@@ -236,7 +266,7 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
             warnings.warn("rnnaudit.export: %s runs only on sequences of exactly %d steps (the export unrolled "
                           "a Python loop for the example's length; the time axis is fixed): the audit takes "
                           "it when every sequence has %d steps. For any length, script the module "
-                          "(torch.jit.script) before exporting." % (path, T, T), RuntimeWarning, stacklevel=2)
+                          "(torch.jit.script) before exporting." % (path, T, T), RuntimeWarning, stacklevel=3)
         return res
     finally:
         module.train(was_training)

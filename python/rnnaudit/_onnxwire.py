@@ -7,6 +7,7 @@ ModelProto.metadata_props 14, GraphProto.initializer 5, TensorProto.name 8,
 StringStringEntryProto key 1 and value 2."""
 
 PARAMETERS_KEY = "rnnaudit.parameters"
+TARGET_SCALE_KEY = "rnnaudit.target_scale"
 
 
 def _varint(b, i):

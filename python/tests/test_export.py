@@ -252,3 +252,26 @@ class ExportWithoutBinary(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@needs_torch
+class ExportRecordsTargetScale(unittest.TestCase):
+    def test_target_scale_recorded(self):
+        """target_scale=(mean, std) is appended to the file's metadata as
+        "rnnaudit.target_scale", [mean, std], which the audit reads as
+        --target-scale; a bad scale is refused before exporting."""
+        import json
+
+        import onnx
+
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            path = os.path.join(tmp, "m.onnx")
+            r = rnnaudit.export(PerStep(1), path, n_features=2, check=False, target_scale=(57.5, 41.25))
+            meta = {p.key: p.value for p in onnx.load(path).metadata_props}
+            with self.assertRaises(ValueError):
+                rnnaudit.export(PerStep(1), os.path.join(tmp, "bad.onnx"), n_features=2, check=False,
+                                target_scale=(0.0, -1.0))
+        self.assertEqual(json.loads(meta["rnnaudit.target_scale"]), [57.5, 41.25])
+        self.assertEqual(r.target_scale, (57.5, 41.25))
+        self.assertIn("rnnaudit.parameters", meta)

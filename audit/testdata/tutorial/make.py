@@ -17,6 +17,9 @@ Writes beside itself (deterministic on one machine):
   test.csv       21 later windows, laid out the same way
   extra.csv      test.csv's windows in the layout that puts the target on a
                  25th row after the window (its feature the target value)
+  scaled.onnx    dynamic.onnx with the metadata the Python bridge's
+                 export(..., target_scale=(50, 20)) appends: the model was
+                 trained on (y - 50) / 20
   fixed.json     the float64 forecasts of test.csv's windows by PyTorch (the
                  float32 weights widened exactly), for the chunked runs
 """
@@ -100,6 +103,12 @@ def main():
     torch.onnx.export(model, x, os.path.join(HERE, "dynamic.onnx"), input_names=["x"],
                       output_names=["y"], opset_version=13,
                       dynamic_axes={"x": {0: "batch", 1: "time"}, "y": {0: "batch"}})
+    import shutil
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))
+    from rnnaudit import _onnxwire
+    shutil.copyfile(os.path.join(HERE, "dynamic.onnx"), os.path.join(HERE, "scaled.onnx"))
+    _onnxwire.append_metadata(os.path.join(HERE, "scaled.onnx"), _onnxwire.TARGET_SCALE_KEY, "[50.0, 20.0]")
     m64 = Forecaster().double()
     m64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
     with torch.no_grad():
