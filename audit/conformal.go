@@ -54,6 +54,7 @@ type calibration struct {
 	// calibration values.
 	forecasts []interval.ConformalForecast
 	few       []int
+	pooled    []int // rows whose quantiles pool the nearest rows' values
 	values    int
 	figs      []interval.CalibrationFigures
 }
@@ -84,16 +85,36 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 	for _, pt := range test {
 		keys[pt.f] = true
 	}
+	// Rows with too few values pool the nearest rows' (interval.PoolRows).
+	counts := map[int][]int{}
+	for f := range keys {
+		counts[f.H] = append(counts[f.H], make([]int, max(0, f.T+1-len(counts[f.H])))...)
+		counts[f.H][f.T] = len(c.res[f])
+	}
+	pools := map[int][][]int{}
+	for h, n := range counts {
+		pools[h] = interval.PoolRows(n, interval.MinValues(alpha))
+	}
 	for _, f := range sortedForecasts(keys) {
-		c.half[f] = interval.UpperQuantile(alpha, c.res[f])
-		c.scale[f] = interval.UpperQuantile(alpha, scores[f])
+		res, sc, pooled := c.res[f], scores[f], 0
+		if rows := pools[f.H][f.T]; len(rows) > 1 {
+			res, sc = nil, nil
+			for _, r := range rows {
+				res, sc = append(res, c.res[forecast{T: r, H: f.H}]...), append(sc, scores[forecast{T: r, H: f.H}]...)
+			}
+			pooled = len(res)
+			c.pooled = append(c.pooled, f.T)
+		}
+		c.half[f] = interval.UpperQuantile(alpha, res)
+		c.scale[f] = interval.UpperQuantile(alpha, sc)
 		m := len(c.res[f])
-		c.forecasts = append(c.forecasts, interval.ConformalForecast{Row: f.T, Horizon: f.H, M: m, HalfWidth: c.half[f], Scale: c.scale[f],
+		c.forecasts = append(c.forecasts, interval.ConformalForecast{Row: f.T, Horizon: f.H, M: m, Pooled: pooled, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
 		if math.IsInf(c.half[f], 1) && (len(c.few) == 0 || c.few[len(c.few)-1] != f.T) {
 			c.few = append(c.few, f.T)
 		}
 	}
+	c.pooled = slices.Compact(c.pooled)
 	c.figs = []interval.CalibrationFigures{{Kind: interval.KindJackknife}, {Kind: interval.KindConformalJackknife, Guaranteed: true}, {Kind: interval.KindSplit, Guaranteed: true}}
 	for k, pt := range cal {
 		if pt.has {
@@ -162,6 +183,10 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	alpha := lv.alpha
 	cb := calibrate(alpha, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts, Calibrated: cb.figs}
+	if len(cb.pooled) > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ quantiles there pool the values of the nearest steps (at least %d), which assumes the residuals of pooled steps are alike; their guarantee is for the pooled steps together, not step by step.",
+			interval.MinValues(alpha), rowList(cb.pooled), interval.MinValues(alpha)))
+	}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",

@@ -276,9 +276,11 @@ func TestCalibrationCurveByHand(t *testing.T) {
 // TestCalibrateByHand: nine calibration values at one forecast with
 // |residuals| 1..9 and jackknife+ intervals pred ± 1, and a test forecast
 // without calibration values. At alpha 0.2 the conformal rank is
-// ceil(0.8·10) = 8: half-width 8, scores |y|/1 = 1..9 so scale 8; with
+// ceil(0.8·10) = 8: half-width 8, scores |y|/1 = 1..9 so scale 8; the
+// forecast without values (row 1) pools row 0's nine (interval.PoolRows:
+// a finite quantile needs MinValues(0.2) = 4), so the same 8 and 8; with
 // L = 2 forecasts per test sequence Bonferroni takes alpha 0.1, rank
-// ceil(0.9·10) = 9: half-width 9.
+// ceil(0.9·10) = 9: half-width 9, and does not pool.
 func TestCalibrateByHand(t *testing.T) {
 	t.Parallel()
 	f0, f1 := forecast{T: 0}, forecast{T: 1}
@@ -296,11 +298,11 @@ func TestCalibrateByHand(t *testing.T) {
 	cl.lo, cl.up = append(cl.lo, 0), append(cl.up, 0)
 	test := []point{{seq: 0, f: f0, pred: 10}, {seq: 0, f: f1, pred: 20}}
 	c := calibrate(0.2, cal, cl, test)
-	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || !math.IsInf(c.half[f1], 1) || !math.IsInf(c.scale[f1], 1) || !slices.Equal(c.few, []int{1}) {
-		t.Fatalf("calibration: %d values, half %v, scale %v, few %v", c.values, c.half, c.scale, c.few)
+	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || c.half[f1] != 8 || c.scale[f1] != 8 || len(c.few) != 0 || !slices.Equal(c.pooled, []int{1}) {
+		t.Fatalf("calibration: %d values, half %v, scale %v, few %v, pooled %v", c.values, c.half, c.scale, c.few, c.pooled)
 	}
 	// Only |y| = 1 lies in its jackknife+ interval [-1, 1].
-	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 {
+	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 || c.forecasts[0].Pooled != 0 || c.forecasts[1].Pooled != 9 {
 		t.Errorf("forecasts %+v", c.forecasts)
 	}
 	// The kinds at the calibration values: jackknife+ [-1, 1] covers
@@ -324,10 +326,11 @@ func TestCalibrateByHand(t *testing.T) {
 		l      limits
 		lo, up [2]float64
 	}{
-		{"split", cd.split, [2]float64{2, -inf}, [2]float64{18, inf}},
+		{"split", cd.split, [2]float64{2, 12}, [2]float64{18, 28}},
 		{"bonferroni", cd.bonf, [2]float64{1, -inf}, [2]float64{19, inf}},
-		// The jackknife+ sides 1 and 2 scaled by 8 about 10.
-		{"conformalized jackknife+", cd.cj, [2]float64{2, -inf}, [2]float64{26, inf}},
+		// The jackknife+ sides 1 and 2 scaled by 8 about 10; 1 and 1
+		// about 20.
+		{"conformalized jackknife+", cd.cj, [2]float64{2, 12}, [2]float64{26, 28}},
 	} {
 		for p := range 2 {
 			if x.l.lo[p] != x.lo[p] || x.l.up[p] != x.up[p] {

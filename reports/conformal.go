@@ -345,6 +345,7 @@ type jsonConfForecast struct {
 	Row               int  `json:"row"`
 	Horizon           int  `json:"horizon"`
 	M                 int  `json:"m"`
+	Pooled            int  `json:"pooled_values,omitempty"`
 	HalfWidth         fnum `json:"half_width"`
 	Scale             fnum `json:"scale"`
 	JackknifeCoverage fnum `json:"jackknife_coverage"`
@@ -376,7 +377,7 @@ func jsonConformalOf(r *audit.Result) *jsonConformal {
 	out := &jsonConformal{File: c.File, Sequences: c.Sequences, Values: c.Values,
 		Forecasts: make([]jsonConfForecast, len(c.Forecasts)), Kinds: []jsonKind{}, Notes: orEmpty(c.Notes)}
 	for i, f := range c.Forecasts {
-		out.Forecasts[i] = jsonConfForecast{f.Row, f.Horizon, f.M, fnum(f.HalfWidth), fnum(f.Scale), fnum(f.JackknifeCoverage)}
+		out.Forecasts[i] = jsonConfForecast{f.Row, f.Horizon, f.M, f.Pooled, fnum(f.HalfWidth), fnum(f.Scale), fnum(f.JackknifeCoverage)}
 	}
 	for i := range c.Kinds {
 		k := &c.Kinds[i]

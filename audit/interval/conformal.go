@@ -93,6 +93,10 @@ type ConformalForecast struct {
 	Row     int
 	Horizon int
 	M       int // calibration values
+	// Pooled is how many calibration values HalfWidth and Scale were
+	// taken over when M was too few and the nearest rows' were pooled
+	// with them (PoolRows), 0 when the forecast's own sufficed.
+	Pooled int
 	// HalfWidth is the split-conformal half-width: the conformal quantile
 	// (UpperQuantile) of the calibration |residuals| (+Inf when m <
 	// 1/alpha - 1).

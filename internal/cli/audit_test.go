@@ -225,7 +225,7 @@ func TestUsageErrors(t *testing.T) {
 		{append(base, "--curvature", "fisher"), `--curvature "fisher": choose hessian or gauss-newton`},
 		{append(base, "--damping", "0"), "--damping 0: must be positive"},
 		{append(base, "--damping", "-1"), "--damping -1: must be positive"},
-		{append(base, "--loss", "hinge"), `--loss "hinge": choose squared-error or cross-entropy`},
+		{append(base, "--loss", "hinge"), `--loss "hinge": choose squared-error, bce`},
 		{append(base, "--ridge", "-2"), "--ridge -2: must be zero or positive"},
 		{append(base, "--retrain", "-5"), "--retrain -5"},
 		{append(base, "--retrain", "two"), `--retrain "two": not a whole number`},
