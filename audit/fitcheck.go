@@ -70,9 +70,7 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 		f.Alternatives = append(f.Alternatives, datacheck.Alternative{Features: names, Shift: train.Shift, RMSE: r})
 	}
 	for _, s := range []int{train.Shift - 1, train.Shift + 1} {
-		// A target that is a feature, at shift 0, is a value the model
-		// reads: any forecast of the next value of a smooth series is
-		// closer to it than to the next value. No alternative.
+		// A feature as target at shift 0 is a value the model reads: no alternative.
 		if s < 0 || len(train.Targets) == 0 || s == 0 && slices.Contains(train.Features, train.Targets[0]) {
 			continue
 		}
@@ -85,23 +83,7 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 			ts[i] = datacheck.Tensor{Name: prm.Name, Offset: prm.Offset, Size: prm.Size}
 		}
 		f.Untrained = datacheck.UntrainedTensors(ts, total, untrainedRatio)
-		// grad L_data = total - R theta; |g + R' theta| is least at
-		// R' = -(g . theta) / |theta|^2, clamped at 0.
-		var gt, tt float64
-		for i, th := range p.theta {
-			g := total[i] - p.opt.Ridge*th
-			gt += g * th
-			tt += th * th
-		}
-		if tt > 0 {
-			f.FittedRidge = math.Max(0, -gt/tt)
-			var ss float64
-			for i, th := range p.theta {
-				g := total[i] - p.opt.Ridge*th + f.FittedRidge*th
-				ss += g * g
-			}
-			f.FittedGradNorm = math.Sqrt(ss)
-		}
+		f.FitRidge(p.theta, total, p.opt.Ridge)
 	}
 	f.Ridge, f.FittedRidge = f.Ridge/p.opt.targetVar(), f.FittedRidge/p.opt.targetVar()
 	return f, nil

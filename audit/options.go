@@ -151,7 +151,7 @@ type Options struct {
 	// default for the curvature and the model's stationarity ratio (hvp.DefaultDampingFor).
 	Damping float64
 	Loss    hvp.Loss
-	// Classify, for a binary classifier (Loss BinaryCrossEntropy), asks for
+	// Classify, for a binary classifier (Loss BinaryCrossEntropySigmoid), asks for
 	// probability intervals, prediction sets and their figures; nil: none.
 	Classify *classify.Options
 	// Ridge is the L2 penalty (Ridge/2)|theta|^2 the model was trained

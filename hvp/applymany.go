@@ -53,7 +53,7 @@ func (o *Objective) firstOrder(st *graph.State, b *Batch, c Curvature, s batchSe
 	if c != Hessian {
 		return nil
 	}
-	if _, err := o.terms(b, s.g[b.Output].Shape, s.f, nil, s.g[b.Output].F, nil); err != nil {
+	if _, err := o.terms(b, s.g[b.Output].Shape, s.f, nil, s.g[b.Output].F, nil, false); err != nil {
 		return err
 	}
 	return st.Backward(s.g, make([]float64, o.numParams()))
@@ -102,7 +102,7 @@ func (o *Objective) applyChunks(ctx context.Context, v, out [][]float64, prepare
 				if douts[b.Output] != nil {
 					df = douts[b.Output].F
 				}
-				if _, err := o.terms(b, s.g[b.Output].Shape, s.f, df, s.g[b.Output].F, s.dg[b.Output].F); err != nil {
+				if _, err := o.terms(b, s.g[b.Output].Shape, s.f, df, s.g[b.Output].F, s.dg[b.Output].F, c == GaussNewton); err != nil {
 					return 0, err
 				}
 				a := acc[j*P : (j+1)*P]

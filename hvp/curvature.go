@@ -83,7 +83,7 @@ func (o *Objective) curvature(ctx context.Context, theta, v, out []float64, gaus
 			df = douts[b.Output].F
 		}
 		g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-		if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+		if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F, gaussNewton); err != nil {
 			return 0, err
 		}
 		if gaussNewton {
@@ -134,7 +134,7 @@ func (o *Objective) batchCurvature(w *worker, b *Batch, c Curvature, theta, v, a
 		df = douts[b.Output].F
 	}
 	g, dg := w.seedBuffers(b.Program, b.Output, outs[b.Output].Shape)
-	if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F); err != nil {
+	if _, err := o.terms(b, outs[b.Output].Shape, outs[b.Output].F, df, g[b.Output].F, dg[b.Output].F, c == GaussNewton); err != nil {
 		return err
 	}
 	if c == GaussNewton {

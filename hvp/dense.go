@@ -136,7 +136,7 @@ func (dw *denseWorker) prepare(o *Objective, c Curvature, theta []float64, i int
 		pb.g[b.Output], pb.dg[b.Output] = graph.NewFloat(shape, nil), graph.NewFloat(shape, nil)
 	}
 	pb.f = outs[b.Output].F
-	if _, err := o.terms(b, pb.g[b.Output].Shape, pb.f, nil, pb.g[b.Output].F, nil); err != nil {
+	if _, err := o.terms(b, pb.g[b.Output].Shape, pb.f, nil, pb.g[b.Output].F, nil, false); err != nil {
 		return nil, err
 	}
 	pb.wd2 = slices.Grow(pb.wd2[:0], len(b.Weight))[:len(b.Weight)]
@@ -144,6 +144,9 @@ func (dw *denseWorker) prepare(o *Objective, c Curvature, theta []float64, i int
 		pb.wd2[k] = 0
 		if w != 0 && !o.Loss.Grouped() {
 			_, _, d2 := o.Loss.eval(b.Target[k], pb.f[k])
+			if c == GaussNewton {
+				d2 = o.Loss.gnWeight(b.Target[k], pb.f[k], d2)
+			}
 			pb.wd2[k] = w * d2
 		}
 	}

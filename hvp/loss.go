@@ -29,6 +29,17 @@ const (
 	// S (diag(p) - p p^T), S = sum_k w_k y_k: the Gauss-Newton matrix is
 	// J^T S (diag(p) - p p^T) J.
 	SoftmaxCrossEntropy
+	// BinaryCrossEntropySigmoid is BinaryCrossEntropy on a probability
+	// output that is the sigmoid of a logit (a model trained with
+	// nn.BCEWithLogitsLoss, audited through an appended sigmoid, or one
+	// with the sigmoid inside): the same loss, gradient and Hessian, but
+	// its Gauss-Newton weight is the Fisher weight 1/(f(1-f)), not
+	// y/f² + (1-y)/(1-f)², so that with the output Jacobian J_p = f(1-f)
+	// J of the probability its Gauss-Newton matrix is the logit's,
+	// J^T f(1-f) J: the curvature of the loss in the logit, positive and
+	// independent of the label. (The other split weighs a confidently
+	// wrong forecast by about 1 and a confidently right one by about 0.)
+	BinaryCrossEntropySigmoid
 )
 
 func (l Loss) String() string {
@@ -41,6 +52,8 @@ func (l Loss) String() string {
 		return "binary cross-entropy on logits"
 	case SoftmaxCrossEntropy:
 		return "softmax cross-entropy"
+	case BinaryCrossEntropySigmoid:
+		return "binary cross-entropy on a sigmoid output"
 	}
 	return fmt.Sprintf("Loss(%d)", int(l))
 }
@@ -54,7 +67,7 @@ func (l Loss) Grouped() bool { return l == SoftmaxCrossEntropy }
 // losses whose terms are single elements.
 func (l Loss) eval(y, f float64) (v, d1, d2 float64) {
 	switch l {
-	case BinaryCrossEntropy:
+	case BinaryCrossEntropy, BinaryCrossEntropySigmoid:
 		// Keep log finite at the boundary: outputs of exactly 0 or 1 give
 		// a large but finite loss instead of NaN.
 		const eps = 1e-15
@@ -128,13 +141,26 @@ func SoftTargets(c, K int, weights []float64, eps float64) []float64 {
 // SecondDerivative returns the curvature weight of the Gauss-Newton
 // matrix for one term: the second derivative of l(y, f) in f, which is
 // positive for the losses of single elements (2 for squared error, 1/f²
-// or 1/(1-f)² for cross-entropy, s(1-s) on logits), so the Gauss-Newton
+// or 1/(1-f)² for cross-entropy, 1/(f(1-f)) for cross-entropy on a
+// sigmoid output, s(1-s) on logits), so the Gauss-Newton
 // matrix is positive semi-definite. It is the Lambda_b of
 // docs/design.md, section 4.5 (times the term's weight). Grouped losses
 // have a K×K block instead (GroupCurvature).
 func (l Loss) SecondDerivative(y, f float64) float64 {
 	_, _, d2 := l.eval(y, f)
-	return d2
+	return l.gnWeight(y, f, d2)
+}
+
+// gnWeight returns the Gauss-Newton weight of a term whose exact second
+// derivative in f is d2: d2 itself, except for BinaryCrossEntropySigmoid
+// (the Fisher weight 1/(f(1-f)), f kept in [1e-15, 1-1e-15]).
+func (l Loss) gnWeight(_, f, d2 float64) float64 {
+	if l != BinaryCrossEntropySigmoid {
+		return d2
+	}
+	const eps = 1e-15
+	f = math.Min(math.Max(f, eps), 1-eps)
+	return 1 / (f * (1 - f))
 }
 
 // groupTerms evaluates one term of a grouped loss (SoftmaxCrossEntropy)

@@ -127,15 +127,17 @@ func (o *Objective) lossSeeds(w *worker, b *Batch, theta, wt []float64, outputs 
 	}
 	bw := *b
 	bw.Weight = wt
-	loss, err = o.terms(&bw, outs[b.Output].Shape, outs[b.Output].F, nil, g[b.Output].F, nil)
+	loss, err = o.terms(&bw, outs[b.Output].Shape, outs[b.Output].F, nil, g[b.Output].F, nil, false)
 	return st, outs, g, loss, err
 }
 
 // terms evaluates the loss terms of batch b at outputs f (of the given
 // shape): their sum, and for each element the weighted first derivative
 // into g and, when df is given, the weighted second derivative times df
-// into dg (for a grouped loss, the term's Hessian block times df).
-func (o *Objective) terms(b *Batch, shape []int, f, df, g, dg []float64) (float64, error) {
+// into dg (for a grouped loss, the term's Hessian block times df); with gn
+// set the second derivative is the loss's Gauss-Newton weight
+// (Loss.SecondDerivative), else its exact second derivative.
+func (o *Objective) terms(b *Batch, shape []int, f, df, g, dg []float64, gn bool) (float64, error) {
 	if len(b.Target) != len(f) || len(b.Weight) != len(f) {
 		return 0, fmt.Errorf("targets (%d) and weights (%d) do not match the output's %d elements", len(b.Target), len(b.Weight), len(f))
 	}
@@ -152,6 +154,9 @@ func (o *Objective) terms(b *Batch, shape []int, f, df, g, dg []float64) (float6
 			continue
 		}
 		v, d1, d2 := o.Loss.eval(b.Target[e], f[e])
+		if gn {
+			d2 = o.Loss.gnWeight(b.Target[e], f[e], d2)
+		}
 		sum += w * v
 		g[e] = w * d1
 		if dg != nil {

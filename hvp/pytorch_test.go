@@ -89,27 +89,31 @@ func TestAgainstPyTorch(t *testing.T) {
 		if err := json.Unmarshal(b, &ref); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		variants := []bool{false}
+		variants := []string{""}
 		if ref.Loss == "bce_logits" {
-			variants = append(variants, true)
+			variants = append(variants, "native", "sigmoid")
 		}
-		for _, native := range variants {
+		for _, v := range variants {
 			name := ref.Case
-			if native {
-				name += "_native"
+			if v != "" {
+				name += "_" + v
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				checkReference(t, ctx, ref, native)
+				checkReference(t, ctx, ref, v)
 			})
 		}
 	}
 }
 
-// checkReference checks one reference case; native says whether a
-// bce_logits case uses BinaryCrossEntropyLogits on the model's logit
-// (else BinaryCrossEntropy on an appended Sigmoid).
-func checkReference(t *testing.T, ctx context.Context, ref reference, native bool) {
+// checkReference checks one reference case; variant says how a
+// bce_logits case is taken: "native", BinaryCrossEntropyLogits on the
+// model's logit; "sigmoid", BinaryCrossEntropySigmoid on an appended
+// Sigmoid (whose Gauss-Newton matrix is the logit's, the reference's);
+// "", BinaryCrossEntropy on an appended Sigmoid (whose Gauss-Newton
+// matrix is not checked).
+func checkReference(t *testing.T, ctx context.Context, ref reference, variant string) {
+	native := variant != ""
 	g, err := onnx.Load(filepath.Join("..", ref.Model))
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +134,11 @@ func checkReference(t *testing.T, ctx context.Context, ref reference, native boo
 	}
 	loss := hvp.SquaredError
 	switch {
-	case ref.Loss == "bce_logits" && native:
+	case ref.Loss == "bce_logits" && variant == "native":
 		loss = hvp.BinaryCrossEntropyLogits
+	case ref.Loss == "bce_logits" && variant == "sigmoid":
+		g = withSigmoid(t, g)
+		loss = hvp.BinaryCrossEntropySigmoid
 	case ref.Loss == "bce_logits":
 		g = withSigmoid(t, g)
 		loss = hvp.BinaryCrossEntropy

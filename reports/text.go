@@ -365,7 +365,7 @@ func warningText(r *audit.Result, w audit.Warning) string {
 	}
 	switch w.Code {
 	case audit.NotStationary:
-		return fmt.Sprintf("The model is not at a stationary point of its training loss: the total gradient is %.2g times the typical block gradient. Influence estimates assume a trained (converged) model; train longer or check that the data, ridge and loss match the training", w.Figure)
+		return fmt.Sprintf("The model is not at a stationary point of its training loss: the total gradient is %.3g times the typical block gradient (above %g), as a mini-batch optimiser such as Adam leaves it. On its own this is no mistake and does not lower the verdict: the column and ridge checks tell a mistake from an ordinary model (the fit check), and the damping bounds what the leftover gradient does to the influence steps (the damping sensitivity)", w.Figure, w.Bound)
 	case audit.NonPositiveTrace:
 		return fmt.Sprintf("The %s has a non-positive trace (%.4g): the influence (Newton) step is not a descent step; use the Gauss-Newton curvature", curv, w.Figure)
 	case audit.Indefinite:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 )
 
 // renderWords is the Markdown and the terminal summary of r, for checking
@@ -156,5 +157,36 @@ func TestUnlabelledRowWords(t *testing.T) {
 	}
 	if strings.Contains(got, "past every training sequence") {
 		t.Errorf("unlabelled rows blamed on the training sequences' length:\n%s", got)
+	}
+}
+
+// TestStationarityOneStory: a mini-batch model far from a stationary
+// point (ratio 110, columns that check out): the JSON's warning, the
+// terminal summary and the verdict tell one story. The ratio is what a
+// mini-batch optimiser leaves; it lowers nothing (the verdict stays
+// good) and nobody is told to train longer.
+func TestStationarityOneStory(t *testing.T) {
+	r := fixture()
+	r.Summary.Coverage, r.Summary.Points, r.Summary.Infinite = 0.9, 10000, 0
+	r.Diag.Stationarity = 110
+	r.Diag.Warnings = []audit.Warning{{Code: audit.NotStationary, Step: -1, Figure: 110, Bound: audit.StationarityBound}}
+	r.Diag.Fit = &datacheck.FitCheck{Sequences: 200, RMSE: 0.52, Ridge: 0.38, GradNorm: 3, FittedRidge: 0.4, FittedGradNorm: 2.9,
+		Alternatives: []datacheck.Alternative{{Shift: 1, RMSE: 6.4}}}
+	r.Verdict = audit.Judge(r)
+	if r.Verdict.Level != audit.Good {
+		t.Errorf("verdict %s: the ratio alone lowered it", r.Verdict.Level)
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r, &Options{}); err != nil {
+		t.Fatal(err)
+	}
+	words := renderWords(t, r)
+	for what, text := range map[string]string{"JSON": js.String(), "summary": words} {
+		if !strings.Contains(text, "as a mini-batch optimiser such as Adam leaves it") || strings.Contains(text, "train longer") {
+			t.Errorf("%s: the stationarity story differs:\n%s", what, text)
+		}
+	}
+	if !strings.Contains(js.String(), "On its own this is no mistake and does not lower the verdict") {
+		t.Errorf("JSON warning:\n%s", js.String())
 	}
 }

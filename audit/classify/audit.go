@@ -16,8 +16,9 @@ type Options struct {
 	Score Score
 	// Logits says the model's output is a logit (a model trained with
 	// nn.BCEWithLogitsLoss): the audit appends a sigmoid (WithSigmoid)
-	// and audits the probability, with binary cross-entropy on it, whose
-	// loss, gradient and Hessian are BCEWithLogitsLoss's.
+	// and audits the probability with hvp.BinaryCrossEntropySigmoid,
+	// whose loss, gradient and Hessian are BCEWithLogitsLoss's and whose
+	// Gauss-Newton matrix is the logit's, J^T p(1-p) J.
 	Logits bool
 	// FlagAbove and FlagBelow are the thresholds of the risk flags (nil:
 	// not audited).

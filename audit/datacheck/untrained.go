@@ -81,3 +81,26 @@ func ExcludeFlag(us []Untrained) string {
 	}
 	return fmt.Sprintf("--params '%s'", strings.Join(names, ","))
 }
+
+// FitRidge sets FittedRidge and FittedGradNorm from total, the
+// gradient at theta of the training objective with the given ridge:
+// grad L_data = total - ridge theta, and |grad L_data + R' theta| is least
+// at R' = -(grad L_data . theta) / |theta|^2, clamped at 0.
+func (f *FitCheck) FitRidge(theta, total []float64, ridge float64) {
+	var gt, tt float64
+	for i, th := range theta {
+		g := total[i] - ridge*th
+		gt += g * th
+		tt += th * th
+	}
+	if !(tt > 0) {
+		return
+	}
+	f.FittedRidge = math.Max(0, -gt/tt)
+	var ss float64
+	for i, th := range theta {
+		g := total[i] - ridge*th + f.FittedRidge*th
+		ss += g * g
+	}
+	f.FittedGradNorm = math.Sqrt(ss)
+}

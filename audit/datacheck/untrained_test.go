@@ -55,3 +55,19 @@ func TestUntrainedTensors(t *testing.T) {
 		t.Errorf("a tensor carrying less than the others named: %+v", got)
 	}
 }
+
+// TestFitRidge: theta (1, 2) trained with ridge 0.5, audited with ridge
+// 1: the data gradient is -0.5 theta, the total (0.5, 1); the ridge that
+// explains it is 0.5, leaving no gradient. A zero theta fits nothing.
+func TestFitRidge(t *testing.T) {
+	f := &FitCheck{FittedRidge: math.NaN(), FittedGradNorm: math.NaN()}
+	f.FitRidge([]float64{1, 2}, []float64{0.5, 1}, 1)
+	if math.Abs(f.FittedRidge-0.5) > 1e-15 || math.Abs(f.FittedGradNorm) > 1e-15 {
+		t.Errorf("fitted ridge %g, gradient %g; want 0.5 and 0", f.FittedRidge, f.FittedGradNorm)
+	}
+	z := &FitCheck{FittedRidge: math.NaN(), FittedGradNorm: math.NaN()}
+	z.FitRidge([]float64{0, 0}, []float64{0.5, 1}, 1)
+	if !math.IsNaN(z.FittedRidge) || !math.IsNaN(z.FittedGradNorm) {
+		t.Errorf("zero theta: %g, %g", z.FittedRidge, z.FittedGradNorm)
+	}
+}

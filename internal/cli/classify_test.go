@@ -150,3 +150,42 @@ func TestClassifierFlagsNeedClassifier(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifierFitPredict: audit fit --save and audit predict --load of
+// a logit classifier give every forecast the probability, its interval
+// and the sets that the one-shot audit gives (the saved options carry
+// --loss bce-logits, so predict appends the sigmoid again).
+func TestClassifierFitPredict(t *testing.T) {
+	dir := t.TempDir()
+	art, js := filepath.Join(dir, "a.rna"), filepath.Join(dir, "p.json")
+	model := filepath.Join(classifyDir, "binary_logits.onnx")
+	code, _, errs := runCmd("fit", "--model", model, "--data", filepath.Join(classifyDir, "train.csv"),
+		"--calibration", filepath.Join(classifyDir, "cal.csv"), "--loss", "bce-logits", "--ridge", "0.18", "--flag-above", "0.8", "--save", art)
+	if code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errs)
+	}
+	if code, _, errs = runCmd("predict", "--load", art, "--model", model, "--data", filepath.Join(classifyDir, "test.csv"), "--out", js); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got classDoc
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := runClassify(t, "binary_logits.onnx", "bce-logits")
+	if len(got.Sequences) != len(want.Sequences) || got.Classification == nil {
+		t.Fatalf("predict: %d sequences, classification %v", len(got.Sequences), got.Classification)
+	}
+	for i, s := range want.Sequences {
+		for k, w := range s.Steps {
+			g := got.Sequences[i].Steps[k]
+			if g.Probability == nil || math.Abs(*g.Probability-*w.Probability) > 1e-12 || math.Abs(*g.ProbLower-*w.ProbLower) > 1e-9 ||
+				math.Abs(*g.ProbUpper-*w.ProbUpper) > 1e-9 || !slices.Equal(g.Set, w.Set) || !slices.Equal(g.SplitSet, w.SplitSet) {
+				t.Fatalf("sequence %s step %d: predict %+v, audit %+v", s.ID, k+1, g, w)
+			}
+		}
+	}
+}

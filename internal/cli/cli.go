@@ -248,10 +248,10 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 		}
 		return hvp.SquaredError, nil, nil
 	case "cross-entropy", "cross_entropy", "binary-cross-entropy", "bce":
-		return hvp.BinaryCrossEntropy, cls, nil
+		return hvp.BinaryCrossEntropySigmoid, cls, nil
 	case "bce-logits", "bce_logits", "bce-with-logits":
 		cls.Logits = true
-		return hvp.BinaryCrossEntropy, cls, nil
+		return hvp.BinaryCrossEntropySigmoid, cls, nil
 	case "softmax-ce", "softmax_ce", "cross-entropy-logits":
 		return 0, nil, usagef("--loss softmax-ce: the audit of classifiers of more than two classes is not available yet (package hvp has the loss); audit a binary classifier with --loss bce or bce-logits")
 	}
