@@ -70,9 +70,7 @@ func checkFit(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 		f.Alternatives = append(f.Alternatives, datacheck.Alternative{Features: names, Shift: train.Shift, RMSE: r})
 	}
 	for _, s := range []int{train.Shift - 1, train.Shift + 1} {
-		// A target that is a feature, at shift 0, is a value the model
-		// reads: any forecast of the next value of a smooth series is
-		// closer to it than to the next value. No alternative.
+		// A feature as target at shift 0 is a value the model reads: no alternative.
 		if s < 0 || len(train.Targets) == 0 || s == 0 && slices.Contains(train.Features, train.Targets[0]) {
 			continue
 		}

@@ -111,3 +111,50 @@ func TestFixedBatchExport(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedBatchTimeFirst: a time-first per-step GRU whose export fixes
+// the batch at 4 (x [6 4 2], y [6 4 1]; testdata/tutorial/
+// make_timefirst.py) runs in chunks along the second axis of its input
+// and output: 30 training sequences (the eighth chunk padded with 2
+// copies), 9 test sequences (the third with 3). Every prediction and
+// limit equals the dynamic export's to 1e-10.
+func TestFixedBatchTimeFirst(t *testing.T) {
+	run := func(model string) *Result {
+		g, err := onnx.Load(filepath.Join(tutorialDir, model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, err := blocks.ReadFile(filepath.Join(tutorialDir, "tf_train.csv"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		test, err := blocks.ReadFile(filepath.Join(tutorialDir, "tf_test.csv"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), g, train, test, &Options{Layout: graph.TimeFirst})
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		return res
+	}
+	fixed, dynamic := run("tf_fixed.onnx"), run("tf_dynamic.onnx")
+	if !slices.ContainsFunc(fixed.Model.Assumed, func(n string) bool { return strings.Contains(n, "runs on chunks of 4 sequences") }) {
+		t.Errorf("no note on the chunks: %q", fixed.Model.Assumed)
+	}
+	n := 0
+	for i, s := range fixed.Sequences {
+		for k, a := range s.Steps {
+			c := dynamic.Sequences[i].Steps[k]
+			for _, v := range [][2]float64{{a.Prediction, c.Prediction}, {a.Lower, c.Lower}, {a.Upper, c.Upper}} {
+				if math.IsInf(v[0], 0) || math.Abs(v[0]-v[1]) > 1e-10 {
+					t.Errorf("sequence %s row %d: %.15g with the fixed batch, %.15g with the dynamic one", s.ID, a.Row, v[0], v[1])
+				}
+			}
+			n++
+		}
+	}
+	if n != 54 || fixed.Summary.Coverage != dynamic.Summary.Coverage {
+		t.Errorf("%d forecasts (want 54), coverage %v and %v", n, fixed.Summary.Coverage, dynamic.Summary.Coverage)
+	}
+}

@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"math"
-
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 )
 
@@ -37,58 +35,15 @@ type Shortfall struct {
 	Coverage float64
 }
 
-// hold reports whether kind k's measured coverage reaches the target
-// 1-alpha: pooled within sampling error (interval.CoverageTolerance), and at every
-// step with at least minStepValues values within stepZ standard errors
-// (and at least stepFloor). For the calibrated kinds a step's standard
-// error also counts the calibration set's own sampling: their coverage
-// given the calibration set varies around its mean with variance about
-// p(1-p)/(m+1), m the calibration values at the step. The Bonferroni
-// kind is judged on joint coverage. When the coverage does not hold it
-// says where.
+// hold reports whether kind k's coverage holds on the labelled test
+// values (interval.StepRule.TestHolds with the audit's step rule), and
+// when it does not, where it falls short.
 func hold(k *interval.KindSummary, s *Summary, c *Conformal) (bool, Shortfall) {
-	p := 1 - s.Alpha
-	if k.Kind == interval.KindBonferroni {
-		if k.JointCoverage < p-interval.CoverageTolerance(p, k.Sequences) {
-			return false, Shortfall{Step: -1, Joint: true, Coverage: k.JointCoverage}
-		}
+	ok, t, joint, cov := calibrationRule.TestHolds(k, s.Alpha, s.Points, s.PointsPerStep, c.Forecasts)
+	if ok {
 		return true, Shortfall{}
 	}
-	if k.Coverage < p-interval.CoverageTolerance(p, s.Points) {
-		return false, Shortfall{Step: -1, Coverage: k.Coverage}
-	}
-	calibrated := k.Kind == interval.KindSplit || k.Kind == interval.KindConformalJackknife
-	for t, cov := range k.CoveragePerStep {
-		n := 0
-		if t < len(s.PointsPerStep) {
-			n = s.PointsPerStep[t]
-		}
-		if n < minStepValues {
-			continue
-		}
-		v := 1 / float64(n)
-		if calibrated {
-			if m := calibrationValues(c, t); m > 0 {
-				v += 1 / float64(m+1)
-			}
-		}
-		if cov < p-math.Max(stepFloor, stepZ*math.Sqrt(p*(1-p)*v)) {
-			return false, Shortfall{Step: t, Coverage: cov}
-		}
-	}
-	return true, Shortfall{}
-}
-
-// calibrationValues is the fewest calibration values of a forecast made
-// at row t, pooled ones included (-1: none).
-func calibrationValues(c *Conformal, t int) int {
-	m := -1
-	for _, f := range c.Forecasts {
-		if n := max(f.M, f.Pooled); f.Row == t && (m < 0 || n < m) {
-			m = n
-		}
-	}
-	return m
+	return false, Shortfall{Step: t, Joint: joint, Coverage: cov}
 }
 
 // Eligible reports whether kind k may be recommended: not the Bonferroni
@@ -100,8 +55,8 @@ func Eligible(k *interval.KindSummary, s *Summary) bool {
 	return k.Kind != interval.KindBonferroni && k.Kind != interval.KindInSample && k.Infinite < s.Points
 }
 
-// calibrationRule is the step rule of hold, applied to the calibration
-// values.
+// calibrationRule is the step rule by which a kind's coverage holds, on
+// the test values (hold) and on the calibration values (Recommend).
 var calibrationRule = interval.StepRule{Z: stepZ, Floor: stepFloor, MinValues: minStepValues}
 
 // Recommend chooses the kind to recommend on the calibration values

@@ -787,9 +787,13 @@ func sensitivityText(ds *audit.DampingSensitivity) string {
 		return ds.Reason
 	}
 	move := func(f audit.DampedFigures) string {
-		return fmt.Sprintf("%s at ρ = %s (%+.0f%%, coverage %s)", num(f.MeanLength), num(f.Rho), 100*(f.MeanLength/ds.Width-1), pct(f.Coverage))
+		return fmt.Sprintf("%s at ρ = %s (%+.0f%%, coverage %s)", num(f.MeanLength), num(f.Rho), 100*(f.MeanLength/ds.Base()-1), pct(f.Coverage))
 	}
-	out := fmt.Sprintf("%s at ρ = %s; %s; %s", num(ds.Width), num(ds.Rho), move(ds.Low), move(ds.High))
+	out := fmt.Sprintf("%s at ρ = %s; %s; %s", num(ds.Base()), num(ds.Rho), move(ds.Low), move(ds.High))
+	if ds.Sampled > 0 {
+		out = fmt.Sprintf("on %d of %d sequences drawn at random: ", ds.Sampled, ds.Sequences) + out +
+			fmt.Sprintf(" (standard error of the largest move %s)", num(ds.WidthShareSE()))
+	}
 	if ds.WidthShare() > audit.DampingShare {
 		out += fmt.Sprintf(": moves by more than %s, so the intervals depend on the damping", pct0(audit.DampingShare))
 	} else {

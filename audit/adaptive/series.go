@@ -172,11 +172,11 @@ func finiteGuarantee(kind string, alpha float64, o Options) string {
 	case KindACIClipped:
 		g = fmt.Sprintf("long-run, restated for the clipped form: ACI's recursion with each unbounded interval replaced by the member at %g times the largest score seen, so never unbounded; on every series of T forecasts, whatever the data, |miscoverage - %g| <= R (1/g_1 + 1/g_T + sum |1/g_t - 1/g_{t-1}|)/(2T), g_t the steps (R/(gamma T) for a constant step), with R = 1 + g_max (2 + 2d + E), E the misses at a working level <= 0 (a score beyond the clipped quantile) and d the most labels pending at a forecast (Gibbs and Candès 2021's argument); no guarantee per forecast", o.Clip, alpha)
 	case KindQuantileTracking:
-		g = fmt.Sprintf("long-run: for every sequence of scores in [0, B], |miscoverage - %g| <= (B + eta)/(eta T) with a constant step eta (Angelopoulos, Candès and Tibshirani 2023), and for the scale-free steps eta_t = %g times the largest recent score taken here R (1/eta_1 + 1/eta_T + sum |1/eta_t - 1/eta_{t-1}|)/(2T) with R = B + 2 eta_max (1 + d), d the most labels pending at a forecast (Angelopoulos, Barber and Bates 2024); never unbounded; no guarantee per forecast", alpha, o.Step)
+		g = fmt.Sprintf("long-run: for every sequence of scores in [0, B], |miscoverage - %g| <= (B + eta)/(eta T) with a constant step eta (Angelopoulos, Candès and Tibshirani 2023); for the scale-free steps taken here (eta_t = %g times the largest recent score), |miscoverage - alpha| <= R (1/eta_1 + 1/eta_T + sum |1/eta_t - 1/eta_{t-1}|)/(2T) with R = B + 2 eta_max (1 + d), d the most labels pending at a forecast (Angelopoulos, Barber and Bates 2024); never unbounded; no guarantee per forecast", alpha, o.Step)
 	case KindPID:
 		var parts []string
 		if o.Integrator >= 0 {
-			parts = append(parts, fmt.Sprintf("an integrator %g tan(S log(n+1)/(%g (n+1))) times the scale of the scores, S the misses minus %g n after n labels, limited to %g times the largest score seen", o.Integrator, o.Saturation, alpha, o.Clip))
+			parts = append(parts, fmt.Sprintf("an integrator K_I tan(S log(n+1)/(C_sat (n+1))) in units of the scores' scale (K_I = %g, C_sat = %g), S the misses minus %g n after n labels, limited to %g times the largest score seen", o.Integrator, o.Saturation, alpha, o.Clip))
 		}
 		if o.Base == BaseSplit && !o.NoScorecast {
 			parts = append(parts, "the jackknife+ half-width as scorecaster")

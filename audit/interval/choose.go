@@ -141,3 +141,54 @@ func Choose(figs []CalibrationFigures, alpha float64, r StepRule) int {
 	}
 	return best
 }
+
+// TestHolds reports whether kind k's coverage measured on labelled test
+// values reaches the target 1 - alpha: pooled within sampling error
+// (CoverageTolerance over points values), and at every row with at least
+// r.MinValues values (perStep) within r.Z standard errors, at least
+// r.Floor. For the calibrated kinds a row's standard error also counts
+// the calibration set's own sampling: their coverage given the
+// calibration set varies around its mean with variance about p(1-p)/(m+1),
+// m the fewest calibration values (pooled ones included) of a forecast at
+// the row (forecasts). The Bonferroni kind is judged on joint coverage
+// (joint). When the coverage does not hold, step is the row where it
+// falls short (-1: pooled or joint) and cov the coverage there.
+func (r StepRule) TestHolds(k *KindSummary, alpha float64, points int, perStep []int, forecasts []ConformalForecast) (ok bool, step int, joint bool, cov float64) {
+	p := 1 - alpha
+	if k.Kind == KindBonferroni {
+		return k.JointCoverage >= p-CoverageTolerance(p, k.Sequences), -1, true, k.JointCoverage
+	}
+	if k.Coverage < p-CoverageTolerance(p, points) {
+		return false, -1, false, k.Coverage
+	}
+	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife
+	for t, c := range k.CoveragePerStep {
+		n := 0
+		if t < len(perStep) {
+			n = perStep[t]
+		}
+		if n < r.MinValues {
+			continue
+		}
+		v := 1 / float64(n)
+		if m := calibrationValues(forecasts, t); calibrated && m > 0 {
+			v += 1 / float64(m+1)
+		}
+		if c < p-math.Max(r.Floor, r.Z*math.Sqrt(p*(1-p)*v)) {
+			return false, t, false, c
+		}
+	}
+	return true, -1, false, k.Coverage
+}
+
+// calibrationValues is the fewest calibration values of a forecast made
+// at row t, pooled ones included (-1: none).
+func calibrationValues(forecasts []ConformalForecast, t int) int {
+	m := -1
+	for _, f := range forecasts {
+		if n := max(f.M, f.Pooled); f.Row == t && (m < 0 || n < m) {
+			m = n
+		}
+	}
+	return m
+}

@@ -37,6 +37,11 @@ func TestWindowFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want an error with %q", tc.args, code, out, errs, tc.want)
 		}
 	}
+	// A model with one output per step reads the series whole.
+	code, out, errs = runCmd("--model", exModel, "--data", exTrain, "--window", "5")
+	if want := `audit: windows of 5 rows are cut for a many-to-one model, and output "y" forecasts at every step: audit the long series without a window (--window)`; code != 1 || out != "" || strings.TrimSpace(errs) != want {
+		t.Errorf("per-step model: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
 }
 
 // TestWindowedNotice: the same series given as windows (one sequence per
