@@ -80,13 +80,14 @@ func fitCheck(ctx context.Context, p *problem, total []float64, fx trainOutputs)
 	return checkFit(ctx, p, total, fx)
 }
 
-// assess is Run's last phase: the damping sensitivity (when asked for;
-// inf is the audit's influence phase, which it re-damps), the recommended
-// kind of interval and the verdict.
-func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *influence) error {
+// assess is Run's last phases: the damping sensitivity (when asked for;
+// inf is the audit's influence phase, which it re-damps; a phase of its
+// own, so that --timings prices it), then the recommended kind of
+// interval and the verdict (the phase "judgement"); mark begins a phase.
+func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *influence, mark func(string)) error {
 	if res.Summary != nil && p.opt.DampingSensitivity {
-		p.opt.progress("damping sensitivity", 0, 0)
-		ds, err := dampingSensitivity(ctx, p, ev, inf, res.Setting.Damping, res.Summary.MeanLength)
+		mark("damping sensitivity")
+		ds, err := dampingSensitivity(ctx, p, ev, inf, res, sensitivitySample)
 		if err != nil {
 			return err
 		}
@@ -95,6 +96,7 @@ func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *i
 		}
 		res.Diag.DampingSensitivity = ds
 	}
+	mark("judgement")
 	judgePredicted(res)
 	return nil
 }

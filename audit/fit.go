@@ -62,8 +62,7 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 		warns = append(warns, w...)
 	}
 	res.Diag.Warnings = warns
-	clock.begin("judgement")
-	if err := assess(ctx, p, ev, res, f.inf); err != nil {
+	if err := assess(ctx, p, ev, res, f.inf, clock.begin); err != nil {
 		return nil, err
 	}
 	res.Diag.Phases = clock.end()

@@ -153,7 +153,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []*blocks.Dataset{train, p.evalOrNil()} {
+	for _, d := range []*blocks.Dataset{train, p.evalOrNil(), p.cal} {
 		if err := datacheck.Unmatched(d, p.io.ForecastRows); err != nil {
 			return nil, err
 		}

@@ -54,7 +54,9 @@
 // Any bytes give a Dataset or an error, never a panic. Read reports every
 // problem of a file in one error, up to Options.MaxErrors (10 by default),
 // so that the user fixes them in one go: the first problem of each row,
-// problems with the header (all of them), and duplicate steps. Each
+// problems with the header (all of them), and duplicate steps. Past that
+// limit it counts the further lines of a problem it lists (the same
+// column and message, DataError.More) and stops at any other. Each
 // problem is a *DataError naming the file, the line (1-based, the header
 // being line 1 when the file starts with it), the column, what is wrong and
 // what to do; several come as an ErrorList in line order. Each wraps a

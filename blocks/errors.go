@@ -40,8 +40,9 @@ var (
 	// ErrTargets: the target columns or the shift of a test file do not
 	// match the training file (CheckCompatible).
 	ErrTargets = errors.New("target columns do not match")
-	// ErrTooMany: reading stopped after Options.MaxErrors problems. It is
-	// the last error of an ErrorList (the module's errs.ErrTooMany).
+	// ErrTooMany: reading stopped at a problem beyond the first
+	// Options.MaxErrors, of another kind than theirs. It is the last error
+	// of an ErrorList (the module's errs.ErrTooMany).
 	ErrTooMany = errs.ErrTooMany
 	// ErrScheme: a block scheme cannot be built (NewScheme, ParseKind).
 	ErrScheme = errors.New("bad block scheme")
@@ -73,7 +74,16 @@ type DataError struct {
 	// Err's message refers to ("choose the feature columns": Features),
 	// in the order it names them; empty when no option fixes the problem.
 	Options []Option
+	// More is the number of further lines with the same problem (the
+	// same column and message) that Read counted, without listing them,
+	// after it had found Options.MaxErrors problems: a file with the same
+	// bad cell on 41 lines lists 10 of them and counts the other 31 here.
+	More int
 }
+
+// Unlisted is More: a DataError is an errs.Repeated, so that a list
+// counts the lines it stands for.
+func (e *DataError) Unlisted() int { return e.More }
 
 // Error formats the error as "file:line: column "c": message (Options.X)",
 // leaving out the parts that are not known; the options are named as

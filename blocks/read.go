@@ -62,7 +62,12 @@ func ReadFile(path string, opts *Options) (*Dataset, error) {
 // messages. Any bytes give a dataset or an error, never a panic.
 //
 // The error lists every problem found, up to opts.MaxErrors, in line order:
-// a *DataError for one problem, an ErrorList for several. Each *DataError
+// a *DataError for one problem, an ErrorList for several. Past that limit
+// Read goes on while it finds only problems it already lists (the same
+// column and message), counting them in their first *DataError's More,
+// and stops at the first other problem, so that a file whose one bad
+// value repeats on every line is read through and its problem counted,
+// while a file with many different problems stops early. Each *DataError
 // names the file, the line and the column and wraps one of ErrEmptyFile,
 // ErrNoRows, ErrSyntax, ErrColumn, ErrMissing, ErrNumber, ErrDuplicateStep
 // or ErrTooMany. An error of the underlying reader is returned in a
@@ -132,7 +137,14 @@ type parser struct {
 	o       Options
 	max     int
 	errs    dataErrors
-	stopped bool // reading stopped after more than max problems
+	stopped bool // reading stopped
+	cut     bool // it stopped at a problem beyond the first max ...
+	stopAt  int  // ... found at this line
+	// kinds are the problems kept, by key (kind), once max of them are
+	// kept; more counts, by key, the problems found since that the list
+	// does not keep.
+	kinds map[string]bool
+	more  map[string]int
 
 	header     []string
 	headerLine int
@@ -152,22 +164,53 @@ type row struct {
 	line int
 }
 
-// add records a problem and reports whether reading may go on.
+// add records a problem and reports whether reading may go on. Once max
+// problems are kept, a problem of a kind already kept is only counted
+// (reading goes on), and any other stops the reading.
 func (p *parser) add(line int, col string, err error) bool {
-	p.errs = append(p.errs, newDataError(p.name, line, col, err))
-	if len(p.errs) > p.max {
-		p.stopped = true
+	if p.stopped {
+		return false
 	}
-	return !p.stopped
+	if len(p.errs) < p.max {
+		p.errs = append(p.errs, newDataError(p.name, line, col, err))
+		return true
+	}
+	if p.kinds == nil {
+		p.kinds, p.more = map[string]bool{}, map[string]int{}
+		for _, e := range p.errs {
+			p.kinds[problemKey(e.Column, e.Err)] = true
+		}
+	}
+	if k := problemKey(col, err); p.kinds[k] {
+		p.more[k]++
+		return true
+	}
+	p.stopped, p.cut, p.stopAt = true, true, line
+	return false
 }
 
-// err returns the problems found, sorted by line and cut to max.
+// problemKey is what the problems of one kind share, their column and
+// message: they differ only in their line.
+func problemKey(col string, err error) string {
+	return col + "\x00" + err.Error()
+}
+
+// err returns the problems kept, sorted by line, the first of each kind
+// with the count of that kind's unlisted problems, and, when reading
+// stopped, a last problem wrapping ErrTooMany at the line it stopped at.
 func (p *parser) err() error {
 	p.errs.sortLines()
-	if len(p.errs) > p.max {
-		next := p.errs[p.max]
-		p.errs = append(p.errs[:p.max], &DataError{File: p.name, Line: next.Line, Err: fail(ErrTooMany,
+	for _, e := range p.errs {
+		if k := problemKey(e.Column, e.Err); p.more[k] > 0 {
+			e.More, p.more[k] = p.more[k], 0
+		}
+	}
+	if p.cut {
+		p.errs = append(p.errs, &DataError{File: p.name, Line: p.stopAt, Err: fail(ErrTooMany,
 			"stopped after %d problems: fix these and read the file again", p.max)})
+	}
+	if len(p.errs) == 1 && p.errs[0].More > 0 {
+		return p.errs.list() // a list of one, which counts its lines
 	}
 	return p.errs.list().Err()
 }

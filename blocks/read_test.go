@@ -487,54 +487,107 @@ func TestReadErrorList(t *testing.T) {
 	}
 }
 
+// TestReadTooManyErrors checks the limit on the problems listed: past
+// MaxErrors, a problem the list already holds (the same column and
+// message) is counted in its first problem's More and reading goes on to
+// the end of the file; the first other problem stops the reading, which
+// the list's last problem (wrapping ErrTooMany) says, at its line.
 func TestReadTooManyErrors(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("id,t,x,y\n")
+	var same strings.Builder
+	same.WriteString("id,t,x,y\n")
 	for i := range 30 {
-		fmt.Fprintf(&b, "A,%d,bad,1\n", i) // lines 2..31
+		fmt.Fprintf(&same, "A,%d,bad,1\n", i) // lines 2..31, one problem
 	}
+	// Then another problem at line 32: the reading, gone through the
+	// repeated problem, stops there unless the limit holds it too.
+	other := same.String() + "A,30,,1\n"
 	for _, tc := range []struct {
-		max, want int // want: problems kept
+		file       string
+		max, kept  int // kept: problems listed before the last
+		cut        bool
+		more, want int // more: the first problem's More; want: the header's count
 	}{
-		{0, DefaultMaxErrors},
-		{3, 3},
-		{29, 29},
-		{30, 30},
-		{100, 30},
+		{same.String(), 0, DefaultMaxErrors, false, 30 - DefaultMaxErrors, 30},
+		{same.String(), 1, 1, false, 29, 30},
+		{same.String(), 3, 3, false, 27, 30},
+		{same.String(), 30, 30, false, 0, 30},
+		{same.String(), 100, 30, false, 0, 30},
+		{other, 3, 3, true, 27, 30},
+		{other, 30, 30, true, 0, 30},
+		{other, 31, 31, false, 0, 31},
 	} {
-		_, err := Read(strings.NewReader(b.String()), "bad.csv", &Options{MaxErrors: tc.max})
+		name := fmt.Sprintf("max %d, %d bytes", tc.max, len(tc.file))
+		_, err := Read(strings.NewReader(tc.file), "bad.csv", &Options{MaxErrors: tc.max})
 		var list ErrorList
 		if !errors.As(err, &list) {
-			t.Fatalf("max %d: error %q is not an ErrorList", tc.max, err)
+			t.Fatalf("%s: error %q is not an ErrorList", name, err)
 		}
-		cut := tc.want < 30
-		n := tc.want
-		if cut {
+		n := tc.kept
+		if tc.cut {
 			n++
 		}
 		if len(list) != n {
-			t.Fatalf("max %d: %d errors, want %d", tc.max, len(list), n)
+			t.Fatalf("%s: %d errors, want %d", name, len(list), n)
 		}
 		des := asDataErrors(t, list)
-		for i, e := range des[:tc.want] {
-			if e.Line != i+2 || !errors.Is(e, ErrNumber) {
-				t.Errorf("max %d: problem %d = %q, want line %d", tc.max, i, e, i+2)
+		for i, e := range des[:min(tc.kept, 30)] {
+			want := 0
+			if i == 0 {
+				want = tc.more
+			}
+			if e.Line != i+2 || !errors.Is(e, ErrNumber) || e.More != want {
+				t.Errorf("%s: problem %d = %q (more %d), want line %d, more %d", name, i, e, e.More, i+2, want)
 			}
 		}
 		last := des[len(des)-1]
-		if got := errors.Is(last, ErrTooMany); got != cut {
-			t.Errorf("max %d: last error %q wraps ErrTooMany: %v, want %v", tc.max, last, got, cut)
+		if got := errors.Is(last, ErrTooMany); got != tc.cut {
+			t.Errorf("%s: last error %q wraps ErrTooMany: %v, want %v", name, last, got, tc.cut)
 		}
-		if cut {
-			if last.Line != tc.want+2 || !strings.Contains(last.Error(), fmt.Sprintf("stopped after %d problems", tc.want)) {
-				t.Errorf("max %d: last error %q, want line %d", tc.max, last, tc.want+2)
+		header := fmt.Sprintf("%d problems:", tc.want)
+		if tc.cut {
+			header = fmt.Sprintf("%d problems, and more:", tc.want)
+			if last.Line != 32 || !strings.Contains(last.Error(), fmt.Sprintf("stopped after %d problems", tc.kept)) {
+				t.Errorf("%s: last error %q, want line 32", name, last)
 			}
-			if !strings.HasPrefix(err.Error(), fmt.Sprintf("%d problems, and more:", tc.want)) {
-				t.Errorf("max %d: message starts %q", tc.max, err.Error()[:40])
-			}
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, header+"\n") && msg != des[0].Error()+fmt.Sprintf(" (and %d more like it)", tc.more) {
+			t.Errorf("%s: message starts %.60q, want %q", name, msg, header)
 		}
 	}
+
+	// A file with a different problem on every line stops at the first
+	// beyond the limit: 30 bad lines, then 2 MiB of good ones that it
+	// does not read.
+	var distinct strings.Builder
+	distinct.WriteString("id,t,x,y\n")
+	for i := range 30 {
+		fmt.Fprintf(&distinct, "A,%d,bad%d,1\n", i, i)
+	}
+	for i := 30; distinct.Len() < 2<<20; i++ {
+		fmt.Fprintf(&distinct, "A,%d,1,1\n", i)
+	}
+	r := &countingReader{r: strings.NewReader(distinct.String())}
+	_, err := Read(r, "bad.csv", &Options{MaxErrors: 3})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 4 || !errors.Is(list[3], ErrTooMany) || asDataErrors(t, list)[3].Line != 5 {
+		t.Errorf("distinct problems: %v, want 3 and the stop at line 5", err)
+	}
+	if r.n > 1<<20 {
+		t.Errorf("distinct problems: read %d bytes of %d, want the reading stopped at line 5", r.n, distinct.Len())
+	}
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // failingReader returns some bytes, then an error.

@@ -86,6 +86,13 @@ type jsonSensitivity struct {
 	High       *jsonDamped `json:"high"`
 	WidthShare fnum        `json:"width_share"`
 	Bound      fnum        `json:"bound"`
+	// On a random sample of the sequences only: how many of how many,
+	// the audit's own mean width there (the shares' base) and the
+	// standard error of width_share.
+	Sampled      int   `json:"sampled_sequences,omitempty"`
+	Sequences    int   `json:"of_sequences,omitempty"`
+	SampleLength *fnum `json:"sample_mean_length,omitempty"`
+	WidthShareSE *fnum `json:"width_share_se,omitempty"`
 }
 
 type jsonDamped struct {
@@ -103,6 +110,10 @@ func jsonSensitivityOf(d *audit.DampingSensitivity) *jsonSensitivity {
 		WidthShare: fnum(d.WidthShare()), Bound: fnum(audit.DampingShare)}
 	if d.Computed {
 		out.Low, out.High = jsonDampedOf(d.Low), jsonDampedOf(d.High)
+	}
+	if d.Sampled > 0 {
+		w, se := fnum(d.SampleWidth), fnum(d.WidthShareSE())
+		out.Sampled, out.Sequences, out.SampleLength, out.WidthShareSE = d.Sampled, d.Sequences, &w, &se
 	}
 	return out
 }

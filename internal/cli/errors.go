@@ -77,28 +77,28 @@ func words(err error) (msg string, list bool) {
 		msg, list = words(e.err)
 		return e.context + ": " + strings.TrimPrefix(msg, "audit: "), list
 	case errs.List:
-		switch len(e) {
-		case 0:
+		if len(e) == 0 {
 			return e.Error(), false
-		case 1:
+		}
+		groups := e.Group(sameProblem)
+		if len(e) == 1 && groups[0].More == 0 {
 			return words(e[0])
 		}
 		var b strings.Builder
 		b.WriteString(e.Header())
-		groups := e.Group(sameProblem)
 		for i, g := range groups {
 			if i == maxProblems {
 				fmt.Fprintf(&b, "\n\t… and %d more (%d problems in all)", len(groups)-maxProblems, len(e))
 				break
 			}
 			b.WriteString("\n\t")
-			if len(g.Lines) < 2 {
+			if len(g.Lines)+g.More < 2 || g.Lines == nil {
 				msg, _ := words(g.First)
 				b.WriteString(firstLine(msg))
 				continue
 			}
 			file, rest, _ := strings.Cut(g.Key, "\x00")
-			fmt.Fprintf(&b, "%s: %s: %s", file, errs.Lines(g.Lines, shownLines, 0), rest)
+			fmt.Fprintf(&b, "%s: %s: %s", file, errs.Lines(g.Lines, shownLines, g.More), rest)
 		}
 		return b.String(), true
 	case errs.Fixer:
@@ -114,8 +114,9 @@ const shownLines = 3
 
 // sameProblem places a problem of a data file (*blocks.DataError) by its
 // line, with the rest of its message as the key: the problems that
-// differ only in their line are written once, with the lines counted
-// ("train.csv: lines 2, 5, 8 and 7 more: column "x": ...").
+// differ only in their line are written once, with the lines counted,
+// those the reader counted without listing them too (DataError.More:
+// "train.csv: lines 2, 5, 8 and 38 more: column "x": ...").
 func sameProblem(err error) (key string, line int, ok bool) {
 	de, isData := err.(*blocks.DataError)
 	if !isData || de.Line <= 0 || errors.Is(de, errs.ErrTooMany) {

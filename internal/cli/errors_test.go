@@ -115,6 +115,26 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("grouped:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
+	// The reader's count of the lines it did not list (41 lines with the
+	// same bad cell, 10 listed) is in the grouped line and the header.
+	var csv strings.Builder
+	csv.WriteString("id,t,x,y\n")
+	for i := range 41 {
+		fmt.Fprintf(&csv, "A,%d,abc,1\n", i) // lines 2..42
+	}
+	_, err := blocks.Read(strings.NewReader(csv.String()), "d.csv", nil)
+	want = []string{"41 problems:",
+		`	d.csv: lines 2, 3, 4 and 38 more: column "x": "abc" is not a number: write a number such as 1.5 or -2e-3; if the column is not a feature, choose the feature columns (--features)`}
+	if got := strings.Split(errorText(err), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("counted:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A list of one that counts more lines is grouped too.
+	_, err = blocks.Read(strings.NewReader(csv.String()), "d.csv", &blocks.Options{MaxErrors: 1})
+	want[1] = strings.Replace(want[1], "lines 2, 3, 4 and 38 more", "lines 2 and 40 more", 1)
+	if got := strings.Split(errorText(err), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("counted, one listed:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
 	// A line that repeats a long value has its middle elided: at most
 	// maxLine bytes, with its beginning and its advice.
 	shape := strings.Repeat("1 ", 100_000)

@@ -112,14 +112,36 @@ func (l List) Err() error {
 	return l
 }
 
+// Repeated is a problem that stands for more occurrences of itself than
+// the one it describes: a pass that already held as many problems as it
+// lists counts the further occurrences of a problem it holds, without
+// keeping them, rather than stopping (blocks.DataError: the same bad cell
+// on further lines of a file). Unlisted is their number.
+type Repeated interface {
+	error
+	Unlisted() int
+}
+
+// unlisted is err's Unlisted count, 0 when it is not Repeated.
+func unlisted(err error) int {
+	if r, ok := err.(Repeated); ok {
+		return max(r.Unlisted(), 0)
+	}
+	return 0
+}
+
 // Error is the header line, "N problems:" (or "N problems, and more:"
 // when the last error wraps ErrTooMany), then every problem on a line of
-// its own, indented by a tab.
+// its own, indented by a tab, a Repeated one followed by "(and K more
+// like it)".
 func (l List) Error() string {
 	switch len(l) {
 	case 0:
 		return "no errors"
 	case 1:
+		if k := unlisted(l[0]); k > 0 {
+			return fmt.Sprintf("%s (and %d more like it)", l[0], k)
+		}
 		return l[0].Error()
 	}
 	var b strings.Builder
@@ -127,15 +149,27 @@ func (l List) Error() string {
 	for _, e := range l {
 		b.WriteString("\n\t")
 		b.WriteString(e.Error())
+		if k := unlisted(e); k > 0 {
+			fmt.Fprintf(&b, " (and %d more like it)", k)
+		}
 	}
 	return b.String()
 }
 
-// Header is the first line of Error for a list of two or more.
+// Header is the first line of Error for a list of two or more. N counts
+// the occurrences a Repeated problem stands for: a file with the same bad
+// cell on 41 lines has 41 problems, however many of them are listed.
 func (l List) Header() string {
 	n := len(l)
-	if n > 0 && errors.Is(l[n-1], ErrTooMany) {
-		return fmt.Sprintf("%d problems, and more:", n-1)
+	cut := n > 0 && errors.Is(l[n-1], ErrTooMany)
+	if cut {
+		n--
+	}
+	for _, e := range l {
+		n += unlisted(e)
+	}
+	if cut {
+		return fmt.Sprintf("%d problems, and more:", n)
 	}
 	return fmt.Sprintf("%d problems:", n)
 }

@@ -118,3 +118,40 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+// repeated is a Repeated problem for the tests: msg, standing for k more.
+type repeated struct {
+	msg string
+	k   int
+}
+
+func (r repeated) Error() string { return r.msg }
+func (r repeated) Unlisted() int { return r.k }
+
+// TestRepeated checks that a list counts the occurrences its Repeated
+// problems stand for: in its header, on their lines, and in their group.
+func TestRepeated(t *testing.T) {
+	l := List{repeated{"3:x", 31}, errors.New("4:y"), repeated{"9:x", 0}, repeated{"12:x", 2}}
+	want := "37 problems:\n\t3:x (and 31 more like it)\n\t4:y\n\t9:x\n\t12:x (and 2 more like it)"
+	if got := l.Error(); got != want {
+		t.Errorf("Error %q, want %q", got, want)
+	}
+	cut := append(l[:2:2], fmt.Errorf("stopped: %w", ErrTooMany))
+	if got, want := cut.Header(), "33 problems, and more:"; got != want {
+		t.Errorf("cut Header %q, want %q", got, want)
+	}
+	if got, want := (List{repeated{"3:x", 5}}).Error(), "3:x (and 5 more like it)"; got != want {
+		t.Errorf("a list of one: %q, want %q", got, want)
+	}
+	gs := l.Group(func(err error) (string, int, bool) {
+		line, key, ok := strings.Cut(err.Error(), ":")
+		n, _ := strconv.Atoi(line)
+		return key, n, ok
+	})
+	if len(gs) != 2 || !slices.Equal(gs[0].Lines, []int{3, 9, 12}) || gs[0].More != 33 || gs[1].More != 0 {
+		t.Errorf("groups %+v", gs)
+	}
+	if got, want := Lines(gs[0].Lines, 3, gs[0].More), "lines 3, 9, 12 and 33 more"; got != want {
+		t.Errorf("Lines %q, want %q", got, want)
+	}
+}

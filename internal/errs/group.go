@@ -18,6 +18,10 @@ type Group struct {
 	Key string
 	// Lines are the lines of the group's problems, in list order.
 	Lines []int
+	// More is the number of further lines with the group's problem that
+	// the pass counted without listing them (the Unlisted of its Repeated
+	// problems), to be counted after Lines: Lines(g.Lines, n, g.More).
+	More int
 }
 
 // Group gathers the problems of l that place says are the same problem
@@ -30,15 +34,16 @@ func (l List) Group(place func(error) (key string, line int, ok bool)) []Group {
 	for _, e := range l {
 		key, line, ok := place(e)
 		if !ok {
-			groups = append(groups, Group{First: e})
+			groups = append(groups, Group{First: e, More: unlisted(e)})
 			continue
 		}
 		if i, seen := at[key]; seen {
 			groups[i].Lines = append(groups[i].Lines, line)
+			groups[i].More += unlisted(e)
 			continue
 		}
 		at[key] = len(groups)
-		groups = append(groups, Group{First: e, Key: key, Lines: []int{line}})
+		groups = append(groups, Group{First: e, Key: key, Lines: []int{line}, More: unlisted(e)})
 	}
 	return groups
 }
