@@ -177,3 +177,20 @@ func TestVerdictReadsUnbounded(t *testing.T) {
 		t.Errorf("0.1%% unbounded: %s", level)
 	}
 }
+
+// TestSkippedSensitivityText: a damping check that was not run says what
+// that means (the intervals stand; the dependence on the damping is not
+// known) and names the two runs that would tell, at rho x10 and /10.
+func TestSkippedSensitivityText(t *testing.T) {
+	ds := &audit.DampingSensitivity{Rho: 0.001, Reason: "not computed on the lowrank path"}
+	got := sensitivityText(ds)
+	for _, want := range []string{"not computed on the lowrank path.", "not known", "--damping 0.01 ", "--damping 0.0001"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sensitivityText = %q, want it to contain %q", got, want)
+		}
+	}
+	ds = &audit.DampingSensitivity{Reason: "not computed: no damping"}
+	if got := sensitivityText(ds); got != "not computed: no damping" {
+		t.Errorf("without damping: %q", got)
+	}
+}

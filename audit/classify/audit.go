@@ -43,7 +43,7 @@ func WithSigmoid(g *graph.Graph) (*graph.Graph, error) {
 func Point(o *Options, alpha, pHat, y float64, has bool, pred []float64, res []interval.Residual, skip interval.Skip) Forecast {
 	f := Forecast{Probs: BinaryProbs(pHat), Label: -1}
 	f.ProbLower, f.ProbUpper = ProbInterval(alpha, pHat, pred)
-	f.Set = JackknifeSet(o.Score, alpha, pred, res, skip)
+	f.Set = JackknifeSet(o.Score, alpha, pred, res, skip, Uniform(math.Float64bits(pHat), math.Float64bits(y)))
 	if has && (y == 0 || y == 1) {
 		f.Label = int(y)
 	}

@@ -28,11 +28,33 @@ func TestScores(t *testing.T) {
 	}
 	// A binary label of probability 0.3 (LAC score 0.7) is not the top
 	// class: APS counts the other class's 0.7 above it.
-	if got := APS.Binary(0.7); !near(got, 1, 1e-15) {
-		t.Errorf("APS.Binary(0.7) = %g, want 1", got)
+	if got := APS.Binary(0.7, 1); !near(got, 1, 1e-15) {
+		t.Errorf("APS.Binary(0.7, 1) = %g, want 1", got)
 	}
-	if got := APS.Binary(0.2); !near(got, 0.8, 1e-15) {
-		t.Errorf("APS.Binary(0.2) = %g, want 0.8", got)
+	if got := APS.Binary(0.2, 1); !near(got, 0.8, 1e-15) {
+		t.Errorf("APS.Binary(0.2, 1) = %g, want 0.8", got)
+	}
+	// Randomised: the label's own mass counts u p_y: 0.7 + 0.25 * 0.3.
+	if got := APS.Binary(0.7, 0.25); !near(got, 0.775, 1e-15) {
+		t.Errorf("APS.Binary(0.7, 0.25) = %g, want 0.775", got)
+	}
+	if got := LAC.Binary(0.7, 0.25); !near(got, 0.7, 1e-15) {
+		t.Errorf("LAC.Binary(0.7, 0.25) = %g, want 0.7 (not randomised)", got)
+	}
+	// Uniform is reproducible and spreads over [0, 1).
+	if Uniform(1, 2) != Uniform(1, 2) || Uniform(1, 2) == Uniform(2, 1) {
+		t.Error("Uniform is not a reproducible function of its ordered keys")
+	}
+	mean := 0.0
+	for i := range 10000 {
+		u := Uniform(uint64(i))
+		if u < 0 || u >= 1 {
+			t.Fatalf("Uniform(%d) = %g", i, u)
+		}
+		mean += u / 10000
+	}
+	if math.Abs(mean-0.5) > 0.01 {
+		t.Errorf("mean of 10,000 uniforms %g", mean)
 	}
 	if _, err := ParseScore("bogus"); err == nil {
 		t.Error("ParseScore accepted bogus")
@@ -53,20 +75,20 @@ func TestJackknifeSet(t *testing.T) {
 	none := interval.Skip{Seq: -1, Blk: -1}
 	// Label 1: scores 0.1 (block 0), 0.2 (block 1): one residual below
 	// (0.05), 1 < 0.75 * 5. Label 0: 0.9, 0.8 exceed all four: 4 >= 3.75.
-	if got := JackknifeSet(LAC, 0.25, pred, res, none); !slices.Equal(got, []int{1}) {
+	if got := JackknifeSet(LAC, 0.25, pred, res, none, 0.5); !slices.Equal(got, []int{1}) {
 		t.Errorf("alpha 0.25: %v, want [1]", got)
 	}
 	// At alpha 0.1 the bound is 4.5: both labels.
-	if got := JackknifeSet(LAC, 0.1, pred, res, none); !slices.Equal(got, []int{0, 1}) {
+	if got := JackknifeSet(LAC, 0.1, pred, res, none, 0.5); !slices.Equal(got, []int{0, 1}) {
 		t.Errorf("alpha 0.1: %v, want [0 1]", got)
 	}
 	// Leaving out sequence 2 (a self-audit): label 1 counts 0 of 3.
-	if got := JackknifeSet(LAC, 0.25, pred, res, interval.Skip{Seq: 2, Blk: -1}); !slices.Equal(got, []int{1}) {
+	if got := JackknifeSet(LAC, 0.25, pred, res, interval.Skip{Seq: 2, Blk: -1}, 0.5); !slices.Equal(got, []int{1}) {
 		t.Errorf("skip: %v, want [1]", got)
 	}
 	// A block not estimated drops its residuals: n = 2, bound 2.25;
 	// label 0 counts 2 (< 2.25).
-	if got := JackknifeSet(LAC, 0.25, []float64{math.NaN(), 0.8}, res, none); !slices.Equal(got, []int{0, 1}) {
+	if got := JackknifeSet(LAC, 0.25, []float64{math.NaN(), 0.8}, res, none, 0.5); !slices.Equal(got, []int{0, 1}) {
 		t.Errorf("NaN block: %v, want [0 1]", got)
 	}
 }

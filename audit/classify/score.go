@@ -64,16 +64,46 @@ func (s Score) Of(p []float64, y int) float64 {
 	return cum
 }
 
-// Binary returns the score of a label of a two-class forecast whose LAC
-// score (1 - its probability, the absolute residual |y - p| of a
-// probability output) is r: every score of a binary label is a function
-// of r, so the leave-one-block-out residuals of a probability output
-// give every score's jackknife+ sets. r outside [0, 1] (an unbounded
-// residual) is clamped.
-func (s Score) Binary(r float64) float64 {
+// Randomized returns the randomised score of label y (Romano et al.
+// 2020): APS and RAPS count u p_y instead of p_y (u uniform in [0, 1),
+// drawn once per forecast), which makes their sets exact instead of
+// conservative; LAC is not randomised. Without it a two-class APS set
+// holds both labels whenever fewer than 1 - alpha of the forecasts rank
+// their true label first: the second label's score is 1, the largest.
+func (s Score) Randomized(p []float64, y int, u float64) float64 {
+	v := s.Of(p, y)
+	if s == APS || s == RAPS {
+		v -= (1 - u) * p[y]
+	}
+	return v
+}
+
+// Binary returns the randomised score (Randomized, with u) of a label
+// of a two-class forecast whose LAC score (1 - its probability, the
+// absolute residual |y - p| of a probability output) is r: every score
+// of a binary label is a function of r and u, so the leave-one-block-out
+// residuals of a probability output give every score's jackknife+ sets.
+// r outside [0, 1] (an unbounded residual) is clamped.
+func (s Score) Binary(r, u float64) float64 {
 	if math.IsNaN(r) {
 		return math.Inf(1)
 	}
 	r = math.Min(math.Max(r, 0), 1)
-	return s.Of([]float64{r, 1 - r}, 1)
+	return s.Randomized([]float64{r, 1 - r}, 1, u)
+}
+
+// Uniform returns a number in [0, 1) determined by the given keys
+// (SplitMix64 of their combination): the u of a randomised score, the
+// same on every run, so that reports are reproducible.
+func Uniform(keys ...uint64) float64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, k := range keys {
+		h ^= k
+		h += 0x9e3779b97f4a7c15
+		z := h
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		h = z ^ (z >> 31)
+	}
+	return float64(h>>11) / (1 << 53)
 }

@@ -29,17 +29,19 @@ func BinaryProbs(p float64) []float64 { return []float64{1 - p, p} }
 // Sesia and Candès 2020, section 4, with leave-one-block-out models):
 // label y is in the set when
 //
-//	#{i : S(|y - pred[b_i]|) > S(r_i)} < (1 - alpha)(n + 1),
+//	#{i : S(|y - pred[b_i]|, u) > S(r_i, u_i)} < (1 - alpha)(n + 1),
 //
 // over the leave-one-block-out residuals r_i = |y_i - p_{-b_i}(x_i)| of
 // the training forecasts (res, each with its block b_i; skip drops those
 // a self-audit leaves out), S the score's function of a binary label's
-// LAC score (Score.Binary) and pred[b] the forecast's probability of
-// class 1 under block b's model (NaN: a block not estimated, whose
-// residuals are left out). n counts the residuals used. With alpha in
-// (0, 1) the set covers the true label with probability at least 1 -
-// 2 alpha, and about 1 - alpha in practice, as jackknife+ intervals do.
-func JackknifeSet(s Score, alpha float64, pred []float64, res []interval.Residual, skip interval.Skip) []int {
+// LAC score (Score.Binary; u the forecast's uniform, u_i each residual's,
+// Uniform of its sequence, block and value) and pred[b] the forecast's
+// probability of class 1 under block b's model (NaN: a block not
+// estimated, whose residuals are left out). n counts the residuals used.
+// With alpha in (0, 1) the set covers the true label with probability
+// at least 1 - 2 alpha, and about 1 - alpha in practice, as jackknife+
+// intervals do.
+func JackknifeSet(s Score, alpha float64, pred []float64, res []interval.Residual, skip interval.Skip, u float64) []int {
 	var n int
 	var count [2]int
 	for _, e := range res {
@@ -47,9 +49,9 @@ func JackknifeSet(s Score, alpha float64, pred []float64, res []interval.Residua
 			continue
 		}
 		n++
-		si := s.Binary(e.R)
+		si := s.Binary(e.R, Uniform(uint64(e.Seq), uint64(e.Blk), math.Float64bits(e.R)))
 		for y := range count {
-			if s.Binary(math.Abs(float64(y)-pred[e.Blk])) > si {
+			if s.Binary(math.Abs(float64(y)-pred[e.Blk]), u) > si {
 				count[y]++
 			}
 		}

@@ -35,7 +35,7 @@ def truth_cover(r):
     return c / n, w / n, err / n
 
 
-print("Synthetic per-step binary task (make.py): 300 training sequences of 12 steps, "
+print("Synthetic per-step binary task (make.py): 600 training sequences of 12 steps, "
       "2,400 test labels, 200 calibration sequences; a GRU trained with Adam in float32; "
       "alpha = 0.1. Jackknife+ sets need no calibration set; split conformal LAC uses the "
       "calibration set on the same model.\n")
