@@ -199,6 +199,11 @@ type Options struct {
 	// intervals (docs/design.md, section 6; see conformal.go). It needs test
 	// data.
 	Calibration *blocks.Dataset `json:"-"`
+	// CalibrationPool is how many calibration values a forecast's
+	// calibrated quantiles need before it stops pooling the nearest
+	// rows' (interval.PoolRows); 0 or fewer than a finite quantile needs:
+	// that fewest (docs/design.md, section 6.5).
+	CalibrationPool int
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).
 	Adaptive *adaptive.Options
