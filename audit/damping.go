@@ -6,7 +6,6 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit/sensitivity"
 	"github.com/rnnaudit/rnnaudit/hvp"
-	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
 // dampingFor is the relative damping rho of an audit: Options.Damping
@@ -209,18 +208,12 @@ func sampleEvaluation(p *problem, ev *evaluation, res *Result, naive map[forecas
 }
 
 // shareSE is the standard error of the relative move of the mean width
-// with the re-run's limits l (sensitivity.ShareSE), over the pooled
-// labelled points whose interval is finite at both dampings, with the
-// sample's sequences as clusters out of n.
+// with the re-run's limits l (sensitivity.PairedSE), the sample's
+// sequences as clusters out of n.
 func (s *sensitivityEval) shareSE(l limits, n int) float64 {
-	a, b := make([]float64, s.n), make([]float64, s.n)
+	has := make([]bool, len(s.pooled))
 	for i, pt := range s.pooled {
-		w0, w := s.own.up[i]-s.own.lo[i], l.up[i]-l.lo[i]
-		if !pt.has || !num.Finite(w0) || !num.Finite(w) {
-			continue
-		}
-		a[s.cluster[i]] += w
-		b[s.cluster[i]] += w0
+		has[i] = pt.has
 	}
-	return sensitivity.ShareSE(a, b, n)
+	return sensitivity.PairedSE(s.cluster, has, s.own.lo, s.own.up, l.lo, l.up, s.n, n)
 }

@@ -132,3 +132,20 @@ func ShareSE(a, b []float64, n int) float64 {
 	fm := float64(m)
 	return math.Sqrt((1-fm/float64(n))/(fm*(fm-1))*ss) / (sb / fm)
 }
+
+// PairedSE is ShareSE of the widths of points in m sampled clusters out
+// of n: point i (of cluster[i], counted when has[i] and both its
+// intervals are finite) has the audit's own limits lo0, up0 and the
+// re-run's lo, up.
+func PairedSE(cluster []int, has []bool, lo0, up0, lo, up []float64, m, n int) float64 {
+	a, b := make([]float64, m), make([]float64, m)
+	for i, c := range cluster {
+		w0, w := up0[i]-lo0[i], up[i]-lo[i]
+		if !has[i] || math.IsInf(w0, 0) || math.IsNaN(w0) || math.IsInf(w, 0) || math.IsNaN(w) {
+			continue
+		}
+		a[c] += w
+		b[c] += w0
+	}
+	return ShareSE(a, b, n)
+}

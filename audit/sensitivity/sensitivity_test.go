@@ -26,6 +26,19 @@ func TestShareSE(t *testing.T) {
 	}
 }
 
+// TestPairedSE: points summed per cluster, unlabelled and unbounded
+// ones left out; the sums of TestShareSE's clusters give its figure.
+func TestPairedSE(t *testing.T) {
+	inf := math.Inf(1)
+	cluster := []int{0, 0, 1, 1, 1}
+	has := []bool{true, true, true, false, true}
+	lo0, up0 := []float64{0, 0, 0, 0, 0}, []float64{0.5, 0.5, 3, 9, 1}
+	lo, up := []float64{0, 0, 0, 0, 0}, []float64{1, 1, 2, 9, inf}
+	if got, want := PairedSE(cluster, has, lo0, up0, lo, up, 2, 4), math.Sqrt(0.5)/2; math.Abs(got-want) > 1e-15 {
+		t.Errorf("PairedSE = %g, want %g", got, want)
+	}
+}
+
 // TestSample: m distinct sorted indices below n, all of them when m >= n,
 // the same for the same seed.
 func TestSample(t *testing.T) {

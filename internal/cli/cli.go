@@ -149,6 +149,7 @@ type flags struct {
 	setScore                  string
 	flagAbove, flagBelow      optFloat
 	retrain                   int
+	calibrationPool           int
 	retrainBudget             time.Duration
 	retrainMaxIter            int
 	out                       []string
@@ -176,6 +177,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringVar(&f.data, "data", "", "the training data, CSV (required)")
 	fs.StringVar(&f.test, "test", "", "the test data, CSV (default: audit the training data)")
 	fs.StringVar(&f.calibration, "calibration", "", "held-out labelled sequences (CSV, like the training data) for split-conformal and conformalized jackknife+ intervals; needs --test")
+	fs.IntVar(&f.calibrationPool, "calibration-pool", 0, "a forecast with fewer calibration values than this pools the nearest steps' values until it has as many (default: the fewest for a finite interval)")
 	fs.StringVar(&f.config, "config", "", "read flags from this YAML file")
 	fs.StringVar(&f.idCol, "id-col", "id", "the sequence id column")
 	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
@@ -578,6 +580,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
+	if f.calibrationPool < 0 {
+		return usagef("--calibration-pool %d: give the number of calibration values a forecast's quantile needs, 0 for the default", f.calibrationPool)
+	}
 	if !(f.ridge >= 0) || math.IsInf(f.ridge, 0) {
 		return usagef("--ridge %g: must be zero or positive", f.ridge)
 	}
@@ -672,7 +677,7 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		RetrainBudget: f.retrainBudget, RetrainMaxIter: f.retrainMaxIter,
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons, Align: f.align,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
-		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls,
+		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls, CalibrationPool: f.calibrationPool,
 	}
 	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
 		return err
