@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -187,5 +188,73 @@ func TestClassifierFitPredict(t *testing.T) {
 				t.Fatalf("sequence %s step %d: predict %+v, audit %+v", s.ID, k+1, g, w)
 			}
 		}
+	}
+}
+
+// TestClassifierOneLabelPerSequence audits sequence classification: the
+// label on each sequence's last row, the other target cells empty (no
+// loss term, no forecast judged). Every forecast still gets its
+// probability and set; only the 20 labelled ones are judged, and their
+// sets agree with the jackknife+ limits of the probability.
+func TestClassifierOneLabelPerSequence(t *testing.T) {
+	dir := t.TempDir()
+	blank := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(classifyDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for i := 1; i < len(lines); i++ {
+			f := strings.Split(lines[i], ",")
+			if f[1] != "12" {
+				f[4] = ""
+			}
+			lines[i] = strings.Join(f, ",")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	js := filepath.Join(dir, "r.json")
+	code, _, errs := runCmd("--model", filepath.Join(classifyDir, "binary_logits.onnx"), "--data", blank("train.csv"),
+		"--test", blank("test.csv"), "--loss", "bce-logits", "--ridge", "0.18", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d classDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Classification == nil || d.Classification.Labelled != 20 {
+		t.Fatalf("classification %+v, want 20 labelled forecasts", d.Classification)
+	}
+	labelled := 0
+	for _, s := range d.Sequences {
+		for k, st := range s.Steps {
+			if st.Probability == nil || st.Set == nil {
+				t.Fatalf("sequence %s step %d has no probability or set", s.ID, k+1)
+			}
+			if st.Target == nil {
+				continue
+			}
+			labelled++
+			if st.T != 12 {
+				t.Errorf("sequence %s: a label at step %g", s.ID, st.T)
+			}
+			for y := 0; y <= 1; y++ {
+				if in := *st.Lower <= float64(y) && float64(y) <= *st.Upper; in != slices.Contains(st.Set, y) {
+					t.Errorf("sequence %s: label %d in the limits %v, in the set %v", s.ID, y, in, st.Set)
+				}
+			}
+		}
+	}
+	if labelled != 20 {
+		t.Errorf("%d labelled forecasts, want 20", labelled)
 	}
 }
