@@ -65,7 +65,7 @@ type calibration struct {
 // split-conformal half-width) and of the conformalized jackknife+ scores
 // (interval.CJScore), and the fraction of calibration values inside their
 // jackknife+ interval.
-func calibrate(alpha float64, cal []point, cl limits, test []point) calibration {
+func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) calibration {
 	c := calibration{res: map[forecast][]float64{}, half: map[forecast]float64{}, scale: map[forecast]float64{}}
 	scores := map[forecast][]float64{}
 	inJK := map[forecast]int{}
@@ -93,7 +93,7 @@ func calibrate(alpha float64, cal []point, cl limits, test []point) calibration 
 	}
 	pools := map[int][][]int{}
 	for h, n := range counts {
-		pools[h] = interval.PoolRows(n, interval.MinValues(alpha))
+		pools[h] = interval.PoolRows(n, max(pool, interval.MinValues(alpha)))
 	}
 	for _, f := range sortedForecasts(keys) {
 		res, sc, pooled := c.res[f], scores[f], 0
@@ -181,11 +181,12 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (*Conformal, []*interval.StepConformal) {
 	lv := p.level()
 	alpha := lv.alpha
-	cb := calibrate(alpha, cf.points, cf.lim, test)
+	cb := calibrate(alpha, p.opt.CalibrationPool, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts, Calibrated: cb.figs}
 	if len(cb.pooled) > 0 {
+		need := max(p.opt.CalibrationPool, interval.MinValues(alpha))
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ quantiles there pool the values of the nearest steps (at least %d), which assumes the residuals of pooled steps are alike; their guarantee is for the pooled steps together, not step by step.",
-			interval.MinValues(alpha), rowList(cb.pooled), interval.MinValues(alpha)))
+			need, rowList(cb.pooled), need))
 	}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)

@@ -297,7 +297,7 @@ func TestCalibrateByHand(t *testing.T) {
 	cal = append(cal, point{seq: 10, f: f0}) // unlabelled
 	cl.lo, cl.up = append(cl.lo, 0), append(cl.up, 0)
 	test := []point{{seq: 0, f: f0, pred: 10}, {seq: 0, f: f1, pred: 20}}
-	c := calibrate(0.2, cal, cl, test)
+	c := calibrate(0.2, 0, cal, cl, test)
 	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || c.half[f1] != 8 || c.scale[f1] != 8 || len(c.few) != 0 || !slices.Equal(c.pooled, []int{1}) {
 		t.Fatalf("calibration: %d values, half %v, scale %v, few %v, pooled %v", c.values, c.half, c.scale, c.few, c.pooled)
 	}

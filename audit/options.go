@@ -20,7 +20,8 @@ import (
 // terms than the model has parameters (and the dual form fits in memory,
 // hvp.DualFits); else Exact up to AutoExactMax parameters, and above
 // LowRank (with the Gauss-Newton curvature and sequence blocks) or
-// conjugate gradients. SolverReason records why.
+// conjugate gradients; unless audit/solvecost predicts another of exact,
+// dual and low-rank much faster. SolverReason records why.
 type Solver string
 
 // Solvers.
@@ -61,6 +62,8 @@ const (
 	// blocks other than sequences), the model having more than
 	// AutoExactMax parameters and more loss terms than Dual takes.
 	ReasonLargeModel SolverReason = "large-model"
+	// ReasonPredicted: Auto chose another because audit/solvecost predicts it much faster.
+	ReasonPredicted SolverReason = "predicted-faster"
 )
 
 // Estimator names how the leave-one-block-out parameters theta_-b are
@@ -134,7 +137,7 @@ type Options struct {
 	Restart bool
 	Solver  Solver // "" means Auto
 	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
-	// at most P (lowRankRank).
+	// at most P (solvecost.Rank).
 	Rank int
 	// Estimator is "" (Newton), Newton or Infinitesimal.
 	Estimator Estimator
@@ -196,6 +199,11 @@ type Options struct {
 	// intervals (docs/design.md, section 6; see conformal.go). It needs test
 	// data.
 	Calibration *blocks.Dataset `json:"-"`
+	// CalibrationPool is how many calibration values a forecast's
+	// calibrated quantiles need before it stops pooling the nearest
+	// rows' (interval.PoolRows); 0 or fewer than a finite quantile needs:
+	// that fewest (docs/design.md, section 6.5).
+	CalibrationPool int
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).
 	Adaptive *adaptive.Options

@@ -81,18 +81,20 @@ type Setting struct {
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.
 	SolverReason string
-	LossTerms    int
-	Estimator    string // newton or infinitesimal
-	Curvature    string
-	Damping      float64
-	Loss         string
-	Ridge        float64
-	Seed         uint64
-	TrainFile    string
-	TestFile     string
-	TrainSeqs    int
-	TestSeqs     int
-	Notes        []string
+	// SolverPrediction is Auto's predicted cost of each solver when it mattered.
+	SolverPrediction string
+	LossTerms        int
+	Estimator        string // newton or infinitesimal
+	Curvature        string
+	Damping          float64
+	Loss             string
+	Ridge            float64
+	Seed             uint64
+	TrainFile        string
+	TestFile         string
+	TrainSeqs        int
+	TestSeqs         int
+	Notes            []string
 	// Windows says, for window blocks (Options.Window), how the windows
 	// were cut and how long the blocks are, and why (also among Notes).
 	Windows       string

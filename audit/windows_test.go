@@ -44,7 +44,8 @@ func windowsFixture(t *testing.T) (*graph.Graph, *blocks.Dataset, *blocks.Datase
 // forecast per test row with a next value, 39, each from the 6 rows
 // before it, the first ones reaching back into the training series; and
 // that the block length chosen from the residuals of this well-fitted
-// AR model is 1 row (its residuals show no autocorrelation) and is said.
+// AR model is the window's 6 rows (its residuals show no
+// autocorrelation) and is said.
 func TestWindowsForecasts(t *testing.T) {
 	g, train, test := windowsFixture(t)
 	res, err := audit.Run(context.Background(), g, train, test, &audit.Options{Layout: graph.BatchFirst, Ridge: 0.104, Window: 6})
@@ -94,7 +95,7 @@ func TestWindowsForecasts(t *testing.T) {
 		t.Errorf("fit check: %+v, want the one alternative --shift 2", f)
 	}
 	st := res.Setting
-	if st.Blocks != "window" || st.TrainSeqs != 104 || st.BlockLength != 1 || st.NumBlocks != 104 || !strings.Contains(st.Windows, "Politis") {
+	if st.Blocks != "window" || st.TrainSeqs != 104 || st.BlockLength != 6 || st.NumBlocks != 19 || !strings.Contains(st.Windows, "Politis") {
 		t.Errorf("setting: blocks %q of length %d (%d), %d training windows; %q", st.Blocks, st.BlockLength, st.NumBlocks, st.TrainSeqs, st.Windows)
 	}
 }

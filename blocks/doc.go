@@ -92,7 +92,7 @@
 //     the stretch [jK, (j+1)K) of its rows, and deletes every window that
 //     uses a row of the stretch, a target row included (Künsch's block
 //     jackknife over windows). WindowBlockLength chooses K from the
-//     residuals' autocorrelation.
+//     residuals' autocorrelation, at least the window length.
 //
 // For sequence and interval blocks the evaluation region is the deleted
 // set itself. Block.Deletes and Block.InRegion answer for one term;

@@ -142,9 +142,9 @@ func TestAutocorrelation(t *testing.T) {
 }
 
 // TestWindowBlockLength checks the block length on residuals without
-// dependence (1) and on residuals constant over runs of 4 (autocorrelation
-// 3/4, 1/2, 1/4 at lags 1 to 3, about 0 after: the last significant lag
-// is 3, the block 6 rows).
+// dependence (the window, 3 rows) and on residuals constant over runs of
+// 4 (autocorrelation 3/4, 1/2, 1/4 at lags 1 to 3, about 0 after: the
+// last significant lag is 3, the block 6 rows).
 func TestWindowBlockLength(t *testing.T) {
 	t.Parallel()
 	w, err := CutWindows(series(t, 803), 3, 1)
@@ -162,7 +162,7 @@ func TestWindowBlockLength(t *testing.T) {
 			runs[i] = runs[i-1]
 		}
 	}
-	if k, why := WindowBlockLength(w, iid); k != 1 || !strings.Contains(why, "Politis") {
+	if k, why := WindowBlockLength(w, iid); k != 3 || !strings.Contains(why, "twice the last lag at which the autocorrelation of the 800 in-sample residuals is significant (0: it stays within") {
 		t.Errorf("independent residuals: block %d (%s)", k, why)
 	}
 	if k, why := WindowBlockLength(w, runs); k != 6 {

@@ -781,10 +781,23 @@ func diagRows(r *audit.Result) []row {
 	return out
 }
 
+// skippedSensitivityText is the reason the damping check was not run,
+// with what that means for the reader: the intervals stand as computed,
+// but how far they move with the damping is not known, and the two
+// re-runs that would tell (the ones the check makes) are named.
+func skippedSensitivityText(ds *audit.DampingSensitivity) string {
+	if !(ds.Rho > 0) {
+		return ds.Reason
+	}
+	return fmt.Sprintf("%s. The intervals are not affected, but whether they depend on the damping is not known: "+
+		"to check by hand, compare the mean width with that of two runs with --damping %.3g and --damping %.3g",
+		ds.Reason, ds.Rho*audit.SensitivityFactor, ds.Rho/audit.SensitivityFactor)
+}
+
 // sensitivityText says how the mean width moves with the damping.
 func sensitivityText(ds *audit.DampingSensitivity) string {
 	if !ds.Computed {
-		return ds.Reason
+		return skippedSensitivityText(ds)
 	}
 	move := func(f audit.DampedFigures) string {
 		return fmt.Sprintf("%s at ρ = %s (%+.0f%%, coverage %s)", num(f.MeanLength), num(f.Rho), 100*(f.MeanLength/ds.Base()-1), pct(f.Coverage))
@@ -892,7 +905,18 @@ func retrainBlockRows(r *audit.Result) []retrainBlockRow {
 // SolverText names the solver of an audit and why it was used (the rule
 // of audit.Solver), for the report and the command's summary.
 func SolverText(st audit.Setting, params int) string {
+	out := solverWhy(st, params)
+	if st.SolverPrediction != "" {
+		out += "; " + st.SolverPrediction
+	}
+	return out
+}
+
+// solverWhy is SolverText without the cost model's prediction.
+func solverWhy(st audit.Setting, params int) string {
 	switch audit.SolverReason(st.SolverReason) {
+	case audit.ReasonPredicted:
+		return fmt.Sprintf("%s (predicted much faster than the others for %s parameters and %s loss terms)", st.Solver, count(params), count(st.LossTerms))
 	case audit.ReasonFewerTerms:
 		return fmt.Sprintf("%s (exact, in the dual form: %s loss terms, no more than %s parameters)", st.Solver, count(st.LossTerms), count(params))
 	case audit.ReasonSmallModel:

@@ -177,3 +177,37 @@ func TestVerdictReadsUnbounded(t *testing.T) {
 		t.Errorf("0.1%% unbounded: %s", level)
 	}
 }
+
+// TestSkippedSensitivityText: a damping check that was not run says what
+// that means (the intervals stand; the dependence on the damping is not
+// known) and names the two runs that would tell, at rho x10 and /10.
+func TestSkippedSensitivityText(t *testing.T) {
+	ds := &audit.DampingSensitivity{Rho: 0.001, Reason: "not computed on the lowrank path"}
+	got := sensitivityText(ds)
+	for _, want := range []string{"not computed on the lowrank path.", "not known", "--damping 0.01 ", "--damping 0.0001"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sensitivityText = %q, want it to contain %q", got, want)
+		}
+	}
+	ds = &audit.DampingSensitivity{Reason: "not computed: no damping"}
+	if got := sensitivityText(ds); got != "not computed: no damping" {
+		t.Errorf("without damping: %q", got)
+	}
+}
+
+// TestSolverTextPrediction: a solver the cost model chose is named with
+// why and the prediction it was chosen from; without a prediction the
+// size rule's words stand alone.
+func TestSolverTextPrediction(t *testing.T) {
+	st := audit.Setting{Solver: "lowrank", SolverReason: string(audit.ReasonPredicted), LossTerms: 1824,
+		SolverPrediction: "predicted time (memory): exact 58 min (382 MB), dual 7 min (111 MB), lowrank 4 min (58 MB); lowrank chosen"}
+	got := SolverText(st, 3991)
+	want := "lowrank (predicted much faster than the others for 3,991 parameters and 1,824 loss terms); predicted time (memory): exact 58 min (382 MB), dual 7 min (111 MB), lowrank 4 min (58 MB); lowrank chosen"
+	if got != want {
+		t.Errorf("SolverText =\n%q, want\n%q", got, want)
+	}
+	st = audit.Setting{Solver: "exact", SolverReason: string(audit.ReasonSmallModel)}
+	if got := SolverText(st, 97); got != "exact (dense: 97 parameters, at most 3,000)" {
+		t.Errorf("without a prediction: %q", got)
+	}
+}

@@ -31,9 +31,11 @@ import torch.nn as nn
 
 try:
     import rnnaudit
-except ImportError:  # not installed with pip install ./python: use the repository's copy
+    BRIDGE = "the installed Python bridge"
+except ImportError:  # not installed (docs/pytorch.md): use the repository's copy
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
     import rnnaudit
+    BRIDGE = "the clone's python/ (not installed)"
 
 SEED = 11
 
@@ -83,6 +85,7 @@ def main():
     ap.add_argument("--outdir", default="quickstart-out")
     ap.add_argument("--epochs", type=int, default=40)
     args = ap.parse_args()
+    print("rnnaudit bridge: %s, %s" % (BRIDGE, os.path.dirname(os.path.abspath(rnnaudit.__file__))))
     os.makedirs(args.outdir, exist_ok=True)
     out = lambda name: os.path.join(args.outdir, name)  # noqa: E731
 

@@ -227,6 +227,7 @@ func TestUsageErrors(t *testing.T) {
 		{append(base, "--damping", "-1"), "--damping -1: must be positive"},
 		{append(base, "--loss", "hinge"), `--loss "hinge": choose squared-error, bce`},
 		{append(base, "--ridge", "-2"), "--ridge -2: must be zero or positive"},
+		{append(base, "--calibration-pool", "-1"), "--calibration-pool -1: give the number of calibration values"},
 		{append(base, "--retrain", "-5"), "--retrain -5"},
 		{append(base, "--retrain", "two"), `--retrain "two": not a whole number`},
 		{append(base, "--out", "report.pdf"), "--out report.pdf: the extension must be .html, .md, .json or .csv"},

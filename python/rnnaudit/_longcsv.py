@@ -90,12 +90,13 @@ def _check_finite(seqs, ids):
         for what, a in (("x", xs), ("y", ys)):
             if a is None:
                 continue
-            bad = np.argwhere(~np.isfinite(a))
+            # A NaN target is a row without a label (an empty cell).
+            bad = np.argwhere(np.isinf(a) if what == "y" else ~np.isfinite(a))
             if len(bad):
                 step = int(bad[0][0])
                 raise ValueError("sequence %s, step %d (0-based, within its length): %s is %r; the audit "
-                                 "refuses NaN and infinities: drop or fill the value, or shorten the "
-                                 "sequence with lengths" % (sid, step, what, float(a[tuple(bad[0])])))
+                                 "refuses NaN features and infinities: drop or fill the value, or shorten "
+                                 "the sequence with lengths" % (sid, step, what, float(a[tuple(bad[0])])))
 
 
 def _write(out, header, rows):
@@ -111,6 +112,11 @@ def _num(v):
     if f.is_integer() and abs(f) < 2 ** 53:
         return str(int(f))
     return repr(f)
+
+
+def _target(v):
+    """A target as text: empty for NaN, a row without a label."""
+    return "" if np.isnan(v) else _num(v)
 
 
 def _long_frame_rows(df, id_col, time_col, target, features):
@@ -130,13 +136,19 @@ def _long_frame_rows(df, id_col, time_col, target, features):
     header = [id_col, time_col] + list(features) + ([target] if has_target else [])
     body = df[header]
     num = body.iloc[:, 1:].to_numpy(dtype=np.float64)
-    bad = np.argwhere(~np.isfinite(num))
+    ok = np.isfinite(num)
+    if has_target:
+        ok[:, -1] |= np.isnan(num[:, -1])  # a NaN target: no label (an empty cell)
+    bad = np.argwhere(~ok)
     if len(bad):
         r, c = bad[0]
         raise ValueError("DataFrame row %d (id %s), column %r: %r; the audit refuses NaN and infinities"
                          % (r, body.iloc[r, 0], header[1 + c], num[r, c]))
     ids = [str(v) for v in body.iloc[:, 0].tolist()]
-    rows = ([sid] + [_num(v) for v in row] for sid, row in zip(ids, num.tolist()))
+    if has_target:
+        rows = ([sid] + [_num(v) for v in row[:-1]] + [_target(row[-1])] for sid, row in zip(ids, num.tolist()))
+    else:
+        rows = ([sid] + [_num(v) for v in row] for sid, row in zip(ids, num.tolist()))
     return [str(h) for h in header], rows
 
 
@@ -172,7 +184,9 @@ def to_long_csv(path, x, y=None, lengths=None, *, ids=None, features=None, targe
 
     One row per (sequence, step) with the columns id_col, time_col, the
     features in the order the model takes them, and the target (left out
-    when y is None: data without labels, for `audit predict`). The audit
+    when y is None: data without labels, for `audit predict`; a NaN in y is
+    a row without a label, written as an empty cell, so that one label per
+    window needs no filler). The audit
     takes every column other than the id, step and target as a feature in
     file order, so the feature order here is the model's.
 
@@ -249,7 +263,7 @@ def to_long_csv(path, x, y=None, lengths=None, *, ids=None, features=None, targe
                 for k, row in enumerate(xs.tolist()):
                     r = [sid, str(first_step + k)] + [_num(v) for v in row] + st[i]
                     if ys is not None:
-                        r.append(_num(ys[k]))
+                        r.append(_target(ys[k]))
                     yield r
         rows = rows()
     if hasattr(path, "write"):

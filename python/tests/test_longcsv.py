@@ -63,6 +63,15 @@ class PaddedArrays(unittest.TestCase):
         self.assertEqual(out.getvalue().splitlines(),
                          ["id,t,x,y", "7,1,0.1,1.5", "7,2,0.2,2.5", "8,1,0.3,3.5"])
 
+    def test_one_label_per_window(self):
+        """A NaN target is a row without a label: an empty cell, which the
+        audit reads as no label (no loss term, residual or coverage)."""
+        out = io.StringIO()
+        y = np.array([[np.nan, np.nan, 7.5], [np.nan, np.nan, 8.0]])
+        rnnaudit.to_long_csv(out, np.arange(6.0).reshape(2, 3), y, ids=["w1", "w2"], first_step=0)
+        self.assertEqual(out.getvalue().splitlines(),
+                         ["id,t,x,y", "w1,0,0,", "w1,1,1,", "w1,2,2,7.5", "w2,0,3,", "w2,1,4,", "w2,2,5,8"])
+
     def test_refusals(self):
         x = np.zeros((2, 3, 1))
         y = np.zeros((2, 3))
@@ -92,6 +101,13 @@ class DataFrames(unittest.TestCase):
         out = io.StringIO()
         rnnaudit.to_long_csv(out, df, features=["a", "b"])
         self.assertEqual(out.getvalue().splitlines(), ["id,t,a,b,y", "s,1,0.5,3,1", "s,2,0.25,4,2"])
+
+    def test_long_frame_unlabelled_rows(self):
+        import pandas as pd
+        df = pd.DataFrame({"id": ["s", "s"], "t": [1, 2], "x": [0.5, 0.25], "y": [np.nan, 2.0]})
+        out = io.StringIO()
+        rnnaudit.to_long_csv(out, df)
+        self.assertEqual(out.getvalue().splitlines(), ["id,t,x,y", "s,1,0.5,", "s,2,0.25,2"])
 
     def test_long_frame_refusals(self):
         import pandas as pd
