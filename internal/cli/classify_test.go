@@ -258,3 +258,49 @@ func TestClassifierOneLabelPerSequence(t *testing.T) {
 		t.Errorf("%d labelled forecasts, want 20", labelled)
 	}
 }
+
+// TestClassifierClassWeights: --class-weights 1,1 is the unweighted
+// audit, number for number; weights 1,4 (BCEWithLogitsLoss's
+// pos_weight 4) change the leave-one-block-out models and with them the
+// probabilities' intervals, but not the trained model's probabilities.
+func TestClassifierClassWeights(t *testing.T) {
+	run := func(extra ...string) classDoc {
+		js := filepath.Join(t.TempDir(), "r.json")
+		args := append([]string{"--model", filepath.Join(classifyDir, "binary_logits.onnx"), "--data", filepath.Join(classifyDir, "train.csv"),
+			"--test", filepath.Join(classifyDir, "test.csv"), "--loss", "bce-logits", "--ridge", "0.18", "--json", js}, extra...)
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d classDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	plain, ones, pos := run(), run("--class-weights", "1,1"), run("--class-weights", "1,4")
+	moved := 0
+	for i, s := range plain.Sequences {
+		for k, a := range s.Steps {
+			b, c := ones.Sequences[i].Steps[k], pos.Sequences[i].Steps[k]
+			if *a.ProbLower != *b.ProbLower || *a.ProbUpper != *b.ProbUpper || !slices.Equal(a.Set, b.Set) {
+				t.Fatalf("sequence %s step %d: --class-weights 1,1 differs from no weights", s.ID, k+1)
+			}
+			if *a.Probability != *c.Probability {
+				t.Fatalf("sequence %s step %d: class weights changed the trained model's probability", s.ID, k+1)
+			}
+			if math.Abs(*a.ProbLower-*c.ProbLower) > 1e-9 {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Error("class weights 1,4 left every probability interval where it was")
+	}
+	if code, _, _ := runCmd("--model", exModel, "--data", exTrain, "--loss", "bce", "--class-weights", "1"); code != 2 {
+		t.Errorf("--class-weights 1: exit %d, want 2", code)
+	}
+}
