@@ -357,7 +357,7 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 			if row < T && s.Y != nil && s.Y[row] != nil {
 				q := p.io.Index(B, T, b, f.T, f.H)
 				gr.target[q] = s.Y[row][0]
-				gr.weight[q] = 1
+				gr.weight[q] = p.opt.Classify.Weight(gr.target[q])
 			}
 		}
 	}
