@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -175,7 +176,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		return nil, err
 	}
 	if cal != nil {
-		if err := checkCalibrationTrain(train, cal); err != nil {
+		if err := datacheck.CalibrationTrain(train, cal); err != nil {
 			return nil, err
 		}
 		o.Calibration = cal
