@@ -13,6 +13,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/phases"
 )
 
 // Solver names the inverse-curvature method. Auto picks, with the
@@ -305,6 +306,12 @@ func (o *Options) progress(phase string, done, total int) {
 	if o.Progress != nil {
 		o.Progress(Progress{Phase: phase, Done: done, Total: total})
 	}
+}
+
+// clock times an audit's phases, announcing each to o.Progress as it
+// begins.
+func (o *Options) clock() *phases.Clock {
+	return &phases.Clock{Announce: func(name string) { o.progress(name, 0, 0) }}
 }
 
 // ioConfig is what modelio needs of o to read the model's inputs and output.

@@ -103,7 +103,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 		}
 	}
 	if o.Calibration != nil {
-		if err := checkCalibration(train, test, o.Calibration); err != nil {
+		if err := datacheck.Calibration(train, test, o.Calibration); err != nil {
 			return o, nil, err
 		}
 	}

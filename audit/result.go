@@ -6,6 +6,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/internal/phases"
 )
 
 // Result is everything an audit found, in one value that the reports
@@ -264,16 +265,9 @@ type InfluenceEntry struct {
 	PredShift float64
 }
 
-// Phase is the wall and CPU time of one phase of the audit.
-type Phase struct {
-	Name    string
-	Seconds float64
-	// CPUSeconds is the process's user and system CPU time during the
-	// phase (NaN where the system does not report it): with Seconds, how
-	// well the phase used the cores, and the per-phase cost the worker
-	// model of benchmarks/scale/workers.py divides among machines.
-	CPUSeconds float64
-}
+// Phase is the wall and CPU time of one phase of the audit
+// (Diagnostics.Phases).
+type Phase = phases.Phase
 
 // RefitOutcome is what became of one exact re-fit.
 type RefitOutcome string
