@@ -235,6 +235,7 @@ type Progress struct {
 	Phase string
 	Done  int
 	Total int
+	Note  string // when set, a line to show once: the solver's predicted time for the whole run
 }
 
 func (o *Options) withDefaults() (Options, error) {

@@ -181,7 +181,9 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 			return nil, err
 		}
 	}
-	p.solver, p.solverWhy, p.solverCost = p.chooseSolver()
+	if p.solver, p.solverWhy, p.solverCost = p.chooseSolver(); p.solverCost != "" && o.Progress != nil {
+		o.Progress(Progress{Phase: "prepare", Note: "solver: " + p.solverCost})
+	}
 	// The LowRank solver streams batches and never reads parts: one
 	// group per sequence was 0.6 GB at a million sequences.
 	if solver, _ := p.solverName(); solver != LowRank {

@@ -156,6 +156,15 @@ func (p *progress) endLines() {
 func (p *progress) report(ev audit.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ev.Note != "" {
+		// A line of its own (the solver's predicted time for the whole
+		// run), above a bar or between status lines.
+		if p.bar != nil {
+			p.bar.Clear()
+		}
+		fmt.Fprintf(p.w, "  %s\n", ev.Note)
+		return
+	}
 	if p.lines {
 		p.reportLines(ev)
 		return

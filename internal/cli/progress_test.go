@@ -114,6 +114,8 @@ func TestProgressLines(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	p := newLineProgress(&out, time.Millisecond, clock.now)
 	p.report(audit.Progress{Phase: "prepare"})
+	p.report(audit.Progress{Phase: "prepare", Note: "solver: predicted time (memory): dual 7 min (107 MB); dual chosen"})
+	waitFor(t, &out, regexp.MustCompile(`^  solver: predicted time \(memory\): dual 7 min \(107 MB\); dual chosen\n`))
 	p.report(audit.Progress{Phase: "block gradients"}) // prepare ends unreported
 	clock.advance(7 * time.Second)
 	waitFor(t, &out, regexp.MustCompile(`  block gradients: 7s so far\n`))
