@@ -11,6 +11,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/phases"
 
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/onnx"
@@ -34,10 +35,10 @@ type blockChunkBench struct {
 // benchK is the scale benchmark's rank (table's benchmarks use the same).
 const benchK = 200
 
-// cpuTime is the process's user and system CPU time (processCPU): on a
+// cpuTime is the process's user and system CPU time (phases.ProcessCPU): on a
 // machine shared with other work the benchmark reports it per sequence
 // beside the wall time.
-func cpuTime() time.Duration { return time.Duration(processCPU() * 1e9) }
+func cpuTime() time.Duration { return time.Duration(phases.ProcessCPU() * 1e9) }
 
 func randVec(r *rand.Rand, n int) []float64 {
 	v := make([]float64, n)

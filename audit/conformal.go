@@ -5,9 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
-	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/internal/num"
 )
 
@@ -247,35 +245,3 @@ func rowList(rows []int) string {
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".
 func pct(x float64) string { return fmt.Sprintf("%g%%", math.Round(1000*x)/10) }
-
-// errCalibrationOverlap is wrapped by the error of Run when the
-// calibration set shares sequences with the training data or the test
-// data (datacheck.Overlap).
-var errCalibrationOverlap = datacheck.ErrCalibrationOverlap
-
-// checkCalibration checks a calibration set against the training and
-// test data: labelled, with their columns, and disjoint from both.
-func checkCalibration(train, test, cal *blocks.Dataset) error {
-	if test == nil {
-		return fmt.Errorf("audit: the calibration set %s needs test data: conformal intervals are for new sequences, while an audit without test data evaluates the training sequences, which their guarantee does not cover; give the test data too", cal.File)
-	}
-	if err := checkCalibrationTrain(train, cal); err != nil {
-		return err
-	}
-	return datacheck.Overlap(cal, test, false)
-}
-
-// checkCalibrationTrain checks a calibration set against the training
-// data: labelled, with its columns, and disjoint from it.
-func checkCalibrationTrain(train, cal *blocks.Dataset) error {
-	if cal.Len() == 0 {
-		return fmt.Errorf("audit: the calibration set %s has no sequences", cal.File)
-	}
-	if !cal.Labelled() {
-		return &blocks.DataError{File: cal.File, Line: 1, Err: fmt.Errorf("the calibration file has no target column %v: calibration needs the observed values", train.Targets)}
-	}
-	if err := blocks.CheckCompatible(train, cal); err != nil {
-		return err
-	}
-	return datacheck.Overlap(cal, train, true)
-}

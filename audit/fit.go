@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
+	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -33,9 +33,9 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	clock := &phaseClock{opt: &o}
+	clock := o.clock()
 
-	clock.begin("prepare")
+	clock.Begin("prepare")
 	p, err := prepare(o, g, train, test)
 	if err != nil {
 		return nil, err
@@ -44,16 +44,16 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 	if err != nil {
 		return nil, err
 	}
-	f, err := fit(ctx, p, ev, clock.begin)
+	f, err := fit(ctx, p, ev, clock.Begin)
 	if err != nil {
 		return nil, err
 	}
-	if res, err = f.predict(ctx, p, ev, f.inf.rep, clock.begin); err != nil {
+	if res, err = f.predict(ctx, p, ev, f.inf.rep, clock.Begin); err != nil {
 		return nil, err
 	}
 	warns := res.Diag.Warnings
 	if o.Retrain != 0 {
-		clock.begin("exact re-training")
+		clock.Begin("exact re-training")
 		rr, w, err := retrain(ctx, p, ev, f.inf, f.loo)
 		if err != nil {
 			return nil, err
@@ -62,50 +62,15 @@ func Run(ctx context.Context, model *graph.Graph, train, test *blocks.Dataset, o
 		warns = append(warns, w...)
 	}
 	res.Diag.Warnings = warns
-	if err := assess(ctx, p, ev, res, f.inf, clock.begin); err != nil {
+	if err := assess(ctx, p, ev, res, f.inf, clock.Begin); err != nil {
 		return nil, err
 	}
-	res.Diag.Phases = clock.end()
+	res.Diag.Phases = clock.End()
 	if err := ctx.Err(); err != nil {
 		// Some parallel loops stop early without an error of their own.
 		return nil, err
 	}
 	return res, nil
-}
-
-// phaseClock records the wall time of an audit's phases and announces
-// each to Options.Progress as it begins.
-type phaseClock struct {
-	opt    *Options
-	phases []Phase
-	start  time.Time
-	cpu    float64 // processCPU at start
-}
-
-// begin ends the current phase, if any, and starts the phase name,
-// unless name is the current phase.
-func (c *phaseClock) begin(name string) {
-	if len(c.phases) > 0 && c.phases[len(c.phases)-1].Name == name {
-		return // the phase goes on (fit and predict both compute limits)
-	}
-	now, cpu := time.Now(), processCPU()
-	if len(c.phases) > 0 {
-		c.phases[len(c.phases)-1].Seconds = now.Sub(c.start).Seconds()
-		c.phases[len(c.phases)-1].CPUSeconds = cpu - c.cpu
-	}
-	c.phases = append(c.phases, Phase{Name: name})
-	c.start, c.cpu = now, cpu
-	c.opt.progress(name, 0, 0)
-}
-
-// end ends the current phase and returns the phases.
-func (c *phaseClock) end() []Phase {
-	if len(c.phases) > 0 {
-		c.phases[len(c.phases)-1].Seconds = time.Since(c.start).Seconds()
-		c.phases[len(c.phases)-1].CPUSeconds = processCPU() - c.cpu
-	}
-	c.opt.progress("", 0, 0)
-	return c.phases
 }
 
 // Fitted is the part of an audit that depends only on the trained model,
@@ -175,7 +140,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		return nil, err
 	}
 	if cal != nil {
-		if err := checkCalibrationTrain(train, cal); err != nil {
+		if err := datacheck.CalibrationTrain(train, cal); err != nil {
 			return nil, err
 		}
 		o.Calibration = cal
@@ -183,8 +148,8 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 	if o.Retrain != 0 {
 		return nil, errors.New("audit: exact re-training compares intervals on the test data: run a full audit to re-train")
 	}
-	clock := &phaseClock{opt: &o}
-	clock.begin("prepare")
+	clock := o.clock()
+	clock.Begin("prepare")
 	p, err := prepare(o, g, train, nil)
 	if err != nil {
 		return nil, err
@@ -196,11 +161,11 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		}
 		p.keepTrainingStates()
 	}
-	f, err = fit(ctx, p, ev, clock.begin)
+	f, err = fit(ctx, p, ev, clock.Begin)
 	if err != nil {
 		return nil, err
 	}
-	f.Phases = clock.end()
+	f.Phases = clock.End()
 	return f, nil
 }
 

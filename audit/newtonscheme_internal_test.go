@@ -324,8 +324,8 @@ func agreement(t *testing.T, p *problem, exact [][]float64) exactAgreement {
 	}
 	exDelta := make([][]float64, len(exact))
 	for k, th := range exact {
-		exDelta[k] = sub(th, p.theta)
-		a.ParamErr += num.Norm(sub(f.inf.delta[k], exDelta[k])) / num.Norm(exDelta[k]) / float64(len(exact))
+		exDelta[k] = num.Sub(th, p.theta)
+		a.ParamErr += num.Norm(num.Sub(f.inf.delta[k], exDelta[k])) / num.Norm(exDelta[k]) / float64(len(exact))
 	}
 	pi, err := perturbedPredictions(ctx, p, ev, "", f.inf.delta, nil)
 	if err != nil {

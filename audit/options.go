@@ -13,6 +13,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
+	"github.com/rnnaudit/rnnaudit/internal/phases"
 )
 
 // Solver names the inverse-curvature method. Auto picks, with the
@@ -20,7 +21,8 @@ import (
 // terms than the model has parameters (and the dual form fits in memory,
 // hvp.DualFits); else Exact up to AutoExactMax parameters, and above
 // LowRank (with the Gauss-Newton curvature and sequence blocks) or
-// conjugate gradients. SolverReason records why.
+// conjugate gradients; unless audit/solvecost predicts another of exact,
+// dual and low-rank much faster. SolverReason records why.
 type Solver string
 
 // Solvers.
@@ -61,6 +63,8 @@ const (
 	// blocks other than sequences), the model having more than
 	// AutoExactMax parameters and more loss terms than Dual takes.
 	ReasonLargeModel SolverReason = "large-model"
+	// ReasonPredicted: Auto chose another because audit/solvecost predicts it much faster.
+	ReasonPredicted SolverReason = "predicted-faster"
 )
 
 // Estimator names how the leave-one-block-out parameters theta_-b are
@@ -134,7 +138,7 @@ type Options struct {
 	Restart bool
 	Solver  Solver // "" means Auto
 	// Rank is k of the LowRank solver; 0 means clamp(P/4, 40, 200),
-	// at most P (lowRankRank).
+	// at most P (solvecost.Rank).
 	Rank int
 	// Estimator is "" (Newton), Newton or Infinitesimal.
 	Estimator Estimator
@@ -302,6 +306,12 @@ func (o *Options) progress(phase string, done, total int) {
 	if o.Progress != nil {
 		o.Progress(Progress{Phase: phase, Done: done, Total: total})
 	}
+}
+
+// clock times an audit's phases, announcing each to o.Progress as it
+// begins.
+func (o *Options) clock() *phases.Clock {
+	return &phases.Clock{Announce: func(name string) { o.progress(name, 0, 0) }}
 }
 
 // ioConfig is what modelio needs of o to read the model's inputs and output.

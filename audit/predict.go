@@ -63,8 +63,8 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	if p.evalGroups, err = p.makeGroups(test, wholeBatch); err != nil {
 		return nil, err
 	}
-	clock := &phaseClock{opt: &p.opt}
-	clock.begin("prepare")
+	clock := p.opt.clock()
+	clock.Begin("prepare")
 	ev, err := evaluate(ctx, p)
 	if err != nil {
 		return nil, err
@@ -73,11 +73,11 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 	if err != nil {
 		return nil, err
 	}
-	if res, err = f.predict(ctx, p, ev, rep, clock.begin); err != nil {
+	if res, err = f.predict(ctx, p, ev, rep, clock.Begin); err != nil {
 		return nil, err
 	}
 	judgePredicted(res)
-	res.Diag.Phases = clock.end()
+	res.Diag.Phases = clock.End()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

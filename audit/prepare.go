@@ -13,6 +13,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -48,6 +49,10 @@ type problem struct {
 	inseparable error
 	// poolNote says which pooling of residuals runs (resolvePooling).
 	poolNote string
+	// The solver chosen, why, and the prediction (chooseSolver).
+	solver     Solver
+	solverWhy  SolverReason
+	solverCost string
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one
 	// phase to the next (statePool); nil: each pass makes its own.
@@ -98,7 +103,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 		}
 	}
 	if o.Calibration != nil {
-		if err := checkCalibration(train, test, o.Calibration); err != nil {
+		if err := datacheck.Calibration(train, test, o.Calibration); err != nil {
 			return o, nil, err
 		}
 	}
@@ -176,6 +181,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 			return nil, err
 		}
 	}
+	p.solver, p.solverWhy, p.solverCost = p.chooseSolver()
 	// The LowRank solver streams batches and never reads parts: one
 	// group per sequence was 0.6 GB at a million sequences.
 	if solver, _ := p.solverName(); solver != LowRank {
@@ -214,7 +220,7 @@ func (p *problem) describeFit() (ModelInfo, Setting) {
 	solver, why := p.solverName()
 	s := Setting{
 		Alpha: o.Alpha, Blocks: p.scheme.Kind.String(), NumBlocks: len(p.scheme.Blocks),
-		Solver: string(solver), SolverReason: string(why), LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
+		Solver: string(solver), SolverReason: string(why), SolverPrediction: p.solverCost, LossTerms: p.terms(), Estimator: string(o.Estimator), Curvature: o.Curvature.String(), Damping: o.Damping,
 		Loss: o.Loss.String(), Seed: o.Seed, Ridge: o.Ridge / o.targetVar(),
 		TrainFile: p.train.File, TrainSeqs: p.train.Len(),
 		Notes: append(slices.Clip(p.io.Notes()), p.scheme.Notes...), Low: o.Low, High: o.High,
@@ -250,25 +256,39 @@ func describeEval(s *Setting, eval *blocks.Dataset, self bool) {
 	}
 }
 
-// solverName is the solver the influence phase uses and why (the rule of
-// Solver's doc comment).
-func (p *problem) solverName() (Solver, SolverReason) {
+// solverName is the solver the influence phase uses and why
+// (chooseSolver).
+func (p *problem) solverName() (Solver, SolverReason) { return p.solver, p.solverWhy }
+
+// chooseSolver is the solver named, or Auto's choice (the rule of
+// Solver's doc comment) and why, with the cost model's prediction when it
+// mattered (audit/solvecost: a solver predicted much faster than the
+// rule's replaces it).
+func (p *problem) chooseSolver() (Solver, SolverReason, string) {
 	if p.opt.Solver != Auto {
-		return p.opt.Solver, ReasonChosen
+		return p.opt.Solver, ReasonChosen, ""
 	}
-	P := p.g.NumParams()
-	if p.opt.Curvature == hvp.GaussNewton {
-		if ok, _ := hvp.DualFits(p.terms(), P, 0); ok {
-			return Dual, ReasonFewerTerms
-		}
+	P, gn := p.g.NumParams(), p.opt.Curvature == hvp.GaussNewton
+	dual, _ := hvp.DualFits(p.terms(), P, 0)
+	low := p.scheme.Kind == blocks.Sequences && p.inseparable == nil
+	rule, why := CG, ReasonLargeModel
+	switch {
+	case gn && dual:
+		rule, why = Dual, ReasonFewerTerms
+	case P <= AutoExactMax:
+		rule, why = Exact, ReasonSmallModel
+	case gn && low:
+		rule, why = LowRank, ReasonLargeModel
 	}
-	if P <= AutoExactMax {
-		return Exact, ReasonSmallModel
+	sh := solvecost.ShapeOf(P, p.terms(), len(p.scheme.Blocks), solvecost.Rank(P, p.opt.Rank), curvatureMaxSeqs, p.train, p.eval, p.cal)
+	if p.opt.DampingSensitivity {
+		sh.CheckMaxDim, sh.CheckSeqs = sensitivityMaxDim, sensitivitySample
 	}
-	if p.opt.Curvature == hvp.GaussNewton && p.scheme.Kind == blocks.Sequences && p.inseparable == nil {
-		return LowRank, ReasonLargeModel
+	choice, changed, say := solvecost.Choose(sh, solvecost.Solver(rule), solvecost.Eligible(gn && dual, gn && low && p.opt.Retrain == 0))
+	if changed {
+		return Solver(choice), ReasonPredicted, say
 	}
-	return CG, ReasonLargeModel
+	return rule, why, say
 }
 
 // terms is N, the number of the training data's loss terms.
@@ -337,7 +357,7 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 			if row < T && s.Y != nil && s.Y[row] != nil {
 				q := p.io.Index(B, T, b, f.T, f.H)
 				gr.target[q] = s.Y[row][0]
-				gr.weight[q] = 1
+				gr.weight[q] = p.opt.Classify.Weight(gr.target[q])
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/internal/phases"
 )
 
 // Result is everything an audit found, in one value that the reports
@@ -81,18 +82,20 @@ type Setting struct {
 	// LossTerms the training data's loss terms, N, the figure it
 	// compares with the parameter count.
 	SolverReason string
-	LossTerms    int
-	Estimator    string // newton or infinitesimal
-	Curvature    string
-	Damping      float64
-	Loss         string
-	Ridge        float64
-	Seed         uint64
-	TrainFile    string
-	TestFile     string
-	TrainSeqs    int
-	TestSeqs     int
-	Notes        []string
+	// SolverPrediction is Auto's predicted cost of each solver when it mattered.
+	SolverPrediction string
+	LossTerms        int
+	Estimator        string // newton or infinitesimal
+	Curvature        string
+	Damping          float64
+	Loss             string
+	Ridge            float64
+	Seed             uint64
+	TrainFile        string
+	TestFile         string
+	TrainSeqs        int
+	TestSeqs         int
+	Notes            []string
 	// Windows says, for window blocks (Options.Window), how the windows
 	// were cut and how long the blocks are, and why (also among Notes).
 	Windows       string
@@ -262,16 +265,9 @@ type InfluenceEntry struct {
 	PredShift float64
 }
 
-// Phase is the wall and CPU time of one phase of the audit.
-type Phase struct {
-	Name    string
-	Seconds float64
-	// CPUSeconds is the process's user and system CPU time during the
-	// phase (NaN where the system does not report it): with Seconds, how
-	// well the phase used the cores, and the per-phase cost the worker
-	// model of benchmarks/scale/workers.py divides among machines.
-	CPUSeconds float64
-}
+// Phase is the wall and CPU time of one phase of the audit
+// (Diagnostics.Phases).
+type Phase = phases.Phase
 
 // RefitOutcome is what became of one exact re-fit.
 type RefitOutcome string

@@ -108,7 +108,7 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		}
 		thetaStar, rr.Tilted = p.theta, true
 	}
-	if d := num.Norm(sub(thetaStar, p.theta)); d > 0 {
+	if d := num.Norm(num.Sub(thetaStar, p.theta)); d > 0 {
 		typical := num.Median(inf.diag.InfluenceNorms)
 		if typical > 0 && d > typical {
 			warns = append(warns, Warning{Code: FullRefitMoved, Step: -1, Figure: d, Bound: typical})
@@ -140,9 +140,9 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		if err != nil {
 			return nil, nil, err
 		}
-		de := sub(th, thetaStar)
+		de := num.Sub(th, thetaStar)
 		di := inf.delta[b]
-		rr.Cosine = append(rr.Cosine, cosine(de, di))
+		rr.Cosine = append(rr.Cosine, num.Cosine(de, di))
 		rr.NormRatio = append(rr.NormRatio, num.Ratio(num.Norm(di), num.Norm(de)))
 		rr.Iterations = append(rr.Iterations, iters)
 		rr.FinalGrad = append(rr.FinalGrad, gnorm)
@@ -220,7 +220,7 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		exactDeltas[b] = make([]float64, len(p.theta))
 	}
 	for k, b := range pick {
-		exactDeltas[b] = sub(exact[k], p.theta)
+		exactDeltas[b] = num.Sub(exact[k], p.theta)
 	}
 	looExact, err := blockResiduals(ctx, p, exactDeltas, nil, "exact re-training")
 	if err != nil {
@@ -298,26 +298,6 @@ func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (thet
 		theta, iters, gradNorm, err = refit.LBFGS(ctx, obj, s)
 	}
 	return theta, iters, gradNorm, err == nil && gradNorm <= rf.tol(), err
-}
-
-func sub(a, b []float64) []float64 {
-	out := make([]float64, len(a))
-	for i := range a {
-		out[i] = a[i] - b[i]
-	}
-	return out
-}
-
-func cosine(a, b []float64) float64 {
-	na, nb := num.Norm(a), num.Norm(b)
-	if na == 0 || nb == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s / (na * nb)
 }
 
 // RetrainStart says where exact block re-fits start (Options.RetrainStart).

@@ -41,6 +41,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -76,19 +77,6 @@ const (
 	finalizeChunkMin = 32
 	finalizeChunkMax = 512
 )
-
-// lowRankRank is the LowRank solver's rank k: opt when positive, else
-// clamp(P/4, 40, 200), at most P. Auto takes LowRank only above
-// AutoExactMax parameters, where this is 200; the floor P/4 matters for
-// smaller models audited with Solver LowRank: on examples/synthetic (481
-// parameters) rank 40 (P/12) left the coverage 1.3 points above the
-// exact solver's, rank 120 0.5 points.
-func lowRankRank(P, opt int) int {
-	if opt > 0 {
-		return min(opt, P)
-	}
-	return min(P, max(40, min(200, P/4)))
-}
 
 // lowRankInfluence is the LowRank solver's influence phase, streamed:
 // the curvature factor, the leverage rule, the block pass (and the
@@ -230,7 +218,7 @@ func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, in
 	if rho == 0 {
 		rho = hvp.DefaultDampingFor(p.opt.Curvature, math.Inf(1)) // the stationarity is measured later, in the block pass
 	}
-	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: lowRankRank(len(p.theta), p.opt.Rank), Damping: rho,
+	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: solvecost.Rank(len(p.theta), p.opt.Rank), Damping: rho,
 		InverseProbe: probeRows, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature", done, total) }}
 	if m := curvatureMaxSeqs * len(p.groups) / n; m < len(p.groups) {

@@ -138,8 +138,7 @@ type parser struct {
 	max     int
 	errs    dataErrors
 	stopped bool // reading stopped
-	cut     bool // it stopped at a problem beyond the first max ...
-	stopAt  int  // ... found at this line
+	cut     bool // it stopped at a problem beyond the first max
 	// kinds are the problems kept, by key (kind), once max of them are
 	// kept; more counts, by key, the problems found since that the list
 	// does not keep.
@@ -169,6 +168,9 @@ type row struct {
 // (reading goes on), and any other stops the reading.
 func (p *parser) add(line int, col string, err error) bool {
 	if p.stopped {
+		// Only the checks after the rows (duplicate steps) add problems
+		// once stopped: kept, so that err lists the first by line.
+		p.errs = append(p.errs, newDataError(p.name, line, col, err))
 		return false
 	}
 	if len(p.errs) < p.max {
@@ -185,7 +187,8 @@ func (p *parser) add(line int, col string, err error) bool {
 		p.more[k]++
 		return true
 	}
-	p.stopped, p.cut, p.stopAt = true, true, line
+	p.errs = append(p.errs, newDataError(p.name, line, col, err))
+	p.stopped, p.cut = true, true
 	return false
 }
 
@@ -195,18 +198,42 @@ func problemKey(col string, err error) string {
 	return col + "\x00" + err.Error()
 }
 
-// err returns the problems kept, sorted by line, the first of each kind
+// err returns the first max problems by line, the first of each kind
 // with the count of that kind's unlisted problems, and, when reading
-// stopped, a last problem wrapping ErrTooMany at the line it stopped at.
+// stopped at a problem of another kind, a last problem wrapping
+// ErrTooMany at the line of the first problem not listed (the problems
+// found after the rows, duplicate steps, may come before the others).
 func (p *parser) err() error {
 	p.errs.sortLines()
+	var beyond dataErrors
+	if len(p.errs) > p.max {
+		p.errs, beyond = p.errs[:p.max], p.errs[p.max:]
+	}
+	if p.more == nil {
+		p.more = map[string]int{}
+	}
+	listed := map[string]bool{}
+	for _, e := range p.errs {
+		listed[problemKey(e.Column, e.Err)] = true
+	}
+	var stop *DataError // the first problem beyond of a kind not listed
+	for _, e := range beyond {
+		if k := problemKey(e.Column, e.Err); listed[k] {
+			p.more[k]++
+		} else if stop == nil {
+			stop = e
+		}
+	}
+	if stop == nil && len(beyond) > 0 {
+		stop = beyond[0]
+	}
 	for _, e := range p.errs {
 		if k := problemKey(e.Column, e.Err); p.more[k] > 0 {
 			e.More, p.more[k] = p.more[k], 0
 		}
 	}
-	if p.cut {
-		p.errs = append(p.errs, &DataError{File: p.name, Line: p.stopAt, Err: fail(ErrTooMany,
+	if p.cut && stop != nil {
+		p.errs = append(p.errs, &DataError{File: p.name, Line: stop.Line, Err: fail(ErrTooMany,
 			"stopped after %d problems: fix these and read the file again", p.max)})
 	}
 	if len(p.errs) == 1 && p.errs[0].More > 0 {

@@ -556,6 +556,16 @@ func TestReadTooManyErrors(t *testing.T) {
 		}
 	}
 
+	// The duplicate steps, found after the rows, may come before the
+	// problems kept: the list keeps the first by line and stops at the
+	// next (the fuzzer's testdata/fuzz/FuzzRead/5cb614fd409db67b).
+	_, err := Read(strings.NewReader("id,t,x,y\na,0,1,1\na,0,1,1\na,1,1,2\na,5,x,1\n"), "dup.csv", &Options{MaxErrors: 1})
+	var dup ErrorList
+	if !errors.As(err, &dup) || len(dup) != 2 || !errors.Is(dup[0], ErrDuplicateStep) || asDataErrors(t, dup)[0].Line != 3 ||
+		!errors.Is(dup[1], ErrTooMany) || asDataErrors(t, dup)[1].Line != 5 {
+		t.Errorf("duplicate step first: %v, want line 3's, then the stop at line 5", err)
+	}
+
 	// A file with a different problem on every line stops at the first
 	// beyond the limit: 30 bad lines, then 2 MiB of good ones that it
 	// does not read.
@@ -568,7 +578,7 @@ func TestReadTooManyErrors(t *testing.T) {
 		fmt.Fprintf(&distinct, "A,%d,1,1\n", i)
 	}
 	r := &countingReader{r: strings.NewReader(distinct.String())}
-	_, err := Read(r, "bad.csv", &Options{MaxErrors: 3})
+	_, err = Read(r, "bad.csv", &Options{MaxErrors: 3})
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != 4 || !errors.Is(list[3], ErrTooMany) || asDataErrors(t, list)[3].Line != 5 {
 		t.Errorf("distinct problems: %v, want 3 and the stop at line 5", err)

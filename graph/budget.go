@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // MaxElements is the size budget of one tensor of a compiled program: at
@@ -41,9 +43,9 @@ func CheckShape(shape []int) (int, error) {
 	case zero:
 		return 0, nil
 	case over:
-		return 0, fmt.Errorf("%w: shape %v holds more than 2^63 elements, more than the budget of %d (1 GiB of float64) for one tensor", ErrTooLarge, shape, MaxElements)
+		return 0, fmt.Errorf("%w: shape %v holds more than 2^63 elements, more than the budget of %d (1 GiB of float64) for one tensor", ErrTooLarge, errs.Value(shape), MaxElements)
 	case n > MaxElements:
-		return 0, fmt.Errorf("%w: shape %v holds %d elements, more than the budget of %d (1 GiB of float64) for one tensor", ErrTooLarge, shape, n, MaxElements)
+		return 0, fmt.Errorf("%w: shape %v holds %d elements, more than the budget of %d (1 GiB of float64) for one tensor", ErrTooLarge, errs.Value(shape), n, MaxElements)
 	}
 	return int(n), nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // value is what the compiler knows about one ONNX value: either its
@@ -352,33 +354,33 @@ func (g *Graph) checkInputs(inputs []*Tensor) error {
 	if len(inputs) != len(g.Inputs) {
 		return fmt.Errorf("graph: %w: the model has %d inputs (%s), got %d values", ErrInput, len(g.Inputs), g.inputNames(), len(inputs))
 	}
-	var errs ErrorList
+	var problems ErrorList
 	for i, in := range g.Inputs {
 		t := inputs[i]
 		if t == nil {
-			errs = append(errs, fmt.Errorf("graph: %w: no value for input %q", ErrInput, in.Name))
+			problems = append(problems, fmt.Errorf("graph: %w: no value for input %q", ErrInput, in.Name))
 			continue
 		}
 		if want, ok := in.Elem.DType(); ok && in.Elem != ElemUndefined && want != t.DType {
-			errs = append(errs, fmt.Errorf("graph: %w: input %q is declared %s, got %s values", ErrInput, in.Name, in.Elem, t.DType))
+			problems = append(problems, fmt.Errorf("graph: %w: input %q is declared %s, got %s values", ErrInput, in.Name, in.Elem, t.DType))
 		}
 		if t.Len() != len(t.F)+len(t.I) {
-			errs = append(errs, fmt.Errorf("graph: %w: input %q has %d values for shape %v", ErrInput, in.Name, len(t.F)+len(t.I), t.Shape))
+			problems = append(problems, fmt.Errorf("graph: %w: input %q has %d values for shape %v", ErrInput, in.Name, len(t.F)+len(t.I), errs.Value(t.Shape)))
 		}
 		if in.Dims == nil {
 			continue
 		}
 		if len(in.Dims) != len(t.Shape) {
-			errs = append(errs, fmt.Errorf("graph: %w: input %q has rank %d %s, got rank %d %v", ErrInput, in.Name, len(in.Dims), in.ShapeString(), len(t.Shape), t.Shape))
+			problems = append(problems, fmt.Errorf("graph: %w: input %q has rank %d %s, got rank %d %v", ErrInput, in.Name, len(in.Dims), errs.Value(in.ShapeString()), len(t.Shape), errs.Value(t.Shape)))
 			continue
 		}
 		for j, d := range in.Dims {
 			if d.Value >= 0 && d.Value != t.Shape[j] {
-				errs = append(errs, fmt.Errorf("graph: %w: input %q dimension %d is fixed at %d in the model, got %d (shape %v, declared %s)", ErrInput, in.Name, j, d.Value, t.Shape[j], t.Shape, in.ShapeString()))
+				problems = append(problems, fmt.Errorf("graph: %w: input %q dimension %d is fixed at %d in the model, got %d (shape %v, declared %s)", ErrInput, in.Name, j, d.Value, t.Shape[j], errs.Value(t.Shape), errs.Value(in.ShapeString())))
 			}
 		}
 	}
-	return errs.Err()
+	return problems.Err()
 }
 
 func (g *Graph) inputNames() string {
@@ -387,7 +389,7 @@ func (g *Graph) inputNames() string {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%q %s", in.Name, in.ShapeString())
+		s += fmt.Sprintf("%q %s", in.Name, errs.Value(in.ShapeString()))
 	}
 	return s
 }

@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
+)
 
 // Derivatives of a Program with respect to the parameter vector theta.
 //
@@ -278,7 +282,7 @@ func (s *State) seed(ts []*Tensor, vec []float64, seeds []*Tensor, keep []bool) 
 			continue
 		}
 		if len(seeds[i].F) != numel(o.shape) {
-			return fmt.Errorf("graph: %w: cotangent %d has shape %v, output has %v", ErrInput, i, seeds[i].Shape, o.shape)
+			return fmt.Errorf("graph: %w: cotangent %d has shape %v, output has %v", ErrInput, i, errs.Value(seeds[i].Shape), errs.Value(o.shape))
 		}
 		dst := ts[o.slot].F
 		for j, v := range seeds[i].F {

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
@@ -47,10 +48,33 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // type (errs.List), which blocks.ErrorList is too.
 type ErrorList = errs.List
 
+// attrErr is a problem with a node's attribute, wrapping ErrAttr; the
+// shapes and value lists among args print elided (valueArgs).
 func attrErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrAttr, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrAttr, fmt.Sprintf(format, valueArgs(args)...))
 }
 
+// shapeErr is a problem with the shapes of a node's inputs, wrapping
+// ErrShape; the shapes and value lists among args print elided
+// (valueArgs).
 func shapeErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrShape, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrShape, fmt.Sprintf(format, valueArgs(args)...))
+}
+
+// valueArgs is args with each slice among them that is not an error (a
+// shape, a list of values) as errs.Value, so that a message prints at
+// most errs.ValueBytes bytes of each: a 100,000-dimension shape does not
+// make a 400 kB message.
+func valueArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+		if _, isErr := a.(error); isErr {
+			continue
+		}
+		if k := reflect.ValueOf(a).Kind(); k == reflect.Slice || k == reflect.Array {
+			out[i] = errs.Value(a)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rnnaudit/rnnaudit/internal/asm/f64"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Per-example gradients from one batched pass.
@@ -119,7 +120,7 @@ func (p *Program) PerExample(axes []int) (*PerExample, error) {
 			continue
 		}
 		if ax >= len(sh) {
-			return nil, fmt.Errorf("graph: %w: example axis %d of input %q, which has shape %v", ErrInput, ax, p.g.Inputs[i].Name, sh)
+			return nil, fmt.Errorf("graph: %w: example axis %d of input %q, which has shape %v", ErrInput, ax, p.g.Inputs[i].Name, errs.Value(sh))
 		}
 		if n >= 0 && sh[ax] != n {
 			return nil, fmt.Errorf("graph: %w: input %q has %d examples along axis %d, another input %d", ErrInput, p.g.Inputs[i].Name, sh[ax], ax, n)

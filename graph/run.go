@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
+)
 
 // State holds the buffers of one evaluation of a Program. Buffers are
 // allocated once, so running a State again allocates nothing. A State must
@@ -77,7 +81,7 @@ func (s *State) Forward(theta []float64, inputs []*Tensor) ([]*Tensor, error) {
 	}
 	for i, t := range inputs {
 		if !sameShape(t.Shape, p.inputs[i]) {
-			return nil, fmt.Errorf("graph: %w: input %q has shape %v, the program was compiled for %v", ErrInput, g.Inputs[i].Name, t.Shape, p.inputs[i])
+			return nil, fmt.Errorf("graph: %w: input %q has shape %v, the program was compiled for %v", ErrInput, g.Inputs[i].Name, errs.Value(t.Shape), errs.Value(p.inputs[i]))
 		}
 	}
 	for _, i := range p.args.params {

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // DType is the element kind of a Tensor. Every floating-point ONNX type
@@ -123,7 +125,7 @@ func shapeString(shape []int) string {
 	for i, d := range shape {
 		parts[i] = fmt.Sprint(d)
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	return errs.Elide("["+strings.Join(parts, " ")+"]", errs.ValueBytes)
 }
 
 func sameShape(a, b []int) bool {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/userfile"
 )
 
@@ -206,7 +207,7 @@ func (tm *tensorMsg) rawSize() (int64, error) {
 	n := int64(1)
 	for _, d := range tm.dims {
 		if d > maxDim || (d != 0 && n > int64(maxElems)/int64(d)) {
-			return 0, fmt.Errorf("%w: dims %v hold too many values", ErrInvalid, tm.dims)
+			return 0, fmt.Errorf("%w: dims %v hold too many values", ErrInvalid, errs.Value(tm.dims))
 		}
 		n *= int64(d)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // Layout is the order of the batch and time axes of a sequence input.
@@ -156,12 +157,12 @@ func layoutFromGraph(g *graph.Graph, name string) (Layout, string) {
 				perm := n.Attrs["perm"].Ints
 				if len(perm) != 3 || !isPerm(perm) {
 					if !failed {
-						why, failed = fmt.Sprintf("Transpose node %q with perm %v", n.Label(), perm), true
+						why, failed = fmt.Sprintf("Transpose node %q with perm %v", n.Label(), errs.Value(perm)), true
 					}
 					continue
 				}
 				next.perm = []int{w.perm[perm[0]], w.perm[perm[1]], w.perm[perm[2]]}
-				next.steps = append(slices.Clip(w.steps), fmt.Sprintf("Transpose node %q with perm %v", n.Label(), perm))
+				next.steps = append(slices.Clip(w.steps), fmt.Sprintf("Transpose node %q with perm %v", n.Label(), errs.Value(perm)))
 				if slices.Equal(perm, []int64{1, 0, 2}) {
 					next.swaps++
 				}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/rnnaudit/rnnaudit/graph"
+	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
 // ReadTensor decodes a serialized TensorProto, such as the input_N.pb and
@@ -95,7 +96,7 @@ func (tm *tensorMsg) decode(what string) (*graph.Tensor, error) {
 		}
 		shape[i] = int(d)
 		if d != 0 && n > maxElems/int(d) {
-			return nil, invalid("dims %v hold too many values", tm.dims)
+			return nil, invalid("dims %v hold too many values", errs.Value(tm.dims))
 		}
 		n *= int(d)
 	}
@@ -126,7 +127,7 @@ func (tm *tensorMsg) decode(what string) (*graph.Tensor, error) {
 		count = len(tm.raw) / size
 	}
 	if count != n {
-		return nil, invalid("%d %s for dims %v, which hold %d", count, plural(count, "value"), shape, n)
+		return nil, invalid("%d %s for dims %v, which hold %d", count, plural(count, "value"), errs.Value(shape), n)
 	}
 
 	if dt, _ := elem.DType(); dt == graph.Float {

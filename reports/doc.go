@@ -43,7 +43,9 @@
 //	                (1-2alpha), blocks, block_length, num_blocks, pooling
 //	                ("position", or "rows" after warmup rows), warmup, solver,
 //	                solver_reason (why: "chosen", "fewer-terms",
-//	                "small-model" or "large-model"), loss_terms (N, the
+//	                "small-model", "large-model" or "predicted-faster"),
+//	                solver_prediction (the cost model's predicted time and
+//	                memory of each solver, when it mattered), loss_terms (N, the
 //	                training loss terms), estimator, curvature, damping, loss, ridge, seed, train_file,
 //	                test_file, train_sequences, test_sequences, self_audit,
 //	                low and high (thresholds or null), columns {id, time,

@@ -186,6 +186,7 @@ type jsonSettings struct {
 	Warmup         int      `json:"warmup,omitempty"`
 	Solver         string   `json:"solver"`
 	SolverReason   string   `json:"solver_reason"`
+	SolverPredict  string   `json:"solver_prediction,omitempty"`
 	LossTerms      int      `json:"loss_terms"`
 	Estimator      string   `json:"estimator"`
 	Curvature      string   `json:"curvature"`
@@ -209,7 +210,7 @@ func jsonSettingsOf(r *audit.Result, o *Options) jsonSettings {
 	s := jsonSettings{
 		Alpha: fnum(st.Alpha), Nominal: fnum(st.NominalCover), Guaranteed: fnum(st.GuaranteedMin),
 		Blocks: st.Blocks, BlockLength: st.BlockLength, NumBlocks: st.NumBlocks, Pooling: st.Pooling, Warmup: st.Warmup,
-		Solver: st.Solver, SolverReason: st.SolverReason, LossTerms: st.LossTerms, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
+		Solver: st.Solver, SolverReason: st.SolverReason, SolverPredict: st.SolverPrediction, LossTerms: st.LossTerms, Estimator: st.Estimator, Curvature: st.Curvature, Damping: fnum(st.Damping), Loss: st.Loss, Ridge: fnum(st.Ridge), Seed: st.Seed,
 		TrainFile: st.TrainFile, TestFile: st.TestFile, TrainSequences: st.TrainSeqs, TestSequences: st.TestSeqs,
 		SelfAudit: r.SelfAudit, Notes: orEmpty(st.Notes),
 	}

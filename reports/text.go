@@ -905,7 +905,18 @@ func retrainBlockRows(r *audit.Result) []retrainBlockRow {
 // SolverText names the solver of an audit and why it was used (the rule
 // of audit.Solver), for the report and the command's summary.
 func SolverText(st audit.Setting, params int) string {
+	out := solverWhy(st, params)
+	if st.SolverPrediction != "" {
+		out += "; " + st.SolverPrediction
+	}
+	return out
+}
+
+// solverWhy is SolverText without the cost model's prediction.
+func solverWhy(st audit.Setting, params int) string {
 	switch audit.SolverReason(st.SolverReason) {
+	case audit.ReasonPredicted:
+		return fmt.Sprintf("%s (predicted much faster than the others for %s parameters and %s loss terms)", st.Solver, count(params), count(st.LossTerms))
 	case audit.ReasonFewerTerms:
 		return fmt.Sprintf("%s (exact, in the dual form: %s loss terms, no more than %s parameters)", st.Solver, count(st.LossTerms), count(params))
 	case audit.ReasonSmallModel:

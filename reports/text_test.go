@@ -194,3 +194,20 @@ func TestSkippedSensitivityText(t *testing.T) {
 		t.Errorf("without damping: %q", got)
 	}
 }
+
+// TestSolverTextPrediction: a solver the cost model chose is named with
+// why and the prediction it was chosen from; without a prediction the
+// size rule's words stand alone.
+func TestSolverTextPrediction(t *testing.T) {
+	st := audit.Setting{Solver: "lowrank", SolverReason: string(audit.ReasonPredicted), LossTerms: 1824,
+		SolverPrediction: "predicted time (memory): exact 58 min (382 MB), dual 7 min (111 MB), lowrank 4 min (58 MB); lowrank chosen"}
+	got := SolverText(st, 3991)
+	want := "lowrank (predicted much faster than the others for 3,991 parameters and 1,824 loss terms); predicted time (memory): exact 58 min (382 MB), dual 7 min (111 MB), lowrank 4 min (58 MB); lowrank chosen"
+	if got != want {
+		t.Errorf("SolverText =\n%q, want\n%q", got, want)
+	}
+	st = audit.Setting{Solver: "exact", SolverReason: string(audit.ReasonSmallModel)}
+	if got := SolverText(st, 97); got != "exact (dense: 97 parameters, at most 3,000)" {
+		t.Errorf("without a prediction: %q", got)
+	}
+}

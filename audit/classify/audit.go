@@ -23,6 +23,20 @@ type Options struct {
 	// FlagAbove and FlagBelow are the thresholds of the risk flags (nil:
 	// not audited).
 	FlagAbove, FlagBelow *float64
+	// ClassWeights, when set, weigh the loss terms of labels 0 and 1 (a
+	// model trained with nn.BCEWithLogitsLoss(pos_weight=p) has weights
+	// 1 and p: its loss on a 0/1 label is the term's BCE times p when
+	// the label is 1).
+	ClassWeights []float64
+}
+
+// Weight returns the loss weight of a term with label y: its class's
+// weight, or 1 (no class weights, o nil, or y not 0 or 1).
+func (o *Options) Weight(y float64) float64 {
+	if o == nil || len(o.ClassWeights) != 2 || (y != 0 && y != 1) {
+		return 1
+	}
+	return o.ClassWeights[int(y)]
 }
 
 // WithSigmoid returns g with a Sigmoid applied to its first output,

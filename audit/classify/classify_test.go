@@ -162,6 +162,21 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// TestWeight: class weights weigh labels 0 and 1; anything else weighs 1.
+func TestWeight(t *testing.T) {
+	o := &Options{ClassWeights: []float64{1, 4}}
+	var none *Options
+	for _, c := range []struct {
+		o    *Options
+		y    float64
+		want float64
+	}{{o, 0, 1}, {o, 1, 4}, {o, 0.5, 1}, {none, 1, 1}, {&Options{}, 1, 1}} {
+		if got := c.o.Weight(c.y); got != c.want {
+			t.Errorf("Weight(%g) with %+v: %g, want %g", c.y, c.o, got, c.want)
+		}
+	}
+}
+
 // TestAUROCTies counts a tie between a one and a zero as one half.
 func TestAUROCTies(t *testing.T) {
 	fs := []Forecast{{Probs: BinaryProbs(0.5), Label: 0}, {Probs: BinaryProbs(0.5), Label: 1}, {Probs: BinaryProbs(0.2), Label: 0}}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -187,5 +188,119 @@ func TestClassifierFitPredict(t *testing.T) {
 				t.Fatalf("sequence %s step %d: predict %+v, audit %+v", s.ID, k+1, g, w)
 			}
 		}
+	}
+}
+
+// TestClassifierOneLabelPerSequence audits sequence classification: the
+// label on each sequence's last row, the other target cells empty (no
+// loss term, no forecast judged). Every forecast still gets its
+// probability and set; only the 20 labelled ones are judged, and their
+// sets agree with the jackknife+ limits of the probability.
+func TestClassifierOneLabelPerSequence(t *testing.T) {
+	dir := t.TempDir()
+	blank := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(classifyDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for i := 1; i < len(lines); i++ {
+			f := strings.Split(lines[i], ",")
+			if f[1] != "12" {
+				f[4] = ""
+			}
+			lines[i] = strings.Join(f, ",")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	js := filepath.Join(dir, "r.json")
+	code, _, errs := runCmd("--model", filepath.Join(classifyDir, "binary_logits.onnx"), "--data", blank("train.csv"),
+		"--test", blank("test.csv"), "--loss", "bce-logits", "--ridge", "0.18", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d classDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Classification == nil || d.Classification.Labelled != 20 {
+		t.Fatalf("classification %+v, want 20 labelled forecasts", d.Classification)
+	}
+	labelled := 0
+	for _, s := range d.Sequences {
+		for k, st := range s.Steps {
+			if st.Probability == nil || st.Set == nil {
+				t.Fatalf("sequence %s step %d has no probability or set", s.ID, k+1)
+			}
+			if st.Target == nil {
+				continue
+			}
+			labelled++
+			if st.T != 12 {
+				t.Errorf("sequence %s: a label at step %g", s.ID, st.T)
+			}
+			for y := 0; y <= 1; y++ {
+				if in := *st.Lower <= float64(y) && float64(y) <= *st.Upper; in != slices.Contains(st.Set, y) {
+					t.Errorf("sequence %s: label %d in the limits %v, in the set %v", s.ID, y, in, st.Set)
+				}
+			}
+		}
+	}
+	if labelled != 20 {
+		t.Errorf("%d labelled forecasts, want 20", labelled)
+	}
+}
+
+// TestClassifierClassWeights: --class-weights 1,1 is the unweighted
+// audit, number for number; weights 1,4 (BCEWithLogitsLoss's
+// pos_weight 4) change the leave-one-block-out models and with them the
+// probabilities' intervals, but not the trained model's probabilities.
+func TestClassifierClassWeights(t *testing.T) {
+	run := func(extra ...string) classDoc {
+		js := filepath.Join(t.TempDir(), "r.json")
+		args := append([]string{"--model", filepath.Join(classifyDir, "binary_logits.onnx"), "--data", filepath.Join(classifyDir, "train.csv"),
+			"--test", filepath.Join(classifyDir, "test.csv"), "--loss", "bce-logits", "--ridge", "0.18", "--json", js}, extra...)
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d classDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	plain, ones, pos := run(), run("--class-weights", "1,1"), run("--class-weights", "1,4")
+	moved := 0
+	for i, s := range plain.Sequences {
+		for k, a := range s.Steps {
+			b, c := ones.Sequences[i].Steps[k], pos.Sequences[i].Steps[k]
+			if *a.ProbLower != *b.ProbLower || *a.ProbUpper != *b.ProbUpper || !slices.Equal(a.Set, b.Set) {
+				t.Fatalf("sequence %s step %d: --class-weights 1,1 differs from no weights", s.ID, k+1)
+			}
+			if *a.Probability != *c.Probability {
+				t.Fatalf("sequence %s step %d: class weights changed the trained model's probability", s.ID, k+1)
+			}
+			if math.Abs(*a.ProbLower-*c.ProbLower) > 1e-9 {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Error("class weights 1,4 left every probability interval where it was")
+	}
+	if code, _, _ := runCmd("--model", exModel, "--data", exTrain, "--loss", "bce", "--class-weights", "1"); code != 2 {
+		t.Errorf("--class-weights 1: exit %d, want 2", code)
 	}
 }

@@ -146,7 +146,7 @@ type flags struct {
 	loss                      string
 	params                    string
 	low, high                 optFloat
-	setScore                  string
+	setScore, classWeights    string
 	flagAbove, flagBelow      optFloat
 	retrain                   int
 	calibrationPool           int
@@ -204,6 +204,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default for gauss-newton: from %g at a stationary point of the training loss to %g away from one, by the stationarity ratio; %g for hessian)", hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error, bce (cross-entropy; the output is a probability) or bce-logits (the output is a logit)")
 	fs.StringVar(&f.setScore, "set-score", "lac", "the score of a classifier's prediction sets: lac, aps or raps")
+	fs.StringVar(&f.classWeights, "class-weights", "", "the loss weights of labels 0 and 1, \"w0,w1\" (PyTorch's pos_weight p: 1,p)")
 	fs.Var(&f.flagAbove, "flag-above", "flag a classifier's forecasts whose probability's lower limit is above this")
 	fs.Var(&f.flagBelow, "flag-below", "flag a classifier's forecasts whose probability's upper limit is below this")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
@@ -238,6 +239,18 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 	if cls.Score, err = classify.ParseScore(f.setScore); err != nil {
 		return 0, nil, usagef("--set-score %q: choose lac, aps or raps", f.setScore)
 	}
+	if f.classWeights != "" {
+		for _, s := range strings.Split(f.classWeights, ",") {
+			w, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(w > 0) || math.IsInf(w, 0) {
+				return 0, nil, usagef("--class-weights %q: give two positive weights, w0,w1", f.classWeights)
+			}
+			cls.ClassWeights = append(cls.ClassWeights, w)
+		}
+		if len(cls.ClassWeights) != 2 {
+			return 0, nil, usagef("--class-weights %q: give two positive weights, w0,w1", f.classWeights)
+		}
+	}
 	for _, v := range []*float64{cls.FlagAbove, cls.FlagBelow} {
 		if v != nil && !(*v > 0 && *v < 1) {
 			return 0, nil, usagef("--flag-above and --flag-below take a probability between 0 and 1, not %g", *v)
@@ -245,8 +258,8 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 	}
 	switch strings.ToLower(f.loss) {
 	case "squared-error", "squared_error", "squared", "mse":
-		if cls.FlagAbove != nil || cls.FlagBelow != nil || !strings.EqualFold(f.setScore, "lac") {
-			return 0, nil, usagef("--set-score, --flag-above and --flag-below are for classifiers: give --loss bce or bce-logits")
+		if cls.FlagAbove != nil || cls.FlagBelow != nil || cls.ClassWeights != nil || !strings.EqualFold(f.setScore, "lac") {
+			return 0, nil, usagef("--set-score, --class-weights, --flag-above and --flag-below are for classifiers: give --loss bce or bce-logits")
 		}
 		return hvp.SquaredError, nil, nil
 	case "cross-entropy", "cross_entropy", "binary-cross-entropy", "bce":

@@ -41,6 +41,13 @@ type progress struct {
 	now         func() time.Time
 	phaseActive bool
 	printed     bool // a status line of the running phase was written
+	// part counts the counted loops of the running phase before the
+	// current one (a phase whose count restarts, e.g. rows then blocks),
+	// partStart is when the current one began: the time left is its
+	// rate's, and the line names the part, so that a count never seems
+	// to go backwards.
+	part      int
+	partStart time.Time
 }
 
 // statusInterval is how often line mode reports a running phase.
@@ -90,15 +97,19 @@ func (p *progress) status() {
 		fmt.Fprintf(p.w, "  %s: %s so far\n", p.phase, roundDuration(el))
 		return
 	}
+	name, in := p.phase, ""
+	if p.part > 0 {
+		name, in = fmt.Sprintf("%s, part %d", p.phase, p.part+1), " in this part"
+	}
 	if p.count >= p.total {
-		// The counted work is done; what follows (a factorisation) has
-		// no count.
-		fmt.Fprintf(p.w, "  %s: %d/%d counted steps done, %s so far, finishing\n", p.phase, p.count, p.total, roundDuration(el))
+		// The counted work is done; what follows (a factorisation, the
+		// solves) has no count.
+		fmt.Fprintf(p.w, "  %s: %d/%d counted steps done, %s so far, finishing (the factorisation or solves that follow have no count)\n", name, p.count, p.total, roundDuration(el))
 		return
 	}
-	left := time.Duration(float64(el) * float64(p.total-p.count) / float64(p.count))
-	fmt.Fprintf(p.w, "  %s: %d/%d (%.0f%%), %s so far, about %s left\n", p.phase, p.count, p.total,
-		100*float64(p.count)/float64(p.total), roundDuration(el), roundDuration(left))
+	left := time.Duration(float64(p.now().Sub(p.partStart)) * float64(p.total-p.count) / float64(p.count))
+	fmt.Fprintf(p.w, "  %s: %d/%d (%.0f%%), %s so far, about %s left%s\n", name, p.count, p.total,
+		100*float64(p.count)/float64(p.total), roundDuration(el), roundDuration(left), in)
 }
 
 // roundDuration rounds d for display: to the second above ten seconds,
@@ -119,6 +130,11 @@ func (p *progress) reportLines(ev audit.Progress) {
 	if !p.phaseActive || ev.Phase != p.phase {
 		p.endLines()
 		p.phase, p.start, p.phaseActive, p.printed = ev.Phase, p.now(), true, false
+		p.part, p.partStart = 0, p.start
+	} else if ev.Total > 0 && p.total > 0 && (ev.Total != p.total || ev.Done < p.count) {
+		// The phase's count restarted: a new counted loop.
+		p.part++
+		p.partStart = p.now()
 	}
 	p.total, p.count = ev.Total, min(ev.Done, max(ev.Total, 0))
 }

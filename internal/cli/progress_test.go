@@ -123,7 +123,13 @@ func TestProgressLines(t *testing.T) {
 	// 30 of 120 in 12 s: 36 s left.
 	waitFor(t, &out, regexp.MustCompile(`  curvature and solve: 30/120 \(25%\), 12s so far, about 36s left\n`))
 	p.report(audit.Progress{Phase: "curvature and solve", Done: 120, Total: 120})
-	waitFor(t, &out, regexp.MustCompile(`  curvature and solve: 120/120 counted steps done, 12s so far, finishing\n`))
+	waitFor(t, &out, regexp.MustCompile(`  curvature and solve: 120/120 counted steps done, 12s so far, finishing \(the factorisation or solves that follow have no count\)\n`))
+	// The count restarts (rows, then blocks): a second part, whose time
+	// left is its own rate's: 10 of 40 in 6 s, 18 s left.
+	p.report(audit.Progress{Phase: "curvature and solve", Done: 0, Total: 40})
+	clock.advance(6 * time.Second)
+	p.report(audit.Progress{Phase: "curvature and solve", Done: 10, Total: 40})
+	waitFor(t, &out, regexp.MustCompile(`  curvature and solve, part 2: 10/40 \(25%\), 18s so far, about 18s left in this part\n`))
 	p.report(audit.Progress{Phase: "intervals"})
 	p.report(audit.Progress{Phase: ""})
 	p.done()
@@ -131,7 +137,7 @@ func TestProgressLines(t *testing.T) {
 	if strings.Contains(got, "prepare") || strings.Contains(got, "intervals") {
 		t.Errorf("short phases were reported:\n%s", got)
 	}
-	for _, want := range []string{"  block gradients                  7s\n", "  curvature and solve              12s\n"} {
+	for _, want := range []string{"  block gradients                  7s\n", "  curvature and solve              18s\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no end line %q in\n%s", want, got)
 		}

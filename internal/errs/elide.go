@@ -26,3 +26,23 @@ func Elide(s string, n int) string {
 	}
 	return s[:head] + fmt.Sprintf(" … (%d bytes elided) … ", t-head) + s[t:]
 }
+
+// ValueBytes is the most bytes of one shape or list of values that a
+// message prints: Value elides the middle of a longer one.
+const ValueBytes = 200
+
+// Value is v for a message's arguments: formatted with the message's verb
+// as v would be, then elided to ValueBytes bytes (Elide), so that a
+// message that prints a shape or a list of values where it is built
+// stays a few hundred bytes whatever their length:
+// fmt.Errorf("cannot reshape %v", errs.Value(shape)).
+func Value(v any) fmt.Formatter { return value{v} }
+
+// value is the fmt.Formatter of Value.
+type value struct{ v any }
+
+// Format writes the value as fmt would with the same verb and flags,
+// elided.
+func (e value) Format(f fmt.State, verb rune) {
+	fmt.Fprint(f, Elide(fmt.Sprintf(fmt.FormatString(f, verb), e.v), ValueBytes))
+}

@@ -155,3 +155,26 @@ func TestRepeated(t *testing.T) {
 		t.Errorf("Lines %q, want %q", got, want)
 	}
 }
+
+// TestValue checks that Value formats as the verb would, elided: a
+// 100,000-dimension shape prints in at most ValueBytes bytes, its
+// beginning and end kept; a short one prints whole.
+func TestValue(t *testing.T) {
+	shape := make([]int, 100_000)
+	for i := range shape {
+		shape[i] = i % 10
+	}
+	got := fmt.Sprintf("shape %v has a negative dimension", Value(shape))
+	if len(got) > ValueBytes+len("shape  has a negative dimension") || !strings.HasPrefix(got, "shape [0 1 2 3") ||
+		!strings.HasSuffix(got, "8 9] has a negative dimension") || !strings.Contains(got, "bytes elided") {
+		t.Errorf("%d bytes: %q", len(got), got)
+	}
+	for _, c := range []struct {
+		format string
+		v      any
+	}{{"%v", []int{2, 3}}, {"%d", []int64{-1, 4}}, {"%q", []string{"a", "b"}}, {"%s", "x"}, {"%5.1f", 2.25}, {"%+v", struct{ A int }{1}}} {
+		if got, want := fmt.Sprintf(c.format, Value(c.v)), fmt.Sprintf(c.format, c.v); got != want {
+			t.Errorf("%s of %v: %q, want %q", c.format, c.v, got, want)
+		}
+	}
+}

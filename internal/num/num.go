@@ -133,3 +133,23 @@ func SortByDesc(idx []int, key []float64) {
 		return a - b
 	})
 }
+
+// Sub returns a - b as a new vector.
+func Sub(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] - b[i]
+	}
+	return out
+}
+
+// Cosine returns the cosine of the angle between a and b, NaN when
+// either is zero: how well two steps (an estimate and an exact re-fit)
+// agree in direction.
+func Cosine(a, b []float64) float64 {
+	na, nb := Norm(a), Norm(b)
+	if na == 0 || nb == 0 {
+		return math.NaN()
+	}
+	return Dot(a, b) / (na * nb)
+}

@@ -25,3 +25,20 @@ func TestLag1(t *testing.T) {
 		}
 	}
 }
+
+// TestSubCosine: the difference and the cosine on hand-worked vectors;
+// the cosine with a zero vector is NaN.
+func TestSubCosine(t *testing.T) {
+	if d := Sub([]float64{3, 1}, []float64{1, 4}); d[0] != 2 || d[1] != -3 {
+		t.Errorf("Sub = %v, want [2 -3]", d)
+	}
+	if c := Cosine([]float64{1, 0}, []float64{1, 1}); math.Abs(c-1/math.Sqrt2) > 1e-15 {
+		t.Errorf("Cosine = %v, want 1/sqrt 2", c)
+	}
+	if c := Cosine([]float64{3, 4}, []float64{-6, -8}); math.Abs(c+1) > 1e-15 {
+		t.Errorf("Cosine of opposite vectors = %v, want -1", c)
+	}
+	if c := Cosine([]float64{0, 0}, []float64{1, 1}); !math.IsNaN(c) {
+		t.Errorf("Cosine with a zero vector = %v, want NaN", c)
+	}
+}

@@ -18,10 +18,12 @@ import (
 // sequence id, and a request appends its rows to them and gives the new rows'
 // forecasts the intervals that a batch audit predict of the stream's rows so
 // far gives. The recurrent state runs on over the whole stream (and from a
-// training sequence that the stream continues), and the adaptive kinds (ACI,
-// AgACI, NexCP, rolling split conformal) run along it with every label
-// received: their limits at a row depend only on the labels of earlier rows, so
-// they are those of a batch predict of the whole labelled series. Each request
+// training sequence that the stream continues), and the adaptive kinds of a
+// fit with --adaptive (adaptive.Online: ACI, AgACI, NexCP, rolling split
+// conformal, and the kinds that stay finite, ACI clipped, quantile tracking
+// and conformal PID) run along it with every label received: their limits at
+// a row depend only on the labels of earlier rows, so they are those of a
+// batch predict of the whole labelled series. Each request
 // re-runs the stream's rows, so its cost grows with the stream (bounded by
 // --max-rows); the streams held are bounded by --max-streams, the least
 // recently used dropped first.

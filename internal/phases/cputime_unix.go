@@ -1,16 +1,15 @@
 //go:build unix
 
-package audit
+package phases
 
 import (
 	"math"
 	"syscall"
 )
 
-// processCPU is the process's user and system CPU time so far, in
-// seconds (NaN when the system does not report it): phaseClock's CPU
-// seconds per phase.
-func processCPU() float64 {
+// ProcessCPU is the process's user and system CPU time so far, in
+// seconds (NaN when the system does not report it).
+func ProcessCPU() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return math.NaN()

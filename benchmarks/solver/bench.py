@@ -1,0 +1,194 @@
+"""Solver benchmark: the wall time of one audit with --solver exact, dual,
+lowrank and auto on the bundled examples, the PyTorch quickstart's GRU and
+a windowed LSTM of about 4k parameters, so that the automatic choice can
+be judged against the fastest of the three (issue 35: within 1.5x).
+
+Each audit runs once, alone, under `nice -n 10`, with its outputs written
+to a scratch folder; a solver that refuses the problem (the dual form
+with more loss terms than parameters, the low-rank path with blocks other
+than sequences) is recorded as n/a with its message. The times are wall
+clock on a shared machine (the load average is recorded): compare the
+rows of one run, not runs of different days.
+
+An audit that runs longer than --timeout seconds (300) is stopped and
+recorded as slower than that (the dual form with more loss terms than
+parameters factors an N×N kernel: hours at N = 10,000).
+
+usage: bench.py --audit BIN [--quickstart DIR] [--windows DIR] [--only NAME,...]
+  --quickstart DIR  the output folder of examples/pytorch-quickstart/quickstart.py
+                    (model.onnx, train.csv, test.csv, cal.csv); skipped when absent
+  --windows DIR     benchmarks/windows/data (model.onnx, windows_train.csv,
+                    windows_test.csv); skipped when absent
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SOLVERS = ["exact", "dual", "lowrank", "auto"]
+
+
+def subset(src, dst, n):
+    """Writes the first n sequences (ids) of the long CSV src to dst."""
+    ids = set()
+    with open(src) as f, open(dst, "w") as g:
+        g.write(f.readline())
+        for line in f:
+            i = line.split(",", 1)[0]
+            if i not in ids:
+                if len(ids) == n:
+                    continue
+                ids.add(i)
+            g.write(line)
+
+
+def cases(args):
+    s, c = "examples/synthetic", "examples/chickweight"
+    out = [
+        ("synthetic", [f"--model={s}/model.onnx", f"--data={s}/train.csv", f"--test={s}/test.csv", "--ridge=10"]),
+        ("synthetic small", [f"--model={s}/model_small.onnx", f"--data={s}/train_small.csv",
+                             f"--test={s}/test_small.csv", "--ridge=10"]),
+        ("chickweight", [f"--model={c}/model.onnx", f"--data={c}/train.csv", f"--test={c}/test.csv", "--ridge=3000"]),
+    ]
+    q = args.quickstart
+    if q and os.path.exists(os.path.join(q, "model.onnx")):
+        ridge = args.quickstart_ridge
+        out.append(("quickstart GRU", [f"--model={q}/model.onnx", f"--data={q}/train.csv", f"--test={q}/test.csv",
+                                       f"--calibration={q}/cal.csv", f"--ridge={ridge}"]))
+    w = args.windows
+    if w and os.path.exists(os.path.join(w, "windows_train.csv")):
+        base = [f"--model={w}/model.onnx", "--features=x", "--target=target", "--ridge=0.1824"]
+        if args.windows_subset:
+            # The first 600 training and 200 test windows.
+            subset(os.path.join(w, "windows_train.csv"), os.path.join(w, "w_train.csv"), 600)
+            subset(os.path.join(w, "windows_test.csv"), os.path.join(w, "w_test.csv"), 200)
+            out.append(("windowed LSTM 600 windows", base + [f"--data={w}/w_train.csv", f"--test={w}/w_test.csv"]))
+        out.append(("windowed LSTM 1824 windows", base + [f"--data={w}/windows_train.csv", f"--test={w}/windows_test.csv"]))
+    return out
+
+
+def run(bin_, flags, solver, tmp, timeout):
+    js = os.path.join(tmp, "out.json")
+    cmd = ["nice", "-n", "10", bin_] + flags + [f"--solver={solver}", f"--out={js}", "--quiet"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"solver": solver, "error": "stopped after %.0f s" % timeout, "wall": timeout, "timeout": True}
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
+        return {"solver": solver, "error": msg, "wall": wall}
+    with open(js) as f:
+        st = json.load(f)["settings"]
+    return {"solver": solver, "wall": wall, "used": st["solver"], "reason": st["solver_reason"],
+            "prediction": st.get("solver_prediction", "")}
+
+
+def table(paths, out, rev, args_qs=("/nonexistent/", "/nonexistent/")):
+    """Writes RESULTS.md from the rows of the results JSONs paths (later
+    files' rows replace earlier ones of the same case and solver)."""
+    rows, order, load = {}, [], None
+    for path in paths:
+        d = json.load(open(path))
+        load = d.get("load", load)
+        for r in d["rows"]:
+            key = (r["case"], r["solver"])
+            if r["case"] not in order:
+                order.append(r["case"])
+            rows[key] = r
+    lines = ["# Solver benchmark: exact, dual, low-rank and the automatic choice", "",
+             "Written by `bash benchmarks/solver/run.sh` (benchmarks/solver/bench.py, whose docstring says what is "
+             "measured) at commit %s on x86_64 with 2 cores shared with other jobs (load average %s after the run): "
+             "wall seconds of one audit each." % (rev, ", ".join("%.1f" % x for x in (load or [])[:1]) or "n/a"), "",
+             "QS is the quickstart's output folder, WINDOWS benchmarks/windows/data (the 600-window case: its "
+             "first 600 training and 200 test windows).", "",
+             "| case | exact | dual | lowrank | auto (its choice) | auto / fastest |", "|---|---|---|---|---|---|"]
+
+    def cell(r):
+        if r is None:
+            return "not run"
+        if r.get("timeout"):
+            return "> %.0f" % r["wall"]
+        if "error" in r:
+            return "n/a"
+        return "%.1f" % r["wall"]
+    for case in order:
+        got = {s: rows.get((case, s)) for s in SOLVERS}
+        times = [got[s]["wall"] for s in SOLVERS[:3] if got[s] and "error" not in got[s]]
+        a = got["auto"]
+        ratio = "%.2f" % (a["wall"] / min(times)) if a and "error" not in a and times else "n/a"
+        auto = "%s (%s, %s)" % (cell(a), a.get("used"), a.get("reason")) if a and "error" not in a else cell(a)
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (case, cell(got["exact"]), cell(got["dual"]), cell(got["lowrank"]), auto, ratio))
+    lines += ["", "Predictions stated by the automatic choice (the summary's Solver line, the JSON's solver_prediction), "
+              "where the prediction mattered:", ""]
+    for case in order:
+        a = rows.get((case, "auto"))
+        if a and a.get("prediction"):
+            lines.append("- %s: %s" % (case, a["prediction"]))
+    notes = [r for r in rows.values() if r.get("note")]
+    if notes:
+        lines += ["", "Rows measured by a separate run of the same binary and flags (`/usr/bin/time`), not by bench.py:", ""]
+        for r in notes:
+            lines.append("- %s, %s: %.1f s (%s)" % (r["case"], r["solver"], r["wall"], r["note"]))
+    lines += ["", "Commands (from the repository root; the quickstart's files from examples/pytorch-quickstart/quickstart.py, "
+              "the windowed LSTM's from benchmarks/windows/run.sh; `--solver S --out out.json --quiet` added):", ""]
+    for case in order:
+        r = next((rows[(case, s)] for s in SOLVERS if (case, s) in rows and rows[(case, s)].get("flags")), None)
+        if r:
+            flags = " ".join(r["flags"]).replace(args_qs[0], "QS").replace(args_qs[1], "WINDOWS")
+            lines.append("- %s: `audit %s`" % (case, flags))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--audit")
+    ap.add_argument("--quickstart")
+    ap.add_argument("--quickstart-ridge", type=float, default=0.0)
+    ap.add_argument("--windows")
+    ap.add_argument("--windows-subset", action="store_true", help="also the first 600 windows (w_train.csv, w_test.csv)")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds after which an audit is stopped and recorded as such")
+    ap.add_argument("--skip", default="", help="case:solver pairs not to run (taken from --prior), comma-separated")
+    ap.add_argument("--prior", help="a results JSON whose rows fill the skipped pairs")
+    ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--table", help="write RESULTS.md from these results JSONs (comma-separated) and stop")
+    ap.add_argument("--rev", default="unknown")
+    args = ap.parse_args()
+    if args.table:
+        return table(args.table.split(","), os.path.join(HERE, "RESULTS.md"), args.rev,
+                     (args.quickstart or "/nonexistent/", args.windows or "/nonexistent/"))
+    only = [o for o in args.only.split(",") if o]
+    skip = {tuple(x.split(":")) for x in args.skip.split(",") if x}
+    prior = {}
+    if args.prior and os.path.exists(args.prior):
+        for row in json.load(open(args.prior))["rows"]:
+            prior[(row["case"], row["solver"])] = row
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, flags in cases(args):
+            if only and name not in only:
+                continue
+            for solver in SOLVERS:
+                if (name, solver) in skip and (name, solver) in prior:
+                    r = dict(prior[(name, solver)])
+                    r["reused"] = True
+                else:
+                    r = run(args.audit, flags, solver, tmp, args.timeout)
+                r["case"], r["flags"] = name, flags
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+    with open(args.json, "w") as f:
+        json.dump({"load": os.getloadavg(), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
