@@ -197,7 +197,7 @@ const (
 	// their results reproducible.
 	KeepBelow = 30 * time.Second
 	// Margin is how many times faster another solver must be predicted
-	// to replace the size rule's: the tolerance issue 35 sets the
+	// to replace the size rule's: the tolerance the project sets the
 	// automatic choice (within 1.5 times the fastest); the predictions of
 	// benchmarks/solver's runs are within about a third of the measured
 	// times.

@@ -59,7 +59,7 @@ for name in ["logits_lac", "logits_aps", "logits_raps", "prob_lac"]:
         f(c["ece"]), f(c["auroc"]), f(fa["precision"]), f(fa["recall"]), f(float(times[name]), 1)))
     checks.append((name, jk["coverage"] >= 0.88, ratio <= 1.05, tc >= 0.80))
 print()
-print("Criteria (issue 32) per audit: jackknife+ set coverage >= 0.88; mean set size <= split "
+print("Criteria per audit: jackknife+ set coverage >= 0.88; mean set size <= split "
       "LAC's + 5%; probability intervals hold the true probability for >= 80% of forecasts.\n")
 for name, a, b, c in checks:
     print("- %s: coverage %s, size %s, probability intervals %s" % (

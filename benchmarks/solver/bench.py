@@ -1,7 +1,7 @@
 """Solver benchmark: the wall time of one audit with --solver exact, dual,
 lowrank and auto on the bundled examples, the PyTorch quickstart's GRU and
 a windowed LSTM of about 4k parameters, so that the automatic choice can
-be judged against the fastest of the three (issue 35: within 1.5x).
+be judged against the fastest of the three (the target: within 1.5x).
 
 Each audit runs once, alone, under `nice -n 10`, with its outputs written
 to a scratch folder; a solver that refuses the problem (the dual form
