@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
+
+	"github.com/rnnaudit/rnnaudit/internal/userfile"
 )
 
 // MaxFileSize is the largest model file Load reads: 2 GiB, the most one
@@ -61,7 +62,7 @@ func readModel(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > MaxStreamSize {
-		return nil, fmt.Errorf("%w: it is not a regular file (%s) and holds more than %d bytes (256 MiB), the most read from a pipe or device: save the model to a file", ErrInvalid, fileKind(st.Mode()), MaxStreamSize)
+		return nil, fmt.Errorf("%w: it is not a regular file (%s) and holds more than %d bytes (256 MiB), the most read from a pipe or device: save the model to a file", ErrInvalid, userfile.ModeName(st.Mode()), MaxStreamSize)
 	}
 	return data, nil
 }
@@ -87,19 +88,4 @@ func startsMessage(b []byte) error {
 		return wireErr(0, "field %d: invalid wire type %d", num, wire)
 	}
 	return nil
-}
-
-// fileKind names the kind of a file that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file"
 }

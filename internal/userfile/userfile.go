@@ -113,7 +113,7 @@ func Open(path, origin string, k Kind) (*os.File, int64, error) {
 	}
 	if m := st.Mode(); !m.IsRegular() {
 		f.Close()
-		return nil, 0, fail(fmt.Errorf("it is %s, %w", modeName(m), ErrNotRegular))
+		return nil, 0, fail(fmt.Errorf("it is %s, %w", ModeName(m), ErrNotRegular))
 	}
 	if st.Size() > k.Limit() {
 		f.Close()
@@ -158,8 +158,10 @@ func readAll(r io.Reader, b []byte) ([]byte, error) {
 	}
 }
 
-// modeName says what kind of file, other than a regular one, m is.
-func modeName(m fs.FileMode) string {
+// ModeName says what kind of file, other than a regular one, m is ("a named
+// pipe", "a directory", ...): the words of every message that refuses
+// or limits a file for not being regular.
+func ModeName(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
