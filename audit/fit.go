@@ -141,7 +141,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		return nil, err
 	}
 	if cal != nil {
-		if err := datacheck.CalibrationTrain(train, cal); err != nil {
+		if err := datacheck.CalibrationTrain(train, cal, noCal.Window > 0); err != nil {
 			return nil, err
 		}
 		o.Calibration = cal

@@ -208,10 +208,10 @@ type Options struct {
 	// intervals (docs/design.md, section 6; see conformal.go). It needs test
 	// data.
 	Calibration *blocks.Dataset `json:"-"`
-	// CalibrationPool is how many calibration values a forecast's
-	// calibrated quantiles need before it stops pooling the nearest
-	// rows' (interval.PoolRows); 0 or fewer than a finite quantile needs:
-	// that fewest (docs/design.md, section 6.5).
+	// CalibrationPool is how many calibration values a group of rows
+	// needs before its rows stop being grouped with the next ones
+	// (interval.GroupRows); 0: interval.GroupValues (19 at alpha 0.1),
+	// never fewer than a finite quantile needs (docs/design.md, section 6.5).
 	CalibrationPool int
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).

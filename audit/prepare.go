@@ -103,7 +103,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 		}
 	}
 	if o.Calibration != nil {
-		if err := datacheck.Calibration(train, test, o.Calibration); err != nil {
+		if err := datacheck.Calibration(train, test, o.Calibration, o.Window > 0); err != nil {
 			return o, nil, err
 		}
 	}
@@ -139,6 +139,12 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 		p.eval, p.self = train, true
 	} else if !o.Restart {
 		p.eval = blocks.ContinueOrSelf(train, test)
+	}
+	if o.Window > 0 && p.cal != nil && !o.Restart {
+		var ev *blocks.Dataset
+		if p.cal, ev = blocks.ContinueThrough(train, p.cal, test); test != nil {
+			p.eval = ev
+		}
 	}
 	if n, ok := modelio.FeatureCount(g, o.Inputs); ok {
 		if err := train.CheckFeatures(n); err != nil {

@@ -178,7 +178,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringVar(&f.data, "data", "", "the training data, CSV (required)")
 	fs.StringVar(&f.test, "test", "", "the test data, CSV (default: audit the training data)")
 	fs.StringVar(&f.calibration, "calibration", "", "held-out labelled sequences (CSV, like the training data) for split-conformal and conformalized jackknife+ intervals; needs --test")
-	fs.IntVar(&f.calibrationPool, "calibration-pool", 0, "a forecast with fewer calibration values than this pools the nearest steps' values until it has as many (default: the fewest for a finite interval)")
+	fs.IntVar(&f.calibrationPool, "calibration-pool", 0, "calibrated quantiles are taken over groups of consecutive steps with at least this many calibration values (default: 19 at alpha 0.1)")
 	fs.StringVar(&f.config, "config", "", "read flags from this YAML file")
 	fs.StringVar(&f.idCol, "id-col", "id", "the sequence id column")
 	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
