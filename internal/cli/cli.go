@@ -165,6 +165,7 @@ type flags struct {
 	poolWarmup                int
 	restart                   bool
 	retrainStart              string
+	trainBudget, trainInit    string
 	fanCharts                 string
 	adaptive                  adaptiveFlags
 }
@@ -218,6 +219,8 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
 	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
+	fs.StringVar(&f.trainBudget, "train-budget", "", "how the model was trained, e.g. epochs=24,lr=0.005,batch=16,optimizer=adam: the early-stopping estimate")
+	fs.StringVar(&f.trainInit, "train-init", "", "the same model exported before training (its initial weights): budgeted re-fits start there")
 	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
@@ -338,6 +341,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 
 	g, pruned, err := p.loadModel()
 	if err != nil {
+		return err
+	}
+	if err := p.loadTrainInit(g); err != nil {
 		return err
 	}
 	layout := p.opt.Layout
@@ -701,6 +707,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		}
 	}
 	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
+		return err
+	}
+	if err := p.trainBudget(); err != nil {
 		return err
 	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
