@@ -424,7 +424,7 @@ func TestFinite(t *testing.T) {
 			if Finite(v) {
 				t.Errorf("%v at %d of %d values: finite", bad, at, len(v))
 			}
-			if Finite(v[at:at+1]) {
+			if Finite(v[at : at+1]) {
 				t.Errorf("%v alone: finite", bad)
 			}
 		}
