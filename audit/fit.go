@@ -184,6 +184,11 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 		return nil, errNoRetrain()
 	}
 	inf, err := s.influence(ctx, p, ev, mark)
+	var back retreat
+	if errors.As(err, &back) {
+		p.solver, p.solverWhy, p.solverCost, p.solverSlack, s = Exact, ReasonSmallModel, p.solverCost+string(back), 0, denseSolver{hvp.Exact}
+		inf, err = s.influence(ctx, p, ev, mark)
+	}
 	if err != nil {
 		return nil, err
 	}

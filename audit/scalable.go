@@ -114,6 +114,13 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
+	if p.solverSlack > 0 { // Auto moved from exact: does the refinement's budget fit the saving?
+		sh := solvecost.ShapeOf(len(p.theta), 0, 0, 0, curvatureMaxSeqs, p.train, nil, nil)
+		refine := solvecost.Refinement(sh, refineProducts(f.Products, inf.diag.CurvatureSequences, len(p.theta)))
+		if back, say := solvecost.Retreat(p.solverSlack, refine, withRows && inf.estimator == Newton, inf.diag.LeverageEstimate); back {
+			return nil, retreat(say)
+		}
+	}
 
 	mark("block pass")
 	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
@@ -154,6 +161,12 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	inf.rep = &tableRep{table: tab, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
 }
+
+// retreat is lowRankInfluence's answer when the automatic solver is to
+// return to the exact path (solvecost.Retreat); fit then runs it.
+type retreat string
+
+func (r retreat) Error() string { return "audit: the exact solver instead" + string(r) }
 
 // probes are the output-Jacobian rows of probeSeqs training sequences,
 // drawn with the seed, and their loss terms, row for row: they choose the
