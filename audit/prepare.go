@@ -53,9 +53,9 @@ type problem struct {
 	solver     Solver
 	solverWhy  SolverReason
 	solverCost string
-	// solverSlack is solvecost.Choice.Slack: the predicted saving of the
-	// low-rank path that replaced the exact one (lowRankInfluence's
-	// retreat), 0 otherwise.
+	// solverSlack is solvecost.Choice.Slack: the CPU seconds the
+	// refinement may take when the low-rank path replaced the exact one
+	// (lowRankInfluence's retreat), 0 otherwise.
 	solverSlack float64
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one

@@ -114,7 +114,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	if p.solverSlack > 0 { // Auto moved from exact: does the refinement's budget fit the saving?
+	if p.solverSlack > 0 { // Auto moved from exact: does the refinement budget fit its slack?
 		sh := solvecost.ShapeOf(len(p.theta), 0, 0, 0, curvatureMaxSeqs, p.train, nil, nil)
 		refine := solvecost.Refinement(sh, refineProducts(f.Products, inf.diag.CurvatureSequences, len(p.theta)))
 		if back, say := solvecost.Retreat(p.solverSlack, refine, withRows && inf.estimator == Newton, inf.diag.LeverageEstimate); back {

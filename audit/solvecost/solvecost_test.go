@@ -64,8 +64,8 @@ func windowed(n, m int) Shape {
 //     0.08 s of eigendecomposition, 0.14 s of leave-one-out times
 //     1+2*200/300, 0.13 s of leverage times 3: 0.98 s; low-rank 0.18 s of
 //     products and 0.07 s of the rest: 0.25 s. Both Margin and MinSaving
-//     are met: low-rank, with the saving as the slack (measured 3.4 and
-//     1.0 CPU seconds).
+//     are met: low-rank, with a slack of 1.5*0.98-0.25 s for the
+//     refinement (measured 3.4 and 1.0 CPU seconds).
 //   - examples/chickweight (393 parameters, 407 terms in 39 sequences):
 //     exact 0.26 s (0.19 s of it the eigendecomposition), low-rank
 //     0.03 s: a saving under MinSaving, exact kept without a sentence.
@@ -85,8 +85,8 @@ func TestChoose(t *testing.T) {
 		CurvatureSteps: 5384, Rank: 74, CheckMaxDim: 2000, CheckSeqs: 200}
 	c = Choose(gru, Exact, all)
 	est := Predict(gru)
-	if c.Solver != LowRank || !c.Changed || math.Abs(c.Slack-(est[0].Seconds-est[2].Seconds)) > 1e-12 || c.Slack < MinSaving || c.Slack > 0.8 {
-		t.Errorf("quickstart GRU: %+v (predicted %+v), want lowrank with a slack of about 0.73 s", c, est)
+	if c.Solver != LowRank || !c.Changed || math.Abs(c.Slack-(1.5*est[0].Seconds-est[2].Seconds)) > 1e-12 || c.Slack < 1.1 || c.Slack > 1.3 {
+		t.Errorf("quickstart GRU: %+v (predicted %+v), want lowrank with a slack of about 1.5*0.98-0.25 = 1.22 s", c, est)
 	}
 	chick := Shape{Params: 393, Terms: 407, Blocks: 39, TrainSteps: 407, EvalSteps: 121, TrainSeqs: 39, EvalSeqs: 12,
 		CurvatureSteps: 407, Rank: 98, CheckMaxDim: 2000, CheckSeqs: 200}

@@ -135,12 +135,13 @@ def table(paths, out, rev, args_qs=("/nonexistent/", "/nonexistent/")):
         if r is None:
             return "not run"
         if r.get("timeout"):
-            return "> %.0f" % r["wall"]
+            return "> %.0f%s" % (r["wall"], " †" if r.get("reused") else "")
         if "error" in r:
             return "n/a"
+        mark = " †" if r.get("reused") else ""
         if r.get("cpu"):
-            return "%.1f (%.1f)" % (r["wall"], r["cpu"])
-        return "%.1f" % r["wall"]
+            return "%.1f (%.1f)%s" % (r["wall"], r["cpu"], mark)
+        return "%.1f%s" % (r["wall"], mark)
     for case in order:
         got = {s: rows.get((case, s)) for s in SOLVERS}
         a = got["auto"]
@@ -151,6 +152,9 @@ def table(paths, out, rev, args_qs=("/nonexistent/", "/nonexistent/")):
         auto = "%s (%s, %s)" % (cell(a), a.get("used"), a.get("reason")) if ok(a) else cell(a)
         lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (case, cell(got["exact"]), cell(got["dual"]), cell(got["lowrank"]),
                                                            auto, ratios[0], ratios[1]))
+    if any(r.get("reused") for r in rows.values()):
+        lines += ["", "† not re-run: taken from the earlier results file given as --prior (runs of many minutes, "
+                  "or the dual form's N×N kernel with N > P, which does not finish)."]
     lines += ["", "Predictions stated by the automatic choice (the summary's Solver line, the JSON's solver_prediction), "
               "where the prediction mattered:", ""]
     for case in order:
