@@ -3,33 +3,41 @@
 // (exact, dual and low-rank) from the sizes of the model and the data, and
 // chooses among them: the automatic solver of the audit
 // (audit.Solver Auto) asks it whether the solver its size rule names is
-// one that the prediction says is much slower than another.
+// one that the prediction says is much slower than another. The choice is
+// a pure function of the sizes (nothing is timed at run time), so that an
+// audit repeated on the same files takes the same path.
 //
 // The prediction counts the work of each path in units of one time step
-// of one sequence through a model of P parameters (a forward pass costs
-// about 2P flops a step, a curvature product about four times that), and
-// in flops for the dense linear algebra; the seconds per unit are
-// calibrated constants, measured on the bundled examples and on a
-// windowed LSTM of 3,991 parameters (benchmarks/solver). What each path
-// does:
+// of one sequence through a model of P parameters, and in flops for the
+// dense linear algebra; the seconds per unit are CPU seconds measured on
+// the bundled examples, the quickstart's GRU and a windowed LSTM of 3,991
+// parameters (benchmarks/solver, whose RESULTS.md gives the load), and a
+// gonum benchmark of the factorisations; the constants' comments give
+// the figures. What each path does:
 //
 //   - exact: P curvature columns, each a tangent and a second-order pass
-//     over the training steps; the P×P eigendecomposition and inverse; one
-//     forward pass over the evaluated steps per block (the leave-one-out
-//     predictions); the damping check repeats the solves and the
-//     forward passes twice when P is at most the check's limit.
+//     over the training steps; the P×P eigendecomposition and inverse; the
+//     leverage of every loss term's Jacobian row; one forward pass over
+//     the evaluated steps per block (the leave-one-out predictions); the
+//     damping check repeats the leverage and the forward passes twice
+//     when P is at most the check's limit.
 //   - dual: the N×P Jacobian of the loss terms (one per-example pass);
-//     its N×N kernel, its eigenvalues and Cholesky factor; a solve per block;
-//     the same forward passes per block as exact; the damping check when N
-//     is at most the limit.
+//     its N×N kernel, its eigenvalues and Cholesky factor; the leverage
+//     solves; the same forward passes per block as exact; the damping
+//     check when N is at most the limit.
 //   - low-rank: about 1.5k curvature products over at most a few thousand
 //     sequences (k the rank), a streamed pass over the training and the
 //     evaluated steps, and linearised leave-one-out predictions in the
-//     rank-k space (no forward pass per block); no damping check. Not
-//     predicted: the conjugate-gradient refinement of blocks of high
-//     leverage, which made the low-rank path of examples/synthetic (481
-//     parameters, 10-term blocks) 53 s against a predicted 3 s; KeepBelow
-//     keeps such small problems on the size rule's solver.
+//     rank-k space (no forward pass per block); no damping check.
+//
+// Not predicted: the low-rank path's conjugate-gradient refinement of
+// blocks of high leverage, which depends on the leverage, not on the
+// sizes (it took 3.6 of 4.9 CPU seconds on examples/synthetic and never
+// ran on the quickstart's GRU, problems of like sizes). Its budget is
+// known, though, so Choose gives the low-rank path that replaces the exact
+// one a slack, and the audit returns to the exact path (Retreat) when the
+// low-rank path's probes call for per-block Newton steps and the budget's
+// predicted cost exceeds the slack.
 package solvecost
 
 import (
@@ -350,7 +358,7 @@ func Duration(sec float64) string {
 	switch {
 	case sec < 0.1:
 		return "under 0.1 s"
-	case sec < 10:
+	case sec < 9.95: // "10.0 s" would be one decimal too many
 		return fmt.Sprintf("%.1f s", sec)
 	case sec < 100:
 		return fmt.Sprintf("%.0f s", sec)

@@ -122,7 +122,7 @@ func TestRetreat(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	for sec, want := range map[float64]string{0.02: "under 0.1 s", 0.98: "1.0 s", 40: "40 s", 777: "13 min", 9000: "2.5 h"} {
+	for sec, want := range map[float64]string{0.02: "under 0.1 s", 0.98: "1.0 s", 9.98: "10 s", 40: "40 s", 777: "13 min", 9000: "2.5 h"} {
 		if got := Duration(sec); got != want {
 			t.Errorf("Duration(%g) = %q, want %q", sec, got, want)
 		}
