@@ -148,7 +148,9 @@ func classified(o Options, seqs []SequenceResult) *classify.Summary {
 	for _, s := range seqs {
 		for _, st := range s.Steps {
 			if st.Class != nil {
-				fs = append(fs, *st.Class)
+				f := *st.Class
+				f.Row = st.Row
+				fs = append(fs, f)
 			}
 		}
 	}

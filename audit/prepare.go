@@ -50,13 +50,10 @@ type problem struct {
 	// poolNote says which pooling of residuals runs (resolvePooling).
 	poolNote string
 	// The solver chosen, why, and the prediction (chooseSolver).
-	solver     Solver
-	solverWhy  SolverReason
-	solverCost string
-	// solverSlack is solvecost.Choice.Slack: the CPU seconds the
-	// refinement may take when the low-rank path replaced the exact one
-	// (lowRankInfluence's retreat), 0 otherwise.
-	solverSlack float64
+	solver      Solver
+	solverWhy   SolverReason
+	solverCost  string
+	solverSlack float64 // solvecost.Choice.Slack, for lowRankInfluence's retreat
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one
 	// phase to the next (statePool); nil: each pass makes its own.
@@ -107,7 +104,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 		}
 	}
 	if o.Calibration != nil {
-		if err := datacheck.Calibration(train, test, o.Calibration); err != nil {
+		if err := datacheck.Calibration(train, test, o.Calibration, o.Window > 0); err != nil {
 			return o, nil, err
 		}
 	}
@@ -143,6 +140,12 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 		p.eval, p.self = train, true
 	} else if !o.Restart {
 		p.eval = blocks.ContinueOrSelf(train, test)
+	}
+	if o.Window > 0 && p.cal != nil && !o.Restart {
+		var ev *blocks.Dataset
+		if p.cal, ev = blocks.ContinueThrough(train, p.cal, test); test != nil {
+			p.eval = ev
+		}
 	}
 	if n, ok := modelio.FeatureCount(g, o.Inputs); ok {
 		if err := train.CheckFeatures(n); err != nil {

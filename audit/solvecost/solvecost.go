@@ -323,18 +323,46 @@ func Refinement(s Shape, products int) float64 {
 // now that the low-rank path's leverage rule is known: when the blocks'
 // Newton steps come from their Jacobian rows (perBlock), blocks of high
 // leverage are refined by conjugate gradients, up to a budget of
-// products whose predicted cost refine (Refinement) may exceed the
-// slack. How much of the budget is spent only the blocks' leverage
-// tells: on examples/synthetic the refinement took 3.6 of the low-rank
-// path's 4.9 CPU seconds (the exact path: 3.0), on gru300 of
-// benchmarks/influence 148 products of a budget of 2,775. It returns the
-// sentence to add to the prediction when it does.
-func Retreat(slack, refine float64, perBlock bool, leverage float64) (bool, string) {
+// products (RefineBudget) whose predicted cost refine (Refinement) may
+// exceed the slack. How much of the budget is spent only the blocks'
+// leverage tells: on examples/synthetic the refinement took 3.6 of the
+// low-rank path's 4.9 CPU seconds (the exact path: 3.0), on gru300 of
+// benchmarks/influence 148 products of a budget of 2,775. It returns ""
+// when the audit stays, else the sentence to add to the prediction, as
+// the error that tells the audit to run the exact path instead.
+func Retreat(slack, refine float64, perBlock bool, leverage float64) Retreated {
 	if slack <= 0 || !perBlock || refine <= slack {
-		return false, ""
+		return ""
 	}
-	return true, fmt.Sprintf("; then the low-rank path's probes found a mean own leverage of %.3g: refining its blocks of high leverage could take up to %s more, so exact was used",
-		leverage, Duration(refine))
+	return Retreated(fmt.Sprintf("; then the low-rank path's probes found a mean own leverage of %.3g: refining its blocks of high leverage could take up to %s more, so exact was used",
+		leverage, Duration(refine)))
+}
+
+// Retreated is Retreat's sentence, an error so that the low-rank path
+// can hand it to the audit, which then runs the exact path.
+type Retreated string
+
+func (r Retreated) Error() string { return "the exact solver instead" + string(r) }
+
+// The low-rank path's refinement budget (RefineBudget).
+const (
+	refineFactor = 0.25
+	refineWork   = 1e9
+)
+
+// RefineBudget is the low-rank path's budget of curvature-vector
+// products for refining blocks of high leverage, given the factor's
+// products, the curvature's training sequences and P: the larger of
+// refineFactor times the factor's products (a quarter of the curvature
+// phase's time) and refineWork / (sequences × P) (a fixed amount of work,
+// products costing about sequences × P: some 10 s on 2 cores, which
+// refines every suspicious block of a model of a few hundred sequences
+// and parameters). The blocks are refined in decreasing order of their
+// low-rank leverage; a block is begun only when the products so far plus
+// its right-hand sides times the mean products per right-hand side so far
+// fit.
+func RefineBudget(factor, seqs, P int) int {
+	return max(int(refineFactor*float64(factor)), int(refineWork/float64(max(1, seqs)*max(1, P))))
 }
 
 // Sentence states the predictions of ests and the choice, e.g.

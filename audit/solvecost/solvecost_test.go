@@ -108,16 +108,26 @@ func TestChoose(t *testing.T) {
 // moved it from there (a slack), the blocks get Newton steps from their
 // rows and the refinement's predicted budget exceeds the slack.
 func TestRetreat(t *testing.T) {
-	if back, say := Retreat(3.5, 10, true, 0.0367); !back || !strings.Contains(say, "0.0367") || !strings.Contains(say, "up to 10 s more") || !strings.Contains(say, "exact was used") {
-		t.Errorf("budget over the slack: %v %q, want a retreat stating the leverage and 10 s", back, say)
+	if say := Retreat(3.5, 10, true, 0.0367); !strings.Contains(string(say), "0.0367") || !strings.Contains(string(say), "up to 10 s more") || !strings.Contains(say.Error(), "exact was used") {
+		t.Errorf("budget over the slack: %q, want a retreat stating the leverage and 10 s", say)
 	}
 	for _, c := range []struct {
 		slack, refine float64
 		perBlock      bool
 	}{{3.5, 10, false}, {3.5, 2, true}, {0, 10, true}} {
-		if back, say := Retreat(c.slack, c.refine, c.perBlock, 0.03); back || say != "" {
-			t.Errorf("Retreat(%v): %v %q, want no retreat", c, back, say)
+		if say := Retreat(c.slack, c.refine, c.perBlock, 0.03); say != "" {
+			t.Errorf("Retreat(%v): %q, want no retreat", c, say)
 		}
+	}
+	// The budget: a quarter of the factor's products, or 1e9 / (sequences
+	// × P) when more: 1e9 / (1000 × 481) = 2,079 for examples/synthetic
+	// (250 factor products), 0.25 × 302 = 75 for 10,000 sequences of the
+	// 3,991-parameter LSTM (1e9 / 3.991e7 = 25).
+	if b := RefineBudget(250, 1000, 481); b != 2079 {
+		t.Errorf("RefineBudget(250, 1000, 481) = %d, want 2079", b)
+	}
+	if b := RefineBudget(302, 10000, 3991); b != 75 {
+		t.Errorf("RefineBudget(302, 10000, 3991) = %d, want 75", b)
 	}
 }
 
