@@ -7,6 +7,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -182,9 +183,19 @@ type Options struct {
 	// RetrainStart says where the block re-fits start: RetrainAuto (the
 	// default), RetrainFull or RetrainWarm (see RetrainStart).
 	RetrainStart RetrainStart
-	Seed         uint64
+	// TrainBudget, when set, is how the model was trained: the estimate
+	// becomes the early-stopping one (infinitesimal, at the damping of
+	// refit.ProximalProblem.Damping; docs/design.md, "Models stopped
+	// early") and Retrain re-fits with the budget, from TrainInit (the
+	// parameters training started from) when set, else warm.
+	TrainBudget *refit.Budget
+	TrainInit   []float64
+	Seed        uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
+	// Memory is the LowRank solver's budget in bytes (0: membudget.Default):
+	// it sizes the streaming chunks, not the result.
+	Memory int64 `json:"-"`
 	// DampingSensitivity re-runs the influence, residual and interval
 	// phases with the damping multiplied and divided by 10 and reports how
 	// far the intervals move (Diagnostics.DampingSensitivity, and a

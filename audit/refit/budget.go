@@ -16,8 +16,9 @@ import (
 // optimizer, its learning rate, the mini-batch size in sequences and
 // the number of epochs that produced the weights kept (for a model
 // stopped early, the best epoch, not the epochs run). Budgeted re-fits
-// (Train) re-train that way, and the proximal damping (GDDamping,
-// FitDamping) stands for it (docs/design.md, "Models stopped early").
+// (Train) re-train that way, and the proximal damping (GDDamping, or
+// fitted by ProximalProblem.Damping) stands for it (docs/design.md,
+// "Models stopped early").
 type Budget struct {
 	// Optimizer is "sgd" (plain mini-batch gradient descent) or "adam"
 	// (PyTorch's Adam, with weight decay added to the gradient).
@@ -32,6 +33,13 @@ type Budget struct {
 	// Beta1, Beta2 and Eps are Adam's (0: PyTorch's defaults 0.9,
 	// 0.999 and 1e-8).
 	Beta1, Beta2, Eps float64
+	// Damping is how the early-stopping estimate's damping is chosen:
+	// "derived" (GDDamping), "fitted" (to budgeted re-fits of Fit
+	// blocks), or "" for fitted with adam and derived with sgd.
+	Damping string
+	// Fit is the number of blocks re-fitted to fit the damping (0:
+	// FitBlocks).
+	Fit int
 	// Seed draws the order of the sequences in each epoch, the same for
 	// every re-fit of one audit, so that re-fits differ by their data
 	// only.
@@ -40,7 +48,8 @@ type Budget struct {
 
 // ParseBudget reads a budget from "key=value" pairs separated by commas:
 // epochs (required), lr (required), batch, optimizer (sgd or adam; adam
-// when omitted), beta1, beta2, eps, for example
+// when omitted), beta1, beta2, eps, damping (derived or fitted) and fit
+// (the blocks re-fitted to fit it), for example
 // "epochs=24,lr=0.005,batch=16,optimizer=adam".
 func ParseBudget(s string) (Budget, error) {
 	b := Budget{Optimizer: "adam"}
@@ -53,7 +62,7 @@ func ParseBudget(s string) (Budget, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
 		if !ok || v == "" {
-			return Budget{}, fmt.Errorf("training budget %q: %q is not key=value (keys: epochs, lr, batch, optimizer, beta1, beta2, eps)", s, kv)
+			return Budget{}, fmt.Errorf("training budget %q: %q is not key=value (keys: epochs, lr, batch, optimizer, beta1, beta2, eps, damping, fit)", s, kv)
 		}
 		if seen[k] {
 			return Budget{}, fmt.Errorf("training budget %q: %s given twice", s, k)
@@ -66,15 +75,23 @@ func ParseBudget(s string) (Budget, error) {
 			if b.Optimizer != "sgd" && b.Optimizer != "adam" {
 				return Budget{}, fmt.Errorf("training budget %q: optimizer %q: give sgd or adam", s, v)
 			}
-		case "epochs", "batch":
+		case "damping":
+			b.Damping = strings.ToLower(v)
+			if b.Damping != "derived" && b.Damping != "fitted" {
+				return Budget{}, fmt.Errorf("training budget %q: damping %q: give derived or fitted", s, v)
+			}
+		case "epochs", "batch", "fit":
 			var n int
 			if n, err = strconv.Atoi(v); err == nil && n < 0 {
 				err = fmt.Errorf("negative")
 			}
-			if k == "epochs" {
+			switch k {
+			case "epochs":
 				b.Epochs = n
-			} else {
+			case "batch":
 				b.Batch = n
+			default:
+				b.Fit = n
 			}
 		case "lr", "beta1", "beta2", "eps":
 			var x float64
@@ -92,7 +109,7 @@ func ParseBudget(s string) (Budget, error) {
 				b.Eps = x
 			}
 		default:
-			return Budget{}, fmt.Errorf("training budget %q: unknown key %q (keys: epochs, lr, batch, optimizer, beta1, beta2, eps)", s, k)
+			return Budget{}, fmt.Errorf("training budget %q: unknown key %q (keys: epochs, lr, batch, optimizer, beta1, beta2, eps, damping, fit)", s, k)
 		}
 		if err != nil {
 			return Budget{}, fmt.Errorf("training budget %q: %s=%s: %v", s, k, v, err)
@@ -109,7 +126,19 @@ func ParseBudget(s string) (Budget, error) {
 
 // String is the budget in ParseBudget's form.
 func (b Budget) String() string {
-	return fmt.Sprintf("epochs=%d,lr=%g,batch=%d,optimizer=%s", b.Epochs, b.LR, b.Batch, b.Optimizer)
+	s := fmt.Sprintf("epochs=%d,lr=%g,batch=%d,optimizer=%s", b.Epochs, b.LR, b.Batch, b.Optimizer)
+	if b.Damping != "" {
+		s += ",damping=" + b.Damping
+	}
+	if b.Fit != 0 {
+		s += fmt.Sprintf(",fit=%d", b.Fit)
+	}
+	return s
+}
+
+// fitted reports whether the damping is fitted to budgeted re-fits.
+func (b Budget) fitted() bool {
+	return b.Damping == "fitted" || b.Damping == "" && b.Optimizer == "adam"
 }
 
 // adam returns Adam's constants with PyTorch's defaults filled in.

@@ -15,61 +15,127 @@ import (
 
 // Proximal is how the damping of the early-stopping estimate was chosen
 // (docs/design.md, "Models stopped early"): derived from the training
-// budget (sgd: GDDamping) or fitted to budgeted re-fits of a few blocks
-// (adam, or whenever Fit asks), with the agreement of the estimate at
-// that damping with those re-fits when there are any.
+// budget (GDDamping) or fitted to budgeted re-fits of a few blocks
+// (Budget.Damping), with the agreement of the estimate at that damping
+// with those re-fits.
 type Proximal struct {
 	// Budget is the training budget stated, in ParseBudget's form.
-	Budget string `json:"budget"`
-	// Source is "derived" (GDDamping) or "fitted" (FitDamping).
-	Source string `json:"source"`
+	Budget string
+	// Source is "derived" (GDDamping) or "fitted" (to the re-fits).
+	Source string
 	// Start is where the budgeted re-fits start: "init" (the weights
 	// training started from) or "warm" (the trained weights, with the
 	// full gradient there subtracted: tilted).
-	Start string `json:"start"`
+	Start string
 	// Lambda is the damping in the units of the summed loss; Rho is it
 	// relative to the mean eigenvalue of the curvature (with the ridge),
 	// the audit's damping.
-	Lambda float64 `json:"lambda"`
-	Rho    float64 `json:"rho"`
+	Lambda float64
+	Rho    float64
 	// Derived is GDDamping of the budget, whichever was used: for
 	// comparison with a fitted damping.
-	Derived float64 `json:"derived_lambda"`
+	Derived float64
 	// Blocks are the blocks re-fitted (labels); Cosine and RelError are
 	// the agreement of the estimate (C + ridge + lambda I)^-1 g_b with
 	// the budgeted re-fits' changes, in the curvature's norm (the
 	// linearised change of the training predictions): the mean cosine
 	// and the root of the summed squared error over the summed squared
-	// change. NaN without re-fits.
-	Blocks   []string `json:"blocks,omitempty"`
-	Cosine   float64  `json:"cosine"`
-	RelError float64  `json:"rel_error"`
+	// change.
+	Blocks   []string
+	Cosine   float64
+	RelError float64
 }
 
 // ProximalProblem is what the early-stopping estimate needs of an audit.
 type ProximalProblem struct {
-	// Full is the training objective (with the ridge) and Curvature the
-	// audit's curvature.
-	Full      *hvp.Objective
+	// Loss, Ridge and Workers are the training objective's (hvp.Objective).
+	Loss    hvp.Loss
+	Ridge   float64
+	Workers int
+	// Parts has one batch per training sequence, with all its terms;
+	// Weights(s, b) is sequence s's weights without block b's terms.
+	Parts   []hvp.Batch
+	Weights func(s, b int) []float64
+	// Curvature is the audit's (Gauss-Newton: the proximal response's).
 	Curvature hvp.Curvature
 	// Theta is the trained parameters; Init, when set, the parameters
 	// training started from (cold re-fits); nil: warm, tilted re-fits.
 	Theta, Init []float64
-	// Seqs and Terms count the training sequences and loss terms.
-	Seqs, Terms int
-	// Grad is the mini-batch gradient without block b (b < 0: none left
-	// out); BlockGrad writes the gradient of block b's terms at Theta.
-	Grad      func(b int) MinibatchGrad
-	BlockGrad func(ctx context.Context, b int, g []float64) error
-	// Blocks is the number of blocks and Label names one.
-	Blocks int
-	Label  func(b int) string
+	// Labels names the blocks.
+	Labels []string
 	Budget Budget
-	// Fit is the number of blocks re-fitted to fit the damping (0: none
-	// for sgd, whose damping is derived; FitBlocks for adam).
-	Fit int
 	// Seed draws the blocks re-fitted.
 	Seed uint64
+
+	// The re-fits' start, tilt and re-fit on all the data (Refit).
+	start, tilt, all []float64
+}
+
+// objective is the loss of the sequences seqs (all: nil) without block b
+// (b < 0: none), with the ridge when ridge is set, and its number of
+// terms with block b's.
+func (pr *ProximalProblem) objective(seqs []int, b int, ridge bool) (*hvp.Objective, int) {
+	o := &hvp.Objective{Loss: pr.Loss, Workers: pr.Workers}
+	if ridge {
+		o.Ridge = pr.Ridge
+	}
+	if seqs == nil {
+		seqs = make([]int, len(pr.Parts))
+		for i := range seqs {
+			seqs[i] = i
+		}
+	}
+	n := 0
+	for _, s := range seqs {
+		part := pr.Parts[s]
+		for _, w := range part.Weight {
+			if w != 0 {
+				n++
+			}
+		}
+		if b >= 0 {
+			part.Weight = pr.Weights(s, b)
+		}
+		o.Batches = append(o.Batches, part)
+	}
+	return o, n
+}
+
+// check refuses a problem the estimate is not built for.
+func (pr *ProximalProblem) check() error {
+	if pr.Curvature != hvp.GaussNewton || pr.Loss != hvp.SquaredError {
+		return fmt.Errorf("audit: the early-stopping estimate (--train-budget) needs the Gauss-Newton curvature and the squared-error loss")
+	}
+	for _, part := range pr.Parts {
+		if part.Program == nil {
+			return fmt.Errorf("audit: the early-stopping estimate (--train-budget) needs the exact or dual solver (--solver exact)")
+		}
+	}
+	if pr.Init != nil && len(pr.Init) != len(pr.Theta) {
+		return fmt.Errorf("audit: --train-init has %d parameters, the audited model %d: give the same model's weights before training (and no --params)", len(pr.Init), len(pr.Theta))
+	}
+	return nil
+}
+
+// grad is the mini-batch gradient without block b (b < 0: none left out).
+func (pr *ProximalProblem) grad(b int) MinibatchGrad {
+	return func(ctx context.Context, theta []float64, seqs []int, g []float64) (int, error) {
+		o, n := pr.objective(seqs, b, false)
+		_, err := o.Gradient(ctx, theta, g)
+		return n, err
+	}
+}
+
+// blockGrad is the gradient of block b's terms at Theta.
+func (pr *ProximalProblem) blockGrad(ctx context.Context, b int) ([]float64, error) {
+	full, _ := pr.objective(nil, -1, false)
+	rest, _ := pr.objective(nil, b, false)
+	g, r := make([]float64, len(pr.Theta)), make([]float64, len(pr.Theta))
+	if _, err := full.Gradient(ctx, pr.Theta, g); err != nil {
+		return nil, err
+	}
+	_, err := rest.Gradient(ctx, pr.Theta, r)
+	return num.Sub(g, r), err
 }
 
 // FitBlocks is the number of blocks the damping of an Adam-trained
@@ -78,42 +144,63 @@ const FitBlocks = 6
 
 // Refits re-trains the model with the budget without each of the blocks
 // bs and once with all the data, from the same start with the same
-// shuffles, and returns each block's change theta_-b - theta_all.
+// shuffles, and returns each block's change theta_-b - theta_all (Refit's).
 func (pr *ProximalProblem) Refits(ctx context.Context, bs []int) ([][]float64, error) {
-	start, tilt := pr.Init, []float64(nil)
-	decay := pr.Full.Ridge / float64(pr.Terms)
-	if start == nil {
-		start = pr.Theta
-		tilt = make([]float64, len(start))
-		if _, err := pr.Full.Gradient(ctx, start, tilt); err != nil {
-			return nil, err
-		}
-		num.Scale(tilt, 1/float64(pr.Terms))
-	}
-	all, err := Train(ctx, pr.Grad(-1), pr.Seqs, start, decay, tilt, pr.Budget)
-	if err != nil {
-		return nil, err
-	}
 	out := make([][]float64, len(bs))
 	for k, b := range bs {
-		th, err := Train(ctx, pr.Grad(b), pr.Seqs, start, decay, tilt, pr.Budget)
-		if err != nil {
+		var err error
+		if out[k], err = pr.Refit(ctx, b); err != nil {
 			return nil, err
 		}
-		out[k] = num.Sub(th, all)
 	}
 	return out, nil
 }
 
-// Damping chooses the early-stopping estimate's damping: GDDamping for
-// sgd without Fit, else fitted (FitDamping) to budgeted re-fits of Fit
-// blocks (FitBlocks for adam when Fit is 0) drawn with Seed. It returns
-// the choice and its agreement with the re-fits.
-func (pr *ProximalProblem) Damping(ctx context.Context) (*Proximal, error) {
-	if pr.Curvature != hvp.GaussNewton {
-		return nil, fmt.Errorf("the early-stopping estimate needs the Gauss-Newton curvature (the proximal response's)")
+// Refit re-trains the model with the budget without block b and returns
+// its change from the re-fit on all the data (run once, and kept): from
+// Init when set, else warm from Theta on the loss minus the full
+// gradient at Theta (tilted, as audit's warm re-fits), which makes the
+// re-fit on all the data stay near Theta.
+func (pr *ProximalProblem) Refit(ctx context.Context, b int) ([]float64, error) {
+	full, terms := pr.objective(nil, -1, true)
+	decay := pr.Ridge / float64(terms)
+	if pr.all == nil {
+		if err := pr.check(); err != nil {
+			return nil, err
+		}
+		pr.start, pr.tilt = pr.Init, nil
+		if pr.start == nil {
+			pr.start = pr.Theta
+			pr.tilt = make([]float64, len(pr.start))
+			if _, err := full.Gradient(ctx, pr.start, pr.tilt); err != nil {
+				return nil, err
+			}
+			num.Scale(pr.tilt, 1/float64(terms))
+		}
+		all, err := Train(ctx, pr.grad(-1), len(pr.Parts), pr.start, decay, pr.tilt, pr.Budget)
+		if err != nil {
+			return nil, err
+		}
+		pr.all = all
 	}
-	c, err := pr.Full.Dense(ctx, hvp.GaussNewton, pr.Theta)
+	th, err := Train(ctx, pr.grad(b), len(pr.Parts), pr.start, decay, pr.tilt, pr.Budget)
+	if err != nil {
+		return nil, err
+	}
+	return num.Sub(th, pr.all), nil
+}
+
+// Damping chooses the early-stopping estimate's damping: derived from
+// the budget (GDDamping) or fitted to budgeted re-fits (Budget.Damping;
+// by default fitted for adam, derived for sgd), and measures its
+// agreement with budgeted re-fits of Budget.Fit blocks (FitBlocks when 0)
+// drawn with Seed, the ones it is fitted to.
+func (pr *ProximalProblem) Damping(ctx context.Context) (*Proximal, error) {
+	if err := pr.check(); err != nil {
+		return nil, err
+	}
+	full, terms := pr.objective(nil, -1, true)
+	c, err := full.Dense(ctx, hvp.GaussNewton, pr.Theta)
 	if err != nil {
 		return nil, err
 	}
@@ -125,18 +212,18 @@ func (pr *ProximalProblem) Damping(ctx context.Context) (*Proximal, error) {
 	sp := &spectrum{vals: e.Values(nil), vecs: &mat.Dense{}}
 	e.VectorsTo(sp.vecs)
 	trace := mat.Trace(c)
-	out := &Proximal{Budget: pr.Budget.String(), Derived: GDDamping(pr.Budget, pr.Terms, pr.Seqs), Start: "warm", Cosine: math.NaN(), RelError: math.NaN()}
+	out := &Proximal{Budget: pr.Budget.String(), Derived: GDDamping(pr.Budget, terms, len(pr.Parts)), Start: "warm", Cosine: math.NaN(), RelError: math.NaN()}
 	if pr.Init != nil {
 		out.Start = "init"
 	}
-	n := pr.Fit
-	if n == 0 && pr.Budget.Optimizer == "adam" {
+	n := pr.Budget.Fit
+	if n == 0 {
 		n = FitBlocks
 	}
-	n = min(n, pr.Blocks)
+	n = min(n, len(pr.Labels))
 	out.Lambda, out.Source = out.Derived, "derived"
 	if n > 0 {
-		bs := rand.New(rand.NewPCG(pr.Seed, 0x70726f78)).Perm(pr.Blocks)[:n]
+		bs := rand.New(rand.NewPCG(pr.Seed, 0x70726f78)).Perm(len(pr.Labels))[:n]
 		slices.Sort(bs)
 		deltas, err := pr.Refits(ctx, bs)
 		if err != nil {
@@ -144,15 +231,15 @@ func (pr *ProximalProblem) Damping(ctx context.Context) (*Proximal, error) {
 		}
 		var gs [][]float64
 		for _, b := range bs {
-			g := make([]float64, P)
-			if err := pr.BlockGrad(ctx, b, g); err != nil {
+			g, err := pr.blockGrad(ctx, b)
+			if err != nil {
 				return nil, err
 			}
 			gs = append(gs, g)
-			out.Blocks = append(out.Blocks, pr.Label(b))
+			out.Blocks = append(out.Blocks, pr.Labels[b])
 		}
 		f := sp.fit(gs, deltas)
-		if pr.Budget.Optimizer == "adam" || pr.Fit > 0 {
+		if pr.Budget.fitted() {
 			out.Lambda, out.Source = f.lambda(trace/float64(P)), "fitted"
 		}
 		out.Cosine, out.RelError = f.agreement(out.Lambda)

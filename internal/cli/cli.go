@@ -23,6 +23,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/classify"
+	"github.com/rnnaudit/rnnaudit/audit/membudget"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -139,6 +140,7 @@ type flags struct {
 	window                    int
 	solver, curvature         string
 	rank                      int
+	memory                    string
 	estimator                 string
 	newtonSteps               int
 	damping, ridge            float64
@@ -163,6 +165,7 @@ type flags struct {
 	poolWarmup                int
 	restart                   bool
 	retrainStart              string
+	trainBudget, trainInit    string
 	fanCharts                 string
 	adaptive                  adaptiveFlags
 }
@@ -198,6 +201,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.BoolVar(&f.restart, "restart", false, "start every test sequence at row 0, even one that continues a training sequence (same id, later steps)")
 	fs.StringVar(&f.solver, "solver", "auto", solverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
+	fs.StringVar(&f.memory, "memory", "", "memory budget of the lowrank solver, e.g. 6G (default: half the machine's memory)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.IntVar(&f.newtonSteps, "newton-steps", 0, "most Newton steps per block, iterating with the exact leave-block-out gradient (1: one step; default 20 for interval and nested blocks of at most 400 loss terms of a model at a stationary point, else 1)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
@@ -215,6 +219,8 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
 	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
+	fs.StringVar(&f.trainBudget, "train-budget", "", "how the model was trained, e.g. epochs=24,lr=0.005,batch=16,optimizer=adam: the early-stopping estimate")
+	fs.StringVar(&f.trainInit, "train-init", "", "the same model exported before training (its initial weights): budgeted re-fits start there")
 	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
@@ -335,6 +341,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 
 	g, pruned, err := p.loadModel()
 	if err != nil {
+		return err
+	}
+	if err := p.loadTrainInit(g); err != nil {
 		return err
 	}
 	layout := p.opt.Layout
@@ -693,7 +702,15 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls, CalibrationPool: f.calibrationPool,
 	}
+	if f.memory != "" {
+		if p.opt.Memory, err = membudget.Parse(f.memory); err != nil {
+			return usagef("--memory: %v", err)
+		}
+	}
 	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
+		return err
+	}
+	if err := p.trainBudget(); err != nil {
 		return err
 	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {
