@@ -12,7 +12,7 @@ package audit
 //	             of probeSeqs training sequences (probe, InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule
 //	             (leverageRule, lowLeverage)
-//	block pass   per chunk of streamBatch training sequences: gradients
+//	block pass   per chunk of <= streamBatch sequences (membudget.Stream): gradients
 //	             (and Jacobian rows under the per-block rule) in,
 //	             mapBlockChunk: steps delta_b in the factor's coordinates
 //	             (hvp.Reduced: table.MapBlock's table.BlockRecord without the
@@ -23,16 +23,17 @@ package audit
 //	             table.MapPoints -> table.PointRecord (G_x = U J_x^T)
 //	limits       table.FinalizeLimits per chunk of points (tableRep.limits):
 //	             f(x) + G_x · A_b by table.BlockTable.Shifts, for as many points
-//	             at a time as finalizeBytes allows
+//	             at a time as membudget.FinalizeBytes allows
 //
-// Peak memory is about 8 bytes × (k P (the factor) + workers ×
-// streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
-// sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k) + finalizeBytes (the shifts of the points in
+// Peak memory is about 8 bytes × (k P (the factor) + workers × chunk ×
+// (1 + F) × P (the chunks in flight, F the forecasts per sequence; within
+// membudget.StreamShare of the budget) + n (k + F) (the block
+// table) + points × k) + membudget.FinalizeBytes (the shifts of the points in
 // flight; twice that while a chunk is computed), independent of n × P
 // and of n × points.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -41,6 +42,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/membudget"
 	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -71,11 +73,6 @@ const (
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
 	streamBatch = 64
-	// finalizeBytes bounds the shifts of the points in flight in the
-	// limits phase (finalizeChunk).
-	finalizeBytes    = 192 << 20
-	finalizeChunkMin = 32
-	finalizeChunkMax = 512
 )
 
 // lowRankInfluence is the LowRank solver's influence phase, streamed:
@@ -102,11 +99,16 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 		p.pool.release() // nothing after runs these programs forward again
 	}
 	terms := newTermStore(p, fx)
-	pr, err := probe(ctx, p, terms.of)
+	slots := forecastSlots(p)
+	batch, err := membudget.Stream(p.opt.Memory, len(p.theta), solvecost.Rank(len(p.theta), p.opt.Rank), len(slots), p.workers, len(p.scheme.Blocks), streamBatch)
 	if err != nil {
 		return nil, err
 	}
-	f, err := lowRankCurvature(ctx, p, pr.rows, inf)
+	pr, err := probe(ctx, p, terms.of, membudget.ProbeSeqs(len(p.theta), len(slots), probeSeqs))
+	if err != nil {
+		return nil, err
+	}
+	f, curv, err := lowRankCurvature(ctx, p, pr.rows, inf)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +116,15 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
+	// Auto moved from exact returns there when the refinement could cost more than its slack.
+	budget := solvecost.RefineBudget(f.Products, inf.diag.CurvatureSequences, len(p.theta))
+	refine := solvecost.Refinement(solvecost.ShapeOf(len(p.theta), 0, 0, 0, curvatureMaxSeqs, p.train, nil, nil), budget)
+	if back := solvecost.Retreat(p.solverSlack, refine, withRows && inf.estimator == Newton, inf.diag.LeverageEstimate); back != "" {
+		return nil, back
+	}
 
 	mark("block pass")
-	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: slots, batch: batch, curv: curv}
 	if withRows {
 		// The per-block rule's refinement and diagnostics index every
 		// sequence's terms.
@@ -155,7 +163,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	return inf, nil
 }
 
-// probes are the output-Jacobian rows of probeSeqs training sequences,
+// probes are the output-Jacobian rows of at most probeSeqs training sequences,
 // drawn with the seed, and their loss terms, row for row: they choose the
 // factor's complement constant and estimate the mean own leverage.
 type probes struct {
@@ -164,9 +172,9 @@ type probes struct {
 	terms []ownTerm
 }
 
-// probe computes the probes from the training sequences' terms (of
-// sequence i: terms(i)).
-func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, error) {
+// probe computes the probes, most of them (membudget.ProbeSeqs), from
+// the training sequences' terms (of sequence i: terms(i)).
+func probe(ctx context.Context, p *problem, terms func(int) []ownTerm, most int) (probes, error) {
 	n := p.train.Len()
 	r := rand.New(rand.NewPCG(p.opt.Seed, 0x70726f6265))
 	var probeIdx []int
@@ -174,7 +182,7 @@ func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, 
 		if len(terms(i)) > 0 {
 			probeIdx = append(probeIdx, i)
 		}
-		if len(probeIdx) == probeSeqs {
+		if len(probeIdx) == most {
 			break
 		}
 	}
@@ -211,7 +219,7 @@ func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, 
 // matrix (from at most curvatureMaxSeqs sequences, its complement
 // constant fitted on the probe rows) and records in inf what it says
 // (curvature), its damping and notes.
-func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, inf *influence) (*hvp.LowRank, error) {
+func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, inf *influence) (*hvp.LowRank, []*group, error) {
 	d := &inf.diag
 	n := p.train.Len()
 	rho := p.opt.Damping
@@ -221,12 +229,19 @@ func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, in
 	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: solvecost.Rank(len(p.theta), p.opt.Rank), Damping: rho,
 		InverseProbe: probeRows, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature", done, total) }}
-	if m := curvatureMaxSeqs * len(p.groups) / n; m < len(p.groups) {
+	groups, gr := p.groups, slices.MaxFunc(p.groups, func(a, b *group) int { return cmp.Compare(a.prog.StateBytes(), b.prog.StateBytes()) })
+	if b := membudget.CurvatureBatch(p.opt.Memory, gr.prog.StateBytes(), len(gr.seqs), p.workers); b < len(gr.seqs) {
+		var err error // a model too wide for wholeBatch's States: smaller batches
+		if groups, err = p.makeGroups(p.train, b); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m := curvatureMaxSeqs * len(groups) / n; m < len(groups) {
 		lo.Subsample = max(1, m)
 	}
-	f, err := hvp.NewLowRank(ctx, p.objective(p.groups), p.theta, lo)
+	f, err := hvp.NewLowRank(ctx, p.objective(groups), p.theta, lo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.Rank, d.Products = f.Rank(), f.Products
 	inf.notes = append(inf.notes, fmt.Sprintf("The perturbed predictions are linearised: f(x) + J_x (theta_-b - theta), with J_x (theta_-b - theta) taken in the rank-%d basis of the curvature factor, not forward passes at theta_-b.", f.Rank()))
@@ -240,14 +255,14 @@ func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, in
 	if f.Drawn != nil {
 		d.CurvatureSequences = 0
 		for _, c := range f.Drawn {
-			d.CurvatureSequences += len(p.groups[c].seqs)
+			d.CurvatureSequences += len(groups[c].seqs)
 		}
 	}
 	if d.CurvatureSequences < n {
 		inf.notes = append(inf.notes, fmt.Sprintf("The low-rank curvature (rank %d, %d products) comes from %d of the %d training sequences (%d of %d batches drawn with the seed; at most %d sequences), scaled to the whole.",
-			d.Rank, d.Products, d.CurvatureSequences, n, len(f.Drawn), len(p.groups), curvatureMaxSeqs))
+			d.Rank, d.Products, d.CurvatureSequences, n, len(f.Drawn), len(groups), curvatureMaxSeqs))
 	}
-	return f, nil
+	return f, groups, nil
 }
 
 // leverageRule estimates the mean own leverage from the probes and
@@ -294,6 +309,8 @@ type lowRankPass struct {
 	termsOf func(int) []ownTerm
 	terms   [][]ownTerm
 	slots   map[forecast]int
+	batch   int      // sequences per chunk (membudget.Stream; 0: streamBatch)
+	curv    []*group // the batches f's curvature comes from (f.Drawn)
 }
 
 // termsFor returns training sequence i's terms.
@@ -304,32 +321,14 @@ func (lr *lowRankPass) termsFor(i int) []ownTerm {
 	return lr.termsOf(i)
 }
 
-// forecastSlots numbers the forecasts of the training sequences, by row
-// then horizon: the columns of the block table's residuals. A point pairs
-// with the residuals at its own forecast (row, horizon), as on the exact
-// path's residual entries.
+// forecastSlots numbers the forecasts of the training sequences
+// (modelio.IO.Slots of the batches' lengths).
 func forecastSlots(p *problem) map[forecast]int {
-	seen := map[forecast]bool{}
-	var fs []forecast
-	for _, gr := range p.groups {
-		for _, f := range p.io.Forecasts(gr.T) {
-			if !seen[f] {
-				seen[f] = true
-				fs = append(fs, f)
-			}
-		}
+	lens := make([]int, len(p.groups))
+	for i, gr := range p.groups {
+		lens[i] = gr.T
 	}
-	slices.SortFunc(fs, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	out := make(map[forecast]int, len(fs))
-	for i, f := range fs {
-		out[f] = i
-	}
-	return out
+	return p.io.Slots(lens)
 }
 
 // blockPassOut is what the block pass keeps, and mapBlockChunk gives of
@@ -388,7 +387,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	out := newBlockPassOut(nb, withRows)
 	out.table = table.NewBlockTable(nb, f.Rank(), 0, len(lr.slots))
 	P := len(p.theta)
-	gs, err := p.makeGroups(p.train, streamBatch)
+	gs, err := p.makeGroups(p.train, cmp.Or(lr.batch, streamBatch))
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +619,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		for i, pt := range pts {
 			at[key{pt.seq, pt.f}] = i
 		}
-		gs, err := p.makeGroups(d, streamBatch)
+		gs, err := p.makeGroups(d, cmp.Or(lr.batch, streamBatch))
 		if err != nil {
 			return nil, err
 		}
@@ -726,7 +725,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 	}
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
-	chunk := finalizeChunk(r.table.N, p.workers)
+	chunk := membudget.FinalizeChunk(r.table.N, p.workers)
 	chunks := (n + chunk - 1) / chunk
 	counts := make([][]int, chunks)
 	labelled := make([]int, chunks)
@@ -776,15 +775,6 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		total += v
 	}
 	return l, curveOf(counts, total), nil
-}
-
-// finalizeChunk is the number of points of one table.FinalizeLimits call with
-// n blocks: their shifts, one matrix product that reads the whole block
-// table (the more points per call, the fewer passes over it), take
-// finalizeBytes / (8 n workers) points, at least finalizeChunkMin and at
-// most finalizeChunkMax.
-func finalizeChunk(n, workers int) int {
-	return min(finalizeChunkMax, max(finalizeChunkMin, finalizeBytes/(8*max(1, n)*max(1, workers))))
 }
 
 var _ influenceRep = (*tableRep)(nil)
