@@ -7,6 +7,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/internal/num"
+	"github.com/rnnaudit/rnnaudit/internal/words"
 )
 
 // Held-out calibration (docs/design.md, section 6). A calibration set is
@@ -184,12 +185,12 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	if len(cb.pooled) > 0 {
 		need := max(p.opt.CalibrationPool, interval.MinValues(alpha))
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ quantiles there pool the values of the nearest steps (at least %d), which assumes the residuals of pooled steps are alike; their guarantee is for the pooled steps together, not step by step.",
-			need, rowList(cb.pooled), need))
+			need, words.Steps(cb.pooled), need))
 	}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
-			need, rowList(cb.few), pct(1-alpha), need))
+			need, words.Steps(cb.few), pct(1-alpha), need))
 	}
 	// L per test sequence: its forecasts whose target row lies inside it.
 	L := make([]int, p.eval.Len())
@@ -219,28 +220,6 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	return c, steps
-}
-
-// rowList names rows (0-based) as 1-based steps, runs as ranges: "step
-// 3", "steps 1-4 and 9".
-func rowList(rows []int) string {
-	var parts []string
-	for i := 0; i < len(rows); {
-		j := i
-		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, fmt.Sprint(rows[i]+1))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", rows[i]+1, rows[j]+1))
-		}
-		i = j + 1
-	}
-	if len(rows) == 1 {
-		return "step " + parts[0]
-	}
-	return "steps " + joinWords(parts, "and")
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".
