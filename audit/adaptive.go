@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -21,36 +20,24 @@ import (
 // other kinds' (adaptive.Result).
 
 // adaptiveChains groups the points by series: per sequence and horizon, or per
-// horizon when pooled, ordered by time. Time is the row (per sequence) or
-// the row's step value (pooled; beyond a sequence's last row the steps
-// go on at its last spacing); the label of a forecast made at row r for
-// horizon h arrives at row r+h+delay.
+// horizon when pooled, ordered by time (adaptive.Chains). Time is the row (per
+// sequence) or the row's step value (pooled; beyond a sequence's last row the
+// steps go on at its last spacing); the label of a forecast made at row r for
+// horizon h arrives at row r+h+delay. The windows of a long series
+// (blocks.Windowing) are that series, at the rows of the series.
 func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []adaptive.Chain {
-	type key struct{ seq, h int }
-	idx := map[key]int{}
-	var out []adaptive.Chain
+	ts := make([]adaptive.Timed, len(pts))
 	for i, pt := range pts {
-		k := key{pt.seq, pt.f.H}
-		if pooled {
-			k.seq = -1
+		seq, off, steps := pt.seq, 0, p.eval.Seqs[pt.seq].Steps
+		if w := p.eval.Windows; w != nil {
+			o := w.Origin[pt.seq]
+			seq, off, steps = o.Seq, o.Lo, w.Series.Seqs[o.Seq].Steps
 		}
-		c, ok := idx[k]
-		if !ok {
-			c = len(out)
-			idx[k] = c
-			out = append(out, adaptive.Chain{})
-		}
-		out[c].Points = append(out[c].Points, i)
-	}
-	for c := range out {
-		ch := &out[c]
-		when := func(i int, row int) float64 {
-			if !pooled {
-				return float64(row)
-			}
-			steps := p.eval.Seqs[pts[i].seq].Steps
+		when := func(row int) float64 {
 			n := len(steps)
 			switch {
+			case !pooled:
+				return float64(row)
 			case row < n:
 				return steps[row]
 			case n >= 2:
@@ -58,15 +45,12 @@ func adaptiveChains(p *problem, pts []point, pooled bool, delay int) []adaptive.
 			}
 			return math.Inf(1)
 		}
-		slices.SortStableFunc(ch.Points, func(a, b int) int {
-			return cmp.Or(cmp.Compare(when(a, pts[a].f.T), when(b, pts[b].f.T)), cmp.Compare(pts[a].seq, pts[b].seq))
-		})
-		for _, i := range ch.Points {
-			ch.Time = append(ch.Time, when(i, pts[i].f.T))
-			ch.Arrival = append(ch.Arrival, when(i, pts[i].f.T+pts[i].f.H+delay))
+		ts[i] = adaptive.Timed{Series: seq, Horizon: pt.f.H, Time: when(off + pt.f.T), Arrival: when(off + pt.f.T + pt.f.H + delay), Tie: seq}
+		if pooled {
+			ts[i].Series = -1
 		}
 	}
-	return out
+	return adaptive.Chains(ts)
 }
 
 // adaptiveResult computes the adaptive intervals of the test points pts (whose
@@ -191,7 +175,9 @@ func chainNames(p *problem, pts []point, chains []adaptive.Chain, pooled bool) [
 		}
 		pt := pts[ch.Points[0]]
 		name := "all sequences"
-		if !pooled {
+		if w := p.eval.Windows; !pooled && w != nil {
+			name = w.Series.Seqs[w.Origin[pt.seq].Seq].ID
+		} else if !pooled {
 			name = p.eval.Seqs[pt.seq].ID
 		}
 		if len(horizons) > 1 {

@@ -3,24 +3,25 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/artifact/artifacttest"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 )
 
 // seedArtifacts are the small artifacts of testdata/artifact (make.sh
-// there writes them), fits of the first four sequences of the small
-// synthetic example, with the model and those four sequences.
+// there writes them; steps5.rna and lowrank5.rna are of format version
+// 5), fits of the first four sequences of the small synthetic example,
+// with the model and those four sequences.
 func seedArtifacts(tb testing.TB) (g *graph.Graph, sum [32]byte, data *blocks.Dataset, arts map[string][]byte) {
 	g, sum, ds := synthetic(tb, "model_small.onnx", "train_small.csv")
 	data = &blocks.Dataset{File: "tiny.csv", IDCol: ds[0].IDCol, TimeCol: ds[0].TimeCol, Features: ds[0].Features, Targets: ds[0].Targets, Shift: ds[0].Shift, Seqs: ds[0].Seqs[:4]}
 	arts = map[string][]byte{}
-	for _, name := range []string{"steps.rna", "lowrank.rna"} {
+	for _, name := range []string{"steps.rna", "lowrank.rna", "steps5.rna", "lowrank5.rna"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "artifact", name))
 		if err != nil {
 			tb.Fatal(err)
@@ -30,24 +31,8 @@ func seedArtifacts(tb testing.TB) (g *graph.Graph, sum [32]byte, data *blocks.Da
 	return g, sum, data, arts
 }
 
-// reseal writes over b's SHA-256 the one of its other bytes (bytes 38
-// to 70 of an artifact hold the SHA-256 of the rest), so that a forged
-// artifact passes the checksum and reaches the checks after it.
-func reseal(b []byte) []byte {
-	if len(b) < 70 {
-		return b
-	}
-	b = bytes.Clone(b)
-	h := sha256.New()
-	h.Write(b[:38])
-	h.Write(b[70:])
-	copy(b[38:70], h.Sum(nil))
-	return b
-}
-
-// TestSeedArtifacts checks that the committed seed artifacts load and
-// predict: they must be of the current format version for FuzzLoad to
-// reach past the header.
+// TestSeedArtifacts checks that the committed seed artifacts, of both
+// versions Load reads, load and predict: FuzzLoad starts from them.
 func TestSeedArtifacts(t *testing.T) {
 	g, sum, data, arts := seedArtifacts(t)
 	for name, b := range arts {
@@ -63,7 +48,7 @@ func TestSeedArtifacts(t *testing.T) {
 			t.Errorf("%s: %d sequences predicted, want 4", name, len(res.Sequences))
 		}
 		// One flipped bit anywhere after the magic and the version is
-		// refused: the lengths or the SHA-256 disagree.
+		// refused: the lengths or a digest disagree.
 		for _, at := range []int{20, 30, 40, 80, len(b) / 2, len(b) - 1} {
 			bad := bytes.Clone(b)
 			bad[at] ^= 0x10
@@ -75,10 +60,10 @@ func TestSeedArtifacts(t *testing.T) {
 }
 
 // FuzzLoad checks that Load (and Predict after a Load that succeeds)
-// never panics on any bytes: as they are (which the SHA-256 refuses
-// unless they are an artifact's) and resealed with the SHA-256 of their
-// bytes, as a forger would, so that the checks after the checksum see
-// them too.
+// never panics on any bytes: as they are (which the digests refuse
+// unless they are an artifact's) and resealed with the digests of their
+// bytes (artifacttest.Reseal), as a forger would, so that the checks
+// after the digests see them too.
 func FuzzLoad(f *testing.F) {
 	g, sum, data, arts := seedArtifacts(f)
 	for _, b := range arts {
@@ -87,7 +72,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte, sealed bool) {
 		if sealed {
-			b = reseal(b)
+			b = artifacttest.Reseal(b)
 		}
 		fit, err := audit.Load(bytes.NewReader(b), g, sum)
 		if err != nil {

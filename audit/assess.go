@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
+	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
 // Beyond summarises the forecasts of the evaluated sequences at steps
@@ -106,7 +107,11 @@ func assess(ctx context.Context, p *problem, ev *evaluation, res *Result, inf *i
 // re-runs the fit's phases, so Fitted.Predict goes without it.
 func judgePredicted(res *Result) {
 	if res.Conformal != nil {
-		res.Conformal.Recommendation = Recommend(res.Conformal, res.Summary)
+		// A windowed audit's calibration values are a stretch of the
+		// series before the test period (interval.StepRule.Strict).
+		rule := calibrationRule
+		rule.Strict = res.Setting.Blocks == blocks.Windows.String()
+		res.Conformal.Recommendation = recommend(res.Conformal, res.Summary, rule)
 	}
 	res.Verdict = Judge(res)
 }

@@ -60,7 +60,7 @@ type blockChunk struct {
 func (s *blockSpec) mapBlockChunk(in blockChunk) (*table.BlockChunkOut, error) {
 	red, P, k, loss := s.red, s.P, len(s.red.D), s.loss
 	nb := len(in.grads)
-	out := newChunkOut(nb, s.withRows)
+	out := table.NewBlockChunkOut(nb, s.withRows)
 	// The chunk's vectors: per sequence its gradient, then (withRows)
 	// the Jacobian rows of its terms; their coordinates in U.
 	var vecs [][]float64
@@ -165,16 +165,6 @@ func (s *blockSpec) mapBlockChunk(in blockChunk) (*table.BlockChunkOut, error) {
 		out.Norms[b] = math.Sqrt(red.Norm2(ub, bb))
 	}
 	return out, nil
-}
-
-// newChunkOut allocates the output of a block chunk of n sequences
-// (with leverage when withRows).
-func newChunkOut(n int, withRows bool) *table.BlockChunkOut {
-	out := &table.BlockChunkOut{Recs: make([]table.BlockRecord, n), GNorm: make([]float64, n), Norms: make([]float64, n), Shift: make([]float64, n)}
-	if withRows {
-		out.Lev, out.LevMax, out.Unbounded = make([][]float64, n), make([]float64, n), make([]bool, n)
-	}
-	return out
 }
 
 // ownBySlot returns a block's own terms' (ts) residuals res by forecast

@@ -53,7 +53,7 @@ type calibration struct {
 	// calibration values.
 	forecasts []interval.ConformalForecast
 	few       []int
-	pooled    []int // rows whose quantiles pool the nearest rows' values
+	pooled    []int // rows whose quantiles are taken over a group of rows
 	values    int
 	figs      []interval.CalibrationFigures
 }
@@ -84,7 +84,8 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 	for _, pt := range test {
 		keys[pt.f] = true
 	}
-	// Rows with too few values pool the nearest rows' (interval.PoolRows).
+	// Rows are grouped, Mondrian fashion, until each group has enough
+	// values (interval.GroupRows, groupNeed).
 	counts := map[int][]int{}
 	for f := range keys {
 		counts[f.H] = append(counts[f.H], make([]int, max(0, f.T+1-len(counts[f.H])))...)
@@ -92,7 +93,7 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 	}
 	pools := map[int][][]int{}
 	for h, n := range counts {
-		pools[h] = interval.PoolRows(n, max(pool, interval.MinValues(alpha)))
+		pools[h] = interval.GroupRows(n, groupNeed(alpha, pool))
 	}
 	for _, f := range sortedForecasts(keys) {
 		res, sc, pooled := c.res[f], scores[f], 0
@@ -183,9 +184,9 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	cb := calibrate(alpha, p.opt.CalibrationPool, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts, Calibrated: cb.figs}
 	if len(cb.pooled) > 0 {
-		need := max(p.opt.CalibrationPool, interval.MinValues(alpha))
-		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ quantiles there pool the values of the nearest steps (at least %d), which assumes the residuals of pooled steps are alike; their guarantee is for the pooled steps together, not step by step.",
-			need, words.Steps(cb.pooled), need))
+		need := groupNeed(alpha, p.opt.CalibrationPool)
+		c.Notes = append(c.Notes, fmt.Sprintf("The split-conformal and conformalized jackknife+ quantiles at %s are taken over groups of consecutive steps with at least %d calibration values each (Mondrian groups), which assumes the residuals of a group's steps are alike; their guarantee is for each group, not step by step.",
+			words.Steps(cb.pooled), need))
 	}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)
@@ -220,6 +221,16 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 		}
 	}
 	return c, steps
+}
+
+// groupNeed is how many calibration values a group of rows needs
+// (docs/design.md, section 6.5): pool (Options.CalibrationPool) when set,
+// else interval.GroupValues, and never fewer than a finite quantile needs.
+func groupNeed(alpha float64, pool int) int {
+	if pool <= 0 {
+		pool = interval.GroupValues(alpha)
+	}
+	return max(pool, interval.MinValues(alpha))
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".

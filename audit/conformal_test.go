@@ -31,6 +31,62 @@ func conformalRef(num, den int, scores []float64) float64 {
 	return best
 }
 
+// mondrianRef is the group of rows of forecast f (docs/design.md,
+// section 6.5) written out from the rule's words: over the rows 0..T-1 of
+// f's horizon (T past the last row with a calibration value or a test
+// forecast), a row with need values or more stands alone; runs of other
+// rows are cut into groups that close at need values; a run's short
+// remainder joins the group before it, or without one the group after.
+func mondrianRef(resid map[forecast][]float64, seqs []SequenceResult, f forecast, need int) []int {
+	T := 0
+	for g := range resid {
+		if g.H == f.H {
+			T = max(T, g.T+1)
+		}
+	}
+	for _, s := range seqs {
+		for _, st := range s.Steps {
+			if st.Horizon == f.H {
+				T = max(T, st.Row+1)
+			}
+		}
+	}
+	n := func(r int) int { return len(resid[forecast{T: r, H: f.H}]) }
+	var groups [][]int
+	lead := []int(nil) // a short run with no group before it
+	for r := 0; r < T; {
+		if n(r) >= need {
+			groups = append(groups, append(lead, r))
+			lead = nil
+			r++
+			continue
+		}
+		var run []int
+		sum := 0
+		for ; r < T && n(r) < need && sum < need; r++ {
+			run, sum = append(run, r), sum+n(r)
+		}
+		switch {
+		case sum >= need:
+			groups = append(groups, append(lead, run...))
+			lead = nil
+		case len(groups) > 0:
+			groups[len(groups)-1] = append(groups[len(groups)-1], run...)
+		default:
+			lead = append(lead, run...)
+		}
+	}
+	if len(lead) > 0 {
+		groups = append(groups, lead)
+	}
+	for _, g := range groups {
+		if slices.Contains(g, f.T) {
+			return g
+		}
+	}
+	return nil
+}
+
 func readCSV(t *testing.T, name, text string) *blocks.Dataset {
 	t.Helper()
 	d, err := blocks.Read(strings.NewReader(text), name, &blocks.Options{OptionalTargets: true})
@@ -99,16 +155,11 @@ func TestCalibrationShapes(t *testing.T) {
 			for _, st := range s.Steps {
 				f := forecast{T: st.Row, H: st.Horizon}
 				cf := st.Conformal
-				// A forecast with fewer than 9 values (a finite quantile at
-				// alpha 0.1 needs 9) pools the nearest rows', the earlier
-				// first; Bonferroni does not pool.
-				pooled := slices.Clone(resid[f])
-				for d := 1; len(pooled) < 9 && d < 10; d++ {
-					for _, r := range []int{f.T - d, f.T + d} {
-						if r >= 0 && len(pooled) < 9 {
-							pooled = append(pooled, resid[forecast{T: r, H: f.H}]...)
-						}
-					}
+				// The forecast's quantile is over its Mondrian group of rows
+				// (at least 19 values at alpha 0.1); Bonferroni does not pool.
+				var pooled []float64
+				for _, r := range mondrianRef(resid, res.Sequences, f, 19) {
+					pooled = append(pooled, resid[forecast{T: r, H: f.H}]...)
 				}
 				h, b := conformalRef(1, 10, pooled), conformalRef(1, 10*L, resid[f])
 				if cf == nil || cf.M != len(resid[f]) || cf.SplitUpper != st.Prediction+h || cf.SplitLower != st.Prediction-h ||

@@ -120,7 +120,7 @@ func blockSpecOf(f *table.FactorSpec) (*blockSpec, error) {
 func (w *Worker) blockChunk(ctx context.Context, s *blockSpec, c *table.BlockChunk) (out *table.BlockChunkOut, err error) {
 	defer catchInternal(&err)
 	p := w.p
-	if err := checkBlockChunk(c, p.train.Len()); err != nil {
+	if err := c.Check(p.train.Len()); err != nil {
 		return nil, err
 	}
 	terms := make([][]ownTerm, len(c.Terms))
@@ -172,21 +172,6 @@ func (s *blockSpec) mapChunk(c *table.BlockChunk, terms [][]ownTerm, grads, rows
 	return s.mapBlockChunk(in)
 }
 
-// checkBlockChunk checks a chunk's lengths and indices against a
-// training set of n sequences.
-func checkBlockChunk(c *table.BlockChunk, n int) error {
-	m := len(c.Seqs)
-	if len(c.Blocks) != m || len(c.Labels) != m || len(c.Terms) != m || m == 0 {
-		return fmt.Errorf("audit: a block chunk of %d sequences, %d blocks, %d labels and %d term lists", m, len(c.Blocks), len(c.Labels), len(c.Terms))
-	}
-	for _, i := range c.Seqs {
-		if i < 0 || i >= n {
-			return fmt.Errorf("audit: a block chunk names training sequence %d of %d", i, n)
-		}
-	}
-	return nil
-}
-
 // pointChunk runs the test pass on chunk c with the factor f: the
 // output-Jacobian rows of its sequences on this worker, then table.MapPoints.
 func (w *Worker) pointChunk(ctx context.Context, f *table.FactorSpec, c *table.PointChunk) (out []table.PointRecord, err error) {
@@ -217,35 +202,13 @@ func (w *Worker) pointChunk(ctx context.Context, f *table.FactorSpec, c *table.P
 	}
 	basis := &table.ShiftBasis{P: f.P, U: f.U}
 	err = s.run(ctx, false, true, func(_ int, _ *group, _, rows [][][]float64) error {
-		out, err = mapPointChunk(basis, c, rows)
+		out, err = table.MapPointChunk(basis, c, rows)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// mapPointChunk is the test pass's map step on a chunk whose Jacobian
-// rows are computed: table.MapPoints, then each record's Skip and target.
-func mapPointChunk(basis *table.ShiftBasis, c *table.PointChunk, rows [][][]float64) ([]table.PointRecord, error) {
-	jac := make([][]float64, len(c.Points))
-	fx := make([]float64, len(c.Points))
-	slot := make([]int, len(c.Points))
-	for a, pt := range c.Points {
-		jac[a], fx[a], slot[a] = rows[pt.Seq][pt.Forecast], pt.F, pt.Slot
-	}
-	recs, err := table.MapPoints(basis, jac, fx, slot)
-	if err != nil {
-		return nil, err
-	}
-	for a, pt := range c.Points {
-		recs[a].Skip = pt.Skip
-		if pt.Labelled {
-			recs[a].Y, recs[a].Labelled = pt.Y, true
-		}
-	}
-	return recs, nil
 }
 
 // chunkRunner runs the chunks of one stage on a worker, the stage's
@@ -334,17 +297,3 @@ func (p pointRecords) MarshalBinary() ([]byte, error) { return table.EncodePoint
 
 // encoder is a value with a binary encoding.
 type encoder = encoding.BinaryMarshaler
-
-// checkChunkOut checks that o is the output of a chunk of n sequences
-// with P parameters (withRows: with leverage). Its gradient is any number
-// of vectors of P floats (table.TakeBlockGradient, PutBlockGradient).
-func checkChunkOut(o *table.BlockChunkOut, n, P int, withRows bool) error {
-	ok := len(o.Recs) == n && len(o.GNorm) == n && len(o.Norms) == n && len(o.Shift) == n && len(o.Total)%P == 0
-	if withRows {
-		ok = ok && len(o.Lev) == n && len(o.LevMax) == n && len(o.Unbounded) == n
-	}
-	if !ok {
-		return fmt.Errorf("audit: a block chunk's output of %d records and a gradient of %d floats, want %d and a multiple of %d", len(o.Recs), len(o.Total), n, P)
-	}
-	return nil
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -141,7 +142,7 @@ func Fit(ctx context.Context, model *graph.Graph, train *blocks.Dataset, opt *Op
 		return nil, err
 	}
 	if cal != nil {
-		if err := datacheck.CalibrationTrain(train, cal); err != nil {
+		if err := datacheck.CalibrationTrain(train, cal, noCal.Window > 0); err != nil {
 			return nil, err
 		}
 		o.Calibration = cal
@@ -184,10 +185,19 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 	if p.opt.Retrain != 0 && !s.retrains() {
 		return nil, errNoRetrain()
 	}
+	var prox *refit.Proximal
+	if p.opt.TrainBudget != nil {
+		mark("early-stopping damping") // the infinitesimal estimator at the budget's damping
+		if prox, err = p.proximalProblem().Damping(ctx); err != nil {
+			return nil, err
+		}
+		p.opt.Damping, p.opt.Estimator = prox.Rho, Infinitesimal
+	}
 	inf, err := s.influence(ctx, p, ev, mark)
 	if err != nil {
 		return nil, err
 	}
+	inf.diag.EarlyStop = prox
 	loo, err := inf.rep.residuals(ctx, p, mark)
 	if err != nil {
 		return nil, err

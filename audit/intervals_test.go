@@ -277,8 +277,8 @@ func TestCalibrationCurveByHand(t *testing.T) {
 // |residuals| 1..9 and jackknife+ intervals pred ± 1, and a test forecast
 // without calibration values. At alpha 0.2 the conformal rank is
 // ceil(0.8·10) = 8: half-width 8, scores |y|/1 = 1..9 so scale 8; the
-// forecast without values (row 1) pools row 0's nine (interval.PoolRows:
-// a finite quantile needs MinValues(0.2) = 4), so the same 8 and 8; with
+// forecast without values (row 1) is grouped with row 0 (interval.GroupRows:
+// a group needs GroupValues(0.2) = 9), so both take the group's nine: the same 8 and 8; with
 // L = 2 forecasts per test sequence Bonferroni takes alpha 0.1, rank
 // ceil(0.9·10) = 9: half-width 9, and does not pool.
 func TestCalibrateByHand(t *testing.T) {
@@ -298,11 +298,11 @@ func TestCalibrateByHand(t *testing.T) {
 	cl.lo, cl.up = append(cl.lo, 0), append(cl.up, 0)
 	test := []point{{seq: 0, f: f0, pred: 10}, {seq: 0, f: f1, pred: 20}}
 	c := calibrate(0.2, 0, cal, cl, test)
-	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || c.half[f1] != 8 || c.scale[f1] != 8 || len(c.few) != 0 || !slices.Equal(c.pooled, []int{1}) {
+	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || c.half[f1] != 8 || c.scale[f1] != 8 || len(c.few) != 0 || !slices.Equal(c.pooled, []int{0, 1}) {
 		t.Fatalf("calibration: %d values, half %v, scale %v, few %v, pooled %v", c.values, c.half, c.scale, c.few, c.pooled)
 	}
 	// Only |y| = 1 lies in its jackknife+ interval [-1, 1].
-	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 || c.forecasts[0].Pooled != 0 || c.forecasts[1].Pooled != 9 {
+	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 || c.forecasts[0].Pooled != 9 || c.forecasts[1].Pooled != 9 {
 		t.Errorf("forecasts %+v", c.forecasts)
 	}
 	// The kinds at the calibration values: jackknife+ [-1, 1] covers

@@ -73,10 +73,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		for w := range spreads {
 			spreads[w].Reset(np)
 		}
-		var kl *classify.Logits // a K-class model's logits
-		if p.multi != nil {
-			kl = p.multi.Logits(nb, c.g.src)
-		}
+		kl := p.multi.Logits(nb, c.g.src) // a K-class model's logits, or nil
 		err := par.For(ctx, nb, p.workers, func(w, b int) error {
 			th := ths[w]
 			copy(th, p.theta)

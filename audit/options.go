@@ -7,6 +7,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/adaptive"
 	"github.com/rnnaudit/rnnaudit/audit/classify"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -182,7 +183,14 @@ type Options struct {
 	// RetrainStart says where the block re-fits start: RetrainAuto (the
 	// default), RetrainFull or RetrainWarm (see RetrainStart).
 	RetrainStart RetrainStart
-	Seed         uint64
+	// TrainBudget, when set, is how the model was trained: the estimate
+	// becomes the early-stopping one (infinitesimal, at the damping of
+	// refit.ProximalProblem.Damping; docs/design.md, "Models stopped
+	// early") and Retrain re-fits with the budget, from TrainInit (the
+	// parameters training started from) when set, else warm.
+	TrainBudget *refit.Budget
+	TrainInit   []float64
+	Seed        uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
 	// DampingSensitivity re-runs the influence, residual and interval
@@ -200,10 +208,10 @@ type Options struct {
 	// intervals (docs/design.md, section 6; see conformal.go). It needs test
 	// data.
 	Calibration *blocks.Dataset `json:"-"`
-	// CalibrationPool is how many calibration values a forecast's
-	// calibrated quantiles need before it stops pooling the nearest
-	// rows' (interval.PoolRows); 0 or fewer than a finite quantile needs:
-	// that fewest (docs/design.md, section 6.5).
+	// CalibrationPool is how many calibration values a group of rows
+	// needs before its rows stop being grouped with the next ones
+	// (interval.GroupRows); 0: interval.GroupValues (19 at alpha 0.1),
+	// never fewer than a finite quantile needs (docs/design.md, section 6.5).
 	CalibrationPool int
 	// Adaptive, when not nil, adds the intervals that adapt along time
 	// (ACI, AgACI, NexCP, rolling conformal; adaptive.go).

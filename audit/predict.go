@@ -49,9 +49,7 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 		test = blocks.ContinueOrSelf(f.train, test)
 	}
 	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
-	if K := f.io.Classes(); K > 0 {
-		p.multi, _ = f.opt.Classify.Multi(K) // checked by the fit
-	}
+	p.multi, _ = f.opt.Classify.Multi(f.io.Classes()) // checked by the fit
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}
@@ -151,7 +149,9 @@ func classified(o Options, seqs []SequenceResult) *classify.Summary {
 	for _, s := range seqs {
 		for _, st := range s.Steps {
 			if st.Class != nil {
-				fs = append(fs, *st.Class)
+				f := *st.Class
+				f.Row = st.Row
+				fs = append(fs, f)
 			}
 		}
 	}

@@ -53,8 +53,7 @@ type problem struct {
 	solver     Solver
 	solverWhy  SolverReason
 	solverCost string
-	// multi is a K-class classifier's audit (modelio.IO.Classes), or nil.
-	multi *classify.Multi
+	multi      *classify.Multi // a K-class classifier's audit (modelio.IO.Classes), or nil
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one
 	// phase to the next (statePool); nil: each pass makes its own.
@@ -106,7 +105,7 @@ func validate(model *graph.Graph, train, test *blocks.Dataset, opt *Options) (Op
 		}
 	}
 	if o.Calibration != nil {
-		if err := datacheck.Calibration(train, test, o.Calibration); err != nil {
+		if err := datacheck.Calibration(train, test, o.Calibration, o.Window > 0); err != nil {
 			return o, nil, err
 		}
 	}
@@ -143,6 +142,12 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	} else if !o.Restart {
 		p.eval = blocks.ContinueOrSelf(train, test)
 	}
+	if o.Window > 0 && p.cal != nil && !o.Restart {
+		var ev *blocks.Dataset
+		if p.cal, ev = blocks.ContinueThrough(train, p.cal, test); test != nil {
+			p.eval = ev
+		}
+	}
 	if n, ok := modelio.FeatureCount(g, o.Inputs); ok {
 		if err := train.CheckFeatures(n); err != nil {
 			return nil, err
@@ -152,12 +157,11 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.io, err = modelio.New(g, ioConfig(&o), train.Features); err != nil {
 		return nil, err
 	}
-	if K := p.io.Classes(); K > 0 {
-		if o.Window > 0 || o.Solver == LowRank {
-			return nil, errs.Fix([]Option{OptSolver, OptWindow}, "audit: a classifier of %d classes is audited without --window and with the exact or cg solver", K)
-		} else if p.multi, err = o.Classify.Multi(K); err != nil {
-			return nil, err
-		}
+	if p.multi, err = o.Classify.Multi(p.io.Classes()); err == nil && p.multi != nil && (o.Window > 0 || o.Solver == LowRank) {
+		err = errs.Fix([]Option{OptSolver, OptWindow}, "audit: a classifier of %d classes is audited without --window and with the exact or cg solver", p.multi.K)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if o.Window > 0 {
 		err = p.windows()
@@ -363,9 +367,7 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 	B := len(idx)
 	n := p.io.OutLen(B, T)
 	gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
-	if p.multi != nil {
-		gr.label = slices.Repeat([]int32{-1}, n)
-	}
+	gr.label = p.multi.Labels(n)
 	fs := p.io.Forecasts(T)
 	for b, s := range seqs {
 		for _, f := range fs {
@@ -373,10 +375,9 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 			if row < T && s.Y != nil && s.Y[row] != nil {
 				q := p.io.Index(B, T, b, f.T, f.H)
 				if p.multi != nil {
-					if err := p.multi.Targets(s.Y[row][0], gr.target[q:], gr.weight[q:]); err != nil {
+					if err := p.multi.Targets(s.Y[row][0], gr.target[q:], gr.weight[q:], &gr.label[q]); err != nil {
 						return nil, fmt.Errorf("audit: %s: sequence %s, step %d: %w", d.File, s.ID, row+1, err)
 					}
-					gr.label[q] = int32(s.Y[row][0])
 					continue
 				}
 				gr.target[q] = s.Y[row][0]
@@ -500,22 +501,18 @@ func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, 
 				continue // a training row that sets the state
 			}
 			q := p.io.Index(B, gr.T, b, f.T, f.H)
-			pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
+			y, v := p.at(gr, fx[gi], q)
+			pt := point{seq: i, f: f, group: gi, pos: q, pred: v}
 			if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
-				pt.y, pt.has = seq.Y[row][0], true
-			}
-			if p.multi != nil {
-				pt.y, pt.pred = p.at(gr, fx[gi], q)
+				pt.y, pt.has = y, true
 			}
 			yield(pt)
 		}
 	}
 }
 
-// at returns the target and the forecast the interval arithmetic reads at
-// position q of group gr's output out: the output itself, or a K-class
-// model's number (classify.Multi.At: its absolute residual is the set
-// score).
+// at is the target and forecast the interval arithmetic reads at position
+// q of group gr's output out (a K-class model's: classify.Multi.At).
 func (p *problem) at(gr *group, out []float64, q int) (y, f float64) {
 	if p.multi == nil {
 		return gr.target[q], out[q]

@@ -63,7 +63,10 @@ var calibrationRule = interval.StepRule{Z: stepZ, Floor: stepFloor, MinValues: m
 // (interval.Choose over Conformal.Calibrated) and checks every kind on
 // the labelled test values (hold); nil when there is nothing to choose
 // from. Run and Predict store it in Conformal.Recommendation.
-func Recommend(c *Conformal, s *Summary) *Recommendation {
+func Recommend(c *Conformal, s *Summary) *Recommendation { return recommend(c, s, calibrationRule) }
+
+// recommend is Recommend with the step rule r of the calibration values.
+func recommend(c *Conformal, s *Summary, rule interval.StepRule) *Recommendation {
 	if c == nil || s == nil || len(c.Kinds)+len(c.Calibrated) == 0 {
 		return nil
 	}
@@ -73,13 +76,13 @@ func Recommend(c *Conformal, s *Summary) *Recommendation {
 		r.Holds[i], r.Short[i] = hold(&c.Kinds[i], s, c)
 	}
 	for i := range c.Calibrated {
-		ok, t, cov := c.Calibrated[i].Holds(s.Alpha, calibrationRule)
+		ok, t, cov := c.Calibrated[i].Holds(s.Alpha, rule)
 		r.CalHolds[i] = ok
 		if !ok {
 			r.CalShort[i] = Shortfall{Step: t, Coverage: cov}
 		}
 	}
-	if b := interval.Choose(c.Calibrated, s.Alpha, calibrationRule); b >= 0 {
+	if b := interval.Choose(c.Calibrated, s.Alpha, rule); b >= 0 {
 		r.Kind = c.Calibrated[b].Kind
 	}
 	return r

@@ -355,8 +355,7 @@ func (g *gather) do(pred, out []float64) {
 	}
 }
 
-// collect is g.do of group gr's output out, or for a K-class model the
-// numbers problem.at reads at g's positions.
+// collect is g.do, or for a K-class model problem.at at g's positions.
 func (p *problem) collect(g *gather, gr *group, pred, out []float64) {
 	if p.multi == nil {
 		g.do(pred, out)

@@ -6,6 +6,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
+	"github.com/rnnaudit/rnnaudit/audit/refit"
 	"github.com/rnnaudit/rnnaudit/internal/phases"
 )
 
@@ -251,6 +252,9 @@ type Diagnostics struct {
 	// with the damping (damping.go; nil without labelled data).
 	Fit                *datacheck.FitCheck
 	DampingSensitivity *DampingSensitivity
+	// EarlyStop is how the early-stopping estimate's damping was chosen
+	// (nil without Options.TrainBudget).
+	EarlyStop *refit.Proximal
 	// Scheme is the advice on the block scheme from the training data's
 	// shape and the serial correlation of its residuals (scheme.go).
 	Scheme *datacheck.SchemeAdvice
@@ -309,6 +313,9 @@ type RetrainResult struct {
 	// RetrainAuto on a model not at a stationary point): the block
 	// re-fits were tilted and warm-started from theta_hat.
 	Warm bool
+	// Budget is the training budget the re-fits re-trained with
+	// (Options.TrainBudget; "": re-fits to a stationary point).
+	Budget string
 	// Cosine per block between theta_exact - theta_hat and the influence
 	// step; MeanCosine and MinCosine summarise it.
 	Cosine     []float64

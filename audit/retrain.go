@@ -25,6 +25,8 @@ type refitting struct {
 	// tilt, when set, is the gradient of the full loss at theta_hat,
 	// subtracted from every block re-fit's gradient (see retrain).
 	tilt []float64
+	// prox, when set, re-fits with the training budget (TrainBudget).
+	prox *refit.ProximalProblem
 }
 
 // retrain is the optional re-training check (docs/design.md, section
@@ -72,7 +74,9 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 	}
 	var warns []Warning
 	rf := &refitting{p: p, gradScale: inf.diag.BlockGradMedian}
-	if p.g.NumParams() <= AutoExactMax {
+	if p.opt.TrainBudget != nil {
+		rf.prox = p.proximalProblem()
+	} else if p.g.NumParams() <= AutoExactMax {
 		// Newton re-fits start from the Hessian of the full loss at
 		// theta_hat: one eigendecomposition for all of them.
 		var err error
@@ -81,6 +85,9 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 		}
 	}
 	rr := &RetrainResult{Estimator: string(inf.estimator)}
+	if rf.prox != nil {
+		rr.Budget = rf.prox.Budget.String()
+	}
 	fullDeadline := deadline
 	if !deadline.IsZero() {
 		fullDeadline = time.Now().Add(p.opt.RetrainBudget / time.Duration(n+1))
@@ -239,23 +246,28 @@ func retrain(ctx context.Context, p *problem, ev *evaluation, inf *influence, lo
 // blockObjective is the loss without block b (b < 0: the full loss).
 func (p *problem) blockObjective(b int) *hvp.Objective {
 	obj := p.objective(p.groups)
-	if b < 0 {
-		return obj
-	}
-	blk := p.scheme.Blocks[b]
 	for gi, gr := range p.groups {
-		w := slices.Clone(gr.weight)
-		B := len(gr.seqs)
-		for bi, i := range gr.seqs {
-			for _, f := range p.io.Forecasts(gr.T) {
-				if blk.Deletes(i, f.T, f.H) {
-					w[p.io.Index(B, gr.T, bi, f.T, f.H)] = 0
-				}
-			}
-		}
-		obj.Batches[gi].Weight = w
+		obj.Batches[gi].Weight = p.blockWeights(gr, b)
 	}
 	return obj
+}
+
+// blockWeights is group gr's weights without block b's terms (b < 0: all).
+func (p *problem) blockWeights(gr *group, b int) []float64 {
+	if b < 0 {
+		return gr.weight
+	}
+	blk := p.scheme.Blocks[b]
+	w := slices.Clone(gr.weight)
+	B := len(gr.seqs)
+	for bi, i := range gr.seqs {
+		for _, f := range p.io.Forecasts(gr.T) {
+			if blk.Deletes(i, f.T, f.H) {
+				w[p.io.Index(B, gr.T, bi, f.T, f.H)] = 0
+			}
+		}
+	}
+	return w
 }
 
 // retrainMaxIter is the iteration cap of one re-fit: RetrainMaxIter, or
@@ -284,6 +296,15 @@ func (rf *refitting) tol() float64 {
 // the deadline (zero: none); converged says whether the final gradient
 // norm is below tol. Newton re-fits start from rf.base.
 func (rf *refitting) refit(ctx context.Context, b int, deadline time.Time) (theta []float64, iters int, gradNorm float64, converged bool, err error) {
+	if rf.prox != nil {
+		// Budgeted: theta_hat moved by the re-fit's change.
+		d, err := rf.prox.Refit(ctx, b)
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+		num.AddScaled(d, 1, rf.p.theta)
+		return d, rf.prox.Budget.Steps(len(rf.prox.Parts)), math.NaN(), true, nil
+	}
 	obj := &refit.Objective{Objective: rf.p.blockObjective(b)}
 	if b >= 0 {
 		obj.Tilt = rf.tilt
@@ -327,6 +348,9 @@ const (
 // warmRefits reports whether the block re-fits skip the full re-fit
 // (RetrainWarm), given the model's stationarity ratio.
 func (o *Options) warmRefits(stationarity float64) bool {
+	if o.TrainBudget != nil {
+		return true // budgeted re-fits are measured from theta_hat
+	}
 	switch o.RetrainStart {
 	case RetrainWarm:
 		return true

@@ -421,7 +421,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	}
 	gather := func(c int, res *table.BlockChunkOut) error {
 		in := chunks[c]
-		if err := checkChunkOut(res, len(in.Seqs), P, withRows); err != nil {
+		if err := res.Check(len(in.Seqs), P, withRows); err != nil {
 			return err
 		}
 		for b, k := range in.Blocks {
@@ -677,7 +677,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 			})
 		} else {
 			err = newGroupStream(p, gs).run(ctx, false, true, func(c int, _ *group, _, rows [][][]float64) error {
-				recs, err := mapPointChunk(lr.basis, chunks[c], rows)
+				recs, err := table.MapPointChunk(lr.basis, chunks[c], rows)
 				if err != nil {
 					return err
 				}

@@ -11,7 +11,11 @@ import "slices"
 // are not evaluated. The other sequences are test's own. The result shares
 // rows with train and test; continued lists the ids of the continued
 // sequences, in test order. When no sequence continues, Continue returns
-// test itself.
+// test itself. A file read with a shift of k > 0 holds the targets of
+// the last k training rows in its first rows (Sequence.Head): the last
+// k context rows take them where they have none, so that the model's
+// forecast of the first test value, made at the last training row, has
+// its target.
 func Continue(train, test *Dataset) (out *Dataset, continued []string) {
 	byID := make(map[string]*Sequence, len(train.Seqs))
 	for _, s := range train.Seqs {
@@ -33,6 +37,7 @@ func Continue(train, test *Dataset) (out *Dataset, continued []string) {
 		}
 		if test.Labelled() {
 			c.Y = concat(padded(tr.Y, tr.Len()), s.Y)
+			headTargets(c.Y[:tr.Len()], s.Head)
 		}
 		seqs[k] = c
 		continued = append(continued, s.ID)
@@ -62,4 +67,47 @@ func padded(y [][]float64, n int) [][]float64 {
 func ContinueOrSelf(train, test *Dataset) *Dataset {
 	d, _ := Continue(train, test)
 	return d
+}
+
+// headTargets gives the last rows of context y that have no target the
+// targets head holds for them (Sequence.Head: head[j] is the target of
+// row len(y)-len(head)+j).
+func headTargets(y, head [][]float64) {
+	for j, v := range head {
+		if r := len(y) - len(head) + j; r >= 0 && y[r] == nil && v != nil {
+			y[r] = v
+		}
+	}
+}
+
+// ContinueThrough continues both a later stretch of the training series
+// and the test set: later (a calibration stretch) continues train
+// (Continue), and test continues train joined with later, so that a test
+// sequence whose id is in later reads the training rows, then later's,
+// and one whose id is only in train reads the training rows. It returns
+// later and test continued (nil for a nil test).
+func ContinueThrough(train, later, test *Dataset) (*Dataset, *Dataset) {
+	lc := ContinueOrSelf(train, later)
+	byID := make(map[string]*Sequence, len(lc.Seqs))
+	for _, s := range lc.Seqs {
+		byID[s.ID] = s
+	}
+	joined := *train
+	joined.Seqs = make([]*Sequence, 0, len(train.Seqs)+len(lc.Seqs))
+	for _, s := range train.Seqs {
+		if c, ok := byID[s.ID]; ok {
+			s = c
+			delete(byID, s.ID)
+		}
+		joined.Seqs = append(joined.Seqs, s)
+	}
+	for _, s := range lc.Seqs {
+		if _, ok := byID[s.ID]; ok {
+			joined.Seqs = append(joined.Seqs, s)
+		}
+	}
+	if test == nil {
+		return lc, nil
+	}
+	return lc, ContinueOrSelf(&joined, test)
 }

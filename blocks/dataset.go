@@ -39,6 +39,12 @@ type Sequence struct {
 	// test sequence continues (see Continue). Forecasts of those rows are
 	// not evaluated. 0 for a sequence read from a file.
 	Context int
+	// Head holds, for a file read with a positive shift, the targets of
+	// its first Shift rows themselves (nil where a row has none): the
+	// targets that the shift gives to the Shift rows before the
+	// sequence's first, which Continue gives to the last rows of the
+	// training sequence this one continues. Nil otherwise.
+	Head [][]float64
 }
 
 // Len returns the number of rows (steps) of the sequence.

@@ -420,6 +420,14 @@ func (p *parser) read(in io.Reader) *Dataset {
 				seq.Y[t] = ys[ru*k : (ru+1)*k : (ru+1)*k]
 			}
 		}
+		if k > 0 && p.o.Shift > 0 {
+			seq.Head = make([][]float64, min(p.o.Shift, T))
+			for t := range seq.Head {
+				if r := idx[t]; labelled[r] {
+					seq.Head[t] = ys[r*k : (r+1)*k : (r+1)*k]
+				}
+			}
+		}
 		ds.Seqs[s] = seq
 	}
 	if len(p.errs) > 0 {

@@ -107,8 +107,8 @@ func TestRead(t *testing.T) {
 				Features: []string{"y"}, Targets: []string{"y"}, Shift: 1,
 				Seqs: []*Sequence{
 					{ID: "a", Steps: []float64{1, 2, 3}, Lines: []int{2, 3, 4},
-						X: rows{{10}, {11}, {12}}, Y: rows{{11}, {12}, nil}},
-					{ID: "b", Steps: []float64{1, 2}, Lines: []int{5, 6}, X: rows{{20}, {21}}, Y: rows{{21}, nil}},
+						X: rows{{10}, {11}, {12}}, Y: rows{{11}, {12}, nil}, Head: rows{{10}}},
+					{ID: "b", Steps: []float64{1, 2}, Lines: []int{5, 6}, X: rows{{20}, {21}}, Y: rows{{21}, nil}, Head: rows{{20}}},
 				},
 			},
 		},
@@ -133,8 +133,8 @@ func TestRead(t *testing.T) {
 			want: &Dataset{
 				File: "in.csv", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}, Shift: 2,
 				Seqs: []*Sequence{
-					{ID: "A", Steps: []float64{0}, Lines: []int{2}, X: rows{{1}}, Y: rows{nil}},
-					{ID: "B", Steps: []float64{0, 1, 2}, Lines: []int{3, 4, 5}, X: rows{{3}, {5}, {7}}, Y: rows{{8}, nil, nil}},
+					{ID: "A", Steps: []float64{0}, Lines: []int{2}, X: rows{{1}}, Y: rows{nil}, Head: rows{{2}}},
+					{ID: "B", Steps: []float64{0, 1, 2}, Lines: []int{3, 4, 5}, X: rows{{3}, {5}, {7}}, Y: rows{{8}, nil, nil}, Head: rows{{4}, {6}}},
 				},
 			},
 		},
@@ -177,7 +177,7 @@ func TestRead(t *testing.T) {
 			want: &Dataset{
 				File: "in.csv", IDCol: "id", TimeCol: "t", Features: []string{"x"}, Targets: []string{"y"}, Shift: 1,
 				Seqs: []*Sequence{
-					{ID: "A", Steps: []float64{0, 1, 2, 3}, Lines: []int{2, 3, 4, 5}, X: rows{{1}, {2}, {3}, {4}}, Y: rows{nil, {30}, {40}, nil}},
+					{ID: "A", Steps: []float64{0, 1, 2, 3}, Lines: []int{2, 3, 4, 5}, X: rows{{1}, {2}, {3}, {4}}, Y: rows{nil, {30}, {40}, nil}, Head: rows{{10}}},
 				},
 			},
 		},
@@ -231,7 +231,7 @@ func dump(d *Dataset) string {
 	fmt.Fprintf(&b, "file %q id %q time %q features %q targets %q shift %d\n",
 		d.File, d.IDCol, d.TimeCol, d.Features, d.Targets, d.Shift)
 	for _, s := range d.Seqs {
-		fmt.Fprintf(&b, "  %q steps %v lines %v X %v Y %v\n", s.ID, s.Steps, s.Lines, s.X, s.Y)
+		fmt.Fprintf(&b, "  %q steps %v lines %v X %v Y %v head %v\n", s.ID, s.Steps, s.Lines, s.X, s.Y, s.Head)
 	}
 	return b.String()
 }

@@ -104,10 +104,12 @@ func regular(steps []float64) bool {
 }
 
 // windowKept reports whether a window whose forecast rows are [first,
-// end) of s has a forecast row past the context with a target (any row
-// past the context when d has no targets).
+// end) of s has a forecast row with a target read from past the context
+// (row + shift at or after Context; any such row when d has no targets):
+// with a shift of 1, the window that ends at the last context row
+// forecasts the first value past the context.
 func windowKept(d *Dataset, s *Sequence, first, end int) bool {
-	for r := max(first, s.Context); r < end; r++ {
+	for r := max(first, s.Context-max(d.Shift, 0)); r < end; r++ {
 		if !d.Labelled() || s.HasTarget(r) {
 			return true
 		}

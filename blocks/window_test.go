@@ -51,7 +51,9 @@ func TestCutWindows(t *testing.T) {
 		t.Fatalf("k = 2: %v, %d windows", err, w2.Len())
 	}
 	// A test series continuing the training series: one window per test
-	// row with a target (rows 10 to 12 of the 14; row 13 has none).
+	// value, 4 (the targets of rows 9 to 12 of the 14; row 13 has none):
+	// the first ends at the last training row, whose target, the first
+	// test value, the test file's first row holds (Sequence.Head).
 	test := mustRead(t, "u.csv", "id,t,y\nA,11,1\nA,12,2\nA,13,3\nA,14,4\n", &Options{Features: []string{"y"}, Shift: 1})
 	tw, err := CutWindows(ContinueOrSelf(d, test), 3, 1)
 	if err != nil {
@@ -61,7 +63,7 @@ func TestCutWindows(t *testing.T) {
 	for _, q := range tw.Seqs {
 		ids = append(ids, q.ID)
 	}
-	if want := []string{"A@11", "A@12", "A@13"}; !reflect.DeepEqual(ids, want) || tw.Seqs[0].X[0][0] != 108 || tw.Seqs[0].Y[2][0] != 2 {
+	if want := []string{"A@10", "A@11", "A@12", "A@13"}; !reflect.DeepEqual(ids, want) || tw.Seqs[0].X[0][0] != 107 || tw.Seqs[0].Y[2][0] != 1 || tw.Seqs[1].Y[2][0] != 2 {
 		t.Errorf("test windows %v (want %v), first %v %v", ids, want, tw.Seqs[0].X, tw.Seqs[0].Y)
 	}
 	// A test series that starts two steps after the training series:

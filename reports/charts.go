@@ -352,6 +352,7 @@ func charts(r *audit.Result, o *Options) chartSet {
 	add(groupInfluence, influenceChart(r))
 	add(groupInfluence, gapChart(r))
 	add(groupRetrain, retrainChart(r))
+	classCharts(set, r)
 	return set
 }
 

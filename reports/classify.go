@@ -57,9 +57,12 @@ type classView struct {
 	Rows                [][]string
 	SizeHead, ClassHead []string
 	SizeRows, ClassRows [][]string
+	StepHead            []string
+	StepRows            [][]string // coverage by step, jackknife+ and split
 	Scores              []row
 	FlagHead            []string
 	FlagRows            [][]string
+	Charts              []chartView // the reliability diagram (HTML)
 }
 
 func newClassView(r *audit.Result) *classView {
@@ -96,6 +99,20 @@ func newClassView(r *audit.Result) *classView {
 			v.SizeRows = append(v.SizeRows, []string{strconv.Itoa(c.Key), strconv.Itoa(c.N), pc(c.Coverage)})
 		}
 	}
+	v.StepHead = []string{"Step", "Forecasts", "Jackknife+ coverage", "Mean set size"}
+	if s.Split != nil {
+		v.StepHead = append(v.StepHead, "Split conformal coverage", "Mean set size")
+	}
+	for i, c := range s.Jackknife.ByStep {
+		if c.N == 0 {
+			continue
+		}
+		row := []string{strconv.Itoa(c.Key + 1), strconv.Itoa(c.N), pc(c.Coverage), num(c.MeanSize)}
+		if s.Split != nil && i < len(s.Split.ByStep) {
+			row = append(row, pc(s.Split.ByStep[i].Coverage), num(s.Split.ByStep[i].MeanSize))
+		}
+		v.StepRows = append(v.StepRows, row)
+	}
 	for _, c := range s.Jackknife.ByClass {
 		if c.N > 0 {
 			v.ClassRows = append(v.ClassRows, []string{strconv.Itoa(c.Key), strconv.Itoa(c.N), pc(c.Coverage), num(c.MeanSize)})
@@ -128,6 +145,10 @@ func writeClassMarkdown(md *mdWriter, r *audit.Result) {
 	fmt.Fprintf(md.b, "### Jackknife+ sets by size and by true class\n\n")
 	md.table(v.SizeHead, "lrr", v.SizeRows)
 	md.table(v.ClassHead, "lrrr", v.ClassRows)
+	if len(v.StepRows) > 0 {
+		fmt.Fprintf(md.b, "### Sets by step\n\n")
+		md.table(v.StepHead, "l"+strings.Repeat("r", len(v.StepHead)-1), v.StepRows)
+	}
 	fmt.Fprintf(md.b, "### Probabilities\n\n")
 	md.kv("Score", v.Scores)
 	if len(v.FlagRows) > 0 {

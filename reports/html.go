@@ -124,6 +124,9 @@ func newPage(r *audit.Result, o *Options, cs chartSet) *page {
 			p.Command = strings.Fields(o.Command)
 		}
 	}
+	if p.Class != nil {
+		p.Class.Charts = views(cs[groupClass])
+	}
 	if r.Model.Horizons > 1 && len(p.Fans) > 0 {
 		p.FansNote = fmt.Sprintf("The model forecasts %d horizons; the charts show horizon 0 (the forecast for the step itself).", r.Model.Horizons)
 	}

@@ -370,6 +370,21 @@ type jsonDiag struct {
 	// ridge check and the damping sensitivity (null when not measured).
 	Fit                *jsonFit         `json:"fit"`
 	DampingSensitivity *jsonSensitivity `json:"damping_sensitivity"`
+	EarlyStop          *jsonEarlyStop   `json:"early_stopping,omitempty"`
+}
+
+// jsonEarlyStop is refit.Proximal: how the early-stopping estimate's
+// damping was chosen and how it agrees with budgeted re-fits.
+type jsonEarlyStop struct {
+	Budget   string   `json:"budget"`
+	Source   string   `json:"source"`
+	Start    string   `json:"start"`
+	Lambda   fnum     `json:"lambda"`
+	Rho      fnum     `json:"rho"`
+	Derived  fnum     `json:"derived_lambda"`
+	Blocks   []string `json:"refit_blocks"`
+	Cosine   fnum     `json:"cosine"`
+	RelError fnum     `json:"relative_error"`
 }
 
 type jsonInfluence struct {
@@ -421,6 +436,9 @@ func jsonDiagOf(r *audit.Result) jsonDiag {
 		out.Warnings[i] = jw
 	}
 	out.Fit, out.DampingSensitivity = jsonFitOf(d.Fit), jsonSensitivityOf(d.DampingSensitivity)
+	if e := d.EarlyStop; e != nil {
+		out.EarlyStop = &jsonEarlyStop{e.Budget, e.Source, e.Start, fnum(e.Lambda), fnum(e.Rho), fnum(e.Derived), orEmpty(e.Blocks), fnum(e.Cosine), fnum(e.RelError)}
+	}
 	return out
 }
 
@@ -466,6 +484,7 @@ type jsonRetrain struct {
 	FullGrad          fnum     `json:"full_refit_gradient_norm"`
 	Tilted            bool     `json:"tilted"`
 	Warm              bool     `json:"warm"`
+	Budget            string   `json:"budget,omitempty"`
 	Cosine            []fnum   `json:"cosine"`
 	MeanCosine        fnum     `json:"mean_cosine"`
 	MinCosine         fnum     `json:"min_cosine"`
@@ -497,7 +516,7 @@ func jsonRetrainOf(r *audit.RetrainResult) *jsonRetrain {
 	}
 	return &jsonRetrain{
 		Estimator: r.Estimator, Blocks: orEmpty(r.Blocks), Converged: conv, Outcomes: outcomes, NotConverged: r.NotConverged, NotRun: r.NotRun,
-		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Warm: r.Warm, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
+		FullIterations: r.FullIterations, FullGrad: fnum(r.FullGrad), Tilted: r.Tilted, Warm: r.Warm, Budget: r.Budget, Cosine: fnums(r.Cosine), MeanCosine: fnum(r.MeanCosine), MinCosine: fnum(r.MinCosine),
 		NormRatio: fnums(r.NormRatio), PredCorrelation: fnum(r.PredCorrelation),
 		ExactCoverage: fnum(r.ExactCoverage), InfluenceCoverage: fnum(r.InfluenceCoverage),
 		ExactLength: fnum(r.ExactLength), InfluenceLength: fnum(r.InfluenceLength),

@@ -92,6 +92,7 @@ type jsonSets struct {
 	Empty     fnum       `json:"empty_share"`
 	BySize    []jsonCell `json:"by_size"`
 	ByClass   []jsonCell `json:"by_class"`
+	ByStep    []jsonCell `json:"by_step"`
 }
 
 type jsonCell struct {
@@ -142,7 +143,7 @@ func jsonSetsOf(f classify.SetFigures) jsonSets {
 		return out
 	}
 	return jsonSets{Coverage: fnum(f.Coverage), MeanSize: fnum(f.MeanSize), Singleton: fnum(f.Singleton), Empty: fnum(f.Empty),
-		BySize: cells(f.BySize), ByClass: cells(f.ByClass)}
+		BySize: cells(f.BySize), ByClass: cells(f.ByClass), ByStep: cells(f.ByStep)}
 }
 
 func jsonClassFlagOf(f *classify.Flag) *jsonClassFlg {

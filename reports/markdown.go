@@ -66,6 +66,9 @@ func WriteMarkdown(w io.Writer, r *audit.Result, assetDir string, o *Options) ([
 	}
 	writeConformalMarkdown(md, r)
 	writeClassMarkdown(md, r)
+	for _, x := range cs[groupClass] {
+		figure(x)
+	}
 	writeAdaptiveMarkdown(md, r)
 	st, ht := stepTable(r), horizonTable(r)
 	if c := cs[groupCoverage]; len(c) > 0 || st != nil || ht != nil {

@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
+	"slices"
 )
 
 // The float64 arrays of an artifact (every block's step or coordinates,
@@ -22,12 +25,12 @@ import (
 // made loading the 205 MB low-rank artifact of the 100,000-sequence LSTM
 // take 6.5 s of CPU and 1.1 GB).
 
-// Write writes an artifact: the preamble (magic, Version, the lengths
-// and the SHA-256 of the rest), the header h, then body as one gob value,
-// then the arrays raw. The caller leaves the arrays empty in body and
-// records their lengths there, for Contents.Arrays. The arrays are
-// encoded twice, once for the SHA-256 and once for w, so that nothing of
-// their size is buffered.
+// Write writes a Version artifact: the preamble (magic, Version, the
+// lengths and the CRC-32C of each section), the header h, then body as
+// one gob value, then the arrays raw. The caller leaves the arrays empty
+// in body and records their lengths there, for Contents.Arrays. The
+// arrays are encoded twice, once for their CRC-32C and once for w, so
+// that nothing of their size is buffered.
 func Write(w io.Writer, h Header, body any, arrays [][]float64) error {
 	hj, err := json.Marshal(h)
 	if err != nil {
@@ -50,14 +53,13 @@ func Write(w io.Writer, h Header, body any, arrays [][]float64) error {
 	pre = binary.LittleEndian.AppendUint32(pre, uint32(len(hj)))
 	pre = binary.LittleEndian.AppendUint64(pre, uint64(gb.Len()))
 	pre = binary.LittleEndian.AppendUint64(pre, uint64(raw))
-	sum := sha256.New()
-	sum.Write(pre)
-	sum.Write(hj)
-	sum.Write(gb.Bytes())
-	if err := writeRaw(sum, arrays); err != nil {
+	rawSum := crc32.New(castagnoli)
+	if err := writeRaw(rawSum, arrays); err != nil {
 		return err
 	}
-	pre = sum.Sum(pre)
+	pre = binary.LittleEndian.AppendUint32(pre, crc32.Update(crc32.Checksum(pre, castagnoli), castagnoli, hj))
+	pre = binary.LittleEndian.AppendUint32(pre, crc32.Checksum(gb.Bytes(), castagnoli))
+	pre = binary.LittleEndian.AppendUint32(pre, rawSum.Sum32())
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.Write(pre)
 	bw.Write(hj)
@@ -99,9 +101,10 @@ type Contents struct {
 // after the header is decoded: the magic and the version, every length
 // against MaxSize and against the bytes the file holds (when r tells
 // them: an *os.File of a regular file, a bytes.Reader; otherwise what is
-// allocated grows with what is read), then the SHA-256 of its bytes
-// against the one it records. A damaged file is refused saying what
-// failed; nothing of it is returned.
+// allocated grows with what is read), then each section's CRC-32C as it
+// is read (a version 5 artifact: the SHA-256 of all its bytes). A
+// damaged file is refused saying what failed and in which section;
+// nothing of it is returned.
 func Read(r io.Reader) (*Contents, error) {
 	size := sizeOf(r)
 	p, err := readPreamble(r, size)
@@ -109,18 +112,28 @@ func Read(r io.Reader) (*Contents, error) {
 		return nil, err
 	}
 	known := size >= 0
-	sum := sha256.New()
-	sum.Write(p.bytes)
-	hj, err := readN(r, int64(p.header), known)
+	hj, err := readHeaderSection(r, p, known)
 	if err != nil {
-		return nil, fmt.Errorf("truncated header: %w", err)
+		return nil, err
 	}
-	sum.Write(hj)
+	var sum hash.Hash
+	if p.version == version5 {
+		sum = sha256.New()
+		sum.Write(p.bytes)
+		sum.Write(hj)
+	}
 	c := &Contents{}
 	if c.body, err = readN(r, p.body, known); err != nil {
 		return nil, fmt.Errorf("the body ends after %d of %d bytes: the file is truncated", len(c.body), p.body)
 	}
-	sum.Write(c.body)
+	if sum != nil {
+		sum.Write(c.body)
+	} else if err := p.check(secBody, crc32.Checksum(c.body, castagnoli)); err != nil {
+		return nil, err
+	}
+	if sum == nil {
+		sum = crc32.New(castagnoli)
+	}
 	if c.raw, err = readFloats(r, p.raw/8, known, sum); err != nil {
 		return nil, err
 	}
@@ -129,8 +142,12 @@ func Read(r io.Reader) (*Contents, error) {
 			return nil, errors.New("bytes after the end its lengths say: the file is damaged")
 		}
 	}
-	if got := sum.Sum(nil); !bytes.Equal(got, p.sum[:]) {
-		return nil, fmt.Errorf("its bytes have SHA-256 %x, it records %x: the file is damaged (changed after audit fit --save wrote it); copy it again or fit again", got[:8], p.sum[:8])
+	if p.version == version5 {
+		if got := sum.Sum(nil); !bytes.Equal(got, p.sum[:]) {
+			return nil, fmt.Errorf("its bytes have SHA-256 %x, it records %x: the file is damaged (changed after audit fit --save wrote it); copy it again or fit again", got[:8], p.sum[:8])
+		}
+	} else if err := p.check(secRaw, sum.(hash.Hash32).Sum32()); err != nil {
+		return nil, err
 	}
 	if err := parseHeader(hj, &c.Header); err != nil {
 		return nil, err
@@ -228,43 +245,33 @@ func readN(r io.Reader, n int64, known bool) ([]byte, error) {
 }
 
 // readFloats reads n little-endian float64s from r into one allocation
-// (all at once when known, as readN), writing their bytes to sum. The
-// SHA-256 of one chunk runs in a goroutine while the next is read and
-// decoded (on the 64 MiB of BenchmarkRead, the check costs about half
-// of what it would one after the other); it has ended when readFloats
-// returns.
+// (all at once when known, as readN), writing their bytes to sum, in
+// chunks of 64 KiB, one after another: with the CRC-32C of Version the
+// check costs a small part of reading (on the 64 MiB of BenchmarkRead);
+// version 5's SHA-256 costs more than reading.
 func readFloats(r io.Reader, n int64, known bool, sum io.Writer) ([]float64, error) {
+	if n == 0 {
+		return nil, nil
+	}
 	all := make([]float64, 0, min(n, 1<<16))
 	if known {
 		all = make([]float64, 0, n)
 	}
 	const chunk = 1 << 16
-	free, full := make(chan []byte, 3), make(chan []byte, 3)
-	for range 3 {
-		free <- make([]byte, chunk)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for c := range full {
-			sum.Write(c)
-			free <- c[:chunk]
-		}
-	}()
-	defer func() { close(full); <-done }()
+	buf := make([]byte, chunk)
 	for int64(len(all)) < n {
 		k := int(min(chunk/8, n-int64(len(all))))
-		c := (<-free)[:8*k]
+		c := buf[:8*k]
 		if _, err := io.ReadFull(r, c); err != nil {
 			return nil, fmt.Errorf("the float arrays end after %d of %d values: the file is truncated", len(all), n)
 		}
-		for i := range k {
-			all = append(all, math.Float64frombits(binary.LittleEndian.Uint64(c[8*i:])))
+		sum.Write(c)
+		all = slices.Grow(all, k)
+		dst := all[len(all) : len(all)+k]
+		for i := range dst {
+			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(c[8*i:]))
 		}
-		full <- c
-	}
-	if n == 0 {
-		return nil, nil
+		all = all[:len(all)+k]
 	}
 	return all, nil
 }

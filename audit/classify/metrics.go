@@ -21,6 +21,9 @@ type Forecast struct {
 	Set, Split []int
 	// Label is the true class, or -1 when the forecast has no label.
 	Label int
+	// Row is the forecast's row in its sequence (0-based), by which
+	// SetFigures.ByStep groups the forecasts.
+	Row int
 	// score and u are a K-class forecast's set score and the uniform of
 	// its randomised scores (SplitFrom).
 	score Score
@@ -40,6 +43,9 @@ type SetFigures struct {
 	// always holding the majority class is seen here).
 	BySize  []Cell
 	ByClass []Cell
+	// ByStep is the coverage and mean size by row of the sequence
+	// (ByStep).
+	ByStep []Cell
 }
 
 // Cell is a figure of a subset of forecasts: their number, their
@@ -119,9 +125,12 @@ func Summarize(fs []Forecast, alpha float64, s Score, above, below *float64) *Su
 		}
 	}
 	sum.Labelled = len(lab)
-	sum.Jackknife = setFigures(lab, sum.Classes, func(f Forecast) []int { return f.Set })
+	jk, split := func(f Forecast) []int { return f.Set }, func(f Forecast) []int { return f.Split }
+	sum.Jackknife = setFigures(lab, sum.Classes, jk)
+	sum.Jackknife.ByStep = ByStep(lab, jk)
 	if len(lab) > 0 && lab[0].Split != nil {
-		sp := setFigures(lab, sum.Classes, func(f Forecast) []int { return f.Split })
+		sp := setFigures(lab, sum.Classes, split)
+		sp.ByStep = ByStep(lab, split)
 		sum.Split = &sp
 	}
 	sum.Brier, sum.LogLoss = scores(lab)

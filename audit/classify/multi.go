@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -36,10 +37,14 @@ type Multi struct {
 }
 
 // Multi returns the audit of a model of K logits that o asks for (o nil:
-// the defaults), checking its class weights and label smoothing.
+// the defaults), checking its class weights and label smoothing; K 0 (not
+// a model of logits) is nil.
 func (o *Options) Multi(K int) (*Multi, error) {
 	if o == nil {
 		o = &Options{}
+	}
+	if K == 0 {
+		return nil, nil
 	}
 	if K < 2 {
 		return nil, fmt.Errorf("audit: softmax cross-entropy needs K >= 2 logits, not %d", K)
@@ -53,15 +58,26 @@ func (o *Options) Multi(K int) (*Multi, error) {
 	return &Multi{K: K, Score: o.Score, Weights: o.ClassWeights, Smoothing: o.Smoothing}, nil
 }
 
+// Labels returns n labels -1 (none), the labels of a batch's output
+// positions that Targets sets; m nil gives nil.
+func (m *Multi) Labels(n int) []int32 {
+	if m == nil {
+		return nil
+	}
+	return slices.Repeat([]int32{-1}, n)
+}
+
 // Targets writes into target and weight (K elements each) the targets
-// and weights of the loss term of label y: PyTorch's soft targets
-// (hvp.SoftTargets, class weights and label smoothing included) with
-// weight 1. A label that is not a class index 0..K-1 is an error.
-func (m *Multi) Targets(y float64, target, weight []float64) error {
+// and weights of the loss term of label y, and y into *label: PyTorch's
+// soft targets (hvp.SoftTargets, class weights and label smoothing
+// included) with weight 1. A label that is not a class index 0..K-1 is
+// an error.
+func (m *Multi) Targets(y float64, target, weight []float64, label *int32) error {
 	c := int(y)
 	if float64(c) != y || c < 0 || c >= m.K {
 		return fmt.Errorf("target %g is not a class index 0..%d (softmax cross-entropy with %d logits)", y, m.K-1, m.K)
 	}
+	*label = int32(c)
 	copy(target, hvp.SoftTargets(c, m.K, m.Weights, m.Smoothing))
 	for k := range weight[:m.K] {
 		weight[k] = 1
@@ -215,8 +231,11 @@ type Logits struct {
 }
 
 // Logits returns the logits of the forecasts at positions src of a
-// model's output, for the given number of blocks.
+// model's output, for the given number of blocks (m nil: nil).
 func (m *Multi) Logits(blocks int, src []int) *Logits {
+	if m == nil {
+		return nil
+	}
 	return &Logits{m: m, src: src, loo: make([][]float64, blocks)}
 }
 

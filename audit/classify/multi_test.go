@@ -54,9 +54,9 @@ func TestMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, weight := make([]float64, 4), make([]float64, 4)
-	if err := m.Targets(1, target, weight); err != nil {
-		t.Fatal(err)
+	target, weight, label := make([]float64, 4), make([]float64, 4), int32(-1)
+	if err := m.Targets(1, target, weight, &label); err != nil || label != 1 {
+		t.Fatal(err, label)
 	}
 	// PyTorch: y_k = (1-eps) w_c [k = c] + eps/K w_k.
 	want := []float64{0.1, 0.7*2 + 0.2, 0.4, 0}
@@ -67,12 +67,15 @@ func TestMulti(t *testing.T) {
 		}
 	}
 	for _, y := range []float64{3, -1, 0.5} {
-		if err := m.Targets(y, target, weight); err == nil || !strings.Contains(err.Error(), "class index 0..2") {
+		if err := m.Targets(y, target, weight, &label); err == nil || !strings.Contains(err.Error(), "class index 0..2") {
 			t.Errorf("label %g: %v", y, err)
 		}
 	}
 	if _, err := (&Options{ClassWeights: []float64{1, 2}}).Multi(3); err == nil {
 		t.Error("2 class weights for 3 classes accepted")
+	}
+	if none, err := (*Options)(nil).Multi(0); none != nil || err != nil || none.Labels(3) != nil || none.Logits(2, nil) != nil {
+		t.Errorf("Multi(0): %v, %v", none, err)
 	}
 	// Logits log(1), log(2), log(5): probabilities 0.125, 0.25, 0.625.
 	f := []float64{0, math.Log(2), math.Log(5)}

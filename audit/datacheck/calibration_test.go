@@ -45,7 +45,7 @@ func TestCalibrationOverlap(t *testing.T) {
 		{"other features", "id,t,w,y\nc,1,0,0\n", test, []string{"cal.csv:1:", "feature"}, false},
 	} {
 		cal := readCSV(t, "cal.csv", tc.cal)
-		err := Calibration(train, tc.test, cal)
+		err := Calibration(train, tc.test, cal, false)
 		if err == nil {
 			t.Errorf("%s: no error", tc.name)
 			continue
@@ -61,7 +61,7 @@ func TestCalibrationOverlap(t *testing.T) {
 	}
 	// Same id as a test sequence with other rows is allowed (files often
 	// number their sequences from 1), and so are disjoint files.
-	if err := Calibration(train, test, readCSV(t, "cal.csv", "id,t,x,y\nk,1,0,0\nc,2,1,1\n")); err != nil {
+	if err := Calibration(train, test, readCSV(t, "cal.csv", "id,t,x,y\nk,1,0,0\nc,2,1,1\n"), false); err != nil {
 		t.Errorf("disjoint: %v", err)
 	}
 }

@@ -88,6 +88,12 @@ func (f *CalibrationFigures) Finish() {
 type StepRule struct {
 	Z, Floor  float64
 	MinValues int
+	// Strict asks a kind without a guarantee to reach 1 - alpha on the
+	// calibration values pooled, without the sampling tolerance (Holds):
+	// for a calibration stretch of a series just before its test period,
+	// whose values are dependent, so that a shortfall there persists
+	// rather than averaging out (windowed audits).
+	Strict bool
 }
 
 // Holds reports whether the kind's coverage on the calibration values
@@ -97,13 +103,14 @@ type StepRule struct {
 // pooled) and cov the coverage there. The tolerances treat the values as
 // independent; values of one sequence are correlated, so a short
 // calibration set judges jackknife+ leniently, and the test check (when
-// the test data are labelled) is what catches that.
+// the test data are labelled) is what catches that; a Strict rule allows
+// no shortfall of the pooled coverage.
 func (f *CalibrationFigures) Holds(alpha float64, r StepRule) (ok bool, step int, cov float64) {
 	p := 1 - alpha
 	if f.Guaranteed {
 		return true, -1, f.Coverage
 	}
-	if f.Coverage < p-CoverageTolerance(p, f.Values) {
+	if f.Coverage < p-CoverageTolerance(p, f.Values) || r.Strict && f.Coverage < p {
 		return false, -1, f.Coverage
 	}
 	for t, c := range f.CoveragePerStep {

@@ -85,3 +85,37 @@ func TestChoose(t *testing.T) {
 		t.Errorf("chose an all-unbounded kind: %d", b)
 	}
 }
+
+// TestChooseStrict checks the Strict rule of a calibration stretch: one
+// row of 320 values at alpha 0.1, where the tolerance is 0.9 - 2
+// sqrt(0.09/320) = 0.8665. The jackknife+ at 0.884 (the figure of
+// benchmarks/windows) holds within it, and is chosen as the narrowest,
+// but not under Strict, which then chooses split conformal; at 0.9 it
+// holds under both; a guaranteed kind holds under Strict whatever its
+// figure.
+func TestChooseStrict(t *testing.T) {
+	t.Parallel()
+	lenient := StepRule{Z: 3, Floor: 0.01, MinValues: 20}
+	strict := lenient
+	strict.Strict = true
+	split := uniform(KindSplit, true, 1, 320, 0.85, 1.617, 0, -1, 0)
+	for _, tc := range []struct {
+		cov            float64
+		lenient, strct string
+	}{
+		{0.884, KindJackknife, KindSplit},
+		{0.9, KindJackknife, KindJackknife},
+		{0.86, KindSplit, KindSplit},
+	} {
+		figs := []CalibrationFigures{uniform(KindJackknife, false, 1, 320, tc.cov, 1.434, 0, -1, 0), split}
+		if b := Choose(figs, 0.1, lenient); figs[b].Kind != tc.lenient {
+			t.Errorf("coverage %g: chose %s, want %s", tc.cov, figs[b].Kind, tc.lenient)
+		}
+		if b := Choose(figs, 0.1, strict); figs[b].Kind != tc.strct {
+			t.Errorf("coverage %g, strict: chose %s, want %s", tc.cov, figs[b].Kind, tc.strct)
+		}
+	}
+	if ok, _, _ := split.Holds(0.1, strict); !ok {
+		t.Errorf("a guaranteed kind at 0.85 does not hold under Strict")
+	}
+}

@@ -1,41 +1,91 @@
 package interval
 
-// Pooling calibration values across positions (docs/design.md, section
+// Grouping calibration values across positions (docs/design.md, section
 // 6.5). A forecast's conformal quantile is finite only with at least
-// MinValues(alpha) calibration values (9 at alpha 0.1); short clinical
-// trajectories have few calibration sequences that reach late visits, so
-// per-position quantiles run out exactly where a forecast is needed. The
-// rule here: a row with too few values of its own takes, with its own,
-// the values of the nearest rows of the same horizon (the earlier row
-// first at equal distance), whole rows at a time, until it has at least
-// that many. A row with enough values keeps its own, so its quantile
-// and its per-position guarantee are unchanged.
+// MinValues(alpha) calibration values (9 at alpha 0.1), and with few more
+// than that it is the largest of them: short clinical trajectories have
+// few calibration sequences that reach late visits, so per-position
+// quantiles run out, or sit on one extreme value, exactly where a forecast
+// is needed. The rule here is Mondrian conformal prediction (Vovk, Gammerman
+// and Shafer 2005, section 4.5) over a taxonomy of positions: the rows of
+// one horizon are cut into groups of consecutive rows, chosen from the
+// counts of calibration values alone (never from their scores), and every
+// forecast of a group takes the conformal quantile of the group's values.
 //
-// The assumption it makes: the scores of the pooled rows are alike (a
-// future score at row t is exchangeable with the calibration scores of
-// the rows pooled for it). Under it the split-conformal guarantee holds
-// for the pooled rows, P(y in interval) >= 1 - alpha; where residuals
-// grow along a sequence, the borrowed earlier rows' scores are smaller
-// and the late row can fall short, which the per-step coverage of a
+// The assumption it makes: within a group the scores are exchangeable (a
+// future score at any row of the group is exchangeable with the group's
+// calibration scores, the rows' score distributions alike). Under it the
+// split-conformal guarantee holds for each group, P(y in interval | the
+// forecast is in the group) >= 1 - alpha, and at most 1 - alpha + 1/(n +
+// 1) without ties, n the group's values; row by row it holds only on
+// average over the group. Where residuals grow along a sequence the late
+// rows of a group can fall short, which the per-step coverage of a
 // labelled test set shows.
 
-// PoolRows returns, for every row t of one horizon whose calibration
-// values number counts[t], the rows whose values its quantile uses: {t}
-// when counts[t] >= need, else t and its nearest rows as above until
-// their values reach need (all rows when they never do).
-func PoolRows(counts []int, need int) [][]int {
-	out := make([][]int, len(counts))
-	for t, n := range counts {
-		rows := []int{t}
-		for d := 1; n < need && (t-d >= 0 || t+d < len(counts)); d++ {
-			for _, r := range []int{t - d, t + d} {
-				if r >= 0 && r < len(counts) && n < need {
-					rows = append(rows, r)
-					n += counts[r]
-				}
-			}
+// GroupValues is the fewest calibration values a group needs by default
+// at level alpha: the smallest n whose conformal quantile (UpperRank) is
+// not the largest of the n values, ceil((1 - alpha)(n + 1)) <= n - 1,
+// which is n >= 2/alpha - 1 (19 at alpha 0.1, 39 at 0.05). Equivalently,
+// the group's coverage exceeds 1 - alpha by at most alpha/2 (1/(n + 1)
+// <= alpha/2). With fewer values the quantile is the group's largest
+// score: the least stable of them and, in expectation, the widest.
+func GroupValues(alpha float64) int {
+	n := MinValues(alpha)
+	for UpperRank(alpha, n) > n-1 {
+		n++
+	}
+	return n
+}
+
+// GroupRows cuts the rows of one horizon, whose calibration values
+// number counts[t], into groups of consecutive rows with at least need
+// values each, and returns for every row the rows of its group in
+// ascending order. Scanning rows in order: a row with need values or
+// more is a group of its own; other rows gather into a group that closes
+// once it holds need values; a gathered run that ends short of need (at
+// a row that is a group of its own, or at the last row) joins the group
+// before it, or when there is none the group after it. When all rows
+// together have fewer than need, they are one group.
+func GroupRows(counts []int, need int) [][]int {
+	var groups [][]int
+	var run, pending []int
+	n := 0
+	add := func(g []int) {
+		groups = append(groups, append(pending, g...))
+		pending = nil
+	}
+	flush := func() {
+		switch {
+		case len(run) == 0:
+		case n >= need:
+			add(run)
+		case len(groups) > 0:
+			groups[len(groups)-1] = append(groups[len(groups)-1], run...)
+		default:
+			pending = append(pending, run...)
 		}
-		out[t] = rows
+		run, n = nil, 0
+	}
+	for t, c := range counts {
+		if c >= need {
+			flush()
+			add([]int{t})
+			continue
+		}
+		run, n = append(run, t), n+c
+		if n >= need {
+			flush()
+		}
+	}
+	flush()
+	if len(pending) > 0 {
+		groups = append(groups, pending)
+	}
+	out := make([][]int, len(counts))
+	for _, g := range groups {
+		for _, t := range g {
+			out[t] = g
+		}
 	}
 	return out
 }

@@ -5,21 +5,54 @@ import (
 	"testing"
 )
 
-// TestPoolRows works the rule by hand with need 9: rows with 9 or more
-// keep their own; row 3 (4 values) adds row 2 (5) to reach 9; row 4 (0)
-// adds rows 3 (4) and 5 (2), then 2 (5); row 5 (2), the last, adds row 4
-// (0), then 3 (4), then 2 (5).
-func TestPoolRows(t *testing.T) {
+// TestGroupValues checks the default group size by hand: at alpha 0.1,
+// 19 values put the quantile on rank ceil(0.9 x 20) = 18, one below the
+// largest, while 18 values put it on rank ceil(0.9 x 19) = 18, the
+// largest; at 0.05, 39 (rank 38) against 38 (rank 38); at 0.2, 9 (rank
+// 8) against 8 (rank 8).
+func TestGroupValues(t *testing.T) {
 	t.Parallel()
-	got := PoolRows([]int{12, 9, 5, 4, 0, 2}, 9)
-	want := [][]int{{0}, {1}, {2, 1}, {3, 2}, {4, 3, 5, 2}, {5, 4, 3, 2}}
-	for r := range want {
-		if !slices.Equal(got[r], want[r]) {
-			t.Errorf("row %d pools %v, want %v", r, got[r], want[r])
+	for _, c := range []struct {
+		alpha float64
+		want  int
+	}{{0.1, 19}, {0.05, 39}, {0.2, 9}, {0.5, 3}} {
+		if got := GroupValues(c.alpha); got != c.want {
+			t.Errorf("GroupValues(%g) = %d, want %d", c.alpha, got, c.want)
 		}
 	}
-	// Too few in all: every row takes them all.
-	if got := PoolRows([]int{1, 2}, 9); !slices.Equal(got[0], []int{0, 1}) || !slices.Equal(got[1], []int{1, 0}) {
+}
+
+// TestGroupRows works the rule by hand with need 9 on counts 12, 9, 5,
+// 4, 0, 2, 30, 3: rows 0 and 1 have 9 or more and are groups of their
+// own; rows 2 and 3 gather 5 + 4 = 9 and close; rows 4 and 5 gather 0 +
+// 2 and meet row 6 (30, a group of its own) short, so they join the
+// group before, rows 2-5; row 7 (3) ends short and joins row 6.
+func TestGroupRows(t *testing.T) {
+	t.Parallel()
+	got := GroupRows([]int{12, 9, 5, 4, 0, 2, 30, 3}, 9)
+	want := [][]int{{0}, {1}, {2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}, {6, 7}, {6, 7}}
+	for r := range want {
+		if !slices.Equal(got[r], want[r]) {
+			t.Errorf("row %d is grouped with %v, want %v", r, got[r], want[r])
+		}
+	}
+	// A short run at the start joins the group after it: rows 0-1 (2 +
+	// 3) meet row 2 (30); row 3 (1) then joins that group too.
+	got = GroupRows([]int{2, 3, 30, 1}, 9)
+	for r := range 4 {
+		if !slices.Equal(got[r], []int{0, 1, 2, 3}) {
+			t.Errorf("leading short run: row %d is grouped with %v, want rows 0-3", r, got[r])
+		}
+	}
+	// Too few in all: one group.
+	if got := GroupRows([]int{1, 2}, 9); !slices.Equal(got[0], []int{0, 1}) || !slices.Equal(got[1], []int{0, 1}) {
 		t.Errorf("too few: %v", got)
+	}
+	// The clinical benchmark's quinidine calibration counts with need 19:
+	// row 0 (22) alone, rows 1-2 gather 14 + 7 = 21, rows 3-9 (11) end
+	// short and join them.
+	got = GroupRows([]int{22, 14, 7, 3, 2, 1, 1, 1, 1, 1}, 19)
+	if !slices.Equal(got[0], []int{0}) || !slices.Equal(got[9], []int{1, 2, 3, 4, 5, 6, 7, 8, 9}) || !slices.Equal(got[2], got[9]) {
+		t.Errorf("quinidine: %v", got)
 	}
 }

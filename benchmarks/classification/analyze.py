@@ -93,5 +93,4 @@ if rows:
         print(row)
     print()
 print("Not in this benchmark yet: the 3-class sequence task (the audit of K-class classifiers is not "
-      "built: the softmax cross-entropy loss exists in package hvp only), MASS's bacteria data, and MC "
-      "dropout.")
+      "built: the softmax cross-entropy loss exists in package hvp only).")

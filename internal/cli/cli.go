@@ -164,6 +164,7 @@ type flags struct {
 	poolWarmup                int
 	restart                   bool
 	retrainStart              string
+	trainBudget, trainInit    string
 	fanCharts                 string
 	adaptive                  adaptiveFlags
 }
@@ -178,7 +179,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.StringVar(&f.data, "data", "", "the training data, CSV (required)")
 	fs.StringVar(&f.test, "test", "", "the test data, CSV (default: audit the training data)")
 	fs.StringVar(&f.calibration, "calibration", "", "held-out labelled sequences (CSV, like the training data) for split-conformal and conformalized jackknife+ intervals; needs --test")
-	fs.IntVar(&f.calibrationPool, "calibration-pool", 0, "a forecast with fewer calibration values than this pools the nearest steps' values until it has as many (default: the fewest for a finite interval)")
+	fs.IntVar(&f.calibrationPool, "calibration-pool", 0, "calibrated quantiles are taken over groups of consecutive steps with at least this many calibration values (default: 19 at alpha 0.1)")
 	fs.StringVar(&f.config, "config", "", "read flags from this YAML file")
 	fs.StringVar(&f.idCol, "id-col", "id", "the sequence id column")
 	fs.StringVar(&f.timeCol, "time-col", "t", "the step column")
@@ -217,6 +218,8 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.IntVar(&f.retrain, "retrain", 0, "also re-train N blocks exactly (-1: all)")
 	fs.DurationVar(&f.retrainBudget, "retrain-budget", 0, "time budget for all re-fits, e.g. 2m (0: none)")
 	fs.IntVar(&f.retrainMaxIter, "retrain-max-iter", 0, "iteration cap of one re-fit (0: 200 Newton or 20000 L-BFGS)")
+	fs.StringVar(&f.trainBudget, "train-budget", "", "how the model was trained, e.g. epochs=24,lr=0.005,batch=16,optimizer=adam: the early-stopping estimate")
+	fs.StringVar(&f.trainInit, "train-init", "", "the same model exported before training (its initial weights): budgeted re-fits start there")
 	fs.StringVar(&f.retrainStart, "retrain-start", "auto", "where block re-fits start: full (after a full re-fit), warm (from the trained parameters, tilted; for models stopped early) or auto (warm when the model is not at a stationary point)")
 	fs.StringArrayVar(&f.out, "out", nil, "write a report (.html, .md or .json) or every interval (.csv); repeatable")
 	fs.StringVar(&f.json, "json", "", "also write the JSON result here")
@@ -356,6 +359,9 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 
 	g, pruned, err := p.loadModel()
 	if err != nil {
+		return err
+	}
+	if err := p.loadTrainInit(g); err != nil {
 		return err
 	}
 	layout := p.opt.Layout
@@ -714,6 +720,9 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls, CalibrationPool: f.calibrationPool,
 	}
 	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
+		return err
+	}
+	if err := p.trainBudget(); err != nil {
 		return err
 	}
 	if p.opt.Adaptive, err = f.adaptive.options(fs, f.test != "" || p.fit); err != nil {

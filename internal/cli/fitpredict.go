@@ -72,6 +72,9 @@ func fitCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := p.loadTrainInit(g); err != nil {
+		return err
+	}
 	train, err := blocks.ReadFile(p.f.data, &p.read)
 	if err != nil {
 		return err

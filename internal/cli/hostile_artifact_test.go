@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+
+	"github.com/rnnaudit/rnnaudit/audit/artifact/artifacttest"
 )
 
 // seedArtifact is the small committed artifact of audit/testdata/artifact
@@ -17,10 +18,14 @@ import (
 // path is relative to the repository's root.
 const seedArtifact = "../../audit/testdata/artifact/steps.rna"
 
+// seedArtifact5 is the same fit in format version 5, which predict still
+// reads.
+const seedArtifact5 = "../../audit/testdata/artifact/steps5.rna"
+
 // artifactEdit makes a.rna in a case's directory from the seed artifact:
 // hdr, if set, edits its JSON header; edit, if set, its bytes (given the
-// offset of its raw float section) and returns them; seal says whether its SHA-256 is then
-// computed again, as a forger would.
+// offset of its raw float section) and returns them; seal says whether its digests are then
+// computed again, as a forger would (artifacttest.Reseal).
 func artifactEdit(hdr func(h map[string]any), edit func(b []byte, raw int) []byte, seal bool) func(*testing.T, string) []string {
 	return func(t *testing.T, dir string) []string {
 		b, err := os.ReadFile(seedArtifact)
@@ -28,9 +33,13 @@ func artifactEdit(hdr func(h map[string]any), edit func(b []byte, raw int) []byt
 			t.Fatal(err)
 		}
 		n := int(binary.LittleEndian.Uint32(b[18:]))
+		pre := 50 // the preamble of version 6: magic, version, lengths, three CRC-32C
+		if b[14] == 5 {
+			pre = 70 // a SHA-256 in their place
+		}
 		if hdr != nil {
 			var h map[string]any
-			if err := json.Unmarshal(b[70:70+n], &h); err != nil {
+			if err := json.Unmarshal(b[pre:pre+n], &h); err != nil {
 				t.Fatal(err)
 			}
 			hdr(h)
@@ -38,18 +47,15 @@ func artifactEdit(hdr func(h map[string]any), edit func(b []byte, raw int) []byt
 			if err != nil {
 				t.Fatal(err)
 			}
-			b = append(append(b[:70:70], hj...), b[70+n:]...)
+			b = append(append(b[:pre:pre], hj...), b[pre+n:]...)
 			n = len(hj)
 			binary.LittleEndian.PutUint32(b[18:], uint32(n))
 		}
 		if edit != nil {
-			b = edit(b, 70+n+int(binary.LittleEndian.Uint64(b[22:])))
+			b = edit(b, pre+n+int(binary.LittleEndian.Uint64(b[22:])))
 		}
 		if seal {
-			s := sha256.New()
-			s.Write(b[:38])
-			s.Write(b[70:])
-			copy(b[38:70], s.Sum(nil))
+			b = artifacttest.Reseal(b)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "a.rna"), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -83,7 +89,26 @@ func TestHostileArtifacts(t *testing.T) {
 			setup: artifactEdit(nil, func(b []byte, raw int) []byte { return b[:len(b)-100] }, false), want: []string{"--load a.rna", "the file is truncated or damaged"}},
 		{name: "a flipped exponent bit in the floats", class: 8, args: withModel, code: 1,
 			setup: artifactEdit(nil, func(b []byte, raw int) []byte { b[raw+7] ^= 0x10; return b }, false),
-			want:  []string{"--load a.rna", "its bytes have SHA-256", "the file is damaged"}},
+			want:  []string{"--load a.rna", "its float arrays section has CRC-32C", "the file is damaged"}},
+		{name: "a flipped bit in the body", class: 8, args: withModel, code: 1,
+			setup: artifactEdit(nil, func(b []byte, raw int) []byte { b[raw-5] ^= 0x10; return b }, false),
+			want:  []string{"--load a.rna", "its body section has CRC-32C", "the file is damaged"}},
+		{name: "a flipped bit in the header", class: 8, args: withModel, code: 1,
+			setup: artifactEdit(nil, func(b []byte, raw int) []byte { b[60] ^= 0x01; return b }, false),
+			want:  []string{"--load a.rna", "its header section has CRC-32C", "the file is damaged"}},
+		{name: "version 5, a flipped bit in the floats", class: 8, args: withModel, code: 1,
+			setup: func(t *testing.T, dir string) []string {
+				b, err := os.ReadFile(seedArtifact5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b[len(b)-9] ^= 0x10
+				if err := os.WriteFile(filepath.Join(dir, "a.rna"), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			want: []string{"--load a.rna", "its bytes have SHA-256", "the file is damaged"}},
 		{name: "a NaN written over a step", class: 8, args: withModel, code: 1,
 			setup: artifactEdit(nil, func(b []byte, raw int) []byte { binary.LittleEndian.PutUint64(b[raw:], nan); return b }, false),
 			want:  []string{"--load a.rna", "the file is damaged"}},
@@ -131,10 +156,12 @@ func TestHostileArtifacts(t *testing.T) {
 		{name: "config a named pipe", class: 8, args: []string{"--config", fifo}, code: 1,
 			want: []string{"--config " + fifo, "it is a named pipe"}},
 	}
-	// The seed itself predicts: the cases fail for what they change.
-	ok := runLimited(t, t.Context(), t.TempDir(), []string{"predict", "--load", absPath(t, seedArtifact), "--model", model, "--data", data, "--quiet"}, "", 0, 0)
-	if ok.code != 0 {
-		t.Fatalf("the seed artifact does not predict: exit %d, %s", ok.code, ok.stderr)
+	// The seeds themselves predict: the cases fail for what they change.
+	for _, seed := range []string{seedArtifact, seedArtifact5} {
+		ok := runLimited(t, t.Context(), t.TempDir(), []string{"predict", "--load", absPath(t, seed), "--model", model, "--data", data, "--quiet"}, "", 0, 0)
+		if ok.code != 0 {
+			t.Fatalf("the seed artifact %s does not predict: exit %d, %s", seed, ok.code, ok.stderr)
+		}
 	}
 	runHostileCases(t, cases)
 }

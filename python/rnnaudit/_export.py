@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import _onnxwire
+from . import _head, _onnxwire
 from ._binary import AuditError, BinaryNotFoundError, find_binary, run
 from ._longcsv import to_long_csv
 
@@ -45,16 +45,31 @@ class Exported:
                    "rnnaudit.parameters", a JSON list: the audit takes
                    exactly these as the model's parameters)
     target_scale   None, or (mean, std) as recorded for the target
+    head           what the output's last operator is (through operators
+                   that only reshape or select): "sigmoid", "softmax",
+                   "log-softmax" or "linear"
+    loss           the --loss to audit it with: "bce" (a final Sigmoid),
+                   "bce-logits" (a head trained with BCEWithLogitsLoss),
+                   "softmax-ce" (K logits trained with CrossEntropyLoss, or
+                   log-probabilities with NLLLoss), "squared-error"
+                   (MSELoss), or None when the export alone cannot tell (a
+                   linear head without loss=)
+    loss_flags     the keyword flags of rnnaudit.audit/fit that state it
+                   ({"loss": "bce-logits", "class_weights": "1,3"}; {} for
+                   squared-error, the default)
+    loss_note      why loss is None, or what to check ("" when nothing)
     """
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
 
     def __repr__(self):
+        loss = getattr(self, "loss", None)
+        how = "" if not loss or loss == "squared-error" else ", audit with --loss %s" % loss
         if not self.checked:
-            return "<rnnaudit.Exported %s (opset %d), not checked>" % (self.path, self.opset)
-        return "<rnnaudit.Exported %s (opset %d), %d forecasts match the module in float64 to %.2g>" % (
-            self.path, self.opset, self.values_checked, self.max_abs_diff)
+            return "<rnnaudit.Exported %s (opset %d), not checked%s>" % (self.path, self.opset, how)
+        return "<rnnaudit.Exported %s (opset %d), %d forecasts match the module in float64 to %.2g%s>" % (
+            self.path, self.opset, self.values_checked, self.max_abs_diff, how)
 
 
 def _first(out):
@@ -103,7 +118,7 @@ def _layout(module, example, batch_first, lengths, static=None):
 def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
            output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
            check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None,
-           target_scale=None):
+           target_scale=None, loss=None):
     """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
 
     module takes one float tensor of features, [batch, time, features]
@@ -166,6 +181,22 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     the forecasts as mean + std * output, so that data, intervals and
     reports are in y's units, as with --target-scale.
 
+    loss is the criterion the module was trained with (the loss module,
+    such as nn.BCEWithLogitsLoss(pos_weight=w), its class or its class
+    name), from which and the export's head (Exported.head) export tells
+    the --loss to audit it with (Exported.loss, with its flags
+    Exported.loss_flags, including class_weights from pos_weight or
+    weight): a final Sigmoid is --loss bce; a head trained with
+    BCEWithLogitsLoss, whose output is a logit, --loss bce-logits; K
+    logits trained with CrossEntropyLoss --loss softmax-ce. Without loss,
+    a final Sigmoid still says bce, a LogSoftmax softmax-ce, and a linear
+    head None (regression or a logit: the export cannot tell). When known,
+    it is recorded in the file's metadata (metadata_props
+    "rnnaudit.loss", a JSON object of the flags) for whoever reads the
+    file later; the audit itself is still given --loss. A head that
+    contradicts the loss (a final Softmax for CrossEntropyLoss, whose
+    input is logits) warns with what to change (Exported.loss_note).
+
     Returns an Exported describing the file and the check.
     """
     scale = None
@@ -181,6 +212,13 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     if scale is not None:
         _onnxwire.append_metadata(os.fspath(path), _onnxwire.TARGET_SCALE_KEY, json.dumps(list(scale)))
     res.target_scale = scale
+    with open(os.fspath(path), "rb") as f:
+        res.head = _head.head_of(f.read(), output_name)
+    res.loss, res.loss_flags, res.loss_note = _head.loss_for(res.head, res.horizons, loss)
+    if res.loss:
+        _head.record(os.fspath(path), res.loss, res.loss_flags)
+    if loss is not None or res.head == "softmax":
+        _head.warn(res.path, res.loss_note)
     return res
 
 

@@ -3,11 +3,14 @@ the onnx package: the graph's initializers as serialized messages, and one
 more metadata_props entry appended to the ModelProto.
 
 Field numbers are those of onnx.proto: ModelProto.graph 7,
-ModelProto.metadata_props 14, GraphProto.initializer 5, TensorProto.name 8,
-StringStringEntryProto key 1 and value 2."""
+ModelProto.metadata_props 14, GraphProto.node 1, GraphProto.initializer 5,
+GraphProto.output 12, NodeProto.input 1, output 2 and op_type 4,
+ValueInfoProto.name 1, TensorProto.name 8, StringStringEntryProto key 1 and
+value 2."""
 
 PARAMETERS_KEY = "rnnaudit.parameters"
 TARGET_SCALE_KEY = "rnnaudit.target_scale"
+LOSS_KEY = "rnnaudit.loss"
 
 
 def _varint(b, i):
@@ -74,6 +77,36 @@ def initializers(data):
                     name = v.decode("utf-8")
             out[name] = t
     return out
+
+
+def nodes(data):
+    """(nodes, outputs) of the graph of the ONNX file's bytes data: each
+    node as (op_type, [inputs], [outputs]) in the file's order, and the
+    names of the graph's outputs."""
+    out_nodes, outputs = [], []
+    for num, wire, graph in _fields(data):
+        if num != 7 or wire != 2:
+            continue
+        for gnum, gwire, v in _fields(graph):
+            if gwire != 2:
+                continue
+            if gnum == 1:
+                op, ins, outs = "", [], []
+                for nnum, nwire, f in _fields(v):
+                    if nwire != 2:
+                        continue
+                    if nnum == 1:
+                        ins.append(f.decode("utf-8"))
+                    elif nnum == 2:
+                        outs.append(f.decode("utf-8"))
+                    elif nnum == 4:
+                        op = f.decode("utf-8")
+                out_nodes.append((op, ins, outs))
+            elif gnum == 12:
+                for vnum, vwire, f in _fields(v):
+                    if vnum == 1 and vwire == 2:
+                        outputs.append(f.decode("utf-8"))
+    return out_nodes, outputs
 
 
 def append_metadata(path, key, value):
