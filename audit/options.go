@@ -193,6 +193,9 @@ type Options struct {
 	Seed        uint64
 	// Workers bounds the parallelism (0: GOMAXPROCS).
 	Workers int
+	// Memory is the LowRank solver's budget in bytes (0: membudget.Default):
+	// it sizes the streaming chunks, not the result.
+	Memory int64 `json:"-"`
 	// DampingSensitivity re-runs the influence, residual and interval
 	// phases with the damping multiplied and divided by 10 and reports how
 	// far the intervals move (Diagnostics.DampingSensitivity, and a

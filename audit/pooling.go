@@ -97,7 +97,7 @@ type residualSets struct {
 	warmup int
 	pooled map[int][]interval.Residual // by horizon; nil: by position
 	// own is the block whose evaluation region holds a point of the
-	// training set (pooled self-audits).
+	// training set (pooled or windowed self-audits).
 	own func(pt point) int
 }
 
@@ -111,7 +111,8 @@ func byPosition(m map[forecast][]interval.Residual) *residualSets {
 
 // at returns the entries of point pt and what its interval leaves out:
 // in a self-audit (self) by position (and in the warm-up rows) its own
-// sequence's entries, pooled the entries of its own block.
+// sequence's entries, pooled or a window the entries of its own block
+// (the windows around it, whose residuals share its rows).
 func (r *residualSets) at(pt point, self bool) ([]interval.Residual, interval.Skip) {
 	es, pooled := r.byF[pt.f], r.pooled != nil && pt.f.T >= r.warmup
 	if pooled {
@@ -120,7 +121,7 @@ func (r *residualSets) at(pt point, self bool) ([]interval.Residual, interval.Sk
 	switch {
 	case !self:
 		return es, noSkip
-	case pooled && r.own != nil:
+	case r.own != nil && (pooled || r.pooled == nil):
 		return es, interval.Skip{Seq: -1, Blk: r.own(pt)}
 	}
 	return es, interval.Skip{Seq: pt.seq, Blk: -1}
@@ -130,6 +131,10 @@ func (r *residualSets) at(pt point, self bool) ([]interval.Residual, interval.Sk
 // byF under p's pooling (p.opt.Pooling, resolved by prepare).
 func (p *problem) sets(byF map[forecast][]interval.Residual) *residualSets {
 	r := byPosition(byF)
+	if p.self && p.scheme != nil && p.scheme.Kind == blocks.Windows {
+		of := p.scheme.RegionOf()
+		r.own = func(pt point) int { return of(pt.seq, pt.f.T) }
+	}
 	if p.opt.Pooling != PoolRows {
 		return r
 	}

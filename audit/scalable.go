@@ -12,7 +12,7 @@ package audit
 //	             of probeSeqs training sequences (probe, InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule
 //	             (leverageRule, lowLeverage)
-//	block pass   per chunk of streamBatch training sequences: gradients
+//	block pass   per chunk of <= streamBatch sequences (streamSizes): gradients
 //	             (and Jacobian rows under the per-block rule) in,
 //	             mapBlockChunk: steps delta_b in the factor's coordinates
 //	             (hvp.Reduced: table.MapBlock's table.BlockRecord without the
@@ -23,16 +23,17 @@ package audit
 //	             table.MapPoints -> table.PointRecord (G_x = U J_x^T)
 //	limits       table.FinalizeLimits per chunk of points (tableRep.limits):
 //	             f(x) + G_x · A_b by table.BlockTable.Shifts, for as many points
-//	             at a time as finalizeBytes allows
+//	             at a time as membudget.FinalizeBytes allows
 //
-// Peak memory is about 8 bytes × (k P (the factor) + workers ×
-// streamBatch × (1 + F) × P (the chunks in flight, F the forecasts per
-// sequence under the Newton rule, 0 otherwise) + n (k + F) (the block
-// table) + points × k) + finalizeBytes (the shifts of the points in
+// Peak memory is about 8 bytes × (k P (the factor) + workers × chunk ×
+// (1 + F) × P (the chunks in flight, F the forecasts per sequence; within
+// membudget.StreamShare of the budget) + n (k + F) (the block
+// table) + points × k) + membudget.FinalizeBytes (the shifts of the points in
 // flight; twice that while a chunk is computed), independent of n × P
 // and of n × points.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -41,6 +42,7 @@ import (
 	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
+	"github.com/rnnaudit/rnnaudit/audit/membudget"
 	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/audit/table"
 	"github.com/rnnaudit/rnnaudit/blocks"
@@ -71,11 +73,6 @@ const (
 	// passes: small, so that a chunk's gradients and Jacobian rows
 	// (streamBatch × (1 + F) × P floats) stay small.
 	streamBatch = 64
-	// finalizeBytes bounds the shifts of the points in flight in the
-	// limits phase (finalizeChunk).
-	finalizeBytes    = 192 << 20
-	finalizeChunkMin = 32
-	finalizeChunkMax = 512
 )
 
 // lowRankInfluence is the LowRank solver's influence phase, streamed:
@@ -102,7 +99,11 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 		p.pool.release() // nothing after runs these programs forward again
 	}
 	terms := newTermStore(p, fx)
-	pr, err := probe(ctx, p, terms.of)
+	slots, batch, err := streamSizes(p)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := probe(ctx, p, terms.of, membudget.ProbeSeqs(len(p.theta), len(slots), probeSeqs))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 
 	mark("block pass")
-	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: slots, batch: batch}
 	if withRows {
 		// The per-block rule's refinement and diagnostics index every
 		// sequence's terms.
@@ -155,7 +156,18 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	return inf, nil
 }
 
-// probes are the output-Jacobian rows of probeSeqs training sequences,
+// streamSizes returns the forecast slots and the sequences per chunk within
+// the memory budget, or an error when it cannot fit (membudget).
+func streamSizes(p *problem) (map[forecast]int, int, error) {
+	slots, P, budget := forecastSlots(p), len(p.theta), p.opt.Memory
+	if budget <= 0 {
+		budget = membudget.Default()
+	}
+	err := membudget.Check(budget, P, solvecost.Rank(P, p.opt.Rank), 1+len(slots), p.workers, len(p.scheme.Blocks), len(slots))
+	return slots, membudget.StreamBatch(budget, P, 1+len(slots), p.workers, streamBatch), err
+}
+
+// probes are the output-Jacobian rows of at most probeSeqs training sequences,
 // drawn with the seed, and their loss terms, row for row: they choose the
 // factor's complement constant and estimate the mean own leverage.
 type probes struct {
@@ -164,9 +176,9 @@ type probes struct {
 	terms []ownTerm
 }
 
-// probe computes the probes from the training sequences' terms (of
-// sequence i: terms(i)).
-func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, error) {
+// probe computes the probes, most of them (membudget.ProbeSeqs), from
+// the training sequences' terms (of sequence i: terms(i)).
+func probe(ctx context.Context, p *problem, terms func(int) []ownTerm, most int) (probes, error) {
 	n := p.train.Len()
 	r := rand.New(rand.NewPCG(p.opt.Seed, 0x70726f6265))
 	var probeIdx []int
@@ -174,7 +186,7 @@ func probe(ctx context.Context, p *problem, terms func(int) []ownTerm) (probes, 
 		if len(terms(i)) > 0 {
 			probeIdx = append(probeIdx, i)
 		}
-		if len(probeIdx) == probeSeqs {
+		if len(probeIdx) == most {
 			break
 		}
 	}
@@ -294,6 +306,7 @@ type lowRankPass struct {
 	termsOf func(int) []ownTerm
 	terms   [][]ownTerm
 	slots   map[forecast]int
+	batch   int // sequences per chunk (streamSizes; 0: streamBatch)
 }
 
 // termsFor returns training sequence i's terms.
@@ -388,7 +401,7 @@ func (lr *lowRankPass) blockPass(ctx context.Context, withRows, newton bool) (*b
 	out := newBlockPassOut(nb, withRows)
 	out.table = table.NewBlockTable(nb, f.Rank(), 0, len(lr.slots))
 	P := len(p.theta)
-	gs, err := p.makeGroups(p.train, streamBatch)
+	gs, err := p.makeGroups(p.train, cmp.Or(lr.batch, streamBatch))
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +633,7 @@ func (lr *lowRankPass) testRecords(ctx context.Context, ev *evaluation) (test, c
 		for i, pt := range pts {
 			at[key{pt.seq, pt.f}] = i
 		}
-		gs, err := p.makeGroups(d, streamBatch)
+		gs, err := p.makeGroups(d, cmp.Or(lr.batch, streamBatch))
 		if err != nil {
 			return nil, err
 		}
@@ -726,7 +739,7 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 	}
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
-	chunk := finalizeChunk(r.table.N, p.workers)
+	chunk := membudget.FinalizeChunk(r.table.N, p.workers)
 	chunks := (n + chunk - 1) / chunk
 	counts := make([][]int, chunks)
 	labelled := make([]int, chunks)
@@ -776,15 +789,6 @@ func (r *tableRep) limits(ctx context.Context, p *problem, ev *evaluation, cal b
 		total += v
 	}
 	return l, curveOf(counts, total), nil
-}
-
-// finalizeChunk is the number of points of one table.FinalizeLimits call with
-// n blocks: their shifts, one matrix product that reads the whole block
-// table (the more points per call, the fewer passes over it), take
-// finalizeBytes / (8 n workers) points, at least finalizeChunkMin and at
-// most finalizeChunkMax.
-func finalizeChunk(n, workers int) int {
-	return min(finalizeChunkMax, max(finalizeChunkMin, finalizeBytes/(8*max(1, n)*max(1, workers))))
 }
 
 var _ influenceRep = (*tableRep)(nil)

@@ -245,3 +245,34 @@ func TestWindowsCalibrationStretch(t *testing.T) {
 		t.Errorf("every test value covered: the recursion was not exercised by a miss")
 	}
 }
+
+// TestWindowsSelfAudit audits the fixture's 104 training windows without
+// test data, with window blocks of 6 rows, on the exact and the dual
+// paths: each window's interval leaves out the residuals of its own
+// block, the windows whose last row read is in its stretch of 6 rows (and
+// so share its rows), not only its own. Worked by hand: the windows' last
+// rows are 5 to 108; the stretch [0, 6) holds one (row 5), [108, 114)
+// one (row 108), each of the 17 between six; so a window keeps 104 - 1 =
+// 103 residuals at rows 5 and 108 and 104 - 6 = 98 elsewhere (103
+// everywhere when only the window was left out).
+func TestWindowsSelfAudit(t *testing.T) {
+	g, train, _ := windowsFixture(t)
+	for _, solver := range []audit.Solver{audit.Exact, audit.Dual} {
+		res, err := audit.Run(context.Background(), g, train, nil, &audit.Options{Layout: graph.BatchFirst, Ridge: 0.104, Window: 6, Solver: solver})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Sequences) != 104 || res.Setting.NumBlocks != 19 {
+			t.Fatalf("%s: %d windows in %d blocks, want 104 in 19", solver, len(res.Sequences), res.Setting.NumBlocks)
+		}
+		for i, s := range res.Sequences {
+			want := 98
+			if i == 0 || i == 103 {
+				want = 103
+			}
+			if m := s.Steps[0].M; m != want {
+				t.Errorf("%s: window %s (last row %d) keeps %d residuals, want %d", solver, s.ID, i+5, m, want)
+			}
+		}
+	}
+}

@@ -238,8 +238,7 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 			zt[i*k+j] = z.At(j, c)
 		}
 	}
-	f.U = make([]float64, k*P)
-	graph.MatMul(false, false, k, P, k, zt, q, f.U)
+	f.U = rotateRows(zt, q, k, P, 8*len(q) > inPlaceBytes)
 	q = nil
 	f.S = make([]float64, k)
 	for i, c := range order {
@@ -295,6 +294,40 @@ func NewLowRank(ctx context.Context, o *Objective, theta []float64, opt *LowRank
 		f.Complement = c
 	}
 	return f, nil
+}
+
+// inPlaceBytes is the size of the Lanczos vectors (k×P floats) above
+// which NewLowRank has rotateRows form U in their place, panel by panel, instead of
+// beside them: at 794,881 parameters and rank 200 the two were 2.5 GB.
+const inPlaceBytes = 256 << 20
+
+// rotatePanel is the columns of one panel of rotateRows.
+const rotatePanel = 2048
+
+// rotateRows returns zt q (k×k times k×P, row-major): the rows of U from
+// the Lanczos vectors q. inPlace overwrites q, a panel of rotatePanel
+// columns at a time (two panels of k×rotatePanel floats beside it), and
+// returns it; otherwise one product into a new slice (the bundled
+// examples' factors, whose bytes stay as they were).
+func rotateRows(zt, q []float64, k, P int, inPlace bool) []float64 {
+	if !inPlace {
+		u := make([]float64, k*P)
+		graph.MatMul(false, false, k, P, k, zt, q, u)
+		return u
+	}
+	in := make([]float64, k*rotatePanel)
+	out := make([]float64, k*rotatePanel)
+	for p0 := 0; p0 < P; p0 += rotatePanel {
+		w := min(rotatePanel, P-p0)
+		for i := 0; i < k; i++ {
+			copy(in[i*w:(i+1)*w], q[i*P+p0:i*P+p0+w])
+		}
+		graph.MatMul(false, false, k, w, k, zt, in[:k*w], out[:k*w])
+		for i := 0; i < k; i++ {
+			copy(q[i*P+p0:i*P+p0+w], out[i*w:(i+1)*w])
+		}
+	}
+	return q
 }
 
 // inverseMaxIter and inverseTol bound the conjugate-gradient iterations

@@ -9,6 +9,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/interval"
@@ -17,10 +18,14 @@ import (
 //go:embed templates/report.html.tmpl
 var templateFS embed.FS
 
-// htmlTemplate is parsed once; missingkey=error makes a missing map key a
-// failure instead of an empty string.
-var htmlTemplate = template.Must(template.New("report.html.tmpl").Option("missingkey=error").
-	ParseFS(templateFS, "templates/report.html.tmpl"))
+// htmlTemplate is parsed once, when the first HTML report is written (at
+// start it was half of the package initialisation of every command, a
+// one-sequence predict's included); missingkey=error makes a missing map
+// key a failure instead of an empty string.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report.html.tmpl").Option("missingkey=error").
+		ParseFS(templateFS, "templates/report.html.tmpl"))
+})
 
 // WriteHTML writes the report of r as one self-contained HTML page: no
 // scripts, no external resources, the charts as inline SVG. Every string
@@ -28,7 +33,7 @@ var htmlTemplate = template.Must(template.New("report.html.tmpl").Option("missin
 // is escaped by html/template.
 func WriteHTML(w io.Writer, r *audit.Result, o *Options) error {
 	var b bytes.Buffer
-	if err := htmlTemplate.Execute(&b, newPage(r, o, charts(r, o))); err != nil {
+	if err := htmlTemplate().Execute(&b, newPage(r, o, charts(r, o))); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {

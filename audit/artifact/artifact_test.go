@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -404,5 +405,28 @@ func TestDecodeForgedLength(t *testing.T) {
 	t.Logf("%v; %d bytes allocated", err, after.TotalAlloc-before.TotalAlloc)
 	if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
 		t.Errorf("decoding it allocated %d bytes", d)
+	}
+}
+
+// TestFinite checks Finite against math.IsInf and math.IsNaN: every
+// finite value (the largest, the smallest subnormal, -0) passes, and an
+// infinity or a NaN at any position, in the blocks of four or the tail,
+// fails.
+func TestFinite(t *testing.T) {
+	ok := []float64{1, -2.5, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1), 0, 1e308}
+	if !Finite(nil) || !Finite(ok) || !Finite(ok[:3]) {
+		t.Fatal("finite values refused")
+	}
+	for _, bad := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Float64frombits(0xfff0000000000001)} {
+		for at := range ok {
+			v := slices.Clone(ok)
+			v[at] = bad
+			if Finite(v) {
+				t.Errorf("%v at %d of %d values: finite", bad, at, len(v))
+			}
+			if Finite(v[at : at+1]) {
+				t.Errorf("%v alone: finite", bad)
+			}
+		}
 	}
 }

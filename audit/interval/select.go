@@ -194,30 +194,72 @@ func (s *Selector) Add(es []Residual) {
 	s.sorted[k] = sortResiduals(es)
 }
 
-// sortResiduals returns es sorted by residual, nil when a residual is
-// not finite.
+// sortResiduals returns es sorted by residual (ties in the order of es),
+// nil when a residual is not finite. It is a stable radix sort of the
+// residuals' bits made order-preserving (radixOrder): a one-sequence
+// predict of the paper-scale example sorts ten sets of 1000 residuals,
+// which a comparison sort through indices took most of its limits'
+// time to do.
 func sortResiduals(es []Residual) *SortedResiduals {
-	idx := make([]int, len(es))
+	keys := make([]uint64, len(es))
 	for i, e := range es {
 		if !num.Finite(e.R) {
 			return nil
 		}
-		idx[i] = i
+		keys[i] = orderedBits(e.R)
 	}
-	slices.SortFunc(idx, func(i, j int) int {
-		switch {
-		case es[i].R < es[j].R:
-			return -1
-		case es[i].R > es[j].R:
-			return 1
-		}
-		return i - j
-	})
 	s := &SortedResiduals{r: make([]float64, len(es)), b: make([]int, len(es))}
-	for j, i := range idx {
+	for j, i := range radixOrder(keys) {
 		s.r[j], s.b[j] = es[i].R, es[i].Blk
 	}
 	return s
+}
+
+// orderedBits maps a finite x to a key whose unsigned order is x's
+// order, equal exactly when the values are (-0 is +0's key).
+func orderedBits(x float64) uint64 {
+	if x == 0 {
+		x = 0
+	}
+	b := math.Float64bits(x)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// radixOrder returns the indices of keys in increasing order of key,
+// equal keys in increasing order of index: a least-significant-digit
+// radix sort by bytes, which skips the bytes every key shares (the
+// leading bytes of residuals of one scale).
+func radixOrder(keys []uint64) []int32 {
+	n := len(keys)
+	idx, tmp := make([]int32, n), make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64 && n > 1; shift += 8 {
+		count = [256]int{}
+		for _, k := range keys {
+			count[byte(k>>shift)]++
+		}
+		if count[byte(keys[0]>>shift)] == n {
+			continue // every key has this byte
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, i := range idx {
+			d := byte(keys[i] >> shift)
+			tmp[count[d]] = i
+			count[d]++
+		}
+		idx, tmp = tmp, idx
+	}
+	return idx
 }
 
 // Sorted returns the sorted form of es (Add), nil when there is none.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -57,5 +58,42 @@ func TestBandedLimitsTakesBand(t *testing.T) {
 	wlo, wup := sortedRank(vm, LowerRank(0.1, nb), true), sortedRank(vp, UpperRank(0.1, nb), false)
 	if lo != wlo || up != wup || m != nb {
 		t.Errorf("[%v, %v] of %d, want [%v, %v] of %d", lo, up, m, wlo, wup, nb)
+	}
+}
+
+// TestSortResidualsOrder checks sortResiduals against a stable comparison
+// sort (sort.SliceStable by residual): the same residuals and blocks in
+// the same order, ties (and -0 against +0) in the order given, over
+// values of every sign and scale, subnormals and repeated values, and
+// refuses a set holding a value that is not finite.
+func TestSortResidualsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pool := []float64{0, math.Copysign(0, -1), 1, -1, 2.5, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 1e-300, 3}
+	for _, n := range []int{0, 1, 2, 7, 300, 1000} {
+		es := make([]Residual, n)
+		for i := range es {
+			v := pool[r.IntN(len(pool))]
+			if r.IntN(2) == 0 {
+				v = r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+			}
+			es[i] = Residual{Blk: i, Seq: 3 * i, R: v}
+		}
+		want := slices.Clone(es)
+		sort.SliceStable(want, func(i, j int) bool { return want[i].R < want[j].R })
+		got := sortResiduals(es)
+		if got == nil || len(got.r) != n {
+			t.Fatalf("n %d: %v", n, got)
+		}
+		for j := range want {
+			if math.Float64bits(got.r[j]) != math.Float64bits(want[j].R) || got.b[j] != want[j].Blk {
+				t.Fatalf("n %d, position %d: residual %v of block %d, want %v of block %d", n, j, got.r[j], got.b[j], want[j].R, want[j].Blk)
+			}
+		}
+		if n > 0 {
+			es[n/2].R = math.NaN()
+			if sortResiduals(es) != nil {
+				t.Errorf("n %d: a NaN sorted", n)
+			}
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rnnaudit/rnnaudit/audit"
 	"github.com/rnnaudit/rnnaudit/audit/classify"
+	"github.com/rnnaudit/rnnaudit/audit/membudget"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
@@ -139,6 +140,7 @@ type flags struct {
 	window                    int
 	solver, curvature         string
 	rank                      int
+	memory                    string
 	estimator                 string
 	newtonSteps               int
 	damping, ridge            float64
@@ -200,6 +202,7 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.BoolVar(&f.restart, "restart", false, "start every test sequence at row 0, even one that continues a training sequence (same id, later steps)")
 	fs.StringVar(&f.solver, "solver", "auto", solverList())
 	fs.IntVar(&f.rank, "rank", 0, "rank of the lowrank solver's curvature (default: parameters/4, from 40 to 200)")
+	fs.StringVar(&f.memory, "memory", "", "memory budget of the lowrank solver, e.g. 6G (default: half the machine's memory)")
 	fs.StringVar(&f.estimator, "estimator", "newton", "newton (leave-block-out Newton step) or infinitesimal (the paper's)")
 	fs.IntVar(&f.newtonSteps, "newton-steps", 0, "most Newton steps per block, iterating with the exact leave-block-out gradient (1: one step; default 20 for interval and nested blocks of at most 400 loss terms of a model at a stationary point, else 1)")
 	fs.StringVar(&f.curvature, "curvature", "gauss-newton", "gauss-newton or hessian")
@@ -718,6 +721,11 @@ func (p *plan) check(fs *pflag.FlagSet) error {
 		Seed: f.seed, ModelPath: f.model, Inputs: inputs, Output: f.output, Horizons: f.horizons, Align: f.align,
 		DampingSensitivity: f.dampingSensitivity, Pooling: pool, Warmup: f.poolWarmup, Restart: f.restart,
 		RetrainStart: audit.RetrainStart(strings.ToLower(f.retrainStart)), Classify: cls, CalibrationPool: f.calibrationPool,
+	}
+	if f.memory != "" {
+		if p.opt.Memory, err = membudget.Parse(f.memory); err != nil {
+			return usagef("--memory: %v", err)
+		}
 	}
 	if p.opt.TargetScale, err = parseTargetScale(f.targetScale); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rnnaudit/rnnaudit/audit"
+	"github.com/rnnaudit/rnnaudit/audit/membudget"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -182,6 +183,8 @@ func flagOf(o errs.Option) string {
 		return "--solver"
 	case audit.OptRank:
 		return "--rank"
+	case membudget.OptMemory:
+		return "--memory"
 	case audit.OptCurvature, hvp.OptCurvature:
 		return "--curvature"
 	case hvp.OptDamping:

@@ -1,0 +1,94 @@
+package membudget
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rnnaudit/rnnaudit/internal/errs"
+)
+
+// The sizes of issue 37's two LSTMs, worked by hand: 17,217 parameters
+// with 10 forecasts per sequence, 794,881 with 20.
+func TestStreamBatch(t *testing.T) {
+	cases := []struct {
+		name                         string
+		budget                       int64
+		P, vecs, workers, most, want int
+	}{
+		// 8 GiB / 4 = 2 GiB over 2 workers × 11 vectors × 137,736 bytes
+		// = 3,030,192 bytes: 708 sequences, capped at 64.
+		{"small model keeps 64", 8 << 30, 17217, 11, 2, 64, 64},
+		// 2 GiB over 2 × 21 × 6,359,048 = 267,080,016 bytes: 8.04.
+		{"large model", 8 << 30, 794881, 21, 2, 64, 8},
+		// 256 MiB / 4 = 64 MiB < one sequence's 133.5 MB: still 1.
+		{"at least one", 256 << 20, 794881, 21, 1, 64, 1},
+	}
+	for _, c := range cases {
+		if got := StreamBatch(c.budget, c.P, c.vecs, c.workers, c.most); got != c.want {
+			t.Errorf("%s: StreamBatch = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestProbeSeqs(t *testing.T) {
+	// 512 MiB / (10 × 137,736) = 389: all 16.
+	if got := ProbeSeqs(17217, 10, 16); got != 16 {
+		t.Errorf("17k LSTM: %d probes, want 16", got)
+	}
+	// 536,870,912 / (20 × 6,359,048) = 4.2: 4.
+	if got := ProbeSeqs(794881, 20, 16); got != 4 {
+		t.Errorf("795k LSTM: %d probes, want 4", got)
+	}
+	// Never fewer than 2.
+	if got := ProbeSeqs(50_000_000, 20, 16); got != 2 {
+		t.Errorf("50M parameters: %d probes, want 2", got)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for s, want := range map[string]int64{"6G": 6 << 30, "6GB": 6 << 30, "6GiB": 6 << 30, "512M": 512 << 20, "1.5g": 3 << 29, "4096": 4096, " 2k ": 2048} {
+		got, err := Parse(s)
+		if err != nil || got != want {
+			t.Errorf("Parse(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "G", "-1G", "0", "six", "1e30T"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q): no error", s)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	// The 795k LSTM at rank 200: the factor is 1,271,809,600 bytes,
+	// 2 workers × 21 vectors 267 MB, the table of 20,000 blocks
+	// 35.2 MB: 1,574,089,616 bytes, 1.466 GiB.
+	if err := Check(6<<30, 794881, 200, 21, 2, 20000, 20); err != nil {
+		t.Fatalf("6 GiB: %v", err)
+	}
+	err := Check(1<<30, 794881, 200, 21, 2, 20000, 20)
+	var oe *errs.OptionError
+	if !errors.As(err, &oe) {
+		t.Fatalf("1 GiB: %v, want an option error", err)
+	}
+	for _, w := range []string{"1.47 GiB", "rank-200", "1 GiB"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("message %q does not say %q", err, w)
+		}
+	}
+}
+
+func TestFinalizeChunk(t *testing.T) {
+	// 192 MiB / (8 × 1000 × 2) = 12,582: capped at 512; at 10^6 blocks
+	// 12, raised to 32.
+	if got := FinalizeChunk(1000, 2); got != 512 {
+		t.Errorf("1000 blocks: %d", got)
+	}
+	if got := FinalizeChunk(1_000_000, 2); got != 32 {
+		t.Errorf("10^6 blocks: %d", got)
+	}
+	if got := FinalizeChunk(100_000, 1); got != 251 {
+		t.Errorf("10^5 blocks: %d", got)
+	}
+}
