@@ -501,10 +501,12 @@ func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, 
 				continue // a training row that sets the state
 			}
 			q := p.io.Index(B, gr.T, b, f.T, f.H)
-			y, v := p.at(gr, fx[gi], q)
+			y, v := p.at(gr, fx[gi], q) // y is 1 for a K-class model
 			pt := point{seq: i, f: f, group: gi, pos: q, pred: v}
 			if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
-				pt.y, pt.has = y, true
+				if pt.y, pt.has = y, true; p.multi == nil {
+					pt.y = seq.Y[row][0] // the data's (a shifted alternative's, fitcheck.go)
+				}
 			}
 			yield(pt)
 		}
