@@ -12,7 +12,7 @@ package audit
 //	             of probeSeqs training sequences (probe, InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule
 //	             (leverageRule, lowLeverage)
-//	block pass   per chunk of <= streamBatch sequences (streamSizes): gradients
+//	block pass   per chunk of <= streamBatch sequences (membudget.Stream): gradients
 //	             (and Jacobian rows under the per-block rule) in,
 //	             mapBlockChunk: steps delta_b in the factor's coordinates
 //	             (hvp.Reduced: table.MapBlock's table.BlockRecord without the
@@ -99,7 +99,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 		p.pool.release() // nothing after runs these programs forward again
 	}
 	terms := newTermStore(p, fx)
-	slots, batch, err := streamSizes(p)
+	slots := forecastSlots(p)
+	batch, err := membudget.Stream(p.opt.Memory, len(p.theta), solvecost.Rank(len(p.theta), p.opt.Rank), len(slots), p.workers, len(p.scheme.Blocks), streamBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -154,17 +155,6 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 	inf.rep = &tableRep{table: tab, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
-}
-
-// streamSizes returns the forecast slots and the sequences per chunk within
-// the memory budget, or an error when it cannot fit (membudget).
-func streamSizes(p *problem) (map[forecast]int, int, error) {
-	slots, P, budget := forecastSlots(p), len(p.theta), p.opt.Memory
-	if budget <= 0 {
-		budget = membudget.Default()
-	}
-	err := membudget.Check(budget, P, solvecost.Rank(P, p.opt.Rank), 1+len(slots), p.workers, len(p.scheme.Blocks), len(slots))
-	return slots, membudget.StreamBatch(budget, P, 1+len(slots), p.workers, streamBatch), err
 }
 
 // probes are the output-Jacobian rows of at most probeSeqs training sequences,
@@ -306,7 +296,7 @@ type lowRankPass struct {
 	termsOf func(int) []ownTerm
 	terms   [][]ownTerm
 	slots   map[forecast]int
-	batch   int // sequences per chunk (streamSizes; 0: streamBatch)
+	batch   int // sequences per chunk (membudget.Stream; 0: streamBatch)
 }
 
 // termsFor returns training sequence i's terms.

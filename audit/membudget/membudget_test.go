@@ -92,3 +92,18 @@ func TestFinalizeChunk(t *testing.T) {
 		t.Errorf("10^5 blocks: %d", got)
 	}
 }
+
+func TestStream(t *testing.T) {
+	// 8 GiB: the 795k LSTM's check passes and its chunks are 8 sequences
+	// (TestStreamBatch); 1 GiB: Check's error.
+	if b, err := Stream(8<<30, 794881, 200, 20, 2, 20000, 64); b != 8 || err != nil {
+		t.Errorf("8 GiB: %d, %v; want 8", b, err)
+	}
+	if _, err := Stream(1<<30, 794881, 200, 20, 2, 20000, 64); err == nil {
+		t.Error("1 GiB: no error")
+	}
+	// The default budget is positive and takes a small model's 64.
+	if b, err := Stream(0, 481, 120, 10, 2, 1000, 64); b != 64 || err != nil {
+		t.Errorf("default budget: %d, %v; want 64", b, err)
+	}
+}

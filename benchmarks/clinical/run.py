@@ -5,7 +5,8 @@ For each data set of models.json (train.py) it runs the audit binary
 with the calibration set (--calibration, --shift 1, --ridge w N, the
 abnormal-range thresholds) and reads from its JSON report, for every
 kind of interval (jackknife+ with the default estimator, conformalized
-jackknife+, split conformal, Bonferroni, in-sample), the test coverage,
+jackknife+, split conformal, Bonferroni, in-sample, normalised split
+conformal), the test coverage,
 mean width, unbounded count and the precision and recall of the flags
 "next value above HIGH" (upper limit above it) and "below LOW" (lower
 limit below it), plus the kind the audit recommends, chosen on the
@@ -103,7 +104,8 @@ def kind_limits(rep, kind):
     """Per labelled test value: (patient, y, lower, upper) under a kind."""
     keys = {"jackknife_plus": ("lower", "upper"), "conformal_jackknife_plus": ("conformal_jackknife_lower", "conformal_jackknife_upper"),
             "split_conformal": ("split_lower", "split_upper"), "in_sample": ("naive_lower", "naive_upper"),
-            "split_conformal_bonferroni": ("bonferroni_lower", "bonferroni_upper")}[kind]
+            "split_conformal_bonferroni": ("bonferroni_lower", "bonferroni_upper"),
+            "normalised_split_conformal": ("normalised_lower", "normalised_upper")}[kind]
     out = []
     for s in rep["sequences"]:
         for st in s["steps"]:
