@@ -116,6 +116,12 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
+	// Auto moved from exact returns there when the refinement could cost more than its slack.
+	budget := solvecost.RefineBudget(f.Products, inf.diag.CurvatureSequences, len(p.theta))
+	refine := solvecost.Refinement(solvecost.ShapeOf(len(p.theta), 0, 0, 0, curvatureMaxSeqs, p.train, nil, nil), budget)
+	if back := solvecost.Retreat(p.solverSlack, refine, withRows && inf.estimator == Newton, inf.diag.LeverageEstimate); back != "" {
+		return nil, back
+	}
 
 	mark("block pass")
 	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: slots, batch: batch}
