@@ -178,7 +178,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 			return nil, err
 		}
 	}
-	if err := degenerate(p.scheme, train); err != nil {
+	if err := datacheck.Degenerate(p.scheme, train); err != nil {
 		return nil, err
 	}
 	if len(p.scheme.Blocks) < 2 {
