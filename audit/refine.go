@@ -79,7 +79,7 @@ func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPas
 		return out.levMax[k]
 	}
 	sort.SliceStable(cand, func(a, b int) bool { return key(cand[a]) > key(cand[b]) })
-	op, err := f.OperatorMany(p.objective(p.groups), hvp.GaussNewton, p.theta)
+	op, err := f.OperatorMany(p.objective(lr.curv), hvp.GaussNewton, p.theta)
 	if err != nil {
 		return rf, err
 	}

@@ -331,7 +331,7 @@ func TestBlockPassReduced(t *testing.T) {
 	if f.Rank() >= P || !(f.Complement+f.Lambda > 0) {
 		t.Fatalf("rank %d of %d, complement %g: want a truncated factor", f.Rank(), P, f.Complement)
 	}
-	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: P, U: f.U}, terms: terms, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: P, U: f.U}, terms: terms, slots: forecastSlots(p), curv: p.groups}
 
 	// The dense inverse A and its inverse.
 	red, err := f.Reduce()

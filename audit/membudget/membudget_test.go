@@ -107,3 +107,19 @@ func TestStream(t *testing.T) {
 		t.Errorf("default budget: %d, %v; want 64", b, err)
 	}
 }
+
+func TestCurvatureBatch(t *testing.T) {
+	// A batch of 512 sequences whose State is 800,000,000 bytes: 1,562,500
+	// (+1) a sequence, three times over on each of 2 workers, 9,375,006
+	// bytes a sequence in a quarter of 8 GiB (2,147,483,648): 229.
+	if got := CurvatureBatch(8<<30, 800_000_000, 512, 2); got != 229 {
+		t.Errorf("wide model: %d sequences, want 229", got)
+	}
+	// A State of 10 MB keeps the 512.
+	if got := CurvatureBatch(8<<30, 10_000_000, 512, 2); got != 512 {
+		t.Errorf("narrow model: %d sequences, want 512", got)
+	}
+	if got := CurvatureBatch(1<<20, 800_000_000, 512, 2); got != 1 {
+		t.Errorf("tiny budget: %d sequences, want 1", got)
+	}
+}

@@ -836,17 +836,43 @@ func (m *IO) ForecastRows(T int) []int {
 	return out
 }
 
+// Slots numbers the forecasts of sequences of the lengths lens, by row
+// then horizon: the columns of the low-rank path's block table of
+// residuals. A point pairs with the residuals at its own forecast (row,
+// horizon), as on the exact path's residual entries.
+func (m *IO) Slots(lens []int) map[Forecast]int {
+	seen := map[Forecast]bool{}
+	var fs []Forecast
+	for _, T := range lens {
+		for _, f := range m.Forecasts(T) {
+			if !seen[f] {
+				seen[f] = true
+				fs = append(fs, f)
+			}
+		}
+	}
+	slices.SortFunc(fs, byRow)
+	out := make(map[Forecast]int, len(fs))
+	for i, f := range fs {
+		out[f] = i
+	}
+	return out
+}
+
 // SortedKeys are the forecasts keying m, by row, then horizon.
 func SortedKeys[V any](m map[Forecast]V) []Forecast {
 	keys := make([]Forecast, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b Forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
+	slices.SortFunc(keys, byRow)
 	return keys
+}
+
+// byRow orders forecasts by row, then horizon.
+func byRow(a, b Forecast) int {
+	if a.T != b.T {
+		return a.T - b.T
+	}
+	return a.H - b.H
 }
