@@ -88,4 +88,4 @@ awk -v p="$pc" -v o="$oc" 'BEGIN {printf "predict one sequence %.4f s CPU, audit
 }
 run | tee "$log"
 results_write benchmarks/RESULTS-process.md "The audit as whole processes at the paper's scale" \
-	"ROUNDS=$ROUNDS bash benchmarks/process.sh" "$log"
+	"ROUNDS=$ROUNDS PAIRS=$PAIRS bash benchmarks/process.sh" "$log"
