@@ -121,6 +121,7 @@ type fitCal struct {
 	Pred, Y      []float64
 	Has          []bool
 	Lower, Upper []float64
+	Spread       []float64 // limits.sd; absent in artifacts of earlier versions
 }
 
 // fitContext is artifact.Training in the body.
@@ -174,7 +175,7 @@ func (f *Fitted) Save(w io.Writer, modelSHA256 [32]byte) error {
 		b.Naive = append(b.Naive, fitNaive{T: fc.T, H: fc.H, R: f.naive[fc]})
 	}
 	if c := f.cal; c != nil {
-		fc := &fitCal{File: c.file, Seqs: c.seqs, Lower: c.lim.lo, Upper: c.lim.up}
+		fc := &fitCal{File: c.file, Seqs: c.seqs, Lower: c.lim.lo, Upper: c.lim.up, Spread: c.lim.sd}
 		for _, pt := range c.points {
 			fc.T, fc.H = append(fc.T, pt.f.T), append(fc.H, pt.f.H)
 			fc.Pred, fc.Y, fc.Has = append(fc.Pred, pt.pred), append(fc.Y, pt.y), append(fc.Has, pt.has)
@@ -275,7 +276,10 @@ func Load(r io.Reader, model *graph.Graph, modelSHA256 [32]byte) (*Fitted, error
 		if len(c.H) != n || len(c.Pred) != n || len(c.Y) != n || len(c.Has) != n || len(c.Lower) != n || len(c.Upper) != n {
 			return nil, errors.New("audit: load: calibration lists of unequal lengths: the file is damaged")
 		}
-		cf := &calFit{file: c.File, seqs: c.Seqs, lim: limits{lo: c.Lower, up: c.Upper}}
+		if c.Spread != nil && len(c.Spread) != n {
+			return nil, errors.New("audit: load: calibration lists of unequal lengths: the file is damaged")
+		}
+		cf := &calFit{file: c.File, seqs: c.Seqs, lim: limits{lo: c.Lower, up: c.Upper, sd: c.Spread}}
 		for i := range n {
 			cf.points = append(cf.points, point{f: forecast{T: c.T[i], H: c.H[i]}, pred: c.Pred[i], y: c.Y[i], has: c.Has[i]})
 		}

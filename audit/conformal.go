@@ -26,13 +26,13 @@ type Conformal struct {
 	// horizon), by row then horizon.
 	Forecasts []interval.ConformalForecast
 	// Kinds compares every kind of interval on the labelled test values
-	// (nil without them), in the order jackknife+, conformalized
-	// jackknife+, split conformal, Bonferroni, in-sample.
+	// (nil without them): jackknife+, conformalized jackknife+, split
+	// conformal, Bonferroni, in-sample, normalised (when the fit has scales).
 	Kinds []interval.KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
-	// Calibrated are jackknife+, conformalized jackknife+ and split
-	// conformal at the calibration values: what the recommendation is
+	// Calibrated are jackknife+, conformalized jackknife+, split conformal
+	// (and normalised) at the calibration values: what the recommendation is
 	// chosen from (interval.Choose).
 	Calibrated []interval.CalibrationFigures
 	// Recommendation is the kind of interval the audit recommends.
@@ -41,11 +41,13 @@ type Conformal struct {
 
 // calibration is what a calibration set fixes per forecast (row,
 // horizon): the calibration |residuals| res, the split-conformal
-// half-width half and the conformalized jackknife+ scale scale.
+// half-width half, the conformalized jackknife+ scale scale and the
+// normalised split-conformal quantile norm (nil without scales).
 type calibration struct {
 	res   map[forecast][]float64
 	half  map[forecast]float64
 	scale map[forecast]float64
+	norm  map[forecast]float64
 	// forecasts are the calibrated quantities by row then horizon (every
 	// forecast of the calibration or test points); few the rows with
 	// calibration values too few for finite limits; values the labelled
@@ -65,7 +67,10 @@ type calibration struct {
 // jackknife+ interval.
 func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) calibration {
 	c := calibration{res: map[forecast][]float64{}, half: map[forecast]float64{}, scale: map[forecast]float64{}}
-	scores := map[forecast][]float64{}
+	scores, nscores := map[forecast][]float64{}, map[forecast][]float64{}
+	if cl.sd != nil {
+		c.norm = map[forecast]float64{}
+	}
 	inJK := map[forecast]int{}
 	keys := map[forecast]bool{}
 	for k, pt := range cal {
@@ -76,6 +81,9 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 		keys[pt.f] = true
 		c.res[pt.f] = append(c.res[pt.f], math.Abs(pt.y-pt.pred))
 		scores[pt.f] = append(scores[pt.f], interval.CJScore(pt.pred, cl.lo[k], cl.up[k], pt.y))
+		if c.norm != nil {
+			nscores[pt.f] = append(nscores[pt.f], interval.NormalisedScore(pt.pred, cl.sd[k], pt.y))
+		}
 		if cl.lo[k] <= pt.y && pt.y <= cl.up[k] {
 			inJK[pt.f]++
 		}
@@ -84,28 +92,28 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 		keys[pt.f] = true
 	}
 	// Rows are grouped, Mondrian fashion, until each group has enough
-	// values (interval.GroupRows, groupNeed).
-	counts := map[int][]int{}
+	// values (interval.GroupHorizons, interval.GroupNeed).
+	var rows, hs, counts []int
 	for f := range keys {
-		counts[f.H] = append(counts[f.H], make([]int, max(0, f.T+1-len(counts[f.H])))...)
-		counts[f.H][f.T] = len(c.res[f])
+		rows, hs, counts = append(rows, f.T), append(hs, f.H), append(counts, len(c.res[f]))
 	}
-	pools := map[int][][]int{}
-	for h, n := range counts {
-		pools[h] = interval.GroupRows(n, groupNeed(alpha, pool))
-	}
+	pools := interval.GroupHorizons(rows, hs, counts, interval.GroupNeed(alpha, pool))
 	for _, f := range sortedForecasts(keys) {
-		res, sc, pooled := c.res[f], scores[f], 0
+		res, sc, nsc, pooled := c.res[f], scores[f], nscores[f], 0
 		if rows := pools[f.H][f.T]; len(rows) > 1 {
-			res, sc = nil, nil
+			res, sc, nsc = nil, nil, nil
 			for _, r := range rows {
-				res, sc = append(res, c.res[forecast{T: r, H: f.H}]...), append(sc, scores[forecast{T: r, H: f.H}]...)
+				g := forecast{T: r, H: f.H}
+				res, sc, nsc = append(res, c.res[g]...), append(sc, scores[g]...), append(nsc, nscores[g]...)
 			}
 			pooled = len(res)
 			c.pooled = append(c.pooled, f.T)
 		}
 		c.half[f] = interval.UpperQuantile(alpha, res)
 		c.scale[f] = interval.UpperQuantile(alpha, sc)
+		if c.norm != nil {
+			c.norm[f] = interval.UpperQuantile(alpha, nsc)
+		}
 		m := len(c.res[f])
 		c.forecasts = append(c.forecasts, interval.ConformalForecast{Row: f.T, Horizon: f.H, M: m, Pooled: pooled, HalfWidth: c.half[f], Scale: c.scale[f],
 			JackknifeCoverage: num.Ratio(float64(inJK[f]), float64(m))})
@@ -115,12 +123,19 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 	}
 	c.pooled = slices.Compact(c.pooled)
 	c.figs = []interval.CalibrationFigures{{Kind: interval.KindJackknife}, {Kind: interval.KindConformalJackknife, Guaranteed: true}, {Kind: interval.KindSplit, Guaranteed: true}}
+	if c.norm != nil {
+		c.figs = append(c.figs, interval.CalibrationFigures{Kind: interval.KindNormalised, Guaranteed: true})
+	}
 	for k, pt := range cal {
 		if pt.has {
 			lo, up := interval.CJLimits(pt.pred, cl.lo[k], cl.up[k], c.scale[pt.f])
 			c.figs[0].Add(pt.f.T, pt.y, cl.lo[k], cl.up[k])
 			c.figs[1].Add(pt.f.T, pt.y, lo, up)
 			c.figs[2].Add(pt.f.T, pt.y, pt.pred-c.half[pt.f], pt.pred+c.half[pt.f])
+			if c.norm != nil {
+				lo, up = interval.NormalisedLimits(pt.pred, cl.sd[k], c.norm[pt.f])
+				c.figs[3].Add(pt.f.T, pt.y, lo, up)
+			}
 		}
 	}
 	for i := range c.figs {
@@ -130,11 +145,12 @@ func calibrate(alpha float64, pool int, cal []point, cl limits, test []point) ca
 }
 
 // calibrated are the calibrated intervals of the test points: split
-// conformal, Bonferroni (half-widths in the limits' nq) and conformalized
-// jackknife+; bonInf counts the unbounded Bonferroni intervals.
+// conformal, Bonferroni (half-widths in the limits' nq), conformalized
+// jackknife+ and normalised split conformal (nil limits without scales);
+// bonInf counts the unbounded Bonferroni intervals.
 type calibrated struct {
-	split, bonf, cj limits
-	bonInf          int
+	split, bonf, cj, norm limits
+	bonInf                int
 }
 
 // calibratedLimits computes the calibrated intervals of the test points
@@ -153,6 +169,9 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 		return limits{lo: make([]float64, n), up: make([]float64, n), nq: make([]float64, n)}
 	}
 	out := calibrated{split: mk(), bonf: mk(), cj: mk()}
+	if c.norm != nil && jk.sd != nil {
+		out.norm = mk()
+	}
 	for p, pt := range pts {
 		h := c.half[pt.f]
 		out.split.lo[p], out.split.up[p], out.split.nq[p] = pt.pred-h, pt.pred+h, h
@@ -167,6 +186,9 @@ func calibratedLimits(alpha float64, pts []point, L []int, c calibration, jk lim
 		}
 		out.bonf.lo[p], out.bonf.up[p], out.bonf.nq[p] = pt.pred-b, pt.pred+b, b
 		out.cj.lo[p], out.cj.up[p] = interval.CJLimits(pt.pred, jk.lo[p], jk.up[p], c.scale[pt.f])
+		if out.norm.lo != nil {
+			out.norm.lo[p], out.norm.up[p] = interval.NormalisedLimits(pt.pred, jk.sd[p], c.norm[pt.f])
+		}
 	}
 	return out
 }
@@ -183,14 +205,14 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	cb := calibrate(alpha, p.opt.CalibrationPool, cf.points, cf.lim, test)
 	c := &Conformal{File: cf.file, Sequences: cf.seqs, Values: cb.values, Forecasts: cb.forecasts, Calibrated: cb.figs}
 	if len(cb.pooled) > 0 {
-		need := groupNeed(alpha, p.opt.CalibrationPool)
+		need := interval.GroupNeed(alpha, p.opt.CalibrationPool)
 		c.Notes = append(c.Notes, fmt.Sprintf("The split-conformal and conformalized jackknife+ quantiles at %s are taken over groups of consecutive steps with at least %d calibration values each (Mondrian groups), which assumes the residuals of a group's steps are alike; their guarantee is for each group, not step by step.",
-			rowList(cb.pooled), need))
+			interval.StepList(cb.pooled), need))
 	}
 	if len(cb.few) > 0 {
 		need := interval.MinValues(alpha)
 		c.Notes = append(c.Notes, fmt.Sprintf("The calibration set has fewer than %d values at %s: the split-conformal and conformalized jackknife+ intervals there are unbounded (a finite %s interval needs at least %d calibration values per step).",
-			need, rowList(cb.few), pct(1-alpha), need))
+			need, interval.StepList(cb.few), pct(1-alpha), need))
 	}
 	// L per test sequence: its forecasts whose target row lies inside it.
 	L := make([]int, p.eval.Len())
@@ -203,7 +225,10 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 	steps := make([]*interval.StepConformal, len(test))
 	for i, pt := range test {
 		steps[i] = &interval.StepConformal{SplitLower: cd.split.lo[i], SplitUpper: cd.split.up[i], BonferroniLower: cd.bonf.lo[i], BonferroniUpper: cd.bonf.up[i],
-			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], M: len(cb.res[pt.f])}
+			JackknifeLower: cd.cj.lo[i], JackknifeUpper: cd.cj.up[i], NormalisedLower: math.NaN(), NormalisedUpper: math.NaN(), M: len(cb.res[pt.f])}
+		if cd.norm.lo != nil {
+			steps[i].NormalisedLower, steps[i].NormalisedUpper = cd.norm.lo[i], cd.norm.up[i]
+		}
 	}
 	if n := len(test); cd.bonInf > 0 && len(cb.few) == 0 {
 		longest := slices.Max(L)
@@ -218,40 +243,11 @@ func conformal(p *problem, cf *calFit, test []point, jk limits, labelled bool) (
 			kindSummary(interval.KindBonferroni, lv, test, cd.bonf.lo, cd.bonf.up, cd.bonf.nq),
 			kindSummary(interval.KindInSample, lv, test, jk.nlo, jk.nup, jk.nq),
 		}
+		if cd.norm.lo != nil {
+			c.Kinds = append(c.Kinds, kindSummary(interval.KindNormalised, lv, test, cd.norm.lo, cd.norm.up, nil))
+		}
 	}
 	return c, steps
-}
-
-// groupNeed is how many calibration values a group of rows needs
-// (docs/design.md, section 6.5): pool (Options.CalibrationPool) when set,
-// else interval.GroupValues, and never fewer than a finite quantile needs.
-func groupNeed(alpha float64, pool int) int {
-	if pool <= 0 {
-		pool = interval.GroupValues(alpha)
-	}
-	return max(pool, interval.MinValues(alpha))
-}
-
-// rowList names rows (0-based) as 1-based steps, runs as ranges: "step
-// 3", "steps 1-4 and 9".
-func rowList(rows []int) string {
-	var parts []string
-	for i := 0; i < len(rows); {
-		j := i
-		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, fmt.Sprint(rows[i]+1))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", rows[i]+1, rows[j]+1))
-		}
-		i = j + 1
-	}
-	if len(rows) == 1 {
-		return "step " + parts[0]
-	}
-	return "steps " + joinWords(parts, "and")
 }
 
 // pct formats a fraction as a percentage, "90%" or "92.5%".

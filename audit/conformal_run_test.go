@@ -121,7 +121,23 @@ func TestCalibrationRun(t *testing.T) {
 		t.Errorf("split-conformal coverage %.4f, want near 0.9", cov)
 	}
 
-	kinds := []string{interval.KindJackknife, interval.KindConformalJackknife, interval.KindSplit, interval.KindBonferroni, interval.KindInSample}
+	// Normalised split conformal: symmetric about the prediction at every
+	// step, and on the calibration values, from which its per-step
+	// quantiles come (200 a step, one group each), covering at least
+	// ceil(0.9 x 201) / 200 = 90.5% at every step by construction (a
+	// scale paired with the wrong value would not).
+	for _, s := range res.Sequences {
+		for _, st := range s.Steps {
+			cf := st.Conformal
+			if d := (cf.NormalisedUpper - st.Prediction) - (st.Prediction - cf.NormalisedLower); !(math.Abs(d) <= 1e-9*math.Abs(cf.NormalisedUpper-cf.NormalisedLower)) {
+				t.Fatalf("sequence %s row %d: normalised [%g, %g] not about %g", s.ID, st.Row, cf.NormalisedLower, cf.NormalisedUpper, st.Prediction)
+			}
+		}
+	}
+	if nc := c.Calibrated[3]; nc.Kind != interval.KindNormalised || slices.Min(nc.CoveragePerStep) < 0.905 || nc.Unbounded != 0 {
+		t.Errorf("normalised at the calibration values: %+v", nc)
+	}
+	kinds := []string{interval.KindJackknife, interval.KindConformalJackknife, interval.KindSplit, interval.KindBonferroni, interval.KindInSample, interval.KindNormalised}
 	if len(c.Kinds) != len(kinds) {
 		t.Fatalf("%d kinds", len(c.Kinds))
 	}

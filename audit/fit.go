@@ -10,6 +10,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
 	"github.com/rnnaudit/rnnaudit/audit/modelio"
 	"github.com/rnnaudit/rnnaudit/audit/refit"
+	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/graph"
 	"github.com/rnnaudit/rnnaudit/hvp"
@@ -193,6 +194,11 @@ func fit(ctx context.Context, p *problem, ev *evaluation, mark func(string)) (*F
 		p.opt.Damping, p.opt.Estimator = prox.Rho, Infinitesimal
 	}
 	inf, err := s.influence(ctx, p, ev, mark)
+	var back solvecost.Retreated // lowRankInfluence: back to the exact path
+	if errors.As(err, &back) {
+		p.solver, p.solverWhy, p.solverCost, p.solverSlack, s = Exact, ReasonSmallModel, p.solverCost+string(back), 0, denseSolver{hvp.Exact}
+		inf, err = s.influence(ctx, p, ev, mark)
+	}
 	if err != nil {
 		return nil, err
 	}

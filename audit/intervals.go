@@ -25,6 +25,7 @@ type limits struct {
 	nlo, nup []float64
 	nq       []float64 // naive half-widths
 	m        []int
+	sd       []float64           // the spread of the perturbed predictions (interval.PredictionSD), nil when not measured
 	cls      []classify.Forecast // a classifier's forecasts (Options.Classify)
 }
 

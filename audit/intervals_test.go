@@ -292,10 +292,11 @@ func TestCalibrateByHand(t *testing.T) {
 			y = -y
 		}
 		cal = append(cal, point{seq: k, f: f0, pred: 0, y: y, has: true})
-		cl.lo, cl.up = append(cl.lo, -1), append(cl.up, 1)
+		cl.lo, cl.up, cl.sd = append(cl.lo, -1), append(cl.up, 1), append(cl.sd, 1)
 	}
+	cl.sd[8] = 10
 	cal = append(cal, point{seq: 10, f: f0}) // unlabelled
-	cl.lo, cl.up = append(cl.lo, 0), append(cl.up, 0)
+	cl.lo, cl.up, cl.sd = append(cl.lo, 0), append(cl.up, 0), append(cl.sd, 1)
 	test := []point{{seq: 0, f: f0, pred: 10}, {seq: 0, f: f1, pred: 20}}
 	c := calibrate(0.2, 0, cal, cl, test)
 	if c.values != 9 || c.half[f0] != 8 || c.scale[f0] != 8 || c.half[f1] != 8 || c.scale[f1] != 8 || len(c.few) != 0 || !slices.Equal(c.pooled, []int{0, 1}) {
@@ -304,6 +305,16 @@ func TestCalibrateByHand(t *testing.T) {
 	// Only |y| = 1 lies in its jackknife+ interval [-1, 1].
 	if len(c.forecasts) != 2 || c.forecasts[0].M != 9 || !near(c.forecasts[0].JackknifeCoverage, 1.0/9) || c.forecasts[1].M != 0 || c.forecasts[0].Pooled != 9 || c.forecasts[1].Pooled != 9 {
 		t.Errorf("forecasts %+v", c.forecasts)
+	}
+	// Normalised scores |y| / scale: 1..8 at scale 1 and 9/10 = 0.9, rank
+	// 8 of them 7 (sorted 0.9, 1, ..., 8), for both rows (one group); at
+	// the calibration values 0 ± 7 scale covers |y| 1..7 and 9 (± 70):
+	// 8/9, mean width (8 x 14 + 140)/9 = 28.
+	if c.norm[f0] != 7 || c.norm[f1] != 7 {
+		t.Errorf("normalised quantiles %v, want 7 and 7", c.norm)
+	}
+	if g := c.figs[3]; g.Kind != interval.KindNormalised || !g.Guaranteed || !near(g.Coverage, 8.0/9) || !near(g.MeanWidth, 28) {
+		t.Errorf("normalised figures %+v", g)
 	}
 	// The kinds at the calibration values: jackknife+ [-1, 1] covers
 	// 1/9, width 2; split 0 ± 8 and conformalized jackknife+ [-8, 8]

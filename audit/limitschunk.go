@@ -40,7 +40,7 @@ type seqChunk struct {
 // budget bounds the bytes of predictions held at once (chunkBytes).
 func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []interval.CalibrationPoint, error) {
 	n := len(pts)
-	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n)}
+	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n), sd: make([]float64, n)}
 	if p.opt.Classify != nil {
 		l.cls = make([]classify.Forecast, n)
 	}
@@ -50,7 +50,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 	}
 	nb := len(deltas)
 	buf := make([]float64, nb*maxPts)
-	preds := make(predMatrix, nb)
+	preds, col := make(predMatrix, nb), make([]float64, nb)
 	ws := newStates(p.workers)
 	sel := newSelector(pts, entries, self, p.workers)
 	ths := make([][]float64, p.workers)
@@ -102,6 +102,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		cl, cc := scanCounts(ctx, p.workers, p.opt.Alpha, local, 0, preds, entries, self, nil, curve, sel)
 		for j, i := range c.idx {
 			l.lo[i], l.up[i], l.m[i] = cl.lo[j], cl.up[j], cl.m[j]
+			l.sd[i] = interval.PredictionSD(preds.point(j, col))
 			if o := p.opt.Classify; o != nil {
 				es, skip := entries.at(pts[i], self)
 				l.cls[i] = classify.Point(o, p.opt.Alpha, pts[i].pred, pts[i].y, pts[i].has, preds.point(j, make([]float64, nb)), es, skip)

@@ -38,9 +38,10 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 		}
 	}
 	if f.opt.Window > 0 {
-		// A loaded fit has no training series to continue.
+		// A loaded fit has no training series to continue; in process,
+		// a calibration stretch of the series continues it.
 		if w := f.train.Windows; w != nil && !f.opt.Restart {
-			test = blocks.ContinueOrSelf(w.Series, test)
+			_, test = blocks.ContinueThrough(w.Series, f.calData.WindowSeries(), test)
 		}
 		if test, err = blocks.CutWindows(test, f.opt.Window, f.io.Horizons()); err != nil {
 			return nil, err

@@ -50,9 +50,10 @@ type problem struct {
 	// poolNote says which pooling of residuals runs (resolvePooling).
 	poolNote string
 	// The solver chosen, why, and the prediction (chooseSolver).
-	solver     Solver
-	solverWhy  SolverReason
-	solverCost string
+	solver      Solver
+	solverWhy   SolverReason
+	solverCost  string
+	solverSlack float64 // solvecost.Choice.Slack, for lowRankInfluence's retreat
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one
 	// phase to the next (statePool); nil: each pass makes its own.
@@ -187,7 +188,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 			return nil, err
 		}
 	}
-	if p.solver, p.solverWhy, p.solverCost = p.chooseSolver(); p.solverCost != "" && o.Progress != nil {
+	if p.solver, p.solverWhy, p.solverCost, p.solverSlack = p.chooseSolver(); p.solverCost != "" && o.Progress != nil {
 		o.Progress(Progress{Phase: "prepare", Note: "solver: " + p.solverCost})
 	}
 	// The LowRank solver streams batches and never reads parts: one
@@ -272,9 +273,9 @@ func (p *problem) solverName() (Solver, SolverReason) { return p.solver, p.solve
 // Solver's doc comment) and why, with the cost model's prediction when it
 // mattered (audit/solvecost: a solver predicted much faster than the
 // rule's replaces it).
-func (p *problem) chooseSolver() (Solver, SolverReason, string) {
+func (p *problem) chooseSolver() (Solver, SolverReason, string, float64) {
 	if p.opt.Solver != Auto {
-		return p.opt.Solver, ReasonChosen, ""
+		return p.opt.Solver, ReasonChosen, "", 0
 	}
 	P, gn := p.g.NumParams(), p.opt.Curvature == hvp.GaussNewton
 	dual, _ := hvp.DualFits(p.terms(), P, 0)
@@ -292,11 +293,11 @@ func (p *problem) chooseSolver() (Solver, SolverReason, string) {
 	if p.opt.DampingSensitivity {
 		sh.CheckMaxDim, sh.CheckSeqs = sensitivityMaxDim, sensitivitySample
 	}
-	choice, changed, say := solvecost.Choose(sh, solvecost.Solver(rule), solvecost.Eligible(gn && dual, gn && low && p.opt.Retrain == 0))
-	if changed {
-		return Solver(choice), ReasonPredicted, say
+	c := solvecost.Choose(sh, solvecost.Solver(rule), solvecost.Eligible(gn && dual, gn && low && p.opt.Retrain == 0))
+	if c.Changed {
+		return Solver(c.Solver), ReasonPredicted, c.Say, c.Slack
 	}
-	return rule, why, say
+	return rule, why, c.Say, 0
 }
 
 // terms is N, the number of the training data's loss terms.

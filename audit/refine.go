@@ -23,6 +23,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/rnnaudit/rnnaudit/audit/solvecost"
 	"github.com/rnnaudit/rnnaudit/blocks"
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
@@ -35,10 +36,6 @@ const (
 	// at most 0.001, for 45% of the products.
 	refineTol     = 1e-4
 	refineMaxIter = 300
-	// refineFactor and refineWork set the refinement's budget of
-	// curvature-vector products (refineProducts).
-	refineFactor = 0.25
-	refineWork   = 1e9
 	// refineIterGuess is the products per right-hand side assumed for
 	// the first block (measured: 20 on rnn100s at refineTol).
 	refineIterGuess = 20
@@ -46,20 +43,6 @@ const (
 	// Jacobian rows are computed at once.
 	refineChunk = 16
 )
-
-// refineProducts is the refinement's budget of curvature-vector
-// products, given the factor's products, the curvature's training
-// sequences and P: the larger of refineFactor times the factor's
-// products (a quarter of the curvature phase's time) and refineWork /
-// (sequences × P) (a fixed amount of work, products costing about
-// sequences × P: some 10 s on 2 cores, which refines every suspicious
-// block of a model of a few hundred sequences and parameters). The
-// blocks are refined in decreasing order of their low-rank leverage; a
-// block is begun only when the products so far plus its right-hand
-// sides times the mean products per right-hand side so far fit.
-func refineProducts(factor, seqs, P int) int {
-	return max(int(refineFactor*float64(factor)), int(refineWork/float64(max(1, seqs)*max(1, P))))
-}
 
 // refined is what refineBlocks reports: the blocks refined, the
 // candidates left at their low-rank values by the budget, the products
@@ -73,7 +56,7 @@ type refined struct {
 // leverage eigenvalue exceeds RefineLeverage (or is unbounded), u = A
 // g_b and A J_b^T by f.SolvePCG on the curvature f was built from, to
 // refineTol, and replaces their Newton step, record, residuals, shift
-// and leverage in out (see refineProducts for the bound on its cost). The
+// and leverage in out (solvecost.RefineBudget bounds its cost). The
 // blocks' gradients and Jacobian rows are computed again, refineChunk
 // blocks at a time; the solves run one block after another, so the
 // result does not depend on the workers.
@@ -96,11 +79,11 @@ func (lr *lowRankPass) refineBlocks(ctx context.Context, seqs int, out *blockPas
 		return out.levMax[k]
 	}
 	sort.SliceStable(cand, func(a, b int) bool { return key(cand[a]) > key(cand[b]) })
-	op, err := f.OperatorMany(p.objective(p.groups), hvp.GaussNewton, p.theta)
+	op, err := f.OperatorMany(p.objective(lr.curv), hvp.GaussNewton, p.theta)
 	if err != nil {
 		return rf, err
 	}
-	budget := refineProducts(f.Products, seqs, len(p.theta))
+	budget := solvecost.RefineBudget(f.Products, seqs, len(p.theta))
 	perVector := float64(refineIterGuess)
 	vectors := 0
 	bl := p.scheme.Blocks
@@ -205,7 +188,7 @@ func refineNewton(ctx context.Context, lr *lowRankPass, bp *blockPassOut, inf *i
 	d.RefinedBlocks, d.RefineSkipped, d.RefineProducts = rf.blocks, rf.skipped, rf.products
 	if rf.skipped > 0 {
 		inf.notes = append(inf.notes, fmt.Sprintf("%d blocks with a low-rank leverage eigenvalue above %g kept their low-rank Newton steps: the refinement by conjugate gradients stopped at its budget of %d curvature products after %d blocks (%d products).",
-			rf.skipped, RefineLeverage, refineProducts(f.Products, d.CurvatureSequences, len(p.theta)), rf.blocks, rf.products))
+			rf.skipped, RefineLeverage, solvecost.RefineBudget(f.Products, d.CurvatureSequences, len(p.theta)), rf.blocks, rf.products))
 	}
 	return nil
 }

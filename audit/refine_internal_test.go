@@ -45,7 +45,7 @@ func TestRefineBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	basis := &table.ShiftBasis{P: P, U: f.U}
-	lr := &lowRankPass{p: p, f: f, basis: basis, terms: terms, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: basis, terms: terms, slots: forecastSlots(p), curv: p.groups}
 	bp, err := lr.blockPass(ctx, true, true)
 	if err != nil {
 		t.Fatal(err)

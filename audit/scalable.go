@@ -12,7 +12,7 @@ package audit
 //	             of probeSeqs training sequences (probe, InverseProbe)
 //	leverage     the probes' mean own leverage picks the rule
 //	             (leverageRule, lowLeverage)
-//	block pass   per chunk of <= streamBatch sequences (streamSizes): gradients
+//	block pass   per chunk of <= streamBatch sequences (membudget.Stream): gradients
 //	             (and Jacobian rows under the per-block rule) in,
 //	             mapBlockChunk: steps delta_b in the factor's coordinates
 //	             (hvp.Reduced: table.MapBlock's table.BlockRecord without the
@@ -99,7 +99,8 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 		p.pool.release() // nothing after runs these programs forward again
 	}
 	terms := newTermStore(p, fx)
-	slots, batch, err := streamSizes(p)
+	slots := forecastSlots(p)
+	batch, err := membudget.Stream(p.opt.Memory, len(p.theta), solvecost.Rank(len(p.theta), p.opt.Rank), len(slots), p.workers, len(p.scheme.Blocks), streamBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
-	f, err := lowRankCurvature(ctx, p, pr.rows, inf)
+	f, curv, err := lowRankCurvature(ctx, p, pr.rows, inf)
 	if err != nil {
 		return nil, err
 	}
@@ -115,9 +116,15 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	if err != nil {
 		return nil, err
 	}
+	// Auto moved from exact returns there when the refinement could cost more than its slack.
+	budget := solvecost.RefineBudget(f.Products, inf.diag.CurvatureSequences, len(p.theta))
+	refine := solvecost.Refinement(solvecost.ShapeOf(len(p.theta), 0, 0, 0, curvatureMaxSeqs, p.train, nil, nil), budget)
+	if back := solvecost.Retreat(p.solverSlack, refine, withRows && inf.estimator == Newton, inf.diag.LeverageEstimate); back != "" {
+		return nil, back
+	}
 
 	mark("block pass")
-	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: slots, batch: batch}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: len(p.theta), U: f.U}, termsOf: terms.of, slots: slots, batch: batch, curv: curv}
 	if withRows {
 		// The per-block rule's refinement and diagnostics index every
 		// sequence's terms.
@@ -154,17 +161,6 @@ func lowRankInfluence(ctx context.Context, p *problem, ev *evaluation, mark func
 	}
 	inf.rep = &tableRep{table: tab, test: test, cal: cal, shift: bp.shift, basis: lr.basis, slots: lr.slots}
 	return inf, nil
-}
-
-// streamSizes returns the forecast slots and the sequences per chunk within
-// the memory budget, or an error when it cannot fit (membudget).
-func streamSizes(p *problem) (map[forecast]int, int, error) {
-	slots, P, budget := forecastSlots(p), len(p.theta), p.opt.Memory
-	if budget <= 0 {
-		budget = membudget.Default()
-	}
-	err := membudget.Check(budget, P, solvecost.Rank(P, p.opt.Rank), 1+len(slots), p.workers, len(p.scheme.Blocks), len(slots))
-	return slots, membudget.StreamBatch(budget, P, 1+len(slots), p.workers, streamBatch), err
 }
 
 // probes are the output-Jacobian rows of at most probeSeqs training sequences,
@@ -223,7 +219,7 @@ func probe(ctx context.Context, p *problem, terms func(int) []ownTerm, most int)
 // matrix (from at most curvatureMaxSeqs sequences, its complement
 // constant fitted on the probe rows) and records in inf what it says
 // (curvature), its damping and notes.
-func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, inf *influence) (*hvp.LowRank, error) {
+func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, inf *influence) (*hvp.LowRank, []*group, error) {
 	d := &inf.diag
 	n := p.train.Len()
 	rho := p.opt.Damping
@@ -233,12 +229,19 @@ func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, in
 	lo := &hvp.LowRankOptions{Curvature: hvp.GaussNewton, Rank: solvecost.Rank(len(p.theta), p.opt.Rank), Damping: rho,
 		InverseProbe: probeRows, Seed: p.opt.Seed,
 		Progress: func(done, total int) { p.opt.progress("curvature", done, total) }}
-	if m := curvatureMaxSeqs * len(p.groups) / n; m < len(p.groups) {
+	groups, gr := p.groups, slices.MaxFunc(p.groups, func(a, b *group) int { return cmp.Compare(a.prog.StateBytes(), b.prog.StateBytes()) })
+	if b := membudget.CurvatureBatch(p.opt.Memory, gr.prog.StateBytes(), len(gr.seqs), p.workers); b < len(gr.seqs) {
+		var err error // a model too wide for wholeBatch's States: smaller batches
+		if groups, err = p.makeGroups(p.train, b); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m := curvatureMaxSeqs * len(groups) / n; m < len(groups) {
 		lo.Subsample = max(1, m)
 	}
-	f, err := hvp.NewLowRank(ctx, p.objective(p.groups), p.theta, lo)
+	f, err := hvp.NewLowRank(ctx, p.objective(groups), p.theta, lo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.Rank, d.Products = f.Rank(), f.Products
 	inf.notes = append(inf.notes, fmt.Sprintf("The perturbed predictions are linearised: f(x) + J_x (theta_-b - theta), with J_x (theta_-b - theta) taken in the rank-%d basis of the curvature factor, not forward passes at theta_-b.", f.Rank()))
@@ -252,14 +255,14 @@ func lowRankCurvature(ctx context.Context, p *problem, probeRows [][]float64, in
 	if f.Drawn != nil {
 		d.CurvatureSequences = 0
 		for _, c := range f.Drawn {
-			d.CurvatureSequences += len(p.groups[c].seqs)
+			d.CurvatureSequences += len(groups[c].seqs)
 		}
 	}
 	if d.CurvatureSequences < n {
 		inf.notes = append(inf.notes, fmt.Sprintf("The low-rank curvature (rank %d, %d products) comes from %d of the %d training sequences (%d of %d batches drawn with the seed; at most %d sequences), scaled to the whole.",
-			d.Rank, d.Products, d.CurvatureSequences, n, len(f.Drawn), len(p.groups), curvatureMaxSeqs))
+			d.Rank, d.Products, d.CurvatureSequences, n, len(f.Drawn), len(groups), curvatureMaxSeqs))
 	}
-	return f, nil
+	return f, groups, nil
 }
 
 // leverageRule estimates the mean own leverage from the probes and
@@ -306,7 +309,8 @@ type lowRankPass struct {
 	termsOf func(int) []ownTerm
 	terms   [][]ownTerm
 	slots   map[forecast]int
-	batch   int // sequences per chunk (streamSizes; 0: streamBatch)
+	batch   int      // sequences per chunk (membudget.Stream; 0: streamBatch)
+	curv    []*group // the batches f's curvature comes from (f.Drawn)
 }
 
 // termsFor returns training sequence i's terms.
@@ -317,32 +321,14 @@ func (lr *lowRankPass) termsFor(i int) []ownTerm {
 	return lr.termsOf(i)
 }
 
-// forecastSlots numbers the forecasts of the training sequences, by row
-// then horizon: the columns of the block table's residuals. A point pairs
-// with the residuals at its own forecast (row, horizon), as on the exact
-// path's residual entries.
+// forecastSlots numbers the forecasts of the training sequences
+// (modelio.IO.Slots of the batches' lengths).
 func forecastSlots(p *problem) map[forecast]int {
-	seen := map[forecast]bool{}
-	var fs []forecast
-	for _, gr := range p.groups {
-		for _, f := range p.io.Forecasts(gr.T) {
-			if !seen[f] {
-				seen[f] = true
-				fs = append(fs, f)
-			}
-		}
+	lens := make([]int, len(p.groups))
+	for i, gr := range p.groups {
+		lens[i] = gr.T
 	}
-	slices.SortFunc(fs, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	out := make(map[forecast]int, len(fs))
-	for i, f := range fs {
-		out[f] = i
-	}
-	return out
+	return p.io.Slots(lens)
 }
 
 // blockPassOut is what the block pass keeps, and mapBlockChunk gives of

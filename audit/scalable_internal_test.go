@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rnnaudit/rnnaudit/audit/interval"
@@ -329,7 +331,7 @@ func TestBlockPassReduced(t *testing.T) {
 	if f.Rank() >= P || !(f.Complement+f.Lambda > 0) {
 		t.Fatalf("rank %d of %d, complement %g: want a truncated factor", f.Rank(), P, f.Complement)
 	}
-	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: P, U: f.U}, terms: terms, slots: forecastSlots(p)}
+	lr := &lowRankPass{p: p, f: f, basis: &table.ShiftBasis{P: P, U: f.U}, terms: terms, slots: forecastSlots(p), curv: p.groups}
 
 	// The dense inverse A and its inverse.
 	red, err := f.Reduce()
@@ -494,5 +496,47 @@ func TestBlockPassReduced(t *testing.T) {
 				t.Fatal("every block unbounded: the Newton step went untested")
 			}
 		})
+	}
+}
+
+// TestRetreatToExact: an audit that Auto moved from the exact path to the
+// low-rank one (a positive slack) returns to the exact path when the
+// probes call for per-block Newton steps whose refinement's budget is
+// predicted to cost more than the slack; it then gives exactly the exact
+// solver's leave-one-block-out residuals, and its prediction says why.
+// With the in-sample rule (no refinement) it stays on the low-rank path.
+func TestRetreatToExact(t *testing.T) {
+	g := fixtureModel(t, "lstm_1l_bf")
+	train := randomData(t, "train", g, graph.BatchFirst, 40, 0, 3, 6, 21)
+	run := func(opt Options, slack float64) (*problem, *Fitted) {
+		opt.Layout, opt.Seed, opt.Rank = graph.BatchFirst, 4, 12
+		p := newProblem(t, g, train, opt)
+		if slack > 0 {
+			p.solver, p.solverWhy, p.solverCost, p.solverSlack = LowRank, ReasonPredicted, "predicted", slack
+		}
+		f, err := fit(t.Context(), p, &evaluation{}, func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, f
+	}
+	_, want := run(Options{Solver: Exact}, 0)
+	p, got := run(Options{Solver: Exact, leverageRule: -1}, 1e-12)
+	if s, why := p.solverName(); s != Exact || why != ReasonSmallModel || got.setting.Solver != "exact" ||
+		!strings.Contains(got.setting.SolverPrediction, "predicted; then the low-rank path's probes found a mean own leverage") {
+		t.Fatalf("retreat: solver %s (%s), setting %q %q, want exact (small-model) with the reason", s, why, got.setting.Solver, got.setting.SolverPrediction)
+	}
+	if len(got.loo.entries) == 0 || len(got.loo.entries) != len(want.loo.entries) {
+		t.Fatalf("%d residual entries, want %d", len(got.loo.entries), len(want.loo.entries))
+	}
+	for k, w := range want.loo.entries {
+		if !reflect.DeepEqual(got.loo.entries[k], w) {
+			t.Fatalf("forecast %v: residuals %v after the retreat, %v from the exact solver", k, got.loo.entries[k], w)
+		}
+	}
+	// A leverage rule that never picks per-block steps: no refinement,
+	// no retreat.
+	if p, _ := run(Options{Solver: Exact, leverageRule: math.Inf(1)}, 1e-12); p.solver != LowRank {
+		t.Errorf("in-sample rule: solver %s, want lowrank kept", p.solver)
 	}
 }

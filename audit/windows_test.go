@@ -244,6 +244,24 @@ func TestWindowsCalibrationStretch(t *testing.T) {
 	if at == alpha+20*gamma*alpha {
 		t.Errorf("every test value covered: the recursion was not exercised by a miss")
 	}
+	// Fit then Predict continues the test series through the calibration
+	// stretch as Run does: the same windows and forecasts.
+	fit, err := audit.Fit(context.Background(), g, train, &audit.Options{Layout: graph.BatchFirst, Ridge: 0.104, Window: 6, Calibration: cal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := fit.Predict(context.Background(), test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Sequences) != len(res.Sequences) {
+		t.Fatalf("Predict: %d windows, Run %d", len(pr.Sequences), len(res.Sequences))
+	}
+	for k, s := range pr.Sequences {
+		if a, b := s.Steps[0], res.Sequences[k].Steps[0]; s.ID != res.Sequences[k].ID || a.Prediction != b.Prediction || a.Lower != b.Lower || a.Upper != b.Upper {
+			t.Errorf("Predict window %s: %v [%v, %v], Run %s: %v [%v, %v]", s.ID, a.Prediction, a.Lower, a.Upper, res.Sequences[k].ID, b.Prediction, b.Lower, b.Upper)
+		}
+	}
 }
 
 // TestWindowsSelfAudit audits the fixture's 104 training windows without

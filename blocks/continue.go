@@ -85,8 +85,15 @@ func headTargets(y, head [][]float64) {
 // (Continue), and test continues train joined with later, so that a test
 // sequence whose id is in later reads the training rows, then later's,
 // and one whose id is only in train reads the training rows. It returns
-// later and test continued (nil for a nil test).
+// later and test continued (nil for a nil test). A nil later is
+// Continue's (nil, test continued from train).
 func ContinueThrough(train, later, test *Dataset) (*Dataset, *Dataset) {
+	if later == nil {
+		if test == nil {
+			return nil, nil
+		}
+		return nil, ContinueOrSelf(train, test)
+	}
 	lc := ContinueOrSelf(train, later)
 	byID := make(map[string]*Sequence, len(lc.Seqs))
 	for _, s := range lc.Seqs {
@@ -110,4 +117,13 @@ func ContinueThrough(train, later, test *Dataset) (*Dataset, *Dataset) {
 		return lc, nil
 	}
 	return lc, ContinueOrSelf(&joined, test)
+}
+
+// WindowSeries returns the series d's windows were cut from (Windowing),
+// or nil when d is nil or not windows.
+func (d *Dataset) WindowSeries() *Dataset {
+	if d == nil || d.Windows == nil {
+		return nil
+	}
+	return d.Windows.Series
 }

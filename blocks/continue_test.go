@@ -94,6 +94,9 @@ func TestContinueThrough(t *testing.T) {
 	if _, nilTest := ContinueThrough(train, cal, nil); nilTest != nil {
 		t.Error("a nil test set came back continued")
 	}
+	if nilCal, tc := ContinueThrough(train, nil, test); nilCal != nil || tc.Seqs[0].Context != 4 {
+		t.Errorf("without a later stretch: %v, test context %d, want nil and 4 (Continue's)", nilCal, tc.Seqs[0].Context)
+	}
 }
 
 // ids lists the ids of d's sequences.

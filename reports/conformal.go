@@ -22,6 +22,8 @@ func kindName(kind string) string {
 		return "conformalized jackknife+"
 	case interval.KindSplit:
 		return "split conformal"
+	case interval.KindNormalised:
+		return "normalised split conformal"
 	case interval.KindBonferroni:
 		return "split conformal, Bonferroni (joint)"
 	case interval.KindInSample:
@@ -37,6 +39,8 @@ func kindShort(kind string) string {
 		return "conf. jackknife+"
 	case interval.KindSplit:
 		return "split"
+	case interval.KindNormalised:
+		return "normalised"
 	case interval.KindBonferroni:
 		return "Bonferroni"
 	case interval.KindInSample:
@@ -50,7 +54,7 @@ func kindGuarantee(kind string, alpha float64) string {
 	switch kind {
 	case interval.KindJackknife:
 		return fmt.Sprintf("at least %s with exact re-training", pct0(1-2*alpha))
-	case interval.KindConformalJackknife, interval.KindSplit:
+	case interval.KindConformalJackknife, interval.KindSplit, interval.KindNormalised:
 		return fmt.Sprintf("at least %s per step", pct0(1-alpha))
 	case interval.KindBonferroni:
 		return fmt.Sprintf("every step of a sequence at once, at least %s", pct0(1-alpha))
@@ -405,6 +409,8 @@ type jsonStepConformal struct {
 	BonferroniUpper *fnum `json:"bonferroni_upper,omitempty"`
 	JackknifeLower  *fnum `json:"conformal_jackknife_lower,omitempty"`
 	JackknifeUpper  *fnum `json:"conformal_jackknife_upper,omitempty"`
+	NormalisedLower *fnum `json:"normalised_lower,omitempty"`
+	NormalisedUpper *fnum `json:"normalised_upper,omitempty"`
 	M               *int  `json:"m_calibration,omitempty"`
 }
 
@@ -413,8 +419,12 @@ func jsonStepConformalOf(c *interval.StepConformal) jsonStepConformal {
 		return jsonStepConformal{}
 	}
 	m := c.M
-	return jsonStepConformal{fptr(c.SplitLower), fptr(c.SplitUpper), fptr(c.BonferroniLower), fptr(c.BonferroniUpper),
-		fptr(c.JackknifeLower), fptr(c.JackknifeUpper), &m}
+	j := jsonStepConformal{fptr(c.SplitLower), fptr(c.SplitUpper), fptr(c.BonferroniLower), fptr(c.BonferroniUpper),
+		fptr(c.JackknifeLower), fptr(c.JackknifeUpper), nil, nil, &m}
+	if !math.IsNaN(c.NormalisedLower) {
+		j.NormalisedLower, j.NormalisedUpper = fptr(c.NormalisedLower), fptr(c.NormalisedUpper)
+	}
+	return j
 }
 
 // conformalLines are the lines under the headline about calibration: the

@@ -175,6 +175,8 @@ func KindLimits(st *audit.StepResult, kind string) (lower, upper float64, ok boo
 		return c.BonferroniLower, c.BonferroniUpper, true
 	case kind == interval.KindConformalJackknife:
 		return c.JackknifeLower, c.JackknifeUpper, true
+	case kind == interval.KindNormalised:
+		return c.NormalisedLower, c.NormalisedUpper, true
 	}
 	return math.NaN(), math.NaN(), false
 }

@@ -219,6 +219,10 @@
 //	                        it) and the conformalized jackknife+ interval
 //	                        [f - s (f - lower), f + s (upper - f)]; null when
 //	                        unbounded
+//	  normalised_lower, normalised_upper
+//	                        with a calibration set and the exact or dual
+//	                        solver: normalised split conformal, f ± q s, s the
+//	                        spread of the leave-one-block-out predictions
 //	  m_calibration         with a calibration set: its values at this forecast
 //	  aci_alpha, aci_empty, aci_lower, aci_upper, agaci_lower, agaci_upper,
 //	  nexcp_lower, nexcp_upper, rolling_lower, rolling_upper

@@ -168,7 +168,7 @@ func (r StepRule) TestHolds(k *KindSummary, alpha float64, points int, perStep [
 	if k.Coverage < p-CoverageTolerance(p, points) {
 		return false, -1, false, k.Coverage
 	}
-	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife
+	calibrated := k.Kind == KindSplit || k.Kind == KindConformalJackknife || k.Kind == KindNormalised
 	for t, c := range k.CoveragePerStep {
 		n := 0
 		if t < len(perStep) {

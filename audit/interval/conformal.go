@@ -120,5 +120,8 @@ type StepConformal struct {
 	BonferroniUpper float64 // prediction + the conformal quantile at alpha / L
 	JackknifeLower  float64 // CJLimits with the forecast's Scale
 	JackknifeUpper  float64
-	M               int // calibration values at this forecast
+	// NormalisedLower and NormalisedUpper are normalised split conformal's
+	// limits (NormalisedLimits), NaN when the fit has no scales.
+	NormalisedLower, NormalisedUpper float64
+	M                                int // calibration values at this forecast
 }

@@ -1,5 +1,7 @@
 package interval
 
+import "fmt"
+
 // Grouping calibration values across positions (docs/design.md, section
 // 6.5). A forecast's conformal quantile is finite only with at least
 // MinValues(alpha) calibration values (9 at alpha 0.1), and with few more
@@ -86,6 +88,67 @@ func GroupRows(counts []int, need int) [][]int {
 		for _, t := range g {
 			out[t] = g
 		}
+	}
+	return out
+}
+
+// GroupNeed is how many calibration values a group of rows needs
+// (docs/design.md, section 6.5): pool (the --calibration-pool option)
+// when positive, else GroupValues, never fewer than MinValues.
+func GroupNeed(alpha float64, pool int) int {
+	if pool <= 0 {
+		pool = GroupValues(alpha)
+	}
+	return max(pool, MinValues(alpha))
+}
+
+// GroupHorizons applies GroupRows to every horizon: forecast i is made
+// at row rows[i] for horizon hs[i] and has counts[i] calibration values.
+// It returns, per horizon, the rows of each row's group (rows without a
+// forecast count as none).
+func GroupHorizons(rows, hs, counts []int, need int) map[int][][]int {
+	byH := map[int][]int{}
+	for i, t := range rows {
+		h := hs[i]
+		byH[h] = append(byH[h], make([]int, max(0, t+1-len(byH[h])))...)
+		byH[h][t] = counts[i]
+	}
+	out := make(map[int][][]int, len(byH))
+	for h, n := range byH {
+		out[h] = GroupRows(n, need)
+	}
+	return out
+}
+
+// StepList names rows (0-based) as 1-based steps, runs as ranges: "step
+// 3", "steps 1-4 and 9", "steps 1, 3 and 5-6".
+func StepList(rows []int) string {
+	var parts []string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(rows[i]+1))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", rows[i]+1, rows[j]+1))
+		}
+		i = j + 1
+	}
+	if len(parts) == 1 && len(rows) == 1 {
+		return "step " + parts[0]
+	}
+	out := "steps "
+	for i, p := range parts {
+		switch {
+		case i == 0:
+		case i == len(parts)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += p
 	}
 	return out
 }

@@ -56,3 +56,31 @@ func TestGroupRows(t *testing.T) {
 		t.Errorf("quinidine: %v", got)
 	}
 }
+
+// TestGroupNeedAndHorizons: the need is the option when set, the default
+// 19 at alpha 0.1 otherwise, never below the 9 a finite quantile needs;
+// two horizons are grouped apart (horizon 1's rows 0-1 have 5 + 4 = 9,
+// horizon 2's row 1 has 20 and row 0 none, so rows 0-1 join).
+func TestGroupNeedAndHorizons(t *testing.T) {
+	t.Parallel()
+	if GroupNeed(0.1, 0) != 19 || GroupNeed(0.1, 3) != 9 || GroupNeed(0.1, 30) != 30 {
+		t.Errorf("need %d %d %d, want 19 9 30", GroupNeed(0.1, 0), GroupNeed(0.1, 3), GroupNeed(0.1, 30))
+	}
+	g := GroupHorizons([]int{0, 1, 1}, []int{1, 1, 2}, []int{5, 4, 20}, 9)
+	if !slices.Equal(g[1][0], []int{0, 1}) || !slices.Equal(g[1][1], []int{0, 1}) || !slices.Equal(g[2][1], []int{0, 1}) || len(g[2]) != 2 {
+		t.Errorf("groups %v", g)
+	}
+}
+
+// TestStepList names rows as 1-based steps with runs as ranges.
+func TestStepList(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		rows []int
+		want string
+	}{{[]int{2}, "step 3"}, {[]int{0, 1, 2, 3, 8}, "steps 1-4 and 9"}, {[]int{0, 2, 4, 5}, "steps 1, 3 and 5-6"}, {[]int{0, 1}, "steps 1-2"}} {
+		if got := StepList(c.rows); got != c.want {
+			t.Errorf("StepList(%v) = %q, want %q", c.rows, got, c.want)
+		}
+	}
+}

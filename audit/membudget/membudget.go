@@ -120,6 +120,36 @@ func StreamBatch(budget int64, P, vecs, workers, most int) int {
 	return int(max(1, min(int64(most), b)))
 }
 
+// Stream returns the sequences per chunk of the low-rank path's
+// streaming passes (StreamBatch, at most most) of a model of P parameters,
+// rank k and F forecasts per sequence, with workers chunks in flight and
+// n blocks, within budget (0: Default); or Check's error when they
+// cannot fit.
+func Stream(budget int64, P, k, F, workers, n, most int) (int, error) {
+	if budget <= 0 {
+		budget = Default()
+	}
+	if err := Check(budget, P, k, 1+F, workers, n, F); err != nil {
+		return 0, err
+	}
+	return StreamBatch(budget, P, 1+F, workers, most), nil
+}
+
+// CurvatureBatch returns the sequences per batch of the curvature's
+// products when a batch of most sequences has a State of stateBytes
+// (graph.Program.StateBytes): each worker holds one State with its
+// tangent and cotangent buffers (three times stateBytes), and together
+// they take at most StreamShare of budget (0: Default). It is most when
+// that fits (every model but the largest: the result is then unchanged),
+// else smaller, at least 1.
+func CurvatureBatch(budget int64, stateBytes, most, workers int) int {
+	if budget <= 0 {
+		budget = Default()
+	}
+	per := 3 * int64(max(workers, 1)) * (int64(stateBytes)/int64(max(most, 1)) + 1)
+	return int(max(1, min(int64(most), int64(StreamShare*float64(budget))/per)))
+}
+
 // ProbeSeqs returns how many probe sequences of rows output-Jacobian rows
 // of P parameters each fit in ProbeBytes: at most most, at least 2 (the
 // probes estimate a mean; one would be no estimate).

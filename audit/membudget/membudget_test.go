@@ -92,3 +92,34 @@ func TestFinalizeChunk(t *testing.T) {
 		t.Errorf("10^5 blocks: %d", got)
 	}
 }
+
+func TestStream(t *testing.T) {
+	// 8 GiB: the 795k LSTM's check passes and its chunks are 8 sequences
+	// (TestStreamBatch); 1 GiB: Check's error.
+	if b, err := Stream(8<<30, 794881, 200, 20, 2, 20000, 64); b != 8 || err != nil {
+		t.Errorf("8 GiB: %d, %v; want 8", b, err)
+	}
+	if _, err := Stream(1<<30, 794881, 200, 20, 2, 20000, 64); err == nil {
+		t.Error("1 GiB: no error")
+	}
+	// The default budget is positive and takes a small model's 64.
+	if b, err := Stream(0, 481, 120, 10, 2, 1000, 64); b != 64 || err != nil {
+		t.Errorf("default budget: %d, %v; want 64", b, err)
+	}
+}
+
+func TestCurvatureBatch(t *testing.T) {
+	// A batch of 512 sequences whose State is 800,000,000 bytes: 1,562,500
+	// (+1) a sequence, three times over on each of 2 workers, 9,375,006
+	// bytes a sequence in a quarter of 8 GiB (2,147,483,648): 229.
+	if got := CurvatureBatch(8<<30, 800_000_000, 512, 2); got != 229 {
+		t.Errorf("wide model: %d sequences, want 229", got)
+	}
+	// A State of 10 MB keeps the 512.
+	if got := CurvatureBatch(8<<30, 10_000_000, 512, 2); got != 512 {
+		t.Errorf("narrow model: %d sequences, want 512", got)
+	}
+	if got := CurvatureBatch(1<<20, 800_000_000, 512, 2); got != 1 {
+		t.Errorf("tiny budget: %d sequences, want 1", got)
+	}
+}

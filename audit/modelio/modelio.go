@@ -813,3 +813,31 @@ func (m *IO) ForecastRows(T int) []int {
 	}
 	return out
 }
+
+// Slots numbers the forecasts of sequences of the lengths lens, by row
+// then horizon: the columns of the low-rank path's block table of
+// residuals. A point pairs with the residuals at its own forecast (row,
+// horizon), as on the exact path's residual entries.
+func (m *IO) Slots(lens []int) map[Forecast]int {
+	seen := map[Forecast]bool{}
+	var fs []Forecast
+	for _, T := range lens {
+		for _, f := range m.Forecasts(T) {
+			if !seen[f] {
+				seen[f] = true
+				fs = append(fs, f)
+			}
+		}
+	}
+	slices.SortFunc(fs, func(a, b Forecast) int {
+		if a.T != b.T {
+			return a.T - b.T
+		}
+		return a.H - b.H
+	})
+	out := make(map[Forecast]int, len(fs))
+	for i, f := range fs {
+		out[f] = i
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package modelio
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -204,6 +205,12 @@ func TestManyToOne(t *testing.T) {
 	}
 	if got, want := m.Forecasts(5), []Forecast{{2, 0}, {2, 1}, {2, 2}}; !slices.Equal(got, want) {
 		t.Errorf("forecasts of 5 rows %v, want %v", got, want)
+	}
+	// The block table's slots of sequences of 6 and 5 rows: by row, then
+	// horizon, each forecast once.
+	want := map[Forecast]int{{2, 0}: 0, {2, 1}: 1, {2, 2}: 2, {3, 0}: 3, {3, 1}: 4, {3, 2}: 5}
+	if got := m.Slots([]int{6, 5, 6}); !maps.Equal(got, want) {
+		t.Errorf("slots %v, want %v", got, want)
 	}
 	for h := range 3 {
 		if got := m.Index(2, 5, 1, 2, h); got != 3+h {

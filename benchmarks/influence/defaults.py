@@ -54,20 +54,22 @@ def main():
         with open(out) as f:
             d = json.load(f)
         synthetic = "synthetic" in facts["train"] or "varlen" in facts["train"]
-        rows.append((name, run.metrics(d, {"seconds": secs}, synthetic), None, secs))
+        m = run.metrics(d, {"seconds": secs}, synthetic)
+        m["solver"] = d["settings"]["solver"]
+        rows.append((name, m, None, secs))
         print(name, "done in %.0f s" % secs, flush=True)
     md = ["# The default audit on the influence zoo", "",
           "`/usr/bin/python3 benchmarks/influence/defaults.py --bin BINARY` (no re-training; "
           "oracle: per step, twice the 0.9 quantile of |y - f| on the test set). Target 0.90, "
           "guarantee with exact re-training 0.80.", "",
-          "| model | regime | estimator | damping | coverage | worst step | width / oracle | unbounded | verdict | seconds |",
+          "| model | regime | estimator (solver) | damping | coverage | worst step | width / oracle | unbounded | verdict | seconds |",
           "|---|---|---|---|---|---|---|---|---|---|"]
     for name, m, err, secs in rows:
         if m is None:
             md.append("| %s | %s | failed: %s | | | | | | | %.0f |" % (name, REGIME.get(name, ""), err, secs))
             continue
         md.append("| %s | %s | %s | %.2g | %.3f | %.3f (step %d) | %.2f | %d | %s | %.0f |" % (
-            name, REGIME.get(name, ""), m["estimator"], m["damping"], m["coverage"],
+            name, REGIME.get(name, ""), "%s (%s)" % (m["estimator"], m["solver"]), m["damping"], m["coverage"],
             m["worst_step_coverage"], m["worst_step"], m["width_over_oracle"],
             m["infinite_intervals"] or 0, m["verdict"], secs))
     with open(a.out, "w") as f:

@@ -14,7 +14,7 @@ const (
 	exCal       = "../../examples/synthetic/cal_small.csv"
 	chickDir    = "../../examples/chickweight"
 	chickRidge  = "3000"
-	calKindsLen = 5
+	calKindsLen = 6 // jackknife+, conformalized jackknife+, split, Bonferroni, in-sample, normalised
 )
 
 // stepKeys are the calibrated limits every step carries with a
@@ -65,7 +65,7 @@ func TestCalibrationExample(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(names, " "); got != "jackknife_plus conformal_jackknife_plus split_conformal split_conformal_bonferroni in_sample" {
+	if got := strings.Join(names, " "); got != "jackknife_plus conformal_jackknife_plus split_conformal split_conformal_bonferroni in_sample normalised_split_conformal" {
 		t.Errorf("kinds %s", got)
 	}
 	if rec := c["recommendation"].(map[string]any); rec["text"] == "" {

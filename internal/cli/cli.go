@@ -412,7 +412,8 @@ func auditCmd(args []string, stdout, stderr io.Writer, engine Engine) error {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) && !errors.As(err, new(*audit.OptionError)) {
+		if fixedShapeWarning(g, layout) != "" && !errors.Is(err, modelio.ErrFixedLength) && !errors.As(err, new(*audit.OptionError)) &&
+			!errors.As(err, new(*blocks.DataError)) {
 			return &contextError{fmt.Sprintf("%s was exported with a fixed batch size or number of steps (audit inspect --model %s shows how to export it with dynamic axes)", p.f.model, p.f.model), err}
 		}
 		// A node's error names the node, not the model, which the
