@@ -43,6 +43,7 @@ if [ "${RETRAIN:-1}" != 0 ]; then
 fi
 /usr/bin/python3 $D/analyze.py "$W" $D/test_truth.csv >"$W/results.md"
 if [ "${SAMPLING_DATA:-8}" != 0 ]; then
+	echo >>"$W/results.md"
 	nice -n 10 /usr/bin/python3 $D/sampling.py "$W/logits_lac.json" $D/test_truth.csv "${SAMPLING_DATA:-8}" \
 		"${SAMPLING_INIT:-2}" >>"$W/results.md"
 fi
