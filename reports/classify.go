@@ -14,7 +14,8 @@ import (
 // view, classView, that both render) and of the CSV (CSVClassHeader).
 
 // CSVClassHeader are the columns a classifier's CSV adds after every
-// other: the probability of class 1, its interval, and the jackknife+
+// other: the probability of class 1, its interval (for K classes the K
+// probabilities and their limits, separated by spaces), and the jackknife+
 // and split-conformal prediction sets as class indices separated by
 // spaces (empty for an empty set; split_set empty without a calibration
 // set).
@@ -26,6 +27,16 @@ func csvClass(c *classify.Forecast) []string {
 		return []string{"", "", "", "", ""}
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	if c.Lowers != nil { // K classes: space-separated lists
+		fs := func(x []float64) string {
+			parts := make([]string, len(x))
+			for i, v := range x {
+				parts[i] = f(v)
+			}
+			return strings.Join(parts, " ")
+		}
+		return []string{fs(c.Probs), fs(c.Lowers), fs(c.Uppers), setText(c.Set), setText(c.Split)}
+	}
 	return []string{f(c.Probs[len(c.Probs)-1]), f(c.ProbLower), f(c.ProbUpper), setText(c.Set), setText(c.Split)}
 }
 
