@@ -26,13 +26,13 @@ type Conformal struct {
 	// horizon), by row then horizon.
 	Forecasts []interval.ConformalForecast
 	// Kinds compares every kind of interval on the labelled test values
-	// (nil without them), in the order jackknife+, conformalized
-	// jackknife+, split conformal, Bonferroni, in-sample.
+	// (nil without them): jackknife+, conformalized jackknife+, split
+	// conformal, Bonferroni, in-sample, normalised (when the fit has scales).
 	Kinds []interval.KindSummary
 	// Notes say where calibration values are too few for finite limits.
 	Notes []string
-	// Calibrated are jackknife+, conformalized jackknife+ and split
-	// conformal at the calibration values: what the recommendation is
+	// Calibrated are jackknife+, conformalized jackknife+, split conformal
+	// (and normalised) at the calibration values: what the recommendation is
 	// chosen from (interval.Choose).
 	Calibrated []interval.CalibrationFigures
 	// Recommendation is the kind of interval the audit recommends.

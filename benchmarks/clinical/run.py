@@ -185,9 +185,12 @@ def main():
             lines.append("| %s | %.3f | %s | ±%s | %.3f | 0 of %d | %s | %s | %s | %s |" % (b["kind"], b["rmse"], pct(b["coverage"]), pct(tol), b["width"], b["points"],
                          pct(b["low"]["precision"]), pct(b["low"]["recall"]), pct(b["high"]["precision"]), pct(b["high"]["recall"])))
         npat = rows[c["kinds"][0]["kind"]]["patients"]
-        lines += ["", "Tolerance: two cluster-robust standard errors of the coverage over the %d test patients "
-                  "(%d values; a patient's values are correlated, so the tolerance is wider than the binomial %s)." % (
-                      npat, base["points"], pct(2 * math.sqrt(0.09 / base["points"])))]
+        binom = 2 * math.sqrt(0.09 / base["points"])
+        lines += ["", "Tolerance: two cluster-robust standard errors of the coverage over the %d test patients, "
+                  "sqrt(sum_i (c_i - 0.9 m_i)^2) / N with c_i covered of patient i's m_i values (%d values; a patient's values are correlated, "
+                  "so it differs from the binomial %s that treats them as independent%s)." % (
+                      npat, base["points"], pct(binom),
+                      "; for the recommended kind the design effect is %.2f" % ((rows[rec]["tolerance"] / binom) ** 2) if rec else "")]
         bey = rep["summary"].get("beyond") or {}
         if bey.get("labelled"):
             lines += ["The audit's coverage and widths leave out the %d labelled test values forecast past every training patient's last visit "

@@ -15,6 +15,7 @@
 #   SKIP      case:solver pairs not to run but to take from PRIOR (comma-separated), e.g.
 #             "windowed LSTM 1824 windows:dual": runs of many minutes measured before
 #   PRIOR     the results JSON those rows come from (default a copy of results.json as it was)
+#   REPEAT    rounds over the solvers for the small cases (bundled examples, quickstart; default 5)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,5 +38,5 @@ if [ -z "$PRIOR" ] && [ -e "$here/results.json" ]; then
 fi
 nice -n 10 "$python" "$here/bench.py" --audit "$AUDIT" --quickstart "$QS" --quickstart-ridge "${QS_RIDGE:-2.48718}" \
     --windows "$WINDOWS" --windows-subset --timeout "${TIMEOUT:-300}" --json "$here/results.json" \
-    --skip "${SKIP:-}" ${PRIOR:+--prior "$PRIOR"}
+    --skip "${SKIP:-}" ${PRIOR:+--prior "$PRIOR"} --repeat "${REPEAT:-5}"
 "$python" "$here/bench.py" --table "$here/results.json" --rev "$rev" --quickstart "$QS" --windows "$WINDOWS"

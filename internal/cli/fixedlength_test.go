@@ -62,3 +62,37 @@ func TestFixedLengthExport(t *testing.T) {
 		t.Errorf("the error advises dynamic axes alone, which does not help a traced loop: %s", errs)
 	}
 }
+
+// TestFixedShapeDataError: a problem with the data (here a calibration
+// sequence that repeats a training sequence under another id) is
+// reported as the data's, without the advice to export with dynamic
+// axes, which would not help, though the model's time axis is fixed.
+func TestFixedShapeDataError(t *testing.T) {
+	model := filepath.Join(zooDir, "traced_lstmcell12_op13.onnx")
+	b, err := os.ReadFile(filepath.Join(zooDir, "train.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cal := []string{"id,t,x1,x2,y\n"}
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.HasPrefix(line, "s05,") {
+			cal = append(cal, "c05,"+strings.TrimPrefix(line, "s05,"))
+		}
+	}
+	calFile := filepath.Join(dir, "cal.csv")
+	if err := os.WriteFile(calFile, []byte(strings.Join(cal, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	train := filepath.Join(zooDir, "train.csv")
+	code, _, errs := runCmd("--model", model, "--data", train, "--test", train, "--calibration", calFile, "--features", "x1,x2", "--quiet")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errs)
+	}
+	if !strings.Contains(errs, `calibration sequence "c05" has the same steps and features as training sequence "s05"`) {
+		t.Errorf("the error does not name the repeated sequence: %s", errs)
+	}
+	if strings.Contains(errs, "was exported with a fixed batch size") {
+		t.Errorf("a data error carries the advice about dynamic axes: %s", errs)
+	}
+}

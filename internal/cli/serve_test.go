@@ -195,7 +195,7 @@ func TestServePredictEqualsPredict(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs := readRows(t, pcsv)
-			if ans.ModelSHA256 != hash || ans.FormatVersion != artifact.Version || ans.Alpha != 0.1 || len(ans.Kinds) != 5 || ans.Recommended != recs[1][17] {
+			if ans.ModelSHA256 != hash || ans.FormatVersion != artifact.Version || ans.Alpha != 0.1 || len(ans.Kinds) != 6 || ans.Kinds[5] != "normalised_split_conformal" || ans.Recommended != recs[1][17] {
 				t.Errorf("answer head: hash %s, format %d, alpha %v, kinds %v, recommended %q (the CSV's %q)",
 					ans.ModelSHA256, ans.FormatVersion, ans.Alpha, ans.Kinds, ans.Recommended, recs[1][17])
 			}

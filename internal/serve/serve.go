@@ -410,6 +410,11 @@ func (s *Server) answer(res *audit.Result) predictAnswer {
 		Sequences: reports.JSONSequences(res)}
 	if res.Conformal != nil {
 		ans.Kinds = append(ans.Kinds, interval.KindSplit, interval.KindBonferroni, interval.KindConformalJackknife)
+		for _, f := range res.Conformal.Calibrated {
+			if f.Kind == interval.KindNormalised { // a fit that kept the calibration values' scales
+				ans.Kinds = append(ans.Kinds, f.Kind)
+			}
+		}
 	}
 	if res.Adaptive != nil {
 		ans.Kinds = append(ans.Kinds, adaptive.Online()...)
