@@ -16,6 +16,7 @@ import (
 	"github.com/rnnaudit/rnnaudit/hvp"
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 	"github.com/rnnaudit/rnnaudit/internal/num"
+	"github.com/rnnaudit/rnnaudit/internal/words"
 )
 
 // Run audits a trained model: from the training data it estimates every
@@ -340,24 +341,7 @@ func solverList() string {
 	for _, n := range Solvers() {
 		names = append(names, string(n))
 	}
-	return joinWords(names, "or")
-}
-
-// joinWords joins words as a sentence lists them: "a, b and c" (conj
-// "and").
-func joinWords(words []string, conj string) string {
-	out := ""
-	for i, w := range words {
-		switch {
-		case i == 0:
-		case i == len(words)-1:
-			out += " " + conj + " "
-		default:
-			out += ", "
-		}
-		out += w
-	}
-	return out
+	return words.Join(names, "or")
 }
 
 // solverFor returns the solver named (not Auto: see problem.solverName).

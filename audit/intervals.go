@@ -202,7 +202,7 @@ func sequences(d *blocks.Dataset, pts []point, l limits, conf []*interval.StepCo
 		if l.cls != nil {
 			st.Class = &l.cls[p]
 			if conf != nil {
-				st.Class.Split = classify.Between(conf[p].SplitLower, conf[p].SplitUpper)
+				st.Class.SplitFrom(conf[p].SplitLower, conf[p].SplitUpper)
 			}
 		}
 		seqs[pt.seq].Steps = append(seqs[pt.seq].Steps, st)

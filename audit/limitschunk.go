@@ -41,7 +41,7 @@ type seqChunk struct {
 func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []*group, pts []point, deltas [][]float64, entries *residualSets, self, curve bool, phase string, budget int) (limits, []interval.CalibrationPoint, error) {
 	n := len(pts)
 	l := limits{lo: make([]float64, n), up: make([]float64, n), m: make([]int, n), sd: make([]float64, n)}
-	if p.opt.Classify != nil {
+	if p.opt.Classify != nil || p.multi != nil {
 		l.cls = make([]classify.Forecast, n)
 	}
 	chunks, maxPts, err := p.seqChunks(d, groups, pts, len(deltas), budget)
@@ -73,6 +73,7 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		for w := range spreads {
 			spreads[w].Reset(np)
 		}
+		kl := p.multi.Logits(nb, c.g.src) // a K-class model's logits, or nil
 		err := par.For(ctx, nb, p.workers, func(w, b int) error {
 			th := ths[w]
 			copy(th, p.theta)
@@ -81,7 +82,8 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 			if err != nil {
 				return err
 			}
-			c.g.do(preds[b], outs[0].F)
+			p.collect(&c.g, c.gr, preds[b], outs[0].F)
+			kl.Add(b, outs[0].F)
 			spreads[w].Add(preds[b])
 			if p.opt.Progress != nil {
 				mu.Lock()
@@ -94,6 +96,13 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		if err != nil {
 			return l, nil, err
 		}
+		if kl != nil {
+			outs, err := ws[0].get(c.gr.prog).Forward(p.theta, c.gr.in)
+			if err != nil {
+				return l, nil, err
+			}
+			kl.Add(-1, outs[0].F)
+		}
 		sel.Merge(spreads)
 		local = local[:0]
 		for _, i := range c.idx {
@@ -103,8 +112,12 @@ func chunkedLimits(ctx context.Context, p *problem, d *blocks.Dataset, groups []
 		for j, i := range c.idx {
 			l.lo[i], l.up[i], l.m[i] = cl.lo[j], cl.up[j], cl.m[j]
 			l.sd[i] = interval.PredictionSD(preds.point(j, col))
-			if o := p.opt.Classify; o != nil {
+			if o := p.opt.Classify; l.cls != nil {
 				es, skip := entries.at(pts[i], self)
+				if kl != nil {
+					l.cls[i] = kl.Point(p.opt.Alpha, j, int(c.gr.label[c.g.src[j]]), es, skip)
+					continue
+				}
 				l.cls[i] = classify.Point(o, p.opt.Alpha, pts[i].pred, pts[i].y, pts[i].has, preds.point(j, make([]float64, nb)), es, skip)
 			}
 		}

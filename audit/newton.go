@@ -248,6 +248,11 @@ func blockTerms(bl []blocks.Block, terms [][]ownTerm) (flat []ownTerm, del [][]i
 // back; mark is called as its sub-phases (output Jacobians, leverage)
 // begin.
 func newtonCorrection(ctx context.Context, p *problem, f hvp.Factor, sg *seqGrads, inf *influence, mark func(string)) error {
+	if p.multi != nil {
+		inf.estimator = Infinitesimal
+		inf.notes = append(inf.notes, "The Newton estimator's leverage correction takes loss terms of one output each; a classifier of K logits takes the infinitesimal jackknife, with residuals from forward passes at theta_-b.")
+		return nil
+	}
 	terms, err := p.ownTerms()
 	if err != nil {
 		return err

@@ -328,7 +328,7 @@ func (o *Options) clock() *phases.Clock {
 
 // ioConfig is what modelio needs of o to read the model's inputs and output.
 func ioConfig(o *Options) modelio.Config {
-	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align, TargetScale: o.TargetScale}
+	return modelio.Config{Layout: o.Layout, Inputs: o.Inputs, Output: o.Output, Horizons: o.Horizons, Align: o.Align, TargetScale: o.TargetScale, Classes: o.Loss.Grouped()}
 }
 
 // targetVar is std² of TargetScale (1 without one): the loss in the

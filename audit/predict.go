@@ -50,6 +50,7 @@ func (f *Fitted) Predict(ctx context.Context, test *blocks.Dataset) (res *Result
 		test = blocks.ContinueOrSelf(f.train, test)
 	}
 	p := &problem{opt: f.opt, g: f.g, io: f.io, theta: f.theta, train: f.train, eval: test, workers: f.opt.Workers}
+	p.multi, _ = f.opt.Classify.Multi(f.io.Classes()) // checked by the fit
 	if p.workers <= 0 {
 		p.workers = runtime.GOMAXPROCS(0)
 	}

@@ -53,7 +53,8 @@ type problem struct {
 	solver      Solver
 	solverWhy   SolverReason
 	solverCost  string
-	solverSlack float64 // solvecost.Choice.Slack, for lowRankInfluence's retreat
+	solverSlack float64         // solvecost.Choice.Slack, for lowRankInfluence's retreat
+	multi       *classify.Multi // a K-class classifier's audit (modelio.IO.Classes), or nil
 	// pool, when not nil, lends the States of the trained model's
 	// forward passes and of the training objective's gradient from one
 	// phase to the next (statePool); nil: each pass makes its own.
@@ -68,6 +69,7 @@ type group struct {
 	in     []*graph.Tensor
 	target []float64 // in output layout; 0 where there is no target
 	weight []float64 // 1 where a loss term exists, else 0
+	label  []int32   // a K-class model's labels by position (-1: none), else nil
 }
 
 // wholeBatch is the most sequences per batch of the training objective
@@ -156,6 +158,12 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 	if p.io, err = modelio.New(g, ioConfig(&o), train.Features); err != nil {
 		return nil, err
 	}
+	if p.multi, err = o.Classify.Multi(p.io.Classes()); err == nil && p.multi != nil && (o.Window > 0 || o.Solver == LowRank) {
+		err = errs.Fix([]Option{OptSolver, OptWindow}, "audit: a classifier of %d classes is audited without --window and with the exact or cg solver", p.multi.K)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if o.Window > 0 {
 		err = p.windows()
 		train = p.train
@@ -170,7 +178,7 @@ func prepare(o Options, g *graph.Graph, train, test *blocks.Dataset) (*problem, 
 			return nil, err
 		}
 	}
-	if err := degenerate(p.scheme, train); err != nil {
+	if err := datacheck.Degenerate(p.scheme, train); err != nil {
 		return nil, err
 	}
 	if len(p.scheme.Blocks) < 2 {
@@ -278,6 +286,7 @@ func (p *problem) chooseSolver() (Solver, SolverReason, string, float64) {
 		return p.opt.Solver, ReasonChosen, "", 0
 	}
 	P, gn := p.g.NumParams(), p.opt.Curvature == hvp.GaussNewton
+	gn = gn && !p.opt.Loss.Grouped() // the dual and low-rank paths take losses of single elements
 	dual, _ := hvp.DualFits(p.terms(), P, 0)
 	low := p.scheme.Kind == blocks.Sequences && p.inseparable == nil
 	rule, why := CG, ReasonLargeModel
@@ -359,12 +368,19 @@ func (p *problem) newGroup(d *blocks.Dataset, T int, idx []int) (*group, error) 
 	B := len(idx)
 	n := p.io.OutLen(B, T)
 	gr := &group{T: T, seqs: idx, prog: prog, in: in, target: make([]float64, n), weight: make([]float64, n)}
+	gr.label = p.multi.Labels(n)
 	fs := p.io.Forecasts(T)
 	for b, s := range seqs {
 		for _, f := range fs {
 			row := f.T + f.H
 			if row < T && s.Y != nil && s.Y[row] != nil {
 				q := p.io.Index(B, T, b, f.T, f.H)
+				if p.multi != nil {
+					if err := p.multi.Targets(s.Y[row][0], gr.target[q:], gr.weight[q:], &gr.label[q]); err != nil {
+						return nil, fmt.Errorf("audit: %s: sequence %s, step %d: %w", d.File, s.ID, row+1, err)
+					}
+					continue
+				}
 				gr.target[q] = s.Y[row][0]
 				gr.weight[q] = p.opt.Classify.Weight(gr.target[q])
 			}
@@ -407,7 +423,7 @@ func (p *problem) maskRows(gr *group, lo, hi int) []float64 {
 		for _, f := range fs {
 			if row := f.T + f.H; row >= lo && row < hi {
 				q := p.io.Index(B, gr.T, b, f.T, f.H)
-				w[q] = gr.weight[q]
+				copy(w[q:q+max(1, p.io.Classes())], gr.weight[q:])
 			}
 		}
 	}
@@ -486,13 +502,25 @@ func (p *problem) eachPoint(d *blocks.Dataset, groups []*group, fx [][]float64, 
 				continue // a training row that sets the state
 			}
 			q := p.io.Index(B, gr.T, b, f.T, f.H)
-			pt := point{seq: i, f: f, group: gi, pos: q, pred: fx[gi][q]}
+			y, v := p.at(gr, fx[gi], q) // y is 1 for a K-class model
+			pt := point{seq: i, f: f, group: gi, pos: q, pred: v}
 			if row := f.T + f.H; row < gr.T && seq.Y != nil && seq.Y[row] != nil {
-				pt.y, pt.has = seq.Y[row][0], true
+				if pt.y, pt.has = y, true; p.multi == nil {
+					pt.y = seq.Y[row][0] // the data's (a shifted alternative's, fitcheck.go)
+				}
 			}
 			yield(pt)
 		}
 	}
+}
+
+// at is the target and forecast the interval arithmetic reads at position
+// q of group gr's output out (a K-class model's: classify.Multi.At).
+func (p *problem) at(gr *group, out []float64, q int) (y, f float64) {
+	if p.multi == nil {
+		return gr.target[q], out[q]
+	}
+	return p.multi.At(out[q:], int(gr.label[q]))
 }
 
 // checkSeparable records whether the model's per-sequence gradients come

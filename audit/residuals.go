@@ -160,10 +160,11 @@ func forwardResiduals(p *problem, ws states, th []float64, region []blocks.Span,
 			if row < sp.Lo || row >= sp.Hi || gr.weight[q] == 0 {
 				continue
 			}
-			y := outs[0].F[q]
-			res.entries = append(res.entries, interval.Residual{Blk: k, Seq: sp.Seq, R: math.Abs(gr.target[q] - y)})
+			t, y := p.at(gr, outs[0].F, q)
+			_, y0 := p.at(gr, base[pi], q)
+			res.entries = append(res.entries, interval.Residual{Blk: k, Seq: sp.Seq, R: math.Abs(t - y)})
 			res.keys = append(res.keys, f)
-			res.shift += math.Abs(y - base[pi][q])
+			res.shift += math.Abs(y - y0)
 			res.count++
 		}
 	}
@@ -203,8 +204,8 @@ func inSampleResiduals(p *problem, fx trainOutputs) map[forecast][]float64 {
 		for b := range gr.seqs {
 			for _, f := range fs {
 				q := p.io.Index(B, gr.T, b, f.T, f.H)
-				if gr.weight[q] != 0 {
-					naive[f] = append(naive[f], math.Abs(gr.target[q]-fx[gi][q]))
+				if t, y := p.at(gr, fx[gi], q); gr.weight[q] != 0 {
+					naive[f] = append(naive[f], math.Abs(t-y))
 				}
 			}
 		}
@@ -314,7 +315,7 @@ func perturbedPredictions(ctx context.Context, p *problem, ev *evaluation, phase
 				if err != nil {
 					return err
 				}
-				set.byGroup[gi].do(pred, outs[0].F)
+				p.collect(&set.byGroup[gi], gr, pred, outs[0].F)
 			}
 		}
 		out[k] = pred
@@ -351,6 +352,17 @@ func (g *gather) do(pred, out []float64) {
 	}
 	for i, d := range g.dst {
 		pred[d] = out[g.src[i]]
+	}
+}
+
+// collect is g.do, or for a K-class model problem.at at g's positions.
+func (p *problem) collect(g *gather, gr *group, pred, out []float64) {
+	if p.multi == nil {
+		g.do(pred, out)
+		return
+	}
+	for i, d := range g.dst {
+		_, pred[d] = p.at(gr, out, g.src[i])
 	}
 }
 

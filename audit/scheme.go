@@ -59,7 +59,8 @@ func residualRuns(p *problem, fx trainOutputs) iter.Seq[[]float64] {
 						}
 						r = r[:0]
 					}
-					r = append(r, gr.target[q]-fx[gi][q])
+					t, y := p.at(gr, fx[gi], q)
+					r = append(r, t-y)
 					last = f.T
 				}
 				if len(r) > 0 && !yield(r) {

@@ -5,11 +5,7 @@ package audit
 // thresholds their metrics depend on. They live here, apart from the
 // phases that make them, so that a reader finds them in one place.
 
-import (
-	"slices"
-
-	"github.com/rnnaudit/rnnaudit/audit/modelio"
-)
+import "github.com/rnnaudit/rnnaudit/audit/modelio"
 
 // forecast is one forecast of a sequence: made at row T for horizon H
 // (modelio.IO.Forecasts lists them, modelio.IO.Index places them in the
@@ -44,16 +40,4 @@ type evaluation struct {
 }
 
 // sortedForecasts are the keys of m by row, then horizon.
-func sortedForecasts[V any](m map[forecast]V) []forecast {
-	keys := make([]forecast, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
-	return keys
-}
+func sortedForecasts[V any](m map[forecast]V) []forecast { return modelio.SortedKeys(m) }

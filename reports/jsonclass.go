@@ -8,18 +8,31 @@ import "github.com/rnnaudit/rnnaudit/audit/classify"
 // "classification" object with every figure.
 
 // jsonStepClass is a classifier's part of a forecast (all omitted for
-// regression).
+// regression). A binary forecast has its probability of class 1 and its
+// limits as numbers; a K-class one its K probabilities and limits as
+// lists, and its label (the class index; its target is 1, the number
+// the interval arithmetic compares with 1 - the label's score,
+// classify.Multi).
 type jsonStepClass struct {
-	Probability *fnum  `json:"probability,omitempty"`
-	ProbLower   *fnum  `json:"prob_lower,omitempty"`
-	ProbUpper   *fnum  `json:"prob_upper,omitempty"`
-	Set         *[]int `json:"set,omitempty"`
-	SplitSet    *[]int `json:"split_set,omitempty"`
+	Probability   *fnum  `json:"probability,omitempty"`
+	Probabilities []fnum `json:"probabilities,omitempty"`
+	ProbLower     any    `json:"prob_lower,omitempty"`
+	ProbUpper     any    `json:"prob_upper,omitempty"`
+	Label         *int   `json:"label,omitempty"`
+	Set           *[]int `json:"set,omitempty"`
+	SplitSet      *[]int `json:"split_set,omitempty"`
 }
 
 func jsonStepClassOf(c *classify.Forecast) jsonStepClass {
 	if c == nil {
 		return jsonStepClass{}
+	}
+	if c.Lowers != nil {
+		j := jsonStepClass{Probabilities: fnums(c.Probs), ProbLower: fnums(c.Lowers), ProbUpper: fnums(c.Uppers), Set: &c.Set, SplitSet: splitOf(c)}
+		if c.Label >= 0 {
+			j.Label = &c.Label
+		}
+		return j
 	}
 	p, lo, up := fnum(c.Probs[len(c.Probs)-1]), fnum(c.ProbLower), fnum(c.ProbUpper)
 	j := jsonStepClass{Probability: &p, ProbLower: &lo, ProbUpper: &up, Set: &c.Set}
@@ -27,6 +40,13 @@ func jsonStepClassOf(c *classify.Forecast) jsonStepClass {
 		j.SplitSet = &c.Split
 	}
 	return j
+}
+
+func splitOf(c *classify.Forecast) *[]int {
+	if c.Split == nil {
+		return nil
+	}
+	return &c.Split
 }
 
 // jsonSummaryClass are a classifier's headline figures in the summary.
@@ -63,6 +83,16 @@ type jsonClassification struct {
 	Reliability []jsonBin     `json:"reliability"`
 	FlagAbove   *jsonClassFlg `json:"flag_above"`
 	FlagBelow   *jsonClassFlg `json:"flag_below"`
+	Recommended *jsonSetRec   `json:"recommended_sets,omitempty"`
+}
+
+// jsonSetRec is classify.SetRecommendation.
+type jsonSetRec struct {
+	Kind          string `json:"kind"`
+	CalCoverage   fnum   `json:"calibration_coverage"`
+	Holds         bool   `json:"holds"`
+	JackknifeSize fnum   `json:"jackknife_mean_size"`
+	SplitSize     fnum   `json:"split_mean_size"`
 }
 
 type jsonSets struct {
@@ -107,6 +137,10 @@ func jsonClassificationOf(s *classify.Summary) *jsonClassification {
 	if s.Split != nil {
 		sp := jsonSetsOf(*s.Split)
 		j.Split = &sp
+	}
+	if r := s.Recommended; r != nil && r.Kind != "" {
+		j.Recommended = &jsonSetRec{Kind: r.Kind, CalCoverage: fnum(r.CalCoverage), Holds: r.Holds,
+			JackknifeSize: fnum(r.JackknifeSize), SplitSize: fnum(r.SplitSize)}
 	}
 	for _, b := range s.Reliability {
 		j.Reliability = append(j.Reliability, jsonBin{Lo: fnum(b.Lo), Hi: fnum(b.Hi), N: b.N, MeanProb: fnum(b.MeanProb), Frequency: fnum(b.Frequency)})

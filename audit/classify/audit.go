@@ -26,8 +26,15 @@ type Options struct {
 	// ClassWeights, when set, weigh the loss terms of labels 0 and 1 (a
 	// model trained with nn.BCEWithLogitsLoss(pos_weight=p) has weights
 	// 1 and p: its loss on a 0/1 label is the term's BCE times p when
-	// the label is 1).
+	// the label is 1), or with Softmax those of the K classes
+	// (nn.CrossEntropyLoss's weight).
 	ClassWeights []float64
+	// Softmax says the model's output holds the K logits of its classes
+	// (nn.CrossEntropyLoss; package audit's Loss hvp.SoftmaxCrossEntropy):
+	// its audit is Multi's. Smoothing is the label_smoothing it was
+	// trained with.
+	Softmax   bool
+	Smoothing float64
 }
 
 // Weight returns the loss weight of a term with label y: its class's

@@ -11,8 +11,11 @@ type Forecast struct {
 	// forecast's are (1-p, p)).
 	Probs []float64
 	// ProbLower and ProbUpper are the limits of the probability of class
-	// 1 (ProbInterval; NaN when not estimated).
+	// 1 (ProbInterval; NaN when not estimated, and for a K-class forecast).
 	ProbLower, ProbUpper float64
+	// Lowers and Uppers are a K-class forecast's (Multi.Point) limits of
+	// each class's probability; nil for a binary one.
+	Lowers, Uppers []float64
 	// Set is the jackknife+ prediction set; Split the split-conformal
 	// one (nil without a calibration set).
 	Set, Split []int
@@ -21,6 +24,10 @@ type Forecast struct {
 	// Row is the forecast's row in its sequence (0-based), by which
 	// SetFigures.ByStep groups the forecasts.
 	Row int
+	// score and u are a K-class forecast's set score and the uniform of
+	// its randomised scores (SplitFrom).
+	score Score
+	u     float64
 }
 
 // SetFigures judge a kind of prediction sets on the labelled forecasts.
@@ -93,11 +100,15 @@ type Summary struct {
 	// NaN otherwise or with a single class present).
 	Brier, LogLoss, ECE, AUROC float64
 	Reliability                []Bin
-	// ProbWidth is the mean width of the probability intervals.
+	// ProbWidth is the mean width of the probability intervals (of every
+	// class's probability for K classes).
 	ProbWidth float64
 	// FlagAbove and FlagBelow audit the risk flags asked for (nil when
 	// not asked).
 	FlagAbove, FlagBelow *Flag
+	// Recommended is the kind of sets recommended (nil without
+	// split-conformal sets; its Kind is set by Recommend).
+	Recommended *SetRecommendation
 }
 
 // eceBins is the number of equal-width bins of the reliability diagram.
@@ -124,6 +135,9 @@ func Summarize(fs []Forecast, alpha float64, s Score, above, below *float64) *Su
 		sp := setFigures(lab, sum.Classes, split)
 		sp.ByStep = ByStep(lab, split)
 		sum.Split = &sp
+		r := &SetRecommendation{CalCoverage: math.NaN()}
+		r.JackknifeSize, r.SplitSize = meanSizes(fs)
+		sum.Recommended = r
 	}
 	sum.Brier, sum.LogLoss = scores(lab)
 	sum.Reliability, sum.ECE = reliability(lab)
@@ -136,6 +150,12 @@ func Summarize(fs []Forecast, alpha float64, s Score, above, below *float64) *Su
 		if d := f.ProbUpper - f.ProbLower; !math.IsNaN(d) {
 			w += d
 			nw++
+		}
+		for k := range f.Lowers {
+			if d := f.Uppers[k] - f.Lowers[k]; !math.IsNaN(d) {
+				w += d
+				nw++
+			}
 		}
 	}
 	sum.ProbWidth = ratio(w, nw)

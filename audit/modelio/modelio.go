@@ -54,6 +54,11 @@ type Config struct {
 	// target scaled as (y - mean) / std, and its forecast output is read
 	// as mean + std * output, in the data's units (scale.go).
 	TargetScale []float64
+	// Classes says the output's last axis holds the K >= 2 logits of a
+	// classifier's classes (softmax cross-entropy): one forecast per row
+	// (per sequence for a many-to-one output), placed at its class 0's
+	// logit, the other K-1 following it (Classes).
+	Classes bool
 }
 
 // The alignments of a many-to-one output's H values (Config.Align).
@@ -107,6 +112,7 @@ type IO struct {
 	k       int    // forecasts per row (horizons)
 	width   int    // size of the output's last axis (K, or more when col >= 0)
 	col     int    // the chosen column of the last axis, or -1
+	classes bool   // the last axis holds a classifier's K logits (Config.Classes)
 	outName string // the forecast output, "y" or "y:0"
 	// notes say what was assumed about the output (horizons nobody named).
 	notes []string
@@ -157,6 +163,16 @@ type InputInfo struct {
 
 // Horizons is the number of forecasts per row (K).
 func (m *IO) Horizons() int { return m.k }
+
+// Classes is K, the number of logits of a classifier's forecast
+// (Config.Classes): its forecast's position (Index) is class 0's logit,
+// classes 1..K-1 following. It is 0 for any other output.
+func (m *IO) Classes() int {
+	if !m.classes {
+		return 0
+	}
+	return m.width
+}
 
 // PerStep reports whether the model forecasts at every row ([batch,
 // time, K] output); otherwise it is many-to-one ([batch, K]).
@@ -310,6 +326,12 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 	default:
 		return nil, errs.Fix([]errs.Option{OptAlign}, "audit: alignment %q: choose %q (a many-to-one output's H values forecast the H rows after the window the model reads, the default) or %q (they are the last H rows of the window it reads)", o.Align, AlignAfter, AlignLast)
 	}
+	if o.Classes {
+		if col >= 0 || m.width < 2 {
+			return nil, errs.Fix([]errs.Option{optOutput}, "audit: output %q has shape %v for 2 sequences: softmax cross-entropy needs the whole output, its last axis holding the K >= 2 logits of the classes", o1, s3)
+		}
+		col, m.classes = 0, true
+	}
 	if col >= 0 {
 		if col >= m.width {
 			return nil, errs.Fix([]errs.Option{optOutput}, "audit: output %q has %d values per forecast (shape %v for 2 sequences): column %d (of %q) does not exist", o1, m.width, s3, col, o.Output)
@@ -317,7 +339,7 @@ func New(g *graph.Graph, o Config, features []string) (*IO, error) {
 		m.col, m.k = col, 1
 	}
 	m.outName = o1
-	if m.col >= 0 {
+	if m.col >= 0 && !m.classes {
 		m.outName = fmt.Sprintf("%s:%d", o1, m.col)
 	}
 	if o.Horizons > 0 && o.Horizons != m.k {
@@ -829,15 +851,28 @@ func (m *IO) Slots(lens []int) map[Forecast]int {
 			}
 		}
 	}
-	slices.SortFunc(fs, func(a, b Forecast) int {
-		if a.T != b.T {
-			return a.T - b.T
-		}
-		return a.H - b.H
-	})
+	slices.SortFunc(fs, byRow)
 	out := make(map[Forecast]int, len(fs))
 	for i, f := range fs {
 		out[f] = i
 	}
 	return out
+}
+
+// SortedKeys are the forecasts keying m, by row, then horizon.
+func SortedKeys[V any](m map[Forecast]V) []Forecast {
+	keys := make([]Forecast, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, byRow)
+	return keys
+}
+
+// byRow orders forecasts by row, then horizon.
+func byRow(a, b Forecast) int {
+	if a.T != b.T {
+		return a.T - b.T
+	}
+	return a.H - b.H
 }

@@ -272,3 +272,50 @@ func TestParseOutput(t *testing.T) {
 		t.Error("y:-1 accepted")
 	}
 }
+
+// TestClasses: with Config.Classes the last axis holds a classifier's K
+// logits: one forecast per row (per-step [batch, time, K]) or per
+// sequence from its last row (many-to-one [batch, K], reading every
+// row), at the position of class 0's logit, with no note about horizons;
+// an output of one value or a chosen column is refused.
+func TestClasses(t *testing.T) {
+	g, _, c := load(t, "gauss_cat", "")
+	train := readTrain(t, "gauss_cat")
+	c.Classes = true
+	m, err := New(g, c, train.Features)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Classes() != 2 || m.Horizons() != 1 || !m.PerStep() || len(m.Notes()) != 0 || m.OutputName() != "y" {
+		t.Fatalf("classes %d, horizons %d, per step %v, notes %q, output %q", m.Classes(), m.Horizons(), m.PerStep(), m.Notes(), m.OutputName())
+	}
+	if got, want := m.Forecasts(3), []Forecast{{0, 0}, {1, 0}, {2, 0}}; !slices.Equal(got, want) {
+		t.Errorf("forecasts of 3 rows %v, want %v", got, want)
+	}
+	if got, want := m.Index(3, 5, 1, 2, 0), (1*5+2)*2; got != want {
+		t.Errorf("index %d, want %d", got, want)
+	}
+	c.Output = "y:0"
+	if _, err := New(g, c, train.Features); err == nil || !strings.Contains(err.Error(), "K >= 2 logits") {
+		t.Errorf("a column with Classes: %v", err)
+	}
+	g, _, c = load(t, "linear_horizons", "")
+	c.Classes = true
+	if m, err = New(g, c, readTrain(t, "linear_horizons").Features); err != nil {
+		t.Fatal(err)
+	}
+	if m.Classes() != 3 || m.PerStep() || m.rows(5) != 5 {
+		t.Fatalf("many-to-one: classes %d, per step %v, rows read of 5: %d", m.Classes(), m.PerStep(), m.rows(5))
+	}
+	if got, want := m.Forecasts(5), []Forecast{{4, 0}}; !slices.Equal(got, want) {
+		t.Errorf("forecasts of 5 rows %v, want %v", got, want)
+	}
+	if got := m.Index(2, 5, 1, 4, 0); got != 3 {
+		t.Errorf("index of entry 1: %d, want 3", got)
+	}
+	g, _, c = load(t, "gauss_two", "")
+	c.Classes = true
+	if _, err := New(g, c, readTrain(t, "gauss_two").Features); err == nil || !strings.Contains(err.Error(), "K >= 2 logits") {
+		t.Errorf("one value with Classes: %v", err)
+	}
+}

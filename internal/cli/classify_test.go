@@ -142,9 +142,10 @@ func TestClassifierAudit(t *testing.T) {
 }
 
 // TestClassifierFlagsNeedClassifier: the classifier's flags are refused
-// with a regression loss, and softmax-ce says what is not there yet.
+// with a regression loss, and label smoothing outside [0, 1) or without
+// softmax-ce.
 func TestClassifierFlagsNeedClassifier(t *testing.T) {
-	for _, args := range [][]string{{"--flag-above", "0.5"}, {"--loss", "softmax-ce"}, {"--loss", "bce", "--set-score", "x"}, {"--loss", "bce", "--flag-below", "2"}} {
+	for _, args := range [][]string{{"--flag-above", "0.5"}, {"--loss", "softmax-ce", "--label-smoothing", "1"}, {"--loss", "bce", "--label-smoothing", "0.1"}, {"--loss", "bce", "--set-score", "x"}, {"--loss", "bce", "--flag-below", "2"}} {
 		code, _, errs := runCmd(append([]string{"--model", exModel, "--data", exTrain}, args...)...)
 		if code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)

@@ -150,6 +150,7 @@ type flags struct {
 	low, high                 optFloat
 	setScore, classWeights    string
 	flagAbove, flagBelow      optFloat
+	labelSmoothing            float64
 	retrain                   int
 	calibrationPool           int
 	retrainBudget             time.Duration
@@ -208,7 +209,8 @@ func newFlagSet(f *flags, engine Engine) *pflag.FlagSet {
 	fs.Float64Var(&f.damping, "damping", 0, fmt.Sprintf("damping relative to the mean eigenvalue (default for gauss-newton: from %g at a stationary point of the training loss to %g away from one, by the stationarity ratio; %g for hessian)", hvp.DefaultStationaryGaussNewtonDamping, hvp.DefaultGaussNewtonDamping, hvp.DefaultDamping))
 	fs.StringVar(&f.loss, "loss", "squared-error", "squared-error, bce (cross-entropy; the output is a probability) or bce-logits (the output is a logit)")
 	fs.StringVar(&f.setScore, "set-score", "lac", "the score of a classifier's prediction sets: lac, aps or raps")
-	fs.StringVar(&f.classWeights, "class-weights", "", "the loss weights of labels 0 and 1, \"w0,w1\" (PyTorch's pos_weight p: 1,p)")
+	fs.StringVar(&f.classWeights, "class-weights", "", "the loss weights of labels 0 and 1, \"w0,w1\" (PyTorch's pos_weight p: 1,p), or of the K classes with softmax-ce")
+	fs.Float64Var(&f.labelSmoothing, "label-smoothing", 0, "the label_smoothing of nn.CrossEntropyLoss (--loss softmax-ce)")
 	fs.Var(&f.flagAbove, "flag-above", "flag a classifier's forecasts whose probability's lower limit is above this")
 	fs.Var(&f.flagBelow, "flag-below", "flag a classifier's forecasts whose probability's upper limit is below this")
 	fs.Float64Var(&f.ridge, "ridge", 0, "the L2 penalty (weight decay) the model was trained with")
@@ -253,7 +255,7 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 			}
 			cls.ClassWeights = append(cls.ClassWeights, w)
 		}
-		if len(cls.ClassWeights) != 2 {
+		if len(cls.ClassWeights) != 2 && !isSoftmax(f.loss) {
 			return 0, nil, usagef("--class-weights %q: give two positive weights, w0,w1", f.classWeights)
 		}
 	}
@@ -261,6 +263,9 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 		if v != nil && !(*v > 0 && *v < 1) {
 			return 0, nil, usagef("--flag-above and --flag-below take a probability between 0 and 1, not %g", *v)
 		}
+	}
+	if f.labelSmoothing != 0 && !isSoftmax(f.loss) {
+		return 0, nil, usagef("--label-smoothing is for --loss softmax-ce")
 	}
 	switch strings.ToLower(f.loss) {
 	case "squared-error", "squared_error", "squared", "mse":
@@ -274,9 +279,25 @@ func (f *flags) lossOptions() (hvp.Loss, *classify.Options, error) {
 		cls.Logits = true
 		return hvp.BinaryCrossEntropySigmoid, cls, nil
 	case "softmax-ce", "softmax_ce", "cross-entropy-logits":
-		return 0, nil, usagef("--loss softmax-ce: the audit of classifiers of more than two classes is not available yet (package hvp has the loss); audit a binary classifier with --loss bce or bce-logits")
+		if cls.FlagAbove != nil || cls.FlagBelow != nil {
+			return 0, nil, usagef("--flag-above and --flag-below flag the probability of class 1 of a binary classifier: give --loss bce or bce-logits")
+		}
+		if !(f.labelSmoothing >= 0 && f.labelSmoothing < 1) {
+			return 0, nil, usagef("--label-smoothing %g: give a number in [0, 1)", f.labelSmoothing)
+		}
+		cls.Softmax, cls.Smoothing = true, f.labelSmoothing
+		return hvp.SoftmaxCrossEntropy, cls, nil
 	}
-	return 0, nil, usagef("--loss %q: choose squared-error, bce (cross-entropy) or bce-logits", f.loss)
+	return 0, nil, usagef("--loss %q: choose squared-error, bce (cross-entropy), bce-logits or softmax-ce", f.loss)
+}
+
+// isSoftmax reports whether --loss names softmax cross-entropy.
+func isSoftmax(loss string) bool {
+	switch strings.ToLower(loss) {
+	case "softmax-ce", "softmax_ce", "cross-entropy-logits":
+		return true
+	}
+	return false
 }
 
 // optFloat is a float flag that may be left unset.
