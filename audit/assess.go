@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rnnaudit/rnnaudit/audit/datacheck"
+	"github.com/rnnaudit/rnnaudit/audit/interval"
 	"github.com/rnnaudit/rnnaudit/blocks"
 )
 
@@ -112,6 +113,13 @@ func judgePredicted(res *Result) {
 		rule := calibrationRule
 		rule.Strict = res.Setting.Blocks == blocks.Windows.String()
 		res.Conformal.Recommendation = recommend(res.Conformal, res.Summary, rule)
+		if rec := res.Conformal.Recommendation; rec != nil && res.Classification != nil {
+			for i, k := range res.Conformal.Calibrated {
+				if k.Kind == interval.KindJackknife {
+					res.Classification.Recommend(k.Coverage, rec.CalHolds[i])
+				}
+			}
+		}
 	}
 	res.Verdict = Judge(res)
 }

@@ -53,6 +53,7 @@ func setText(s []int) string {
 // of the probabilities and the risk flags.
 type classView struct {
 	Lead                string
+	Recommend           string // the recommended kind of sets, and why
 	Head                []string
 	Rows                [][]string
 	SizeHead, ClassHead []string
@@ -94,6 +95,7 @@ func newClassView(r *audit.Result) *classView {
 		}
 		v.Rows = append(v.Rows, []string{k.name, pc(k.f.Coverage), num(k.f.MeanSize), pc(k.f.Singleton), pc(k.f.Empty)})
 	}
+	v.Recommend = setRecommendation(s, pc)
 	for _, c := range s.Jackknife.BySize {
 		if c.N > 0 {
 			v.SizeRows = append(v.SizeRows, []string{strconv.Itoa(c.Key), strconv.Itoa(c.N), pc(c.Coverage)})
@@ -142,6 +144,9 @@ func writeClassMarkdown(md *mdWriter, r *audit.Result) {
 	}
 	fmt.Fprintf(md.b, "## Classifier: prediction sets and probabilities\n\n%s\n\n", mdEscape(v.Lead))
 	md.table(v.Head, "lrrrr", v.Rows)
+	if v.Recommend != "" {
+		fmt.Fprintf(md.b, "%s\n\n", mdEscape(v.Recommend))
+	}
 	fmt.Fprintf(md.b, "### Jackknife+ sets by size and by true class\n\n")
 	md.table(v.SizeHead, "lrr", v.SizeRows)
 	md.table(v.ClassHead, "lrrr", v.ClassRows)
@@ -155,4 +160,23 @@ func writeClassMarkdown(md *mdWriter, r *audit.Result) {
 		fmt.Fprintf(md.b, "### Risk flags on the probability\n\n")
 		md.table(v.FlagHead, "lrrr", v.FlagRows)
 	}
+}
+
+// setRecommendation puts the recommended kind of sets into words (""
+// without one).
+func setRecommendation(s *classify.Summary, pc func(float64) string) string {
+	r := s.Recommended
+	if r == nil || r.Kind == "" {
+		return ""
+	}
+	sizes := fmt.Sprintf("%s labels per set against %s for split conformal", num(r.JackknifeSize), num(r.SplitSize))
+	switch {
+	case r.Kind == "jackknife+":
+		return fmt.Sprintf("Recommended for new forecasts: the jackknife+ sets. They cover %s of the calibration labels, which holds the %s target by the rule that chooses among intervals, and are no larger (%s).", pc(r.CalCoverage), pc(1-s.Alpha), sizes)
+	case math.IsNaN(r.CalCoverage):
+		return fmt.Sprintf("Recommended for new forecasts: the split-conformal sets, whose coverage is guaranteed; the jackknife+ sets of score %s are not measured on the calibration labels.", strings.ToUpper(string(s.Score)))
+	case !r.Holds:
+		return fmt.Sprintf("Recommended for new forecasts: the split-conformal sets, whose coverage is guaranteed; the jackknife+ sets cover %s of the calibration labels, which does not hold the %s target by the rule that chooses among intervals (overall and step by step).", pc(r.CalCoverage), pc(1-s.Alpha))
+	}
+	return fmt.Sprintf("Recommended for new forecasts: the split-conformal sets, whose coverage is guaranteed: the jackknife+ sets cover %s of the calibration labels but are larger (%s).", pc(r.CalCoverage), sizes)
 }

@@ -83,6 +83,16 @@ type jsonClassification struct {
 	Reliability []jsonBin     `json:"reliability"`
 	FlagAbove   *jsonClassFlg `json:"flag_above"`
 	FlagBelow   *jsonClassFlg `json:"flag_below"`
+	Recommended *jsonSetRec   `json:"recommended_sets,omitempty"`
+}
+
+// jsonSetRec is classify.SetRecommendation.
+type jsonSetRec struct {
+	Kind          string `json:"kind"`
+	CalCoverage   fnum   `json:"calibration_coverage"`
+	Holds         bool   `json:"holds"`
+	JackknifeSize fnum   `json:"jackknife_mean_size"`
+	SplitSize     fnum   `json:"split_mean_size"`
 }
 
 type jsonSets struct {
@@ -127,6 +137,10 @@ func jsonClassificationOf(s *classify.Summary) *jsonClassification {
 	if s.Split != nil {
 		sp := jsonSetsOf(*s.Split)
 		j.Split = &sp
+	}
+	if r := s.Recommended; r != nil && r.Kind != "" {
+		j.Recommended = &jsonSetRec{Kind: r.Kind, CalCoverage: fnum(r.CalCoverage), Holds: r.Holds,
+			JackknifeSize: fnum(r.JackknifeSize), SplitSize: fnum(r.SplitSize)}
 	}
 	for _, b := range s.Reliability {
 		j.Reliability = append(j.Reliability, jsonBin{Lo: fnum(b.Lo), Hi: fnum(b.Hi), N: b.N, MeanProb: fnum(b.MeanProb), Frequency: fnum(b.Frequency)})

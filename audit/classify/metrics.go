@@ -106,6 +106,9 @@ type Summary struct {
 	// FlagAbove and FlagBelow audit the risk flags asked for (nil when
 	// not asked).
 	FlagAbove, FlagBelow *Flag
+	// Recommended is the kind of sets recommended (nil without
+	// split-conformal sets; its Kind is set by Recommend).
+	Recommended *SetRecommendation
 }
 
 // eceBins is the number of equal-width bins of the reliability diagram.
@@ -132,6 +135,9 @@ func Summarize(fs []Forecast, alpha float64, s Score, above, below *float64) *Su
 		sp := setFigures(lab, sum.Classes, split)
 		sp.ByStep = ByStep(lab, split)
 		sum.Split = &sp
+		r := &SetRecommendation{CalCoverage: math.NaN()}
+		r.JackknifeSize, r.SplitSize = meanSizes(fs)
+		sum.Recommended = r
 	}
 	sum.Brier, sum.LogLoss = scores(lab)
 	sum.Reliability, sum.ECE = reliability(lab)

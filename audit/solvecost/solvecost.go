@@ -32,7 +32,7 @@
 //
 // Not predicted: the low-rank path's conjugate-gradient refinement of
 // blocks of high leverage, which depends on the leverage, not on the
-// sizes (it took 3.6 of 4.9 CPU seconds on examples/synthetic and never
+// sizes (it took 3.6 of 4.7 CPU seconds on examples/synthetic and never
 // ran on the quickstart's GRU, problems of like sizes). Its budget is
 // known, though, so Choose gives the low-rank path that replaces the exact
 // one a slack, and the audit returns to the exact path (Retreat) when the
@@ -326,7 +326,7 @@ func Refinement(s Shape, products int) float64 {
 // products (RefineBudget) whose predicted cost refine (Refinement) may
 // exceed the slack. How much of the budget is spent only the blocks'
 // leverage tells: on examples/synthetic the refinement took 3.6 of the
-// low-rank path's 4.9 CPU seconds (the exact path: 3.0), on gru300 of
+// low-rank path's 4.7 CPU seconds (the exact path: 2.8), on gru300 of
 // benchmarks/influence 148 products of a budget of 2,775. It returns ""
 // when the audit stays, else the sentence to add to the prediction, as
 // the error that tells the audit to run the exact path instead.

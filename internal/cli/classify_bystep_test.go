@@ -82,3 +82,71 @@ func TestClassifierSetsByStep(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifierRecommendedSets: with a calibration set the JSON names
+// the recommended kind of sets, with the mean set sizes counted here
+// over every forecast, and the choice follows the rule
+// (docs/classification.md): jackknife+ LAC sets when their coverage holds
+// on the calibration labels and they are no larger, else split conformal;
+// for APS sets split conformal, their calibration coverage not measured.
+func TestClassifierRecommendedSets(t *testing.T) {
+	for _, score := range []string{"lac", "aps"} {
+		js := filepath.Join(t.TempDir(), "r.json")
+		code, _, errs := runCmd("--model", filepath.Join(classifyDir, "binary_logits.onnx"), "--data", filepath.Join(classifyDir, "train.csv"),
+			"--test", filepath.Join(classifyDir, "test.csv"), "--calibration", filepath.Join(classifyDir, "cal.csv"),
+			"--loss", "bce-logits", "--ridge", "0.18", "--set-score", score, "--json", js)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", score, code, errs)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Classification struct {
+				Rec *struct {
+					Kind      string   `json:"kind"`
+					CalCov    *float64 `json:"calibration_coverage"`
+					Holds     bool     `json:"holds"`
+					JackSize  float64  `json:"jackknife_mean_size"`
+					SplitSize float64  `json:"split_mean_size"`
+				} `json:"recommended_sets"`
+			} `json:"classification"`
+			Sequences []struct {
+				Steps []classStep `json:"steps"`
+			} `json:"sequences"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		r := d.Classification.Rec
+		if r == nil {
+			t.Fatalf("%s: no recommended_sets", score)
+		}
+		var n, jk, sp float64
+		for _, s := range d.Sequences {
+			for _, st := range s.Steps {
+				n++
+				jk += float64(len(st.Set))
+				sp += float64(len(st.SplitSet))
+			}
+		}
+		if math.Abs(r.JackSize-jk/n) > 1e-12 || math.Abs(r.SplitSize-sp/n) > 1e-12 {
+			t.Errorf("%s: sizes %g and %g, counted %g and %g", score, r.JackSize, r.SplitSize, jk/n, sp/n)
+		}
+		want := "split conformal"
+		if score == "lac" {
+			if r.CalCov == nil || !(*r.CalCov > 0 && *r.CalCov <= 1) {
+				t.Fatalf("lac: calibration coverage %v", r.CalCov)
+			}
+			if r.Holds && r.JackSize <= r.SplitSize {
+				want = "jackknife+"
+			}
+		} else if r.CalCov != nil || r.Holds {
+			t.Errorf("aps: calibration coverage %v, holds %v: not measured for APS", r.CalCov, r.Holds)
+		}
+		if r.Kind != want {
+			t.Errorf("%s: recommended %q, the rule gives %q (%+v)", score, r.Kind, want, *r)
+		}
+	}
+}
