@@ -85,7 +85,9 @@ if lac:
     print("\nStationarity of the trained model: the total gradient is %.1f times the median block gradient (early stopping); "
           "estimator %s." % (d["stationarity_ratio"], lac["settings"].get("estimator", "?")))
 rows = []
-for name, what in [("mc_retrain", "3-class classifier (softmax-ce, infinitesimal jackknife)"), ("mc_retrain_regression", "regression (examples/synthetic model_small, Newton)")]:
+for name, what in [("mc_retrain", "3-class classifier, early-stopped (the audited model)"),
+                   ("mc_polished", "3-class classifier carried on to a stationary point by L-BFGS"),
+                   ("mc_retrain_regression", "regression (examples/synthetic model_small)")]:
     r = load(name)
     if r is None or "retrain" not in r:
         continue
@@ -104,3 +106,13 @@ if rows:
     print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for row in rows:
         print(row)
+    pol = load("mc_polished")
+    if pol:
+        c = pol["classification"]
+        tc, tall, tw, terr = truth_cover(pol)
+        note = open(os.path.join(work, "polished.txt")).read().strip()
+        print("\nThe polished model (%s; stationarity ratio %.1f) audited alike: jackknife+ LAC coverage %s, mean size %s "
+              "(split LAC %s, %s); P(true p_k in interval) %s, interval width %s, mean abs(p_k - true p_k) %s, Brier %s, log loss %s." % (
+                  note, pol["diagnostics"]["stationarity_ratio"], f(c["jackknife_sets"]["coverage"]), f(c["jackknife_sets"]["mean_size"]),
+                  f(c["split_conformal_sets"]["coverage"]), f(c["split_conformal_sets"]["mean_size"]), f(tc), f(tw), f(terr),
+                  f(c["brier"]), f(c["log_loss"])))
