@@ -309,8 +309,9 @@ func (p *problem) chooseSolver() (Solver, SolverReason, string, float64) {
 	return rule, why, c.Say, 0
 }
 
-// terms is N, the number of the training data's loss terms.
-func (p *problem) terms() int { return p.objective(p.groups).NumTerms() }
+// terms is N, the number of the training data's loss terms (a K-class
+// term is K weighted outputs).
+func (p *problem) terms() int { return p.objective(p.groups).NumTerms() / max(1, p.io.Classes()) }
 
 func (p *problem) level() level { return level{alpha: p.opt.Alpha, low: p.opt.Low, high: p.opt.High} }
 

@@ -263,7 +263,8 @@ func (p *problem) blockWeights(gr *group, b int) []float64 {
 	for bi, i := range gr.seqs {
 		for _, f := range p.io.Forecasts(gr.T) {
 			if blk.Deletes(i, f.T, f.H) {
-				w[p.io.Index(B, gr.T, bi, f.T, f.H)] = 0
+				q := p.io.Index(B, gr.T, bi, f.T, f.H)
+				clear(w[q : q+max(1, p.io.Classes())]) // a K-class term's K weights
 			}
 		}
 	}

@@ -64,14 +64,12 @@ const (
 	// sequences takes about 0.2 s on 2 cores, and the factor some 400
 	// products: 10,000 sequences would take 15 minutes).
 	curvatureMaxSeqs = 2000
-	// probeSeqs is the number of training sequences, drawn with the
-	// seed, whose output-Jacobian rows choose the factor's complement
-	// constant (hvp.LowRankOptions.InverseProbe) and estimate the mean own
-	// leverage.
+	// probeSeqs is the most training sequences, drawn with the seed, whose
+	// output-Jacobian rows choose the factor's complement constant
+	// (hvp.LowRankOptions.InverseProbe) and estimate the mean own leverage.
 	probeSeqs = 16
-	// streamBatch is the number of sequences per chunk of the streaming
-	// passes: small, so that a chunk's gradients and Jacobian rows
-	// (streamBatch × (1 + F) × P floats) stay small.
+	// streamBatch is the most sequences per chunk of the streaming passes
+	// (fewer when the memory budget says so: membudget.Stream).
 	streamBatch = 64
 )
 

@@ -182,6 +182,10 @@ type Graph struct {
 	// was trained on the target scaled as (y - mean) / std (metadata
 	// TargetScaleKey, which the Python bridge's export writes), else nil.
 	TargetScale []float64
+	// TrainBudget is the training budget the file records
+	// (TrainBudgetKey, "epochs=24,lr=0.005,batch=16,optimizer=adam"),
+	// or "".
+	TrainBudget string
 
 	params  []Param
 	theta   []float64

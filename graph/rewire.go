@@ -11,6 +11,11 @@ import (
 // model was trained on (y - mean) / std (Graph.TargetScale).
 const TargetScaleKey = "rnnaudit.target_scale"
 
+// TrainBudgetKey is the key of the ONNX metadata entry in which an
+// exporter records how the model was trained, in --train-budget's form
+// (Graph.TrainBudget).
+const TrainBudgetKey = "rnnaudit.train_budget"
+
 // Rewired returns a graph with other inputs, outputs and nodes over g's
 // initializers that keeps g's parameter table exactly: the same
 // parameters, in the same order and at the same offsets of the flat

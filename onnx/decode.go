@@ -146,6 +146,7 @@ func decode(data []byte, keep *pruning, src *source) (g *graph.Graph, err error)
 	if err := useTargetScale(g, m.metadata); err != nil {
 		return nil, err
 	}
+	g.TrainBudget = m.metadata[graph.TrainBudgetKey] // read by the command line (refit.ParseBudget)
 	if err := checkFinite(g); err != nil {
 		return nil, err
 	}

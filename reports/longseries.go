@@ -243,6 +243,8 @@ func jsonOverTimeOf(o *adaptive.OverTime) *jsonOverTime {
 // refitStartText says where the block re-fits started and why.
 func refitStartText(rt *audit.RetrainResult) string {
 	switch {
+	case rt.Budget != "":
+		return fmt.Sprintf("re-trained with the training budget (%s) from the same start and the same shuffles, with and without the block; changes measured between the two (docs/design.md, section 4.7.1)", rt.Budget)
 	case rt.Warm:
 		return "warm: from the trained parameters on the leave-block-out loss minus the full gradient there, without a full re-fit (the model is not at a stationary point, or --retrain-start warm); changes measured from the trained parameters"
 	case rt.Tilted:

@@ -857,7 +857,7 @@ func retrainRows(r *audit.Result) []row {
 	if rt == nil {
 		return nil
 	}
-	return []row{
+	return append(earlyStopRows(r), []row{
 		{"Blocks re-trained", count(len(rt.Blocks))},
 		{"Re-fits converged / not converged / not run (budget)", fmt.Sprintf("%s / %s / %s", count(len(rt.Blocks)-rt.NotConverged-rt.NotRun), count(rt.NotConverged), count(rt.NotRun))},
 		{"Start of the block re-fits", refitStartText(rt)},
@@ -865,6 +865,24 @@ func retrainRows(r *audit.Result) []row {
 		{"Correlation of prediction changes", num(rt.PredCorrelation)},
 		{"Coverage with exact / influence parameters", fmt.Sprintf("%s / %s", pct(rt.ExactCoverage), pct(rt.InfluenceCoverage))},
 		{"Mean width with exact / influence parameters", widths(rt)},
+	}...)
+}
+
+// earlyStopRows say how the early-stopping estimate's damping was chosen
+// (--train-budget) and how it agrees with the budgeted re-fits it was
+// measured on.
+func earlyStopRows(r *audit.Result) []row {
+	e := r.Diag.EarlyStop
+	if e == nil {
+		return nil
+	}
+	how := "derived from the training budget"
+	if e.Source == "fitted" {
+		how = "fitted to budgeted re-fits"
+	}
+	return []row{
+		{"Early-stopping estimate: damping", fmt.Sprintf("%s (%s): lambda %s (rho %s; derived from the budget: %s)", how, e.Budget, num(e.Lambda), num(e.Rho), num(e.Derived))},
+		{"Agreement with budgeted re-fits (cosine, relative error, curvature norm)", fmt.Sprintf("%s, %s on %s (%s start)", num(e.Cosine), num(e.RelError), plural(len(e.Blocks), "block"), e.Start)},
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/rnnaudit/rnnaudit/internal/errs"
 )
 
-// The sizes of issue 37's two LSTMs, worked by hand: 17,217 parameters
+// The sizes of the scale benchmarks' two LSTMs (the 17k one and
+// benchmarks/large's), worked by hand: 17,217 parameters
 // with 10 forecasts per sequence, 794,881 with 20.
 func TestStreamBatch(t *testing.T) {
 	cases := []struct {

@@ -11,9 +11,6 @@ import (
 // trainBudget reads --train-budget into the options (nil without it).
 func (p *plan) trainBudget() error {
 	if p.f.trainBudget == "" {
-		if p.f.trainInit != "" {
-			return usagef("--train-init needs --train-budget: the weights training started from are for re-training with the budget")
-		}
 		return nil
 	}
 	b, err := refit.ParseBudget(p.f.trainBudget)
@@ -27,12 +24,26 @@ func (p *plan) trainBudget() error {
 	return nil
 }
 
-// loadTrainInit reads --train-init, the same model's weights before
-// training, into the options: its parameters must be the model's g
-// (names and sizes).
+// loadTrainInit takes the training budget the model file records when
+// --train-budget is not given, and reads --train-init, the same model's
+// weights before training, into the options: its parameters must be the
+// model's g (names and sizes).
 func (p *plan) loadTrainInit(g *graph.Graph) error {
+	if p.opt.TrainBudget == nil && g.TrainBudget != "" {
+		b, err := refit.ParseBudget(g.TrainBudget)
+		if err != nil {
+			return fmt.Errorf("%s: the training budget recorded at export (metadata %s): %v; give --train-budget", p.f.model, graph.TrainBudgetKey, err)
+		}
+		if p.f.params != "" {
+			return usagef("%s records its training budget, and the early-stopping estimate re-trains every parameter; drop --params", p.f.model)
+		}
+		p.opt.TrainBudget = &b
+	}
 	if p.f.trainInit == "" {
 		return nil
+	}
+	if p.opt.TrainBudget == nil {
+		return usagef("--train-init needs --train-budget (or a model that records its budget): the weights training started from are for re-training with the budget")
 	}
 	g0, _, err := onnx.LoadOutput(p.f.trainInit, p.output)
 	if err != nil {

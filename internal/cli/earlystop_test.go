@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,5 +38,72 @@ func TestTrainBudgetErrors(t *testing.T) {
 			t.Errorf("%q: stdout %q", tc.args, out)
 		}
 		oneMessage(t, tc.args, errs, 1)
+	}
+}
+
+// withMetadata writes a copy of the model at src with one more
+// metadata_props entry key: value (ModelProto field 14, a
+// StringStringEntryProto of key 1 and value 2), appended as the Python
+// bridge's _onnxwire.append_metadata does: a protobuf message's fields
+// may come in any order, and a repeated field's entries add up.
+func withMetadata(t *testing.T, src, key, value string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(num int, s []byte) []byte {
+		out := binary.AppendUvarint(nil, uint64(num<<3|2))
+		out = binary.AppendUvarint(out, uint64(len(s)))
+		return append(out, s...)
+	}
+	entry := append(field(1, []byte(key)), field(2, []byte(value))...)
+	path := filepath.Join(t.TempDir(), "budget.onnx")
+	if err := os.WriteFile(path, append(b, field(14, entry)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestTrainBudgetRecorded: a model whose export recorded its training
+// budget (export(..., train_budget=...): metadata rnnaudit.train_budget)
+// is audited with the early-stopping estimate without --train-budget,
+// which, given, wins; a recorded budget that does not parse is an error
+// naming the file and the flag that overrides it.
+func TestTrainBudgetRecorded(t *testing.T) {
+	t.Parallel()
+	model := withMetadata(t, exModel, "rnnaudit.train_budget", "epochs=5,lr=0.01,batch=4,optimizer=sgd")
+	js := filepath.Join(t.TempDir(), "r.json")
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "epochs=5,lr=0.01,batch=4,optimizer=sgd"},
+		{[]string{"--train-budget", "epochs=7,lr=0.01,optimizer=sgd"}, "epochs=7,lr=0.01,batch=0,optimizer=sgd"},
+	} {
+		args := append([]string{"--model", model, "--data", exTrain, "--test", exTest, "--damping-sensitivity=false", "--json", js, "--quiet"}, tc.extra...)
+		if code, _, errs := runCmd(args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errs)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Diagnostics struct {
+				EarlyStop *struct{ Budget, Source string } `json:"early_stopping"`
+			}
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if e := r.Diagnostics.EarlyStop; e == nil || e.Budget != tc.want || e.Source != "derived" {
+			t.Errorf("%q: early_stopping %+v, want budget %q, derived", tc.extra, e, tc.want)
+		}
+	}
+	bad := withMetadata(t, exModel, "rnnaudit.train_budget", "epochs=5")
+	code, _, errs := runCmd("--model", bad, "--data", exTrain, "--quiet")
+	if code == 0 || !strings.Contains(errs, "training budget recorded at export") || !strings.Contains(errs, "give --train-budget") {
+		t.Errorf("a bad recorded budget: exit %d, %q", code, errs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -266,4 +267,72 @@ func TestMulticlassRefusals(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
 		}
 	}
+}
+
+// TestMulticlassServe: audit serve, over a fit of the 3-class model,
+// answers a sequence sent as JSON (without its target: a request gives a
+// target in every row or in none, and a sequence classifier's label is
+// on one row) with the probabilities, their limits and the set that
+// audit predict gives for it.
+func TestMulticlassServe(t *testing.T) {
+	dir := t.TempDir()
+	art, js := filepath.Join(dir, "a.rna"), filepath.Join(dir, "p.json")
+	model := filepath.Join(multiclassDir, "multiclass.onnx")
+	if code, _, errs := runCmd("fit", "--model", model, "--data", filepath.Join(multiclassDir, "train.csv"),
+		"--loss", "softmax-ce", "--ridge", "0.06", "--save", art, "--quiet"); code != 0 {
+		t.Fatalf("fit: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCmd("predict", "--load", art, "--model", model, "--data", filepath.Join(multiclassDir, "test.csv"), "--out", js); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errs)
+	}
+	want := readMulti(t, js).Sequences[0]
+	b, err := os.ReadFile(filepath.Join(multiclassDir, "test.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		T        json.Number   `json:"t"`
+		Features []json.Number `json:"features"`
+	}
+	var rows []row
+	for _, line := range strings.Split(string(b), "\n")[1:11] { // sequence 1001
+		f := strings.Split(line, ",")
+		rows = append(rows, row{T: json.Number(f[1]), Features: []json.Number{json.Number(f[2]), json.Number(f[3])}})
+	}
+	body, err := json.Marshal(map[string]any{"sequences": []any{map[string]any{"id": "1001", "rows": rows}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServerFor(t, art, model)
+	status, _, ans := ts.postTo(t, "/v1/predict", body)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %v", status, ans)
+	}
+	raw, err := json.Marshal(ans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readMultiBytes(t, raw).Sequences
+	if len(got) != 1 || len(got[0].Steps) != 1 {
+		t.Fatalf("answer %s", raw)
+	}
+	g, w := got[0].Steps[0], want.Steps[0]
+	// A batch of one sums in another order than predict's batch of 20.
+	near := func(a, b []float64) bool {
+		return len(a) == len(b) && !slices.ContainsFunc(a, func(x float64) bool { return math.IsNaN(x) }) &&
+			slices.EqualFunc(a, b, func(x, y float64) bool { return math.Abs(x-y) <= 1e-12 })
+	}
+	if !near(g.Probabilities, w.Probabilities) || !near(g.ProbLower, w.ProbLower) || !near(g.ProbUpper, w.ProbUpper) ||
+		!slices.Equal(g.Set, w.Set) || g.Label != nil || g.Target != nil {
+		t.Errorf("served %+v, predict %+v", g, w)
+	}
+}
+
+func readMultiBytes(t *testing.T, b []byte) multiDoc {
+	t.Helper()
+	var d multiDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

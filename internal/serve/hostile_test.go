@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,7 +220,12 @@ func TestServeSlowHeader(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := <-closed; err != nil {
+	// A close is a clean end of the stream or, when the server closes
+	// with the client's bytes still unread (or the client writes after
+	// the close), a reset; only the client's own deadline means the
+	// server kept the connection open.
+	var ne net.Error
+	if err := <-closed; err != nil && (errors.As(err, &ne) && ne.Timeout() || !errors.Is(err, syscall.ECONNRESET)) {
 		t.Errorf("the slow connection was not closed by the server: %v", err)
 	}
 }

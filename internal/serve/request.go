@@ -99,7 +99,9 @@ type reqRow struct {
 }
 
 // build is the sequence of the rows rs (every row with features), with
-// row t's target read from row t+shift.
+// row t's target read from row t+shift and, as the CSV reader records
+// them, the first shift rows' own targets in Head (blocks.Continue gives
+// them to the training rows a test sequence continues).
 func build(id string, rs []reqRow, shift int) *blocks.Sequence {
 	T := len(rs)
 	s := &blocks.Sequence{ID: id, Steps: make([]float64, T), X: make([][]float64, T), Y: make([][]float64, T)}
@@ -107,6 +109,14 @@ func build(id string, rs []reqRow, shift int) *blocks.Sequence {
 		s.Steps[t], s.X[t] = r.t, r.x
 		if u := t + shift; u >= 0 && u < T && rs[u].hasY {
 			s.Y[t] = []float64{rs[u].y}
+		}
+	}
+	if shift > 0 {
+		s.Head = make([][]float64, min(shift, T))
+		for t := range s.Head {
+			if rs[t].hasY {
+				s.Head[t] = []float64{rs[t].y}
+			}
 		}
 	}
 	return s
@@ -244,7 +254,7 @@ func (rr *requestReader) read(body []byte) (*blocks.Dataset, error) {
 		d.Targets = slices.Clone(rr.h.Targets)
 	} else {
 		for _, s := range d.Seqs {
-			s.Y = nil
+			s.Y, s.Head = nil, nil
 		}
 	}
 	return d, nil

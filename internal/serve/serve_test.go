@@ -167,7 +167,7 @@ func TestServeShift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &blocks.Sequence{ID: "7", Steps: []float64{1, 2, 3}, X: [][]float64{{0.1}, {0.2}, {0.3}}, Y: [][]float64{{20}, {30}, nil}}
+	want := &blocks.Sequence{ID: "7", Steps: []float64{1, 2, 3}, X: [][]float64{{0.1}, {0.2}, {0.3}}, Y: [][]float64{{20}, {30}, nil}, Head: [][]float64{{10}}}
 	if len(d.Seqs) != 1 || !reflect.DeepEqual(d.Seqs[0], want) || !reflect.DeepEqual(d.Targets, []string{"y"}) {
 		t.Errorf("got %+v, want %+v", d.Seqs[0], want)
 	}

@@ -183,7 +183,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.Targets == nil {
 		for _, q := range d.Seqs {
-			q.Y = nil
+			q.Y, q.Head = nil, nil
 		}
 	}
 	res, ok := s.predictOrFail(w, r, d)

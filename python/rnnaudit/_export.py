@@ -118,7 +118,7 @@ def _layout(module, example, batch_first, lengths, static=None):
 def export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",
            output_name="y", batch_first=True, horizon_axis=False, lengths=None, check=None,
            check_x=None, binary=None, tolerance=1e-6, seed=0, static=None, static_example=None,
-           target_scale=None, loss=None):
+           target_scale=None, loss=None, train_budget=None):
     """Exports a PyTorch sequence model to ONNX for the audit, and checks it.
 
     module takes one float tensor of features, [batch, time, features]
@@ -197,8 +197,17 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     contradicts the loss (a final Softmax for CrossEntropyLoss, whose
     input is logits) warns with what to change (Exported.loss_note).
 
+    train_budget is how the module was trained, for the audit's
+    early-stopping estimate (docs/design.md, section 4.7.1): a dict such as
+    {"epochs": 24, "lr": 5e-3, "batch": 16, "optimizer": "adam"} (epochs:
+    those that made the weights kept; batch: sequences per mini-batch) or
+    the same as "epochs=24,lr=0.005,batch=16,optimizer=adam", recorded as
+    metadata_props "rnnaudit.train_budget"; the audit then uses it as
+    --train-budget (which, given, wins).
+
     Returns an Exported describing the file and the check.
     """
+    budget = _budget(train_budget)
     scale = None
     if target_scale is not None:
         scale = tuple(float(v) for v in target_scale)
@@ -212,6 +221,8 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     if scale is not None:
         _onnxwire.append_metadata(os.fspath(path), _onnxwire.TARGET_SCALE_KEY, json.dumps(list(scale)))
     res.target_scale = scale
+    if budget is not None:
+        _onnxwire.append_metadata(os.fspath(path), _onnxwire.TRAIN_BUDGET_KEY, budget)
     with open(os.fspath(path), "rb") as f:
         res.head = _head.head_of(f.read(), output_name)
     res.loss, res.loss_flags, res.loss_note = _head.loss_for(res.head, res.horizons, loss)
@@ -220,6 +231,26 @@ def export(module, path, example=None, *, n_features=None, steps=10, opset=14, i
     if loss is not None or res.head == "softmax":
         _head.warn(res.path, res.loss_note)
     return res
+
+
+_BUDGET_KEYS = ("epochs", "lr", "batch", "optimizer", "beta1", "beta2", "eps", "damping", "fit")
+
+
+def _budget(b):
+    """train_budget as --train-budget's "key=value,..." (None: none)."""
+    if b is None:
+        return None
+    if isinstance(b, str):
+        b = dict(kv.split("=", 1) for kv in b.split(",") if kv.strip()) if all("=" in kv for kv in b.split(",") if kv.strip()) else None
+        if b is None:
+            raise ValueError("train_budget: give key=value pairs, e.g. epochs=24,lr=0.005,batch=16,optimizer=adam")
+    b = {str(k).strip(): v for k, v in dict(b).items()}
+    bad = [k for k in b if k not in _BUDGET_KEYS]
+    if bad or "epochs" not in b or "lr" not in b:
+        raise ValueError("train_budget=%r: give epochs and lr (and batch, optimizer, ...), keys among %s" % (b, ", ".join(_BUDGET_KEYS)))
+    if str(b.get("optimizer", "adam")).lower() not in ("adam", "sgd"):
+        raise ValueError("train_budget: optimizer %r: give sgd or adam" % (b["optimizer"],))
+    return ",".join("%s=%s" % (k, str(b[k]).strip()) for k in _BUDGET_KEYS if k in b)
 
 
 def _export(module, path, example=None, *, n_features=None, steps=10, opset=14, input_name="x",

@@ -10,6 +10,7 @@ value 2."""
 
 PARAMETERS_KEY = "rnnaudit.parameters"
 TARGET_SCALE_KEY = "rnnaudit.target_scale"
+TRAIN_BUDGET_KEY = "rnnaudit.train_budget"
 LOSS_KEY = "rnnaudit.loss"
 
 

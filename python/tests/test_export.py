@@ -275,3 +275,23 @@ class ExportRecordsTargetScale(unittest.TestCase):
         self.assertEqual(json.loads(meta["rnnaudit.target_scale"]), [57.5, 41.25])
         self.assertEqual(r.target_scale, (57.5, 41.25))
         self.assertIn("rnnaudit.parameters", meta)
+
+
+@needs_torch
+class ExportRecordsTrainBudget(unittest.TestCase):
+    def test_train_budget_recorded(self):
+        """train_budget is appended to the file's metadata as
+        "rnnaudit.train_budget" in --train-budget's form; a budget without
+        epochs or with an unknown optimizer is refused."""
+        import onnx
+
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            path = os.path.join(tmp, "m.onnx")
+            rnnaudit.export(PerStep(1), path, n_features=2, check=False,
+                            train_budget={"optimizer": "adam", "epochs": 24, "lr": 0.005, "batch": 16})
+            meta = {p.key: p.value for p in onnx.load(path).metadata_props}
+            for bad in ({"lr": 0.1}, {"epochs": 3, "lr": 0.1, "optimizer": "rmsprop"}, "epochs 3"):
+                with self.assertRaises(ValueError):
+                    rnnaudit.export(PerStep(1), os.path.join(tmp, "bad.onnx"), n_features=2, check=False, train_budget=bad)
+        self.assertEqual(meta["rnnaudit.train_budget"], "epochs=24,lr=0.005,batch=16,optimizer=adam")
