@@ -59,10 +59,16 @@ func NormalisedScore(f, s, y float64) float64 {
 }
 
 // NormalisedLimits is the interval f ± q s; the whole line when q is
-// +Inf or s is not a finite non-negative number.
+// +Inf or s is not a finite non-negative number. The half-width q s is
+// rounded up by a few units in the last place: q is some value's score
+// |y - f| / s, rounded, and q s and f ± q s round again, so without it
+// the value whose score is the quantile itself could fall just outside
+// the interval its own quantile makes.
 func NormalisedLimits(f, s, q float64) (lo, up float64) {
 	if math.IsInf(q, 1) || !(s >= 0) || math.IsInf(s, 1) {
 		return math.Inf(-1), math.Inf(1)
 	}
-	return f - q*s, f + q*s
+	h := q * s
+	h += h * 0x1p-50 // 4 units in the last place of h
+	return f - h, f + h
 }

@@ -40,11 +40,25 @@ func TestNormalisedQuantile(t *testing.T) {
 	if q != 7 {
 		t.Fatalf("quantile %v, want 7", q)
 	}
-	if lo, up := NormalisedLimits(5, 0.5, q); lo != 1.5 || up != 8.5 {
+	// The limits hold the hand-worked ones, rounded outwards by a few
+	// units in the last place and no more.
+	near := func(lo, up, wlo, wup float64) bool {
+		return lo <= wlo && up >= wup && wlo-lo <= 1e-14*math.Abs(wlo) && up-wup <= 1e-14*math.Abs(wup)
+	}
+	if lo, up := NormalisedLimits(5, 0.5, q); !near(lo, up, 1.5, 8.5) {
 		t.Errorf("scale 0.5: [%v, %v], want [1.5, 8.5]", lo, up)
 	}
-	if lo, up := NormalisedLimits(5, 2, q); lo != -9 || up != 19 {
+	if lo, up := NormalisedLimits(5, 2, q); !near(lo, up, -9, 19) {
 		t.Errorf("scale 2: [%v, %v], want [-9, 19]", lo, up)
+	}
+	// The value whose score is the quantile is inside the interval its
+	// quantile makes, whatever the rounding of the score and the product
+	// (the first four fall just outside f ± q s unwidened).
+	for _, c := range [][3]float64{{22.86, 0.426, -4.58}, {3.23, 0.158, 1.59}, {-10.73, 0.22, 4.32}, {-14.56, 0.363, -2.95}, {0.1, 0.3, 0.7}} {
+		f, s, y := c[0], c[1], c[2]
+		if lo, up := NormalisedLimits(f, s, NormalisedScore(f, s, y)); !(lo <= y && y <= up) {
+			t.Errorf("f %v, scale %v: %v outside [%v, %v], the interval of its own score", f, s, y, lo, up)
+		}
 	}
 	// A zero scale: a value off the prediction cannot be reached, one on
 	// it scores 0; an unbounded quantile or an unknown scale gives the
