@@ -212,9 +212,14 @@ func (c *compiler) matmulAdd(a, b, d *value) (*value, error) {
 	if !ok {
 		return nil, shapeErr("cannot add shape %v to the product's %v", d.dims(), y.dims())
 	}
+	// A product of constants is folded and emits no step: there is no
+	// kernel to fuse the addition into.
+	if y.isStatic() || len(c.p.steps) == 0 {
+		return c.binary(opAdd, y, d)
+	}
 	last := c.p.steps[len(c.p.steps)-1]
 	mk, isMM := last.k.(*matmulK)
-	if y.isStatic() || !isMM || last.out != y.slot || !sameShape(shape, y.dims()) || mk.add {
+	if !isMM || last.out != y.slot || !sameShape(shape, y.dims()) || mk.add {
 		return c.binary(opAdd, y, d)
 	}
 	mk.add = true
